@@ -1,0 +1,14 @@
+import { IdentityInit1763769600000 } from './1763769600000-identity-init.js';
+import { WorkspaceInit1763769600100 } from './1763769600100-workspace-init.js';
+import { CardsInit1763769600200 } from './1763769600200-cards-init.js';
+import { FieldsInit1763769600300 } from './1763769600300-fields-init.js';
+import { GroupingInit1763769600400 } from './1763769600400-grouping-init.js';
+
+/** Every migration, in order. Listed explicitly so ESM builds, the CLI and tests load the same set. */
+export const MIGRATIONS = [
+  IdentityInit1763769600000,
+  WorkspaceInit1763769600100,
+  CardsInit1763769600200,
+  FieldsInit1763769600300,
+  GroupingInit1763769600400,
+];

@@ -1,0 +1,58 @@
+import { Logger, type INestApplication, type LoggerService } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import type { AppConfig } from './config/app-config.js';
+import { AppModule, type AppModuleOptions } from './app.module.js';
+import { ProblemDetailsFilter } from './shared/http/problem-details.filter.js';
+import { sendProblem } from './shared/http/problem.js';
+import { createValidationPipe } from './shared/http/validation.pipe.js';
+
+export const API_PREFIX = 'api/1.0';
+export const JSON_LIMIT = '1mb';
+
+export interface CreateAppOptions extends AppModuleOptions {
+  logger?: LoggerService | false;
+}
+
+/** Builds the whole HTTP app as production runs it; tests use the same function. */
+export async function createApp(config: AppConfig, options: CreateAppOptions = {}): Promise<INestApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, options), {
+    bodyParser: false,
+    logger: options.logger ?? new Logger(),
+  });
+  configureApp(app, config);
+  return app;
+}
+
+export function configureApp(app: NestExpressApplication, config: AppConfig): void {
+  app.disable('x-powered-by');
+  app.set('trust proxy', 'loopback');
+  app.set('query parser', 'simple');
+  // Body parsers first, then an error handler that turns their failures
+  // (malformed JSON, too large) into problem+json before any route runs.
+  app.use(express.json({ limit: JSON_LIMIT, type: ['application/json', 'application/*+json'] }));
+  app.use(express.urlencoded({ limit: JSON_LIMIT, extended: false }));
+  const filter = new ProblemDetailsFilter();
+  app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
+    if (!err) return next();
+    sendProblem(res, filter.toProblem(err, req));
+  });
+  app.setGlobalPrefix(API_PREFIX);
+  app.useGlobalPipes(createValidationPipe());
+  app.enableShutdownHooks();
+  const document = SwaggerModule.createDocument(
+    app,
+    new DocumentBuilder()
+      .setTitle('cardwork')
+      .setDescription('Card and workspace management API')
+      .setVersion('1.0')
+      .addServer(config.baseUrl.replace(/\/api\/1\.0$/, ''))
+      .addBasicAuth({ type: 'http', scheme: 'basic', description: 'API key as username, empty password' }, 'basic')
+      .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Api-Key' }, 'api_key')
+      .build(),
+  );
+  const server = app.getHttpAdapter().getInstance() as express.Express;
+  server.get(`/${API_PREFIX}/spec.json`, (_req, res) => void res.json(document));
+}

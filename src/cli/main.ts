@@ -1,0 +1,116 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { DataSource } from 'typeorm';
+import { loadConfig, type AppConfig } from '../config/app-config.js';
+import { dataSourceOptions } from '../database/data-source.js';
+import { claimEmbedded } from '../database/embedded-lock.js';
+import { IdentityAdminApi } from '../modules/identity/index.js';
+import { DomainError } from '../shared/domain/domain-error.js';
+import { optionalOption, parseArgs, requireOption, UsageError, type ParsedArgs } from './args.js';
+import { CliModule } from './cli.module.js';
+
+const HELP = `Usage: cardwork <command> [options]
+
+Commands:
+  user create --username U --email E [--password P] [--admin]
+        Create a user and a first API key. Prints one JSON line:
+        {"id":…,"username":…,"email":…,"api_key":"cwk_…"}
+  apikey create --user <id|@username> [--name N]   Create another API key (shown once)
+  apikey list --user <id|@username>                 List a user's keys (never the keys themselves)
+  apikey revoke --user <id|@username> --id KEY_ID   Revoke a key
+  migrate                                           Apply pending database migrations
+  --help                                            Show this help
+
+Configuration comes from the environment (DATABASE_URL, DATA_DIR, …; see README.md).
+Without DATABASE_URL the embedded database in DATA_DIR is used; it refuses while a
+server holds that directory.`;
+
+function print(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
+}
+
+async function withIdentity<T>(config: AppConfig, work: (api: IdentityAdminApi) => Promise<T>): Promise<T> {
+  const app = await NestFactory.createApplicationContext(CliModule.forRoot(config), { logger: false });
+  try {
+    return await work(app.get(IdentityAdminApi));
+  } finally {
+    await app.close();
+  }
+}
+
+function userRef(args: ParsedArgs): string {
+  return requireOption(args, 'user');
+}
+
+async function run(args: ParsedArgs, config: AppConfig): Promise<void> {
+  const [group, action] = args.words;
+  const command = [group, action].filter(Boolean).join(' ');
+  switch (command) {
+    case 'user create':
+      return withIdentity(config, async (api) => {
+        const user = await api.createUser({
+          username: requireOption(args, 'username'),
+          email: requireOption(args, 'email'),
+          password: optionalOption(args, 'password'),
+          isAdmin: args.options.admin === true,
+        });
+        const { apiKey } = await api.createApiKey(user.id, 'cli');
+        print({ id: user.id, username: user.username, email: user.email, api_key: apiKey });
+      });
+    case 'apikey create':
+      return withIdentity(config, async (api) => {
+        const { apiKey, key } = await api.createApiKey(userRef(args), optionalOption(args, 'name') ?? '');
+        print({ ...key, api_key: apiKey });
+      });
+    case 'apikey list':
+      return withIdentity(config, async (api) => print(await api.listApiKeys(userRef(args))));
+    case 'apikey revoke':
+      return withIdentity(config, async (api) => {
+        const id = requireOption(args, 'id');
+        if (!/^\d+$/.test(id)) throw new UsageError('--id must be a key id');
+        print(await api.revokeApiKey(userRef(args), Number(id)));
+      });
+    case 'migrate':
+      return migrate(config);
+    default:
+      throw new UsageError(command ? `unknown command "${command}"` : 'no command given');
+  }
+}
+
+async function migrate(config: AppConfig): Promise<void> {
+  const ds = new DataSource({ ...dataSourceOptions(config), migrationsRun: false });
+  await ds.initialize();
+  try {
+    const applied = await ds.runMigrations({ transaction: 'each' });
+    process.stderr.write(`applied ${applied.length} migration(s)\n`);
+  } finally {
+    await ds.destroy();
+  }
+}
+
+async function main(): Promise<number> {
+  const args = parseArgs(process.argv.slice(2));
+  if (args.options.help || args.words[0] === 'help') {
+    process.stdout.write(`${HELP}\n`);
+    return 0;
+  }
+  let release = () => undefined as void;
+  try {
+    const config = loadConfig();
+    if (config.embedded) release = claimEmbedded(config.dataDir);
+    await run(args, config);
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`cardwork: ${error.message}\n\n${HELP}\n`);
+      return 2;
+    }
+    const message = error instanceof DomainError || error instanceof Error ? error.message : String(error);
+    process.stderr.write(`cardwork: ${message}\n`);
+    return 1;
+  } finally {
+    release();
+  }
+}
+
+process.exitCode = await main();

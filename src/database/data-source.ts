@@ -1,0 +1,31 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { DataSourceOptions } from 'typeorm';
+import type { AppConfig } from '../config/app-config.js';
+import { MIGRATIONS } from '../../migrations/index.js';
+import { embeddedDriver } from './embedded-driver.js';
+import { SnakeNamingStrategy } from './snake-naming.strategy.js';
+
+export const EMBEDDED_MEMORY = 'memory://';
+
+/**
+ * One definition of the connection for the app, the CLI and ormconfig.ts.
+ * No DATABASE_URL → PGlite under DATA_DIR/db (or in memory for tests).
+ */
+export function dataSourceOptions(config: AppConfig, embeddedDir?: string): DataSourceOptions {
+  const common = {
+    type: 'postgres' as const,
+    synchronize: false,
+    migrations: MIGRATIONS,
+    migrationsRun: config.migrationsRun,
+    migrationsTransactionMode: 'each' as const,
+    namingStrategy: new SnakeNamingStrategy(),
+    logging: ['error' as const],
+  };
+  if (!config.embedded) {
+    return { ...common, url: config.databaseUrl, parseInt8: true, extra: { max: 20 } };
+  }
+  const dir = embeddedDir ?? path.join(config.dataDir, 'db');
+  if (dir !== EMBEDDED_MEMORY) fs.mkdirSync(dir, { recursive: true });
+  return { ...common, driver: embeddedDriver(dir === EMBEDDED_MEMORY ? undefined : dir) };
+}

@@ -1,0 +1,134 @@
+import { Injectable } from '@nestjs/common';
+import type { Actor } from '../../../shared/domain/actor.js';
+import { isId } from '../../../shared/domain/ids.js';
+import { CardMoved } from '../../../shared/events/card.events.js';
+import { EventBus } from '../../../shared/events/event-bus.js';
+import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+import type { CardView } from '../contracts/card-hierarchy.api.js';
+import { assertNoCycle, assertNotTopLevel, targetPosition } from '../domain/card-tree.policy.js';
+import { InvalidCardInputError } from '../domain/card.errors.js';
+import { CardTreeRepository, type CardRow } from '../infrastructure/card-tree.repository.js';
+import { CardAccessService } from './card-access.service.js';
+import { CardExtensions } from './card-extensions.js';
+import { CardViewsService } from './card-views.service.js';
+
+export interface RelocateInput {
+  parent_id?: unknown;
+  position?: unknown;
+  [extensionKey: string]: unknown;
+}
+
+/** How often the lock set is recomputed when the new parent's chain moved meanwhile. */
+const MAX_LOCK_ROUNDS = 5;
+
+@Injectable()
+export class RelocateCardService {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly cards: CardTreeRepository,
+    private readonly access: CardAccessService,
+    private readonly views: CardViewsService,
+    private readonly extensions: CardExtensions,
+    private readonly events: EventBus,
+  ) {}
+
+  /**
+   * Moves a card (and its subtree) under a new parent and/or to a new position.
+   * Locks the card, its old parent and the new parent's whole ancestor chain
+   * before the cycle check, so two racing moves can never make a cycle.
+   */
+  async relocate(cardId: number, input: RelocateInput, actor: Actor): Promise<CardView> {
+    const position = readPosition(input.position);
+    const extra = Object.entries(input).filter(([k, v]) => k !== 'parent_id' && k !== 'position' && v !== undefined);
+    for (const [key] of extra) {
+      if (!this.extensions.forRelocationKey(key)) throw new InvalidCardInputError(key, 'is not supported on relocation yet');
+    }
+    await this.uow.run(async () => {
+      const { card: found } = await this.access.require(cardId, actor, 'write');
+      const parentId = input.parent_id === undefined || input.parent_id === null ? found.parentId : readParentId(input.parent_id);
+      if (parentId === null) throw new InvalidCardInputError('parent_id', 'the top-level card has no parent');
+      const { card, parent, oldParent } = await this.lockTree(cardId, parentId);
+      let positionUsed = false;
+      for (const ext of this.extensions.all()) {
+        const keys = ext.relocationKeys?.filter((k) => input[k] !== undefined) ?? [];
+        if (keys.length && ext.onRelocate) {
+          const payload = Object.fromEntries([...keys.map((k) => [k, input[k]]), ['position', position]]);
+          positionUsed = (await ext.onRelocate(card, payload, actor)) || positionUsed;
+        }
+      }
+      const siblingPosition = positionUsed ? undefined : position;
+      if (card.parentId !== null && (card.parentId !== parent.id || siblingPosition !== undefined)) {
+        await this.move(card, parent, oldParent, siblingPosition);
+        await this.events.publish(
+          new CardMoved({
+            cardId: card.id,
+            projectId: card.projectId,
+            actorId: actor.userId,
+            data: { from_parent_id: card.parentId, to_parent_id: parent.id, from_position: card.position },
+          }),
+        );
+      }
+    });
+    return this.views.one(cardId, actor);
+  }
+
+  private async lockTree(cardId: number, parentId: number): Promise<{ card: CardRow; parent: CardRow; oldParent: CardRow | null }> {
+    for (let round = 0; round < MAX_LOCK_ROUNDS; round++) {
+      const current = await this.cards.find(cardId);
+      const target = await this.cards.find(parentId);
+      if (!current) throw new InvalidCardInputError('card', 'no longer exists');
+      assertNotTopLevel(current, 'relocated');
+      if (!target || target.projectId !== current.projectId) {
+        throw new InvalidCardInputError('parent_id', 'must be a card of the same project');
+      }
+      const locked = await this.cards.lockMany([cardId, current.parentId!, ...target.ancestorIds, parentId]);
+      const byId = new Map(locked.map((c) => [c.id, c]));
+      const card = byId.get(cardId);
+      const parent = byId.get(parentId);
+      if (!card || !parent) throw new InvalidCardInputError('parent_id', 'must be a card of the same project');
+      // The chain we locked must still be the parent's chain; otherwise a concurrent move changed it.
+      if (sameIds(parent.ancestorIds, target.ancestorIds) && card.parentId === current.parentId) {
+        assertNoCycle(card.id, parent.id, parent.ancestorIds);
+        return { card, parent, oldParent: byId.get(card.parentId!) ?? null };
+      }
+    }
+    throw new InvalidCardInputError('parent_id', 'the tree is changing too fast; try again');
+  }
+
+  private async move(card: CardRow, parent: CardRow, oldParent: CardRow | null, position: number | undefined): Promise<void> {
+    if (card.parentId === parent.id) {
+      const last = (await this.cards.childCount(parent.id)) - 1;
+      await this.cards.reorder(card, targetPosition(position, last));
+      return;
+    }
+    await this.cards.closeGap(card.parentId!, card.position);
+    const slot = targetPosition(position, await this.cards.childCount(parent.id));
+    await this.cards.openGap(parent.id, slot);
+    await this.cards.reparent(card, parent, slot);
+    if ((oldParent?.hidden ?? false) !== parent.hidden) {
+      const before = await this.cards.subtreeCounts(card.id);
+      await this.cards.refreshHidden(card.id);
+      const after = await this.cards.subtreeCounts(card.id);
+      await this.cards.adjustCounters(card.projectId, 0, after.visible - before.visible);
+    }
+  }
+}
+
+function sameIds(a: number[], b: number[]): boolean {
+  return a.length === b.length && a.every((v, i) => v === b[i]);
+}
+
+function readParentId(value: unknown): number {
+  if (isId(value)) return value;
+  if (typeof value === 'string' && /^[1-9]\d{0,14}$/.test(value)) return Number(value);
+  throw new InvalidCardInputError('parent_id', 'must be a card id');
+}
+
+function readPosition(value: unknown): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  const n = typeof value === 'string' && /^-?\d{1,9}$/.test(value) ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 1_000_000_000) {
+    throw new InvalidCardInputError('position', 'must be a non-negative integer');
+  }
+  return n;
+}

@@ -1,0 +1,84 @@
+import type { Actor } from '../../../shared/domain/actor.js';
+import type { AccessMode, Role } from '../../workspace/index.js';
+
+export const CARD_STATES = ['undecided', 'dropped', 'accepted', 'in_progress', 'waiting', 'completed', 'closed'] as const;
+export type CardState = (typeof CARD_STATES)[number];
+
+/** A card as other modules see it. */
+export interface CardSummary {
+  id: number;
+  projectId: number;
+  organizationId: number;
+  parentId: number | null;
+  /** Ancestor ids, top-level card first, parent last. */
+  ancestorIds: number[];
+  depth: number;
+  ref: number;
+  title: string;
+  state: CardState;
+  isArchived: boolean;
+  modelId: number | null;
+}
+
+export interface CardAccess {
+  card: CardSummary;
+  role: Role;
+}
+
+/** The card JSON of DESIGN.md §4; extensions add keys such as `attributes` and `groups`. */
+export interface CardView {
+  id: number;
+  ref: number;
+  project_id: number;
+  parent_id: number | null;
+  title: string;
+  state: CardState;
+  is_archived: boolean;
+  position: number;
+  depth: number;
+  model_id: number | null;
+  attributes: Record<string, unknown>;
+  groups: unknown[];
+  created_at: string;
+  updated_at: string;
+  [extension: string]: unknown;
+}
+
+/**
+ * How a downstream module (fields, grouping) takes part in cards without
+ * card-hierarchy depending on it: it fills its key of the card JSON, and it
+ * consumes its part of a creation or relocation request.
+ */
+export interface CardExtension {
+  /** Key of the card JSON this extension fills (`attributes`, `groups`). */
+  key: string;
+  /** The key's value for each card, fetched for the whole batch at once. */
+  view(cards: CardSummary[], actor: Actor | null): Promise<Map<number, unknown>>;
+  /** Request body keys this extension accepts on card creation. */
+  creationKeys?: string[];
+  /** Applies those keys inside the creation transaction; throwing rolls the creation back. */
+  onCreate?(card: CardSummary, input: Record<string, unknown>, actor: Actor): Promise<void>;
+  /** Request body keys accepted on relocation (besides parent_id and position). */
+  relocationKeys?: string[];
+  /**
+   * Applies those keys inside the relocation transaction. Returns true when it
+   * consumed `position` (a position in a group column, not among siblings).
+   */
+  onRelocate?(card: CardSummary, input: Record<string, unknown>, actor: Actor): Promise<boolean>;
+}
+
+/** Public API of the card-hierarchy module. */
+export abstract class CardHierarchyApi {
+  /** The card and the caller's role: 404 when the caller cannot see it, 403 when the role is too weak. */
+  abstract requireCard(cardId: number, actor: Actor, mode: AccessMode): Promise<CardAccess>;
+  /** Cards by id that belong to the given team (others are left out). */
+  abstract cardsInOrganization(cardIds: number[], organizationId: number): Promise<CardSummary[]>;
+  /** The card JSON, with every extension's key. */
+  abstract view(cardId: number, actor: Actor | null): Promise<CardView>;
+  /** Sets the card's model association (owned by fields, stored on the card row). */
+  abstract setModelId(cardId: number, modelId: number | null): Promise<void>;
+  /** Marks the card as changed (updated_at) after an extension changed it. */
+  abstract touch(cardId: number): Promise<void>;
+  /** Adds a downstream module's part of the card JSON and of card requests. */
+  abstract registerExtension(extension: CardExtension): void;
+}

@@ -1,0 +1,27 @@
+import { ConflictError, DomainError, NotFoundError } from '../../../shared/domain/domain-error.js';
+
+export class CardNotFoundError extends NotFoundError {
+  constructor() {
+    super('Card', 'CARD.NOT_FOUND');
+  }
+}
+
+export class CardCycleError extends ConflictError {
+  constructor() {
+    super('A card cannot be moved under itself or one of its descendants', 'CARD.CYCLE_DETECTED');
+  }
+}
+
+export class TopLevelCardError extends ConflictError {
+  constructor(action: string) {
+    super(`The top-level card of a project cannot be ${action}`, 'CARD.TOP_LEVEL');
+  }
+}
+
+export class InvalidCardInputError extends DomainError {
+  readonly code = 'CARD.INVALID_INPUT';
+  readonly kind = 'invalid' as const;
+  constructor(field: string, message: string) {
+    super(`${field}: ${message}`, [{ field, message }]);
+  }
+}

@@ -1,0 +1,295 @@
+import { Injectable } from '@nestjs/common';
+import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+import type { CardState, CardSummary } from '../contracts/card-hierarchy.api.js';
+
+/** A card row as read for views and tree work. */
+export interface CardRow extends CardSummary {
+  position: number;
+  hidden: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const COLUMNS = `id, project_id, organization_id, parent_id, ancestor_ids, depth, ref, title, state,
+  is_archived, hidden, position, model_id, created_at, updated_at`;
+
+interface RawCard {
+  id: number | string;
+  project_id: number | string;
+  organization_id: number | string;
+  parent_id: number | string | null;
+  ancestor_ids: (number | string)[] | string;
+  depth: number;
+  ref: number;
+  title: string;
+  state: CardState;
+  is_archived: boolean;
+  hidden: boolean;
+  position: number;
+  model_id: number | string | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+}
+
+function parseIds(v: RawCard['ancestor_ids']): number[] {
+  if (Array.isArray(v)) return v.map(Number);
+  const inner = v.replace(/^\{|\}$/g, '');
+  return inner ? inner.split(',').map(Number) : [];
+}
+
+function toRow(r: RawCard): CardRow {
+  return {
+    id: Number(r.id),
+    projectId: Number(r.project_id),
+    organizationId: Number(r.organization_id),
+    parentId: r.parent_id === null ? null : Number(r.parent_id),
+    ancestorIds: parseIds(r.ancestor_ids),
+    depth: Number(r.depth),
+    ref: Number(r.ref),
+    title: r.title,
+    state: r.state,
+    isArchived: r.is_archived,
+    hidden: r.hidden,
+    position: Number(r.position),
+    modelId: r.model_id === null ? null : Number(r.model_id),
+    createdAt: new Date(r.created_at),
+    updatedAt: new Date(r.updated_at),
+  };
+}
+
+export interface NewCardRow {
+  projectId: number;
+  organizationId: number;
+  parent: CardRow | null;
+  ref: number;
+  title: string;
+  position: number;
+  createdBy: number | null;
+}
+
+/**
+ * SQL of the card tree. Every change to sibling positions happens while the
+ * parent row is locked, so positions stay dense under concurrency.
+ */
+@Injectable()
+export class CardTreeRepository {
+  constructor(private readonly uow: UnitOfWork) {}
+
+  private q<T = unknown>(sql: string, params: unknown[] = []): Promise<T> {
+    return this.uow.manager.query(sql, params) as Promise<T>;
+  }
+
+  async find(id: number): Promise<CardRow | null> {
+    const rows = await this.q<RawCard[]>(`SELECT ${COLUMNS} FROM cards.cards WHERE id = $1`, [id]);
+    return rows[0] ? toRow(rows[0]) : null;
+  }
+
+  async findMany(ids: number[]): Promise<CardRow[]> {
+    if (!ids.length) return [];
+    const rows = await this.q<RawCard[]>(`SELECT ${COLUMNS} FROM cards.cards WHERE id = ANY($1::bigint[])`, [ids]);
+    return rows.map(toRow);
+  }
+
+  /** Locks the given cards in id order (one lock order for every transaction: no deadlock). */
+  async lockMany(ids: number[]): Promise<CardRow[]> {
+    const unique = [...new Set(ids)].sort((a, b) => a - b);
+    const rows = await this.q<RawCard[]>(
+      `SELECT ${COLUMNS} FROM cards.cards WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`,
+      [unique],
+    );
+    return rows.map(toRow);
+  }
+
+  async children(parentId: number): Promise<CardRow[]> {
+    const rows = await this.q<RawCard[]>(
+      `SELECT ${COLUMNS} FROM cards.cards WHERE parent_id = $1 ORDER BY position, id`,
+      [parentId],
+    );
+    return rows.map(toRow);
+  }
+
+  async childCount(parentId: number): Promise<number> {
+    const [row] = await this.q<{ n: number }[]>(`SELECT count(*)::int AS n FROM cards.cards WHERE parent_id = $1`, [parentId]);
+    return Number(row.n);
+  }
+
+  /** Takes the next ref of the project; the counter row lock orders concurrent creations. */
+  async nextRef(projectId: number, visible: boolean): Promise<number> {
+    const [row] = await this.q<{ ref: number }[]>(
+      `UPDATE cards.project_counters
+          SET next_ref = next_ref + 1, card_count = card_count + 1,
+              visible_count = visible_count + $2::int
+        WHERE project_id = $1
+        RETURNING next_ref - 1 AS ref`,
+      [projectId, visible ? 1 : 0],
+    );
+    return Number(row.ref);
+  }
+
+  async createCounters(projectId: number, topLevelCardId: number): Promise<void> {
+    await this.q(`INSERT INTO cards.project_counters (project_id, top_level_card_id) VALUES ($1, $2)`, [
+      projectId,
+      topLevelCardId,
+    ]);
+  }
+
+  async counters(projectId: number): Promise<{ cardCount: number; visibleCount: number }> {
+    const [row] = await this.q<{ card_count: number; visible_count: number }[]>(
+      `SELECT card_count, visible_count FROM cards.project_counters WHERE project_id = $1`,
+      [projectId],
+    );
+    return { cardCount: Number(row?.card_count ?? 0), visibleCount: Number(row?.visible_count ?? 0) };
+  }
+
+  async adjustCounters(projectId: number, cards: number, visible: number): Promise<void> {
+    if (!cards && !visible) return;
+    await this.q(
+      `UPDATE cards.project_counters SET card_count = card_count + $2, visible_count = visible_count + $3
+        WHERE project_id = $1`,
+      [projectId, cards, visible],
+    );
+  }
+
+  async insert(c: NewCardRow): Promise<CardRow> {
+    const ancestors = c.parent ? [...c.parent.ancestorIds, c.parent.id] : [];
+    const rows = await this.q<RawCard[]>(
+      `INSERT INTO cards.cards (project_id, organization_id, parent_id, ancestor_ids, depth, ref, title,
+                                position, hidden, created_by)
+       VALUES ($1, $2, $3, $4::bigint[], $5, $6, $7, $8, $9, $10)
+       RETURNING ${COLUMNS}`,
+      [
+        c.projectId,
+        c.organizationId,
+        c.parent?.id ?? null,
+        ancestors,
+        ancestors.length,
+        c.ref,
+        c.title,
+        c.position,
+        c.parent?.hidden ?? false,
+        c.createdBy,
+      ],
+    );
+    return toRow(rows[0]);
+  }
+
+  async update(id: number, changes: { title?: string; state?: CardState; modelId?: number | null }): Promise<void> {
+    const sets: string[] = ['updated_at = now()'];
+    const params: unknown[] = [id];
+    if (changes.title !== undefined) sets.push(`title = $${params.push(changes.title)}`);
+    if (changes.state !== undefined) sets.push(`state = $${params.push(changes.state)}`);
+    if (changes.modelId !== undefined) sets.push(`model_id = $${params.push(changes.modelId)}`);
+    await this.q(`UPDATE cards.cards SET ${sets.join(', ')} WHERE id = $1`, params);
+  }
+
+  /** Closes the gap a card leaves at `position` among its old siblings. */
+  async closeGap(parentId: number, position: number): Promise<void> {
+    await this.q(`UPDATE cards.cards SET position = position - 1 WHERE parent_id = $1 AND position > $2`, [
+      parentId,
+      position,
+    ]);
+  }
+
+  /** Opens a slot at `position` among a parent's children. */
+  async openGap(parentId: number, position: number): Promise<void> {
+    await this.q(`UPDATE cards.cards SET position = position + 1 WHERE parent_id = $1 AND position >= $2`, [
+      parentId,
+      position,
+    ]);
+  }
+
+  /** Moves a card to another slot under the same parent, shifting the cards in between. */
+  async reorder(card: CardRow, to: number): Promise<void> {
+    const from = card.position;
+    if (from === to) return;
+    if (to < from) {
+      await this.q(
+        `UPDATE cards.cards SET position = position + 1 WHERE parent_id = $1 AND position >= $2 AND position < $3`,
+        [card.parentId, to, from],
+      );
+    } else {
+      await this.q(
+        `UPDATE cards.cards SET position = position - 1 WHERE parent_id = $1 AND position > $2 AND position <= $3`,
+        [card.parentId, from, to],
+      );
+    }
+    await this.q(`UPDATE cards.cards SET position = $2, updated_at = now() WHERE id = $1`, [card.id, to]);
+  }
+
+  /**
+   * Re-roots a subtree under a new parent: the card and each descendant get the
+   * new parent's chain in place of the old one (the GIN index finds the subtree,
+   * so the cost follows the subtree size).
+   */
+  async reparent(card: CardRow, parent: CardRow, position: number): Promise<void> {
+    const prefix = [...parent.ancestorIds, parent.id];
+    await this.q(`UPDATE cards.cards SET parent_id = $2, position = $3, updated_at = now() WHERE id = $1`, [
+      card.id,
+      parent.id,
+      position,
+    ]);
+    await this.q(
+      `UPDATE cards.cards
+          SET ancestor_ids = $2::bigint[] || ancestor_ids[$3:],
+              depth = cardinality($2::bigint[] || ancestor_ids[$3:])
+        WHERE id = $1 OR ancestor_ids @> ARRAY[$1]::bigint[]`,
+      [card.id, prefix, card.depth + 1],
+    );
+  }
+
+  /** Counts of a subtree (the card included): all cards and the visible ones. */
+  async subtreeCounts(cardId: number): Promise<{ all: number; visible: number }> {
+    const [row] = await this.q<{ all: number; visible: number }[]>(
+      `SELECT count(*)::int AS all, (count(*) FILTER (WHERE NOT hidden))::int AS visible
+         FROM cards.cards WHERE id = $1 OR ancestor_ids @> ARRAY[$1]::bigint[]`,
+      [cardId],
+    );
+    return { all: Number(row.all), visible: Number(row.visible) };
+  }
+
+  async setArchived(cardId: number, archived: boolean): Promise<void> {
+    await this.q(`UPDATE cards.cards SET is_archived = $2, updated_at = now() WHERE id = $1`, [cardId, archived]);
+  }
+
+  /** Recomputes `hidden` (archived or under an archived card) for a subtree. */
+  async refreshHidden(cardId: number): Promise<void> {
+    await this.q(
+      `UPDATE cards.cards c
+          SET hidden = c.is_archived OR EXISTS (
+                SELECT 1 FROM cards.cards a WHERE a.id = ANY(c.ancestor_ids) AND a.is_archived)
+        WHERE c.id = $1 OR c.ancestor_ids @> ARRAY[$1]::bigint[]`,
+      [cardId],
+    );
+  }
+
+  /** Deletes a card; its subtree and stream go with it through ON DELETE CASCADE. */
+  async delete(cardId: number): Promise<void> {
+    await this.q(`DELETE FROM cards.cards WHERE id = $1`, [cardId]);
+  }
+
+  async deleteProject(projectId: number): Promise<void> {
+    await this.q(`DELETE FROM cards.cards WHERE project_id = $1 AND parent_id IS NULL`, [projectId]);
+    await this.q(`DELETE FROM cards.project_counters WHERE project_id = $1`, [projectId]);
+  }
+
+  /** A page of the project listing, in id order (top-level card excluded). */
+  async listPage(projectId: number, withArchived: boolean, limit: number, offset: number): Promise<CardRow[]> {
+    const rows = await this.q<RawCard[]>(
+      `SELECT ${COLUMNS} FROM cards.cards
+        WHERE project_id = $1 AND depth > 0 ${withArchived ? '' : 'AND NOT hidden'}
+        ORDER BY id LIMIT $2 OFFSET $3`,
+      [projectId, limit, offset],
+    );
+    return rows.map(toRow);
+  }
+
+  async listIds(projectId: number, withArchived: boolean, limit: number, offset: number): Promise<number[]> {
+    const rows = await this.q<{ id: number }[]>(
+      `SELECT id FROM cards.cards
+        WHERE project_id = $1 AND depth > 0 ${withArchived ? '' : 'AND NOT hidden'}
+        ORDER BY id LIMIT $2 OFFSET $3`,
+      [projectId, limit, offset],
+    );
+    return rows.map((r) => Number(r.id));
+  }
+}

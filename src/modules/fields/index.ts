@@ -1,0 +1,1 @@
+export { FieldsModule } from './fields.module.js';

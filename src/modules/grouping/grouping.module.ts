@@ -1,0 +1,6 @@
+import { Module } from '@nestjs/common';
+import { CardHierarchyModule } from '../card-hierarchy/index.js';
+
+/** Shell: the grouping capability is built in its own issue. */
+@Module({ imports: [CardHierarchyModule] })
+export class GroupingModule {}

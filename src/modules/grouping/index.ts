@@ -1,0 +1,1 @@
+export { GroupingModule } from './grouping.module.js';

@@ -1,0 +1,90 @@
+import { Injectable } from '@nestjs/common';
+import type { Actor } from '../../../shared/domain/actor.js';
+import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+import { ApiKey } from '../domain/api-key.entity.js';
+import { ApiKeyNotFoundError, InvalidUserError } from '../domain/identity.errors.js';
+import { hashApiKey, looksLikeApiKey, newApiKey } from '../domain/secrets.js';
+import { ApiKeysRepository } from '../infrastructure/api-keys.repository.js';
+import { UsersRepository } from '../infrastructure/users.repository.js';
+
+export interface ApiKeyView {
+  id: number;
+  name: string;
+  prefix: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export function toApiKeyView(k: ApiKey): ApiKeyView {
+  return {
+    id: Number(k.id),
+    name: k.name,
+    prefix: k.prefix,
+    created_at: k.createdAt.toISOString(),
+    last_used_at: k.lastUsedAt?.toISOString() ?? null,
+    revoked_at: k.revokedAt?.toISOString() ?? null,
+  };
+}
+
+/** `last_used_at` is written at most this often per key, so reads stay reads. */
+const TOUCH_INTERVAL_MS = 60_000;
+
+@Injectable()
+export class ApiKeysService {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly keys: ApiKeysRepository,
+    private readonly users: UsersRepository,
+  ) {}
+
+  /** Creates a key; the returned `key` is the only time it is ever shown. */
+  create(userId: number, name = ''): Promise<{ key: string; record: ApiKey }> {
+    if (typeof name !== 'string' || name.length > 200) {
+      throw new InvalidUserError('name must be a string of at most 200 characters', [
+        { field: 'name', message: 'must be at most 200 characters' },
+      ]);
+    }
+    return this.uow.run(async () => {
+      const secret = newApiKey();
+      const record = new ApiKey();
+      record.userId = userId;
+      record.name = name;
+      record.prefix = secret.prefix;
+      record.keyHash = secret.hash;
+      record.lastUsedAt = null;
+      record.revokedAt = null;
+      return { key: secret.key, record: await this.keys.save(record) };
+    });
+  }
+
+  list(userId: number): Promise<ApiKey[]> {
+    return this.keys.listForUser(userId);
+  }
+
+  revoke(userId: number, keyId: number): Promise<ApiKey> {
+    return this.uow.run(async () => {
+      const key = await this.keys.findForUser(keyId, userId);
+      if (!key) throw new ApiKeyNotFoundError();
+      if (!key.revokedAt) {
+        key.revokedAt = new Date();
+        await this.keys.save(key);
+      }
+      return key;
+    });
+  }
+
+  /** The actor a key stands for, or null for an unknown or revoked key. */
+  async authenticate(key: string): Promise<Actor | null> {
+    if (!looksLikeApiKey(key)) return null;
+    const record = await this.keys.findActiveByHash(hashApiKey(key));
+    if (!record) return null;
+    const user = await this.users.findById(record.userId);
+    if (!user) return null;
+    const now = new Date();
+    if (!record.lastUsedAt || now.getTime() - record.lastUsedAt.getTime() > TOUCH_INTERVAL_MS) {
+      await this.keys.touch(record.id, now);
+    }
+    return { userId: Number(user.id), username: user.username, isAdmin: user.isAdmin, scopes: null };
+  }
+}

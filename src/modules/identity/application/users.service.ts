@@ -1,0 +1,94 @@
+import { Injectable } from '@nestjs/common';
+import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+import { sqlState } from '../../../shared/persistence/unit-of-work.js';
+import { hashPassword } from '../domain/secrets.js';
+import { InvalidUserError, UserNotFoundError, UserTakenError } from '../domain/identity.errors.js';
+import { User } from '../domain/user.entity.js';
+import { UsersRepository } from '../infrastructure/users.repository.js';
+
+export interface NewUser {
+  username: string;
+  email: string;
+  password?: string;
+  displayName?: string;
+  isAdmin?: boolean;
+}
+
+export interface UserView {
+  id: number;
+  username: string;
+  email: string;
+  display_name: string;
+  is_admin: boolean;
+  created_at: string;
+}
+
+const USERNAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const EMAIL = /^[^\s@]{1,200}@[^\s@]{1,200}\.[^\s@]{1,60}$/;
+
+export function toUserView(u: User): UserView {
+  return {
+    id: Number(u.id),
+    username: u.username,
+    email: u.email,
+    display_name: u.displayName,
+    is_admin: u.isAdmin,
+    created_at: u.createdAt.toISOString(),
+  };
+}
+
+@Injectable()
+export class UsersService {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly users: UsersRepository,
+  ) {}
+
+  create(input: NewUser): Promise<User> {
+    validate(input);
+    return this.uow.run(async () => {
+      const taken = await this.users.exists(input.username, input.email);
+      if (taken) throw new UserTakenError(taken);
+      const user = new User();
+      user.username = input.username;
+      user.email = input.email;
+      user.displayName = input.displayName ?? input.username;
+      user.passwordHash = input.password ? await hashPassword(input.password) : null;
+      user.isAdmin = input.isAdmin ?? false;
+      try {
+        return await this.users.save(user);
+      } catch (error) {
+        if (sqlState(error) === '23505') throw new UserTakenError('username');
+        throw error;
+      }
+    });
+  }
+
+  async get(id: number): Promise<User> {
+    const user = await this.users.findById(id);
+    if (!user) throw new UserNotFoundError();
+    return user;
+  }
+
+  async getByUsername(username: string): Promise<User> {
+    const user = await this.users.findByUsername(username.replace(/^@/, ''));
+    if (!user) throw new UserNotFoundError();
+    return user;
+  }
+}
+
+function validate(input: NewUser): void {
+  const problems: { field: string; message: string }[] = [];
+  if (typeof input.username !== 'string' || !USERNAME.test(input.username)) {
+    problems.push({ field: 'username', message: 'must be 1-64 letters, digits, dots, dashes or underscores' });
+  }
+  if (typeof input.email !== 'string' || !EMAIL.test(input.email)) {
+    problems.push({ field: 'email', message: 'must be an email address' });
+  }
+  if (input.password !== undefined && (input.password.length < 8 || input.password.length > 1024)) {
+    problems.push({ field: 'password', message: 'must be 8 to 1024 characters' });
+  }
+  if (problems.length) {
+    throw new InvalidUserError(problems.map((p) => `${p.field} ${p.message}`).join('; '), problems);
+  }
+}

@@ -1,0 +1,19 @@
+import { Injectable } from '@nestjs/common';
+import { PassportStrategy } from '@nestjs/passport';
+import { HeaderAPIKeyStrategy } from 'passport-headerapikey';
+import type { Actor } from '../../../shared/domain/actor.js';
+import { ApiKeysService } from '../application/api-keys.service.js';
+
+export const API_KEY_HEADER = 'api-key-header';
+
+/** `X-Api-Key: <key>`. */
+@Injectable()
+export class ApiKeyHeaderStrategy extends PassportStrategy(HeaderAPIKeyStrategy, API_KEY_HEADER) {
+  constructor(private readonly keys: ApiKeysService) {
+    super({ header: 'X-Api-Key', prefix: '' }, false);
+  }
+
+  validate(key: string): Promise<Actor | null> {
+    return this.keys.authenticate(key);
+  }
+}

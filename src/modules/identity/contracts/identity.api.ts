@@ -1,0 +1,14 @@
+/** A user as other modules see one. */
+export interface UserSummary {
+  id: number;
+  username: string;
+  displayName: string;
+}
+
+/** Public API of the identity module. */
+export abstract class IdentityApi {
+  /** The users among `ids` that exist, in no particular order. */
+  abstract findUsers(ids: number[]): Promise<UserSummary[]>;
+  /** A user by id or by `@username`; null when there is none. */
+  abstract resolveUser(ref: number | string): Promise<UserSummary | null>;
+}

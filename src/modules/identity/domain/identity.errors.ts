@@ -1,0 +1,24 @@
+import { ConflictError, DomainError, NotFoundError } from '../../../shared/domain/domain-error.js';
+
+export class UserTakenError extends ConflictError {
+  constructor(what: 'username' | 'email') {
+    super(`A user with this ${what} already exists`, 'IDENTITY.USER_TAKEN');
+  }
+}
+
+export class UserNotFoundError extends NotFoundError {
+  constructor() {
+    super('User', 'IDENTITY.USER_NOT_FOUND');
+  }
+}
+
+export class ApiKeyNotFoundError extends NotFoundError {
+  constructor() {
+    super('API key', 'IDENTITY.API_KEY_NOT_FOUND');
+  }
+}
+
+export class InvalidUserError extends DomainError {
+  readonly code = 'IDENTITY.INVALID_USER';
+  readonly kind = 'invalid' as const;
+}

@@ -1,0 +1,40 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, ParseIntPipe, Post } from '@nestjs/common';
+import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import type { Actor } from '../../../shared/domain/actor.js';
+import { CurrentActor } from '../../../shared/http/actor.decorator.js';
+import { ApiKeysService, toApiKeyView } from '../application/api-keys.service.js';
+import { toUserView, UsersService } from '../application/users.service.js';
+import { CreateApiKeyDto } from './dto/create-api-key.dto.js';
+
+@ApiTags('identity')
+@ApiSecurity('api_key')
+@Controller('me')
+export class MeController {
+  constructor(
+    private readonly users: UsersService,
+    private readonly keys: ApiKeysService,
+  ) {}
+
+  @Get()
+  async me(@CurrentActor() actor: Actor) {
+    return toUserView(await this.users.get(actor.userId));
+  }
+
+  @Get('api-keys')
+  async listKeys(@CurrentActor() actor: Actor) {
+    return (await this.keys.list(actor.userId)).map(toApiKeyView);
+  }
+
+  /** The key is in the answer once; only its hash is kept. */
+  @Post('api-keys')
+  async createKey(@CurrentActor() actor: Actor, @Body() dto: CreateApiKeyDto) {
+    const { key, record } = await this.keys.create(actor.userId, dto.name ?? '');
+    return { ...toApiKeyView(record), api_key: key };
+  }
+
+  @Delete('api-keys/:id')
+  @HttpCode(204)
+  async revokeKey(@CurrentActor() actor: Actor, @Param('id', ParseIntPipe) id: number) {
+    await this.keys.revoke(actor.userId, id);
+  }
+}

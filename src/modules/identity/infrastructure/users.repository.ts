@@ -1,0 +1,38 @@
+import { Injectable } from '@nestjs/common';
+import { In } from 'typeorm';
+import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+import { User } from '../domain/user.entity.js';
+
+@Injectable()
+export class UsersRepository {
+  constructor(private readonly uow: UnitOfWork) {}
+
+  private get repo() {
+    return this.uow.manager.getRepository(User);
+  }
+
+  findById(id: number): Promise<User | null> {
+    return this.repo.findOneBy({ id });
+  }
+
+  findByIds(ids: number[]): Promise<User[]> {
+    return ids.length ? this.repo.findBy({ id: In(ids) }) : Promise.resolve([]);
+  }
+
+  findByUsername(username: string): Promise<User | null> {
+    return this.repo.createQueryBuilder('u').where('lower(u.username) = lower(:username)', { username }).getOne();
+  }
+
+  async exists(username: string, email: string): Promise<'username' | 'email' | null> {
+    const row = await this.repo
+      .createQueryBuilder('u')
+      .where('lower(u.username) = lower(:username) OR lower(u.email) = lower(:email)', { username, email })
+      .getOne();
+    if (!row) return null;
+    return row.username.toLowerCase() === username.toLowerCase() ? 'username' : 'email';
+  }
+
+  save(user: User): Promise<User> {
+    return this.repo.save(user);
+  }
+}

@@ -1,0 +1,1 @@
+export { ImportModule } from './import.module.js';

@@ -1,0 +1,33 @@
+import { Injectable } from '@nestjs/common';
+import type { Actor } from '../../../shared/domain/actor.js';
+import type { AccessMode, OrganizationAccess, ProjectAccess } from '../contracts/workspace.api.js';
+import { roleAllows } from '../domain/membership.entity.js';
+import type { Project } from '../domain/project.entity.js';
+import { OrganizationNotFoundError, ProjectNotFoundError, RoleTooWeakError } from '../domain/workspace.errors.js';
+import { WorkspaceRepository } from '../infrastructure/workspace.repository.js';
+
+/** Who may see and change what: 404 outside the team, 403 for a role too weak. */
+@Injectable()
+export class WorkspaceAccess {
+  constructor(private readonly repo: WorkspaceRepository) {}
+
+  async organization(organizationId: number, actor: Actor, mode: AccessMode): Promise<OrganizationAccess> {
+    const membership = await this.repo.membership(organizationId, actor.userId);
+    if (!membership) throw new OrganizationNotFoundError();
+    if (!roleAllows(membership.role, mode)) throw new RoleTooWeakError(mode);
+    return { organizationId, role: membership.role };
+  }
+
+  async project(projectId: number, actor: Actor, mode: AccessMode): Promise<ProjectAccess & { project: Project }> {
+    const found = await this.repo.projectWithMembership(projectId, actor.userId);
+    if (!found) throw new ProjectNotFoundError();
+    if (!roleAllows(found.role, mode)) throw new RoleTooWeakError(mode);
+    return {
+      project: found.project,
+      projectId: Number(found.project.id),
+      organizationId: Number(found.project.organizationId),
+      topLevelCardId: Number(found.project.topLevelCardId),
+      role: found.role,
+    };
+  }
+}

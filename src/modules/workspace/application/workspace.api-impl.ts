@@ -1,0 +1,48 @@
+import { Injectable } from '@nestjs/common';
+import type { Actor } from '../../../shared/domain/actor.js';
+import {
+  WorkspaceApi,
+  type AccessMode,
+  type OrganizationAccess,
+  type ProjectAccess,
+  type RootCardProvisioner,
+} from '../contracts/workspace.api.js';
+import { WorkspaceRepository } from '../infrastructure/workspace.repository.js';
+import { ProjectsService } from './projects.service.js';
+import { WorkspaceAccess } from './workspace-access.service.js';
+
+@Injectable()
+export class WorkspaceApiImpl extends WorkspaceApi {
+  constructor(
+    private readonly access: WorkspaceAccess,
+    private readonly repo: WorkspaceRepository,
+    private readonly projects: ProjectsService,
+  ) {
+    super();
+  }
+
+  requireOrganization(organizationId: number, actor: Actor, mode: AccessMode): Promise<OrganizationAccess> {
+    return this.access.organization(organizationId, actor, mode);
+  }
+
+  async requireProject(projectId: number, actor: Actor, mode: AccessMode): Promise<ProjectAccess> {
+    const { project: _project, ...access } = await this.access.project(projectId, actor, mode);
+    return access;
+  }
+
+  visibleProjectIds(userId: number): Promise<number[]> {
+    return this.repo.visibleProjectIds(userId);
+  }
+
+  membersAmong(organizationId: number, userIds: number[]): Promise<number[]> {
+    return this.repo.membersAmong(organizationId, userIds);
+  }
+
+  async memberIds(organizationId: number): Promise<number[]> {
+    return (await this.repo.members(organizationId)).map((m) => Number(m.userId));
+  }
+
+  registerRootCardProvisioner(provisioner: RootCardProvisioner): void {
+    this.projects.useRootCardProvisioner(provisioner);
+  }
+}

@@ -1,0 +1,51 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsNotEmpty, IsOptional, IsString, MaxLength, Validate, ValidatorConstraint, type ValidatorConstraintInterface } from 'class-validator';
+import type { Role } from '../../contracts/workspace.api.js';
+
+export class CreateOrganizationDto {
+  @ApiProperty({ maxLength: 1024 })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(1024)
+  name: string;
+}
+
+@ValidatorConstraint({ name: 'userRef' })
+class UserRefConstraint implements ValidatorConstraintInterface {
+  validate(value: unknown): boolean {
+    if (typeof value === 'number') return Number.isSafeInteger(value) && value > 0;
+    return typeof value === 'string' && (/^@[A-Za-z0-9._-]{1,64}$/.test(value) || /^[1-9]\d{0,14}$/.test(value));
+  }
+  defaultMessage(): string {
+    return 'must be a user id or @username';
+  }
+}
+
+export class AddMemberDto {
+  @ApiProperty({ oneOf: [{ type: 'integer' }, { type: 'string', example: '@alice' }], description: 'user id or @username' })
+  @Validate(UserRefConstraint)
+  user: number | string;
+
+  @ApiPropertyOptional({ enum: ['admin', 'member', 'viewer'], default: 'member' })
+  @IsOptional()
+  @IsIn(['admin', 'member', 'viewer'])
+  role?: Role;
+}
+
+export class CreateProjectDto {
+  @ApiProperty({ maxLength: 1024 })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(1024)
+  title: string;
+}
+
+export class PageQueryDto {
+  @ApiPropertyOptional({ minimum: 1 })
+  @IsOptional()
+  page?: string;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: 1000, default: 100 })
+  @IsOptional()
+  per_page?: string;
+}

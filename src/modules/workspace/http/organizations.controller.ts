@@ -1,0 +1,76 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import type { Actor } from '../../../shared/domain/actor.js';
+import { CurrentActor } from '../../../shared/http/actor.decorator.js';
+import { pageRequest, setPageHeaders } from '../../../shared/http/pagination.js';
+import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
+import { OrganizationsService } from '../application/organizations.service.js';
+import { ProjectsService } from '../application/projects.service.js';
+import { AddMemberDto, CreateOrganizationDto, CreateProjectDto, PageQueryDto } from './dto/workspace.dto.js';
+
+@ApiTags('workspace')
+@ApiSecurity('api_key')
+@Controller('organizations')
+export class OrganizationsController {
+  constructor(
+    private readonly organizations: OrganizationsService,
+    private readonly projects: ProjectsService,
+  ) {}
+
+  @Get()
+  async list(@CurrentActor() actor: Actor, @Query() query: PageQueryDto, @Res({ passthrough: true }) res: Response) {
+    const page = pageRequest(query);
+    const result = await this.organizations.list(actor, page);
+    setPageHeaders(res, page, result.total);
+    return result.items;
+  }
+
+  @Post()
+  create(@CurrentActor() actor: Actor, @Body() dto: CreateOrganizationDto) {
+    return this.organizations.create(actor, dto.name);
+  }
+
+  @Get(':id')
+  get(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
+    return this.organizations.get(id, actor);
+  }
+
+  @Get(':id/members')
+  members(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
+    return this.organizations.members(id, actor);
+  }
+
+  @Post(':id/members')
+  addMember(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: AddMemberDto) {
+    return this.organizations.addMember(id, actor, dto.user, dto.role);
+  }
+
+  @Delete(':id/members/:userId')
+  @HttpCode(204)
+  async removeMember(
+    @CurrentActor() actor: Actor,
+    @Param('id', ParseIdPipe) id: number,
+    @Param('userId', ParseIdPipe) userId: number,
+  ) {
+    await this.organizations.removeMember(id, actor, userId);
+  }
+
+  @Get(':id/projects')
+  async listProjects(
+    @CurrentActor() actor: Actor,
+    @Param('id', ParseIdPipe) id: number,
+    @Query() query: PageQueryDto,
+    @Res({ passthrough: true }) res: Response,
+  ) {
+    const page = pageRequest(query);
+    const result = await this.projects.list(id, actor, page);
+    setPageHeaders(res, page, result.total);
+    return result.items;
+  }
+
+  @Post(':id/projects')
+  createProject(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: CreateProjectDto) {
+    return this.projects.create(id, actor, dto.title);
+  }
+}

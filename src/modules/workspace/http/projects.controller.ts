@@ -1,0 +1,24 @@
+import { Controller, Delete, Get, HttpCode, Param } from '@nestjs/common';
+import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import type { Actor } from '../../../shared/domain/actor.js';
+import { CurrentActor } from '../../../shared/http/actor.decorator.js';
+import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
+import { ProjectsService } from '../application/projects.service.js';
+
+@ApiTags('workspace')
+@ApiSecurity('api_key')
+@Controller('projects')
+export class ProjectsController {
+  constructor(private readonly projects: ProjectsService) {}
+
+  @Get(':id')
+  get(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
+    return this.projects.get(id, actor);
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  async delete(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
+    await this.projects.delete(id, actor);
+  }
+}

@@ -1,0 +1,115 @@
+import { Injectable } from '@nestjs/common';
+import { In } from 'typeorm';
+import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+import type { PageRequest } from '../../../shared/http/pagination.js';
+import { pageOffset } from '../../../shared/http/pagination.js';
+import { Membership } from '../domain/membership.entity.js';
+import { Organization } from '../domain/organization.entity.js';
+import { Project } from '../domain/project.entity.js';
+
+export interface OrganizationWithRole {
+  organization: Organization;
+  role: Membership['role'];
+}
+
+/** Reads and writes of the workspace schema. */
+@Injectable()
+export class WorkspaceRepository {
+  constructor(private readonly uow: UnitOfWork) {}
+
+  private get m() {
+    return this.uow.manager;
+  }
+
+  membership(organizationId: number, userId: number): Promise<Membership | null> {
+    return this.m.getRepository(Membership).findOneBy({ organizationId, userId });
+  }
+
+  /** The project with the caller's membership in its team, in one query. */
+  async projectWithMembership(projectId: number, userId: number): Promise<{ project: Project; role: Membership['role'] } | null> {
+    const row = await this.m
+      .getRepository(Project)
+      .createQueryBuilder('p')
+      .innerJoin(Membership, 'm', 'm.organization_id = p.organization_id AND m.user_id = :userId', { userId })
+      .addSelect('m.role', 'member_role')
+      .where('p.id = :projectId', { projectId })
+      .getRawAndEntities();
+    const project = row.entities[0];
+    return project ? { project, role: row.raw[0].member_role } : null;
+  }
+
+  async organizationsOf(userId: number, page: PageRequest): Promise<{ items: OrganizationWithRole[]; total: number }> {
+    const qb = this.m
+      .getRepository(Organization)
+      .createQueryBuilder('o')
+      .innerJoin(Membership, 'm', 'm.organization_id = o.id AND m.user_id = :userId', { userId })
+      .addSelect('m.role', 'member_role')
+      .orderBy('o.id', 'ASC');
+    const total = await qb.getCount();
+    const { raw, entities } = await qb.offset(pageOffset(page)).limit(page.perPage).getRawAndEntities();
+    return { items: entities.map((organization, i) => ({ organization, role: raw[i].member_role })), total };
+  }
+
+  findOrganization(id: number): Promise<Organization | null> {
+    return this.m.getRepository(Organization).findOneBy({ id });
+  }
+
+  saveOrganization(o: Organization): Promise<Organization> {
+    return this.m.getRepository(Organization).save(o);
+  }
+
+  saveMembership(ms: Membership): Promise<Membership> {
+    return this.m.getRepository(Membership).save(ms);
+  }
+
+  async deleteMembership(organizationId: number, userId: number): Promise<void> {
+    await this.m.getRepository(Membership).delete({ organizationId, userId });
+  }
+
+  members(organizationId: number): Promise<Membership[]> {
+    return this.m.getRepository(Membership).find({ where: { organizationId }, order: { createdAt: 'ASC', userId: 'ASC' } });
+  }
+
+  /** Locks the team's admin rows so two concurrent demotions cannot remove the last admin. */
+  adminsForUpdate(organizationId: number): Promise<Membership[]> {
+    return this.m
+      .getRepository(Membership)
+      .createQueryBuilder('m')
+      .where('m.organization_id = :organizationId AND m.role = :role', { organizationId, role: 'admin' })
+      .setLock('pessimistic_write')
+      .getMany();
+  }
+
+  async membersAmong(organizationId: number, userIds: number[]): Promise<number[]> {
+    if (!userIds.length) return [];
+    const rows = await this.m.getRepository(Membership).findBy({ organizationId, userId: In(userIds) });
+    return rows.map((r) => Number(r.userId));
+  }
+
+  async projectsOf(organizationId: number, page: PageRequest): Promise<{ items: Project[]; total: number }> {
+    const [items, total] = await this.m.getRepository(Project).findAndCount({
+      where: { organizationId },
+      order: { id: 'ASC' },
+      skip: pageOffset(page),
+      take: page.perPage,
+    });
+    return { items, total };
+  }
+
+  async visibleProjectIds(userId: number): Promise<number[]> {
+    const rows: { id: number }[] = await this.m.query(
+      `SELECT p.id FROM workspace.projects p
+         JOIN workspace.memberships m ON m.organization_id = p.organization_id AND m.user_id = $1`,
+      [userId],
+    );
+    return rows.map((r) => Number(r.id));
+  }
+
+  saveProject(p: Project): Promise<Project> {
+    return this.m.getRepository(Project).save(p);
+  }
+
+  async deleteProject(id: number): Promise<void> {
+    await this.m.getRepository(Project).delete({ id });
+  }
+}

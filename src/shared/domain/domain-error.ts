@@ -1,0 +1,87 @@
+/** How an error maps onto HTTP; the global filter owns the mapping. */
+export type DomainErrorKind =
+  | 'invalid'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'conflict'
+  | 'too_large'
+  | 'unsupported_media'
+  | 'rate_limited';
+
+export interface FieldProblem {
+  field?: string;
+  message: string;
+  [extra: string]: unknown;
+}
+
+/**
+ * Base of every error that domain and application code throws on purpose.
+ * The message is shown to clients, so it must never carry internals.
+ */
+export abstract class DomainError extends Error {
+  abstract readonly code: string;
+  abstract readonly kind: DomainErrorKind;
+
+  constructor(
+    message: string,
+    readonly errors?: FieldProblem[],
+    readonly extra?: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** Input that fails validation: bad type, bad value, unknown property. */
+export class InvalidInputError extends DomainError {
+  readonly code = 'INPUT.INVALID';
+  readonly kind = 'invalid' as const;
+}
+
+/** A resource that does not exist or that the caller may not see. */
+export class NotFoundError extends DomainError {
+  readonly code: string;
+  readonly kind = 'not_found' as const;
+  constructor(what: string, code = 'RESOURCE.NOT_FOUND') {
+    super(`${what} not found`);
+    this.code = code;
+  }
+}
+
+export class ForbiddenError extends DomainError {
+  readonly code = 'ACCESS.FORBIDDEN';
+  readonly kind = 'forbidden' as const;
+}
+
+export class UnauthorizedError extends DomainError {
+  readonly code = 'AUTH.UNAUTHORIZED';
+  readonly kind = 'unauthorized' as const;
+}
+
+export class ConflictError extends DomainError {
+  readonly code: string;
+  readonly kind = 'conflict' as const;
+  constructor(message: string, code = 'STATE.CONFLICT') {
+    super(message);
+    this.code = code;
+  }
+}
+
+export class PayloadTooLargeError extends DomainError {
+  readonly code = 'INPUT.TOO_LARGE';
+  readonly kind = 'too_large' as const;
+}
+
+export class UnsupportedMediaError extends DomainError {
+  readonly code = 'INPUT.UNSUPPORTED_MEDIA';
+  readonly kind = 'unsupported_media' as const;
+}
+
+export class RateLimitedError extends DomainError {
+  readonly code = 'RATE.LIMITED';
+  readonly kind = 'rate_limited' as const;
+  constructor(readonly retryAfterSeconds: number) {
+    super(`Too many requests; retry in ${retryAfterSeconds} s`);
+  }
+}

@@ -1,0 +1,78 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { DomainError, RateLimitedError, type DomainErrorKind } from '../domain/domain-error.js';
+import { sendProblem, titleFor, type Problem } from './problem.js';
+
+const STATUS_BY_KIND: Record<DomainErrorKind, number> = {
+  invalid: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  too_large: 413,
+  unsupported_media: 415,
+  rate_limited: 429,
+};
+
+export const BASIC_CHALLENGE = 'Basic realm="cardwork"';
+
+/** The one place where errors become HTTP responses (STYLE.md §4). */
+@Catch()
+export class ProblemDetailsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('HTTP');
+
+  catch(error: unknown, host: ArgumentsHost): void {
+    const ctx = host.switchToHttp();
+    sendProblem(ctx.getResponse<Response>(), this.toProblem(error, ctx.getRequest<Request>()));
+  }
+
+  toProblem(error: unknown, req: Request): Problem {
+    if (error instanceof DomainError) return fromDomainError(error);
+    const status = httpStatusOf(error);
+    if (status !== undefined && status < 500) return fromClientError(error, status);
+    this.logger.error(`${req.method} ${req.originalUrl} failed: ${(error as Error)?.stack ?? String(error)}`);
+    return { status: 500, type: 'SERVER.ERROR', title: titleFor(500), detail: 'Internal server error' };
+  }
+}
+
+function fromDomainError(error: DomainError): Problem {
+  const status = STATUS_BY_KIND[error.kind];
+  const headers: Record<string, string> = {};
+  if (status === 401) headers['WWW-Authenticate'] = BASIC_CHALLENGE;
+  if (error instanceof RateLimitedError) headers['Retry-After'] = String(error.retryAfterSeconds);
+  return {
+    status,
+    type: error.code,
+    title: titleFor(status),
+    detail: error.message,
+    errors: error.errors,
+    extra: error.extra,
+    headers,
+  };
+}
+
+/** Nest and body-parser errors (unknown route, malformed JSON, too large…). */
+function fromClientError(error: unknown, status: number): Problem {
+  const bodyParserType = (error as { type?: unknown }).type;
+  let detail = (error as Error).message || titleFor(status);
+  if (bodyParserType === 'entity.parse.failed') detail = 'Malformed JSON in request body';
+  if (bodyParserType === 'entity.too.large') detail = 'Request body is too large';
+  if (error instanceof HttpException) {
+    const response = error.getResponse();
+    if (typeof response === 'object' && response && 'message' in response) {
+      const m = (response as { message: unknown }).message;
+      detail = Array.isArray(m) ? m.join('; ') : String(m);
+    }
+  }
+  const headers: Record<string, string> = status === 401 ? { 'WWW-Authenticate': BASIC_CHALLENGE } : {};
+  return { status, type: `HTTP.${status}`, title: titleFor(status), detail, headers };
+}
+
+function httpStatusOf(error: unknown): number | undefined {
+  if (error instanceof HttpException) return error.getStatus();
+  const e = error as { status?: unknown; statusCode?: unknown; expose?: unknown };
+  const status = e?.status ?? e?.statusCode;
+  // body-parser and http-errors mark client errors with `expose`.
+  if (typeof status === 'number' && status >= 400 && status < 500 && e.expose !== false) return status;
+  return undefined;
+}

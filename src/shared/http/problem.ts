@@ -1,0 +1,46 @@
+import type { Response } from 'express';
+import type { FieldProblem } from '../domain/domain-error.js';
+
+export interface Problem {
+  status: number;
+  type: string;
+  title: string;
+  detail: string;
+  errors?: FieldProblem[];
+  extra?: Record<string, unknown>;
+  headers?: Record<string, string>;
+}
+
+const TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+export function titleFor(status: number): string {
+  return TITLES[status] ?? (status >= 500 ? 'Server Error' : 'Client Error');
+}
+
+/** Writes an RFC 9457 body; `error` repeats `detail` for existing clients (DESIGN.md §2). */
+export function sendProblem(res: Response, p: Problem): void {
+  if (res.headersSent) return;
+  for (const [k, v] of Object.entries(p.headers ?? {})) res.setHeader(k, v);
+  const body: Record<string, unknown> = {
+    ...(p.extra ?? {}),
+    type: p.type,
+    title: p.title,
+    status: p.status,
+    detail: p.detail,
+    error: p.detail,
+  };
+  if (p.errors?.length) body.errors = p.errors;
+  res.status(p.status).type('application/problem+json').send(JSON.stringify(body));
+}

@@ -1,0 +1,78 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { Injectable, Logger } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+
+interface TxContext {
+  manager: EntityManager;
+  afterCommit: Array<() => Promise<void> | void>;
+}
+
+/** SQLSTATEs after which re-running the whole transaction can succeed. */
+const RETRYABLE = new Set(['40001', '40P01']);
+const MAX_ATTEMPTS = 4;
+
+export type Isolation = 'READ COMMITTED' | 'REPEATABLE READ' | 'SERIALIZABLE';
+
+/**
+ * Transaction boundary of a use case. The EntityManager of the open transaction
+ * lives in AsyncLocalStorage, so repositories always read `uow.manager` and a
+ * nested `run` joins the outer transaction (an import calling the card API is
+ * one atomic change).
+ */
+@Injectable()
+export class UnitOfWork {
+  private readonly storage = new AsyncLocalStorage<TxContext>();
+  private readonly logger = new Logger(UnitOfWork.name);
+
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** The transaction's manager inside `run`, the data source's otherwise. */
+  get manager(): EntityManager {
+    return this.storage.getStore()?.manager ?? this.dataSource.manager;
+  }
+
+  get inTransaction(): boolean {
+    return this.storage.getStore() !== undefined;
+  }
+
+  async run<T>(work: () => Promise<T>, isolation: Isolation = 'READ COMMITTED'): Promise<T> {
+    if (this.storage.getStore()) return work();
+    for (let attempt = 1; ; attempt++) {
+      const ctx: TxContext = { manager: this.dataSource.manager, afterCommit: [] };
+      try {
+        const result = await this.dataSource.transaction(isolation, (manager) => {
+          ctx.manager = manager;
+          return this.storage.run(ctx, work);
+        });
+        await this.runAfterCommit(ctx);
+        return result;
+      } catch (error) {
+        if (attempt < MAX_ATTEMPTS && RETRYABLE.has(sqlState(error))) continue;
+        throw error;
+      }
+    }
+  }
+
+  /** Queues work for after the outermost commit; dropped on rollback. */
+  afterCommit(fn: () => Promise<void> | void): void {
+    const ctx = this.storage.getStore();
+    if (!ctx) throw new Error('afterCommit called outside a unit of work');
+    ctx.afterCommit.push(fn);
+  }
+
+  private async runAfterCommit(ctx: TxContext): Promise<void> {
+    for (const fn of ctx.afterCommit) {
+      try {
+        await fn();
+      } catch (error) {
+        this.logger.error(`after-commit handler failed: ${String(error)}`);
+      }
+    }
+  }
+}
+
+export function sqlState(error: unknown): string {
+  const e = error as { code?: unknown; driverError?: { code?: unknown } };
+  const code = e?.driverError?.code ?? e?.code;
+  return typeof code === 'string' ? code : '';
+}

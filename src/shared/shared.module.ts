@@ -1,0 +1,19 @@
+import { DynamicModule, Global, Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { AppConfig } from '../config/app-config.js';
+import { EventBus } from './events/event-bus.js';
+import { UnitOfWork } from './persistence/unit-of-work.js';
+
+/** The shared kernel's providers, visible to every module. */
+@Global()
+@Module({})
+export class SharedModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: SharedModule,
+      imports: [DiscoveryModule],
+      providers: [{ provide: AppConfig, useValue: config }, UnitOfWork, EventBus],
+      exports: [AppConfig, UnitOfWork, EventBus],
+    };
+  }
+}

@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
+
+describe('HTTP conventions', () => {
+  let t: TestApp;
+  let ann: TestUser;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    ann = await t.user();
+  });
+  afterAll(() => t.close());
+
+  it('serves health and readiness without credentials', async () => {
+    await t.http.get('/api/1.0/health').expect(200, { status: 'ok' });
+    await t.http.get('/api/1.0/ready').expect(200, { status: 'ready' });
+  });
+
+  it('does not advertise the framework', async () => {
+    const res = await t.http.get('/api/1.0/health');
+    expect(res.headers['x-powered-by']).toBeUndefined();
+  });
+
+  it('serves an OpenAPI document generated from the routes', async () => {
+    const res = await t.http.get('/api/1.0/spec.json').expect(200);
+    expect(res.body.openapi).toMatch(/^3\./);
+    for (const path of [
+      '/api/1.0/me',
+      '/api/1.0/organizations',
+      '/api/1.0/organizations/{id}/members',
+      '/api/1.0/organizations/{id}/projects',
+      '/api/1.0/projects/{id}',
+      '/api/1.0/cards/{id}/children',
+      '/api/1.0/projects/{id}/cards',
+    ]) {
+      expect(Object.keys(res.body.paths)).toContain(path);
+    }
+  });
+
+  it('answers malformed JSON with 400 problem+json', async () => {
+    const res = await t.http
+      .post('/api/1.0/organizations')
+      .set(as(ann))
+      .set('Content-Type', 'application/json')
+      .send('{"name": "x",')
+      .expect(400);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.body.detail).toMatch(/Malformed JSON/);
+  });
+
+  it('answers a body over 1 MiB with 413 and creates nothing', async () => {
+    const res = await t.http
+      .post('/api/1.0/organizations')
+      .set(as(ann))
+      .send({ name: 'x'.repeat(1024 * 1024 + 10) })
+      .expect(413);
+    expect(res.body.status).toBe(413);
+    const list = await t.http.get('/api/1.0/organizations').set(as(ann)).expect(200);
+    expect(list.body).toEqual([]);
+  });
+
+  it('refuses unknown properties and wrong types, naming the field', async () => {
+    const unknown = await t.http.post('/api/1.0/organizations').set(as(ann)).send({ name: 'A', color: 'red' }).expect(400);
+    expect(unknown.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ field: 'color' })]));
+    const wrong = await t.http.post('/api/1.0/organizations').set(as(ann)).send({ name: 42 }).expect(400);
+    expect(wrong.body.errors[0].field).toBe('name');
+    const long = await t.http.post('/api/1.0/organizations').set(as(ann)).send({ name: 'n'.repeat(1025) }).expect(400);
+    expect(long.body.type).toBe('INPUT.INVALID');
+    await t.http.get('/api/1.0/organizations').set(as(ann)).expect(200, []);
+  });
+
+  it('answers unknown routes with 404 problem+json', async () => {
+    const res = await t.http.get('/api/1.0/nowhere').set(as(ann)).expect(404);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+  });
+
+  it('answers non-numeric ids with 404', async () => {
+    await t.http.get('/api/1.0/organizations/abc').set(as(ann)).expect(404);
+    await t.http.get('/api/1.0/projects/-1').set(as(ann)).expect(404);
+  });
+});
