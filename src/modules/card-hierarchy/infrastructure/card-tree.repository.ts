@@ -115,7 +115,8 @@ export class CardTreeRepository {
 
   /** Takes the next ref of the project; the counter row lock orders concurrent creations. */
   async nextRef(projectId: number, visible: boolean): Promise<number> {
-    const [row] = await this.q<{ ref: number }[]>(
+    // TypeORM answers an UPDATE … RETURNING with [rows, affected].
+    const [[row]] = await this.q<[{ ref: number }[], number]>(
       `UPDATE cards.project_counters
           SET next_ref = next_ref + 1, card_count = card_count + 1,
               visible_count = visible_count + $2::int

@@ -40,7 +40,7 @@ export class ProjectsService {
       const saved = await this.repo.saveProject(project);
       const projectId = Number(saved.id);
       saved.topLevelCardId = await this.provisioner({ projectId, organizationId, title, actorId: actor.userId });
-      await this.repo.saveProject(saved);
+      await this.repo.setTopLevelCard(projectId, saved.topLevelCardId);
       await this.events.publish(new ProjectCreated(projectId, organizationId, saved.topLevelCardId, actor.userId));
       return toProjectView(saved);
     });

@@ -109,6 +109,10 @@ export class WorkspaceRepository {
     return this.m.getRepository(Project).save(p);
   }
 
+  async setTopLevelCard(projectId: number, cardId: number): Promise<void> {
+    await this.m.getRepository(Project).update({ id: projectId }, { topLevelCardId: cardId });
+  }
+
   async deleteProject(id: number): Promise<void> {
     await this.m.getRepository(Project).delete({ id });
   }
