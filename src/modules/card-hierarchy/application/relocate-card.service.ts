@@ -45,8 +45,9 @@ export class RelocateCardService {
     }
     await this.uow.run(async () => {
       const { card: found } = await this.access.require(cardId, actor, 'write');
-      const parentId = input.parent_id === undefined || input.parent_id === null ? found.parentId : readParentId(input.parent_id);
-      if (parentId === null) throw new InvalidCardInputError('parent_id', 'the top-level card has no parent');
+      // The top-level card never moves, whatever the body says (409, not a 400 about its missing parent).
+      assertNotTopLevel(found, 'relocated');
+      const parentId = input.parent_id === undefined || input.parent_id === null ? found.parentId! : readParentId(input.parent_id);
       const { card, parent, oldParent } = await this.lockTree(cardId, parentId);
       let positionUsed = false;
       for (const ext of this.extensions.all()) {

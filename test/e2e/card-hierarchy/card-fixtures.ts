@@ -1,0 +1,143 @@
+import { expect } from '@jest/globals';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+
+export const API = '/api/1.0';
+
+export interface CardJson {
+  id: number;
+  ref: number;
+  project_id: number;
+  parent_id: number | null;
+  title: string;
+  state: string;
+  is_archived: boolean;
+  position: number;
+  depth: number;
+  model_id: number | null;
+  attributes: Record<string, unknown>;
+  groups: unknown[];
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ProjectJson {
+  id: number;
+  organization_id: number;
+  title: string;
+  top_level_card_id: number;
+}
+
+export interface StreamEntryJson {
+  id: number;
+  card_id: number;
+  kind: 'comment' | 'activity' | 'log';
+  action: string;
+  user_id: number | null;
+  content: string | null;
+  data: Record<string, unknown>;
+  created_at: string;
+}
+
+/** Small HTTP helpers bound to one app; each asserts the status it expects. */
+export function cardClient(t: TestApp) {
+  const c = {
+    async team(u: TestUser, name = 'Team'): Promise<number> {
+      const res = await t.http.post(`${API}/organizations`).set(as(u)).send({ name }).expect(201);
+      return res.body.id as number;
+    },
+    async project(u: TestUser, orgId: number, title = 'Project'): Promise<ProjectJson> {
+      const res = await t.http.post(`${API}/organizations/${orgId}/projects`).set(as(u)).send({ title }).expect(201);
+      return res.body as ProjectJson;
+    },
+    async addMember(admin: TestUser, orgId: number, user: TestUser, role: 'admin' | 'member' | 'viewer'): Promise<void> {
+      await t.http
+        .post(`${API}/organizations/${orgId}/members`)
+        .set(as(admin))
+        .send({ user: `@${user.username}`, role })
+        .expect(201);
+    },
+    async create(u: TestUser, parentId: number, title: string): Promise<CardJson> {
+      const res = await t.http.post(`${API}/cards/${parentId}/children`).set(as(u)).send({ title }).expect(201);
+      return res.body as CardJson;
+    },
+    async get(u: TestUser, id: number): Promise<CardJson> {
+      return (await t.http.get(`${API}/cards/${id}`).set(as(u)).expect(200)).body as CardJson;
+    },
+    async children(u: TestUser, id: number): Promise<CardJson[]> {
+      return (await t.http.get(`${API}/cards/${id}/children`).set(as(u)).expect(200)).body as CardJson[];
+    },
+    async childIds(u: TestUser, id: number): Promise<number[]> {
+      return (await c.children(u, id)).map((x) => x.id);
+    },
+    async relocate(u: TestUser, id: number, body: Record<string, unknown>, status = 200) {
+      return t.http.post(`${API}/cards/${id}/relocate`).set(as(u)).send(body).expect(status);
+    },
+    /** Every card of the project listing, all pages. */
+    async listing(u: TestUser, projectId: number, query: Record<string, string> = {}): Promise<{ cards: CardJson[]; total: number }> {
+      const cards: CardJson[] = [];
+      let total = -1;
+      for (let page = 1; ; page++) {
+        const res = await t.http
+          .get(`${API}/projects/${projectId}/cards`)
+          .query({ ...query, page: String(page), per_page: '1000' })
+          .set(as(u))
+          .expect(200);
+        total = Number(res.headers['x-service-total']);
+        cards.push(...(res.body as CardJson[]));
+        if (!res.headers['x-service-nextpage']) break;
+      }
+      return { cards, total };
+    },
+    async stream(u: TestUser, id: number, query: Record<string, string> = {}): Promise<StreamEntryJson[]> {
+      const res = await t.http.get(`${API}/cards/${id}/stream`).query(query).set(as(u)).expect(200);
+      return res.body as StreamEntryJson[];
+    },
+    /** Positions of a parent's children are 0..n-1 in the order /children gives. */
+    async expectDense(u: TestUser, parentId: number): Promise<CardJson[]> {
+      const kids = await c.children(u, parentId);
+      expect(kids.map((k) => k.position)).toEqual(kids.map((_, i) => i));
+      for (const k of kids) expect(k.parent_id).toBe(parentId);
+      return kids;
+    },
+  };
+  return c;
+}
+
+/**
+ * Checks the whole tree of a project from its top-level card: each card's
+ * parent_id, depth and position agree with the walk, positions are dense, no
+ * card is reached twice, and every card the listing shows is reached.
+ */
+export async function expectConsistentTree(t: TestApp, u: TestUser, project: ProjectJson): Promise<Map<number, CardJson>> {
+  const c = cardClient(t);
+  const seen = new Map<number, CardJson>();
+  const walk = async (id: number, depth: number): Promise<void> => {
+    const kids = await c.children(u, id);
+    expect(kids.map((k) => k.position)).toEqual(kids.map((_, i) => i));
+    for (const k of kids) {
+      expect(seen.has(k.id)).toBe(false);
+      expect(k.parent_id).toBe(id);
+      expect(k.depth).toBe(depth + 1);
+      seen.set(k.id, k);
+      await walk(k.id, depth + 1);
+    }
+  };
+  await walk(project.top_level_card_id, 0);
+  const { cards, total } = await c.listing(u, project.id, { with_archived: 'true' });
+  expect(total).toBe(seen.size);
+  expect(cards.map((x) => x.id).sort((a, b) => a - b)).toEqual([...seen.keys()].sort((a, b) => a - b));
+  return seen;
+}
+
+/** Follows parent_id from a card up to the top; fails on a cycle. */
+export async function ancestry(t: TestApp, u: TestUser, id: number): Promise<number[]> {
+  const c = cardClient(t);
+  const chain: number[] = [];
+  let current: number | null = id;
+  while (current !== null) {
+    expect(chain).not.toContain(current);
+    chain.push(current);
+    current = (await c.get(u, current)).parent_id;
+  }
+  return chain;
+}
