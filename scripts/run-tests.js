@@ -12,6 +12,7 @@ function step(label, cmd, args, env = {}) {
 
 const extra = process.argv.slice(2);
 step('type check', 'npx', ['tsc', '--noEmit', '-p', 'tsconfig.json']);
+step('build (the CLI and server suites run the built programs)', 'npm', ['run', 'build', '--silent']);
 step('module boundaries', 'npx', ['depcruise', 'src', '--config', '.dependency-cruiser.cjs']);
 step(
   `tests on ${process.env.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : 'embedded PGlite'}`,

@@ -41,7 +41,6 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   });
   app.setGlobalPrefix(API_PREFIX);
   app.useGlobalPipes(createValidationPipe());
-  app.enableShutdownHooks();
   const document = SwaggerModule.createDocument(
     app,
     new DocumentBuilder()

@@ -10,6 +10,20 @@ async function bootstrap(): Promise<void> {
   process.once('exit', release);
   const app = await createApp(config);
   await app.listen(config.port, config.host);
+  // Graceful shutdown: stop accepting, finish in-flight requests, close the
+  // database (PGlite flushes to disk), free the data directory, exit 0.
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    new Logger('cardwork').log(`${signal} received, shutting down`);
+    app
+      .close()
+      .then(() => process.exit(0))
+      .catch(() => process.exit(1));
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
   new Logger('cardwork').log(
     `listening on http://${config.host}:${config.port}/api/1.0 (${config.embedded ? `embedded database in ${config.dataDir}` : 'PostgreSQL'})`,
   );
