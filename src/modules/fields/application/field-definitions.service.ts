@@ -1,0 +1,257 @@
+import { Injectable } from '@nestjs/common';
+import type { Actor } from '../../../shared/domain/actor.js';
+import { NotFoundError } from '../../../shared/domain/domain-error.js';
+import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+import { WorkspaceApi, type AccessMode, type ProjectAccess } from '../../workspace/index.js';
+import {
+  toAttributeView,
+  toModelView,
+  validName,
+  type AttributeView,
+  type FieldDefinition,
+  type ModelDefinition,
+  type ModelView,
+} from '../domain/field-definition.js';
+import {
+  FieldHasValuesError,
+  FieldNameTakenError,
+  FieldNotFoundError,
+  GroupTypeFieldError,
+  InvalidFieldInputError,
+  ModelNameTakenError,
+  ModelNotFoundError,
+} from '../domain/fields.errors.js';
+import {
+  fieldTypeCatalogue,
+  isFieldType,
+  validateFieldOptions,
+  type FieldOptions,
+  type FieldType,
+  type FieldTypeInfo,
+} from '../domain/values/index.js';
+import { FieldDefinitionsRepository, UniqueViolation } from '../infrastructure/field-definitions.repository.js';
+import { FieldValuesRepository } from '../infrastructure/field-values.repository.js';
+import { FileBlobs } from './file-blobs.service.js';
+
+export interface FieldInput {
+  name?: unknown;
+  type?: unknown;
+  options?: unknown;
+}
+
+/** Field and model definitions: GET/POST /projects/{id}/attributes, /attributes/{id}, models. */
+@Injectable()
+export class FieldDefinitionsService {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly repo: FieldDefinitionsRepository,
+    private readonly values: FieldValuesRepository,
+    private readonly blobs: FileBlobs,
+    private readonly workspace: WorkspaceApi,
+  ) {}
+
+  attributeTypes(): FieldTypeInfo[] {
+    return fieldTypeCatalogue();
+  }
+
+  async listProjectFields(projectId: number, actor: Actor): Promise<AttributeView[]> {
+    await this.workspace.requireProject(projectId, actor, 'read');
+    return (await this.repo.projectFields(projectId)).map(toAttributeView);
+  }
+
+  createProjectField(projectId: number, input: FieldInput, actor: Actor): Promise<AttributeView> {
+    return this.uow.run(async () => {
+      await this.workspace.requireProject(projectId, actor, 'write');
+      return toAttributeView(await this.createField(projectId, null, input));
+    });
+  }
+
+  async listModels(projectId: number, actor: Actor): Promise<ModelView[]> {
+    await this.workspace.requireProject(projectId, actor, 'read');
+    return (await this.repo.models(projectId)).map(toModelView);
+  }
+
+  createModel(projectId: number, input: { name?: unknown }, actor: Actor): Promise<ModelView> {
+    const name = validName(input.name);
+    return this.uow.run(async () => {
+      await this.workspace.requireProject(projectId, actor, 'write');
+      try {
+        return toModelView(await this.repo.insertModel(projectId, name, actor.userId));
+      } catch (error) {
+        if (error instanceof UniqueViolation) throw new ModelNameTakenError(name);
+        throw error;
+      }
+    });
+  }
+
+  async listModelFields(modelId: number, actor: Actor): Promise<AttributeView[]> {
+    await this.requireModel(modelId, actor, 'read');
+    return (await this.repo.modelFields(modelId)).map(toAttributeView);
+  }
+
+  createModelField(modelId: number, input: FieldInput, actor: Actor): Promise<AttributeView> {
+    return this.uow.run(async () => {
+      const model = await this.requireModel(modelId, actor, 'write');
+      return toAttributeView(await this.createField(model.projectId, model.id, input));
+    });
+  }
+
+  async getField(fieldId: number, actor: Actor): Promise<AttributeView> {
+    return toAttributeView(await this.requireField(fieldId, actor, 'read'));
+  }
+
+  /** Renames and changes options; the type of a field never changes. */
+  updateField(fieldId: number, input: FieldInput, actor: Actor): Promise<AttributeView> {
+    return this.uow.run(async () => {
+      const field = await this.requireField(fieldId, actor, 'write');
+      if (field.type === 'group_type') throw new GroupTypeFieldError('name', field.name, 'its definition');
+      if (input.type !== undefined && input.type !== field.type) {
+        throw new InvalidFieldInputError('type', 'the type of a field cannot be changed; create a new field');
+      }
+      if (input.name === undefined && input.options === undefined) {
+        throw new InvalidFieldInputError('name', 'give a name and/or options');
+      }
+      const name = input.name === undefined ? undefined : validName(input.name);
+      const options = input.options === undefined ? undefined : validateFieldOptions(field.type, input.options);
+      await this.repo.lockProjectNames(field.projectId);
+      if (name !== undefined) await this.assertNameFree(field.projectId, field.modelId, name, field.id);
+      if (options !== undefined && this.narrowsValues(field.options, options)) {
+        if (await this.values.hasValues(field)) throw new FieldHasValuesError(field.name, 'the time and period options');
+      }
+      try {
+        await this.repo.update(field.id, { name, options });
+      } catch (error) {
+        if (error instanceof UniqueViolation) throw new FieldNameTakenError(name ?? field.name);
+        throw error;
+      }
+      return toAttributeView((await this.repo.find(field.id))!);
+    });
+  }
+
+  /** Removes the field and all its values. */
+  deleteField(fieldId: number, actor: Actor): Promise<void> {
+    return this.uow.run(async () => {
+      const field = await this.requireField(fieldId, actor, 'write');
+      if (field.type === 'group_type') throw new GroupTypeFieldError('id', field.name, 'its definition');
+      const keys = await this.values.fileKeysOfField(field.id);
+      await this.repo.delete(field.id);
+      this.blobs.deleteAfterCommit(keys);
+    });
+  }
+
+  /** Inside the caller's transaction (grouping creates its group type in the same one). */
+  async createGroupTypeField(projectId: number, groupTypeId: number, rawName: string): Promise<number> {
+    const name = validName(rawName);
+    return this.uow.run(async () => {
+      await this.repo.lockProjectNames(projectId);
+      await this.assertNameFree(projectId, null, name);
+      try {
+        const field = await this.repo.insert({ projectId, modelId: null, name, type: 'group_type', options: {}, groupTypeId });
+        return field.id;
+      } catch (error) {
+        if (error instanceof UniqueViolation) throw new FieldNameTakenError(name);
+        throw error;
+      }
+    });
+  }
+
+  renameGroupTypeField(groupTypeId: number, rawName: string): Promise<void> {
+    const name = validName(rawName);
+    return this.uow.run(async () => {
+      const field = await this.repo.findByGroupType(groupTypeId);
+      if (!field) throw new FieldNotFoundError();
+      await this.repo.lockProjectNames(field.projectId);
+      await this.assertNameFree(field.projectId, null, name, field.id);
+      try {
+        await this.repo.update(field.id, { name });
+      } catch (error) {
+        if (error instanceof UniqueViolation) throw new FieldNameTakenError(name);
+        throw error;
+      }
+    });
+  }
+
+  deleteGroupTypeField(groupTypeId: number): Promise<void> {
+    return this.uow.run(async () => {
+      const field = await this.repo.findByGroupType(groupTypeId);
+      if (field) await this.repo.delete(field.id);
+    });
+  }
+
+  /** The field, if the caller may see its project; 404 otherwise (never reveals another team's ids). */
+  async requireField(fieldId: number, actor: Actor, mode: AccessMode): Promise<FieldDefinition> {
+    const field = await this.repo.find(fieldId);
+    if (!field) throw new FieldNotFoundError();
+    await this.requireProjectOr404(field.projectId, actor, mode, () => new FieldNotFoundError());
+    return field;
+  }
+
+  async requireModel(modelId: number, actor: Actor, mode: AccessMode): Promise<ModelDefinition> {
+    const model = await this.repo.findModel(modelId);
+    if (!model) throw new ModelNotFoundError();
+    await this.requireProjectOr404(model.projectId, actor, mode, () => new ModelNotFoundError());
+    return model;
+  }
+
+  private async requireProjectOr404(
+    projectId: number,
+    actor: Actor,
+    mode: AccessMode,
+    notFound: () => Error,
+  ): Promise<ProjectAccess> {
+    try {
+      return await this.workspace.requireProject(projectId, actor, mode);
+    } catch (error) {
+      if (error instanceof NotFoundError) throw notFound();
+      throw error;
+    }
+  }
+
+  private async createField(projectId: number, modelId: number | null, input: FieldInput): Promise<FieldDefinition> {
+    const name = validName(input.name);
+    const type = this.validType(input.type);
+    const options = validateFieldOptions(type, input.options);
+    await this.repo.lockProjectNames(projectId);
+    await this.assertNameFree(projectId, modelId, name);
+    try {
+      return await this.repo.insert({ projectId, modelId, name, type, options, groupTypeId: null });
+    } catch (error) {
+      if (error instanceof UniqueViolation) throw new FieldNameTakenError(name);
+      throw error;
+    }
+  }
+
+  private validType(type: unknown): FieldType {
+    if (!isFieldType(type)) {
+      const known = fieldTypeCatalogue()
+        .map((t) => t.type)
+        .join(', ');
+      throw new InvalidFieldInputError('type', `must be one of ${known}`);
+    }
+    if (type === 'group_type') {
+      throw new InvalidFieldInputError(
+        'type',
+        'group_type fields come with group types; create one with POST /projects/{id}/group-types',
+      );
+    }
+    return type;
+  }
+
+  /**
+   * A card of a model sees the project's fields and the model's, so a project
+   * field's name must differ from every field of the project, and a model
+   * field's from the project fields and its model's fields. Two models may
+   * reuse a name: no card sees both.
+   */
+  private async assertNameFree(projectId: number, modelId: number | null, name: string, exceptId?: number): Promise<void> {
+    const clash = (await this.repo.sameNamed(projectId, name)).find(
+      (f) => f.id !== exceptId && (modelId === null || f.modelId === null || f.modelId === modelId),
+    );
+    if (clash) throw new FieldNameTakenError(name);
+  }
+
+  /** Values already stored stay valid when options only widen what is accepted. */
+  private narrowsValues(before: FieldOptions, after: FieldOptions): boolean {
+    return Boolean(before.period) !== Boolean(after.period) || (Boolean(before.time) && !after.time);
+  }
+}

@@ -1,0 +1,75 @@
+import type { FieldOptions, FieldType } from './values/index.js';
+import { InvalidFieldInputError } from './fields.errors.js';
+
+export const MAX_NAME_LENGTH = 1024;
+
+/** A field (attribute) definition: project-wide when `modelId` is null, else a model's own field. */
+export interface FieldDefinition {
+  id: number;
+  projectId: number;
+  modelId: number | null;
+  name: string;
+  type: FieldType;
+  options: FieldOptions;
+  groupTypeId: number | null;
+}
+
+export interface ModelDefinition {
+  id: number;
+  projectId: number;
+  name: string;
+}
+
+/** The attribute JSON of DESIGN.md §4. */
+export interface AttributeView {
+  id: number;
+  name: string;
+  type: FieldType;
+  project_id: number;
+  model_id: number | null;
+  options: FieldOptions;
+  group_type_id: number | null;
+}
+
+export function toAttributeView(f: FieldDefinition): AttributeView {
+  return {
+    id: f.id,
+    name: f.name,
+    type: f.type,
+    project_id: f.projectId,
+    model_id: f.modelId,
+    options: f.options,
+    group_type_id: f.groupTypeId,
+  };
+}
+
+export interface ModelView {
+  id: number;
+  project_id: number;
+  name: string;
+}
+
+export function toModelView(m: ModelDefinition): ModelView {
+  return { id: m.id, project_id: m.projectId, name: m.name };
+}
+
+/** Names of fields and models: 1–1024 characters after trimming, printable. */
+export function validName(value: unknown, property = 'name'): string {
+  if (typeof value !== 'string' || !value.trim()) throw new InvalidFieldInputError(property, 'must be a non-empty string');
+  const name = value.trim();
+  if (name.length > MAX_NAME_LENGTH) throw new InvalidFieldInputError(property, `must be at most ${MAX_NAME_LENGTH} characters`);
+  if (/[\u0000-\u001f\u007f]|\p{Cs}/u.test(name)) {
+    throw new InvalidFieldInputError(property, 'must not contain control characters');
+  }
+  return name;
+}
+
+/** A card sees the project's fields, plus its model's own fields when it has a model. */
+export function isFieldAvailable(field: FieldDefinition, cardModelId: number | null): boolean {
+  return field.modelId === null || field.modelId === cardModelId;
+}
+
+/** Case-insensitive, as the unique indexes compare names. */
+export function sameName(a: string, b: string): boolean {
+  return a.toLowerCase() === b.toLowerCase();
+}

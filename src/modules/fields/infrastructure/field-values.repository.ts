@@ -1,0 +1,262 @@
+import { Injectable } from '@nestjs/common';
+import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+import type { FieldDefinition } from '../domain/field-definition.js';
+
+export interface ScalarRow {
+  cardId: number;
+  attributeId: number;
+  value: unknown;
+}
+
+/** One entry of a list field (members: a user id; relationships: a target card id). */
+export interface ListRow {
+  cardId: number;
+  attributeId: number;
+  ref: number;
+}
+
+export interface VoteRow {
+  cardId: number;
+  attributeId: number;
+  userId: number;
+  vote: number;
+}
+
+export interface StoredFileRow {
+  id: number;
+  organizationId: number;
+  projectId: number;
+  cardId: number;
+  attributeId: number;
+  name: string;
+  size: number;
+  mimeType: string;
+  storageKey: string;
+}
+
+export interface NewStoredFile {
+  organizationId: number;
+  projectId: number;
+  cardId: number;
+  attributeId: number;
+  name: string;
+  size: number;
+  mimeType: string;
+  storageKey: string;
+  createdBy: number;
+}
+
+type Raw = Record<string, unknown>;
+const n = (v: unknown): number => Number(v);
+
+function toFile(r: Raw): StoredFileRow {
+  return {
+    id: n(r.id),
+    organizationId: n(r.organization_id),
+    projectId: n(r.project_id),
+    cardId: n(r.card_id),
+    attributeId: n(r.attribute_id),
+    name: String(r.name),
+    size: n(r.size),
+    mimeType: String(r.mime_type),
+    storageKey: String(r.storage_key),
+  };
+}
+
+const FILE_COLUMNS = 'id, organization_id, project_id, card_id, attribute_id, name, size, mime_type, storage_key';
+
+/** The list tables share a shape: (card_id, attribute_id, <ref column>, position). */
+export type ListTable = 'members' | 'relationships';
+const LIST_TABLES: Record<ListTable, { table: string; column: string }> = {
+  members: { table: 'fields.member_values', column: 'user_id' },
+  relationships: { table: 'fields.relationship_values', column: 'target_card_id' },
+};
+
+/**
+ * Values of every field type. Reads take a batch of cards (the card JSON is
+ * built for many cards at once); writes happen while the card row is locked
+ * by the caller (CardHierarchyApi.touch), so list positions stay consistent.
+ */
+@Injectable()
+export class FieldValuesRepository {
+  constructor(private readonly uow: UnitOfWork) {}
+
+  private q<T = Raw[]>(sql: string, params: unknown[] = []): Promise<T> {
+    return this.uow.manager.query(sql, params) as Promise<T>;
+  }
+
+  async scalars(cardIds: number[]): Promise<ScalarRow[]> {
+    const rows = await this.q(
+      `SELECT card_id, attribute_id, value::text AS value FROM fields.scalar_values WHERE card_id = ANY($1::bigint[])`,
+      [cardIds],
+    );
+    return rows.map((r) => ({ cardId: n(r.card_id), attributeId: n(r.attribute_id), value: JSON.parse(String(r.value)) as unknown }));
+  }
+
+  async lists(kind: ListTable, cardIds: number[]): Promise<ListRow[]> {
+    const { table, column } = LIST_TABLES[kind];
+    const rows = await this.q(
+      `SELECT card_id, attribute_id, ${column} AS ref FROM ${table}
+        WHERE card_id = ANY($1::bigint[]) ORDER BY card_id, attribute_id, position`,
+      [cardIds],
+    );
+    return rows.map((r) => ({ cardId: n(r.card_id), attributeId: n(r.attribute_id), ref: n(r.ref) }));
+  }
+
+  async votes(cardIds: number[]): Promise<VoteRow[]> {
+    const rows = await this.q(
+      `SELECT card_id, attribute_id, user_id, vote FROM fields.like_votes
+        WHERE card_id = ANY($1::bigint[]) ORDER BY card_id, attribute_id, user_id`,
+      [cardIds],
+    );
+    return rows.map((r) => ({ cardId: n(r.card_id), attributeId: n(r.attribute_id), userId: n(r.user_id), vote: n(r.vote) }));
+  }
+
+  async files(cardIds: number[]): Promise<StoredFileRow[]> {
+    const rows = await this.q(
+      `SELECT ${FILE_COLUMNS} FROM fields.files WHERE card_id = ANY($1::bigint[]) ORDER BY card_id, attribute_id, position, id`,
+      [cardIds],
+    );
+    return rows.map(toFile);
+  }
+
+  async setScalar(cardId: number, attributeId: number, value: unknown): Promise<void> {
+    if (value === null) {
+      await this.q(`DELETE FROM fields.scalar_values WHERE card_id = $1 AND attribute_id = $2`, [cardId, attributeId]);
+      return;
+    }
+    await this.q(
+      `INSERT INTO fields.scalar_values (card_id, attribute_id, value) VALUES ($1, $2, $3::jsonb)
+       ON CONFLICT (card_id, attribute_id) DO UPDATE SET value = EXCLUDED.value`,
+      [cardId, attributeId, JSON.stringify(value)],
+    );
+  }
+
+  /** Replaces the list with `refs` in that order. */
+  async replaceList(kind: ListTable, cardId: number, attributeId: number, refs: number[]): Promise<void> {
+    const { table, column } = LIST_TABLES[kind];
+    await this.q(`DELETE FROM ${table} WHERE card_id = $1 AND attribute_id = $2`, [cardId, attributeId]);
+    if (!refs.length) return;
+    await this.q(
+      `INSERT INTO ${table} (card_id, attribute_id, ${column}, position)
+       SELECT $1, $2, ref, ord - 1 FROM unnest($3::bigint[]) WITH ORDINALITY AS t(ref, ord)`,
+      [cardId, attributeId, refs],
+    );
+  }
+
+  /** Adds `ref` last; false when it was already in the list. */
+  async appendToList(kind: ListTable, cardId: number, attributeId: number, ref: number): Promise<boolean> {
+    const { table, column } = LIST_TABLES[kind];
+    const rows = await this.q(
+      `INSERT INTO ${table} (card_id, attribute_id, ${column}, position)
+       SELECT $1, $2, $3, coalesce(max(position) + 1, 0) FROM ${table} WHERE card_id = $1 AND attribute_id = $2
+       ON CONFLICT DO NOTHING RETURNING ${column}`,
+      [cardId, attributeId, ref],
+    );
+    return rows.length > 0;
+  }
+
+  /** Removes `ref` (or the last entry when undefined); returns what was removed. */
+  async removeFromList(kind: ListTable, cardId: number, attributeId: number, ref?: number): Promise<number | null> {
+    const { table, column } = LIST_TABLES[kind];
+    const rows =
+      ref === undefined
+        ? await this.q(
+            `DELETE FROM ${table} WHERE (card_id, attribute_id, ${column}) IN (
+               SELECT card_id, attribute_id, ${column} FROM ${table} WHERE card_id = $1 AND attribute_id = $2
+                ORDER BY position DESC LIMIT 1)
+             RETURNING ${column} AS ref`,
+            [cardId, attributeId],
+          )
+        : await this.q(
+            `DELETE FROM ${table} WHERE card_id = $1 AND attribute_id = $2 AND ${column} = $3 RETURNING ${column} AS ref`,
+            [cardId, attributeId, ref],
+          );
+    return rows.length ? n(rows[0].ref) : null;
+  }
+
+  /** The user's vote; 0 removes it. */
+  async setVote(cardId: number, attributeId: number, userId: number, vote: number): Promise<void> {
+    if (vote === 0) {
+      await this.q(`DELETE FROM fields.like_votes WHERE card_id = $1 AND attribute_id = $2 AND user_id = $3`, [
+        cardId,
+        attributeId,
+        userId,
+      ]);
+      return;
+    }
+    await this.q(
+      `INSERT INTO fields.like_votes (card_id, attribute_id, user_id, vote) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (card_id, attribute_id, user_id) DO UPDATE SET vote = EXCLUDED.vote`,
+      [cardId, attributeId, userId, vote],
+    );
+  }
+
+  async insertFile(f: NewStoredFile): Promise<StoredFileRow> {
+    const rows = await this.q(
+      `INSERT INTO fields.files (organization_id, project_id, card_id, attribute_id, position, name, size, mime_type, storage_key, created_by)
+       SELECT $1, $2, $3, $4, coalesce(max(position) + 1, 0), $5, $6, $7, $8, $9
+         FROM fields.files WHERE card_id = $3 AND attribute_id = $4
+       RETURNING ${FILE_COLUMNS}`,
+      [f.organizationId, f.projectId, f.cardId, f.attributeId, f.name, f.size, f.mimeType, f.storageKey, f.createdBy],
+    );
+    return toFile(rows[0]);
+  }
+
+  async findFile(id: number): Promise<StoredFileRow | null> {
+    const rows = await this.q(`SELECT ${FILE_COLUMNS} FROM fields.files WHERE id = $1`, [id]);
+    return rows[0] ? toFile(rows[0]) : null;
+  }
+
+  /** Removes every file of the field on the card; returns the removed rows (their blobs go after commit). */
+  async deleteFiles(cardId: number, attributeId: number): Promise<StoredFileRow[]> {
+    const rows = await this.q(
+      `DELETE FROM fields.files WHERE card_id = $1 AND attribute_id = $2 RETURNING ${FILE_COLUMNS}`,
+      [cardId, attributeId],
+    );
+    return rows.map(toFile);
+  }
+
+  /** Removes one file of the field (the last one when `fileId` is undefined). */
+  async deleteFile(cardId: number, attributeId: number, fileId?: number): Promise<StoredFileRow | null> {
+    const rows =
+      fileId === undefined
+        ? await this.q(
+            `DELETE FROM fields.files WHERE id = (
+               SELECT id FROM fields.files WHERE card_id = $1 AND attribute_id = $2 ORDER BY position DESC, id DESC LIMIT 1)
+             RETURNING ${FILE_COLUMNS}`,
+            [cardId, attributeId],
+          )
+        : await this.q(
+            `DELETE FROM fields.files WHERE id = $3 AND card_id = $1 AND attribute_id = $2 RETURNING ${FILE_COLUMNS}`,
+            [cardId, attributeId, fileId],
+          );
+    return rows[0] ? toFile(rows[0]) : null;
+  }
+
+  async fileKeysOfField(attributeId: number): Promise<string[]> {
+    const rows = await this.q(`SELECT storage_key FROM fields.files WHERE attribute_id = $1`, [attributeId]);
+    return rows.map((r) => String(r.storage_key));
+  }
+
+  async fileKeysOfProject(projectId: number): Promise<string[]> {
+    const rows = await this.q(`SELECT storage_key FROM fields.files WHERE project_id = $1`, [projectId]);
+    return rows.map((r) => String(r.storage_key));
+  }
+
+  /** Whether any card holds a value of the field. */
+  async hasValues(field: FieldDefinition): Promise<boolean> {
+    const table =
+      field.type === 'members'
+        ? 'fields.member_values'
+        : field.type === 'relationships'
+          ? 'fields.relationship_values'
+          : field.type === 'likes'
+            ? 'fields.like_votes'
+            : field.type === 'files'
+              ? 'fields.files'
+              : 'fields.scalar_values';
+    const rows = await this.q(`SELECT 1 FROM ${table} WHERE attribute_id = $1 LIMIT 1`, [field.id]);
+    return rows.length > 0;
+  }
+}
