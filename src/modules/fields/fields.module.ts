@@ -4,26 +4,52 @@ import { AppConfig } from '../../config/app-config.js';
 import { CardHierarchyModule } from '../card-hierarchy/index.js';
 import { IdentityModule } from '../identity/index.js';
 import { WorkspaceModule } from '../workspace/index.js';
+import { AttributeValuesReader } from './application/attribute-values.reader.js';
+import { CardAttributesExtension } from './application/card-attributes.extension.js';
+import { CardModelService } from './application/card-model.service.js';
+import { CardValuesService } from './application/card-values.service.js';
+import { FieldChoicesService } from './application/field-choices.service.js';
 import { FieldDefinitionsService } from './application/field-definitions.service.js';
 import { FieldsApiImpl } from './application/fields.api-impl.js';
 import { FileBlobs } from './application/file-blobs.service.js';
+import { FileDownloadsService } from './application/file-downloads.service.js';
+import { FileInputs } from './application/file-inputs.service.js';
 import { GroupTypeBridge } from './application/group-type-bridge.js';
 import { FieldsProjectLifecycleHandler } from './application/project-lifecycle.handler.js';
 import { FieldsApi } from './contracts/fields.api.js';
+import { CardAttributesController } from './http/card-attributes.controller.js';
+import { FieldDefinitionsController, ModelsController } from './http/field-definitions.controller.js';
+import { FilesController } from './http/files.controller.js';
+import { UploadInterceptor } from './http/upload.interceptor.js';
 import { FieldDefinitionsRepository } from './infrastructure/field-definitions.repository.js';
 import { FieldValuesRepository } from './infrastructure/field-values.repository.js';
 import { DiskFileStorage, FileStorage } from './infrastructure/file-storage.js';
+import { TeamCardsQuery } from './infrastructure/team-cards.query.js';
 
 @Module({
   imports: [IdentityModule, WorkspaceModule, CardHierarchyModule],
+  controllers: [FieldDefinitionsController, ModelsController, CardAttributesController, FilesController],
   providers: [
     FieldDefinitionsRepository,
     FieldValuesRepository,
-    { provide: FileStorage, useFactory: (config: AppConfig) => new DiskFileStorage(path.join(config.dataDir, 'files')), inject: [AppConfig] },
+    TeamCardsQuery,
+    {
+      provide: FileStorage,
+      useFactory: (config: AppConfig) => new DiskFileStorage(path.join(config.dataDir, 'files')),
+      inject: [AppConfig],
+    },
     FileBlobs,
+    FileInputs,
     GroupTypeBridge,
+    AttributeValuesReader,
     FieldDefinitionsService,
+    CardValuesService,
+    CardModelService,
+    FieldChoicesService,
+    FileDownloadsService,
+    CardAttributesExtension,
     FieldsProjectLifecycleHandler,
+    UploadInterceptor,
     { provide: FieldsApi, useClass: FieldsApiImpl },
   ],
   exports: [FieldsApi],

@@ -1,0 +1,116 @@
+import { Injectable } from '@nestjs/common';
+import { AppConfig } from '../../../config/app-config.js';
+import type { CardSummary } from '../../card-hierarchy/index.js';
+import { isFieldAvailable, type FieldDefinition } from '../domain/field-definition.js';
+import { emptyValue } from '../domain/values/index.js';
+import { FieldDefinitionsRepository } from '../infrastructure/field-definitions.repository.js';
+import { FieldValuesRepository, type StoredFileRow } from '../infrastructure/field-values.repository.js';
+import { GroupTypeBridge } from './group-type-bridge.js';
+
+/** A card's field as read: where to find it, and the card it belongs to. */
+export type CardRef = Pick<CardSummary, 'id' | 'projectId' | 'modelId'>;
+
+export interface LikesValue {
+  score: number;
+  votes: Record<string, number>;
+}
+
+export interface FileValue {
+  id: number;
+  name: string;
+  size: number;
+  mime_type: string;
+  url: string;
+}
+
+/**
+ * Builds the `attributes` map of the card JSON (DESIGN.md §4, §5) for a batch
+ * of cards in a fixed number of queries: every field the card may use, keyed
+ * by name, with `null` or `[]` when unset. Values of fields the card may not
+ * use (another model's) stay stored and are simply not shown.
+ */
+@Injectable()
+export class AttributeValuesReader {
+  constructor(
+    private readonly definitions: FieldDefinitionsRepository,
+    private readonly values: FieldValuesRepository,
+    private readonly groupTypes: GroupTypeBridge,
+    private readonly config: AppConfig,
+  ) {}
+
+  fileUrl(fileId: number): string {
+    return `${this.config.baseUrl}/files/${fileId}`;
+  }
+
+  toFileValue(f: StoredFileRow): FileValue {
+    return { id: f.id, name: f.name, size: f.size, mime_type: f.mimeType, url: this.fileUrl(f.id) };
+  }
+
+  async attributesOf(cards: CardRef[]): Promise<Map<number, Record<string, unknown>>> {
+    const result = new Map<number, Record<string, unknown>>();
+    if (!cards.length) return result;
+    const fields = await this.definitions.fieldsOfProjects([...new Set(cards.map((c) => c.projectId))]);
+    const shownByCard = new Map(cards.map((c) => [c.id, fields.filter((f) => f.projectId === c.projectId && isFieldAvailable(f, c.modelId))]));
+    const shownTypes = new Set([...shownByCard.values()].flat().map((f) => f.type));
+    const cardIds = cards.map((c) => c.id);
+    const values = new Map<string, unknown>();
+    const key = (cardId: number, attributeId: number) => `${cardId}:${attributeId}`;
+    const pushTo = (k: string, v: unknown) => {
+      const list = (values.get(k) as unknown[] | undefined) ?? [];
+      list.push(v);
+      values.set(k, list);
+    };
+
+    if ([...shownTypes].some((t) => ['text', 'content', 'number', 'bool', 'date', 'time'].includes(t))) {
+      for (const r of await this.values.scalars(cardIds)) values.set(key(r.cardId, r.attributeId), r.value);
+    }
+    if (shownTypes.has('members')) {
+      for (const r of await this.values.lists('members', cardIds)) pushTo(key(r.cardId, r.attributeId), r.ref);
+    }
+    if (shownTypes.has('relationships')) {
+      for (const r of await this.values.lists('relationships', cardIds)) pushTo(key(r.cardId, r.attributeId), r.ref);
+    }
+    if (shownTypes.has('files')) {
+      for (const f of await this.values.files(cardIds)) pushTo(key(f.cardId, f.attributeId), this.toFileValue(f));
+    }
+    if (shownTypes.has('likes')) {
+      for (const v of await this.values.votes(cardIds)) {
+        const k = key(v.cardId, v.attributeId);
+        const likes = (values.get(k) as LikesValue | undefined) ?? { score: 0, votes: {} };
+        likes.score += v.vote;
+        likes.votes[String(v.userId)] = v.vote;
+        values.set(k, likes);
+      }
+    }
+    if (shownTypes.has('group_type')) {
+      const groupFields = fields.filter((f) => f.type === 'group_type' && f.groupTypeId !== null);
+      const byCard = await this.groupTypes.values(cardIds, groupFields.map((f) => f.groupTypeId!));
+      for (const f of groupFields) {
+        for (const [cardId, perType] of byCard) {
+          const groups = perType.get(f.groupTypeId!);
+          if (groups?.length) values.set(key(cardId, f.id), [...groups]);
+        }
+      }
+    }
+
+    for (const card of cards) {
+      const attributes: Record<string, unknown> = {};
+      for (const f of shownByCard.get(card.id) ?? []) {
+        attributes[f.name] = values.get(key(card.id, f.id)) ?? shownEmpty(f);
+      }
+      result.set(card.id, attributes);
+    }
+    return result;
+  }
+
+  async attributesOfOne(card: CardRef): Promise<Record<string, unknown>> {
+    return (await this.attributesOf([card])).get(card.id) ?? {};
+  }
+}
+
+/** Lists stay lists and likes keep their shape, so clients can read any card the same way. */
+function shownEmpty(field: FieldDefinition): unknown {
+  if (field.type === 'likes') return { score: 0, votes: {} };
+  if (field.type === 'group_type') return [];
+  return emptyValue(field.type);
+}

@@ -1,0 +1,57 @@
+import { Injectable } from '@nestjs/common';
+import type { Actor } from '../../../shared/domain/actor.js';
+import { requireId } from '../../../shared/domain/ids.js';
+import { CardModelChanged } from '../../../shared/events/card.events.js';
+import { EventBus } from '../../../shared/events/event-bus.js';
+import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+import { CardHierarchyApi, type CardView } from '../../card-hierarchy/index.js';
+import { InvalidFieldInputError } from '../domain/fields.errors.js';
+import { isPlainObject } from '../domain/values/json.guards.js';
+import { FieldDefinitionsRepository } from '../infrastructure/field-definitions.repository.js';
+
+/**
+ * POST /cards/{id}/model. The association is stored on the card row (owned by
+ * card-hierarchy). Values of the old model's fields stay stored: they are
+ * hidden while the card has another model and shown again if it comes back.
+ */
+@Injectable()
+export class CardModelService {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly cards: CardHierarchyApi,
+    private readonly definitions: FieldDefinitionsRepository,
+    private readonly events: EventBus,
+  ) {}
+
+  async setModel(cardId: number, body: unknown, actor: Actor): Promise<CardView> {
+    if (!isPlainObject(body) || !('model_id' in body) || body.model_id === undefined) {
+      throw new InvalidFieldInputError('model_id', 'is required: a model id, or null to remove the model');
+    }
+    const extra = Object.keys(body).find((k) => k !== 'model_id');
+    if (extra !== undefined) throw new InvalidFieldInputError(extra, 'is not a known property');
+    const modelId = body.model_id === null ? null : requireId(body.model_id, 'model_id');
+    await this.uow.run(async () => {
+      await this.cards.touch(cardId);
+      const { card } = await this.cards.requireCard(cardId, actor, 'write');
+      let modelName: string | null = null;
+      if (modelId !== null) {
+        const model = await this.definitions.findModel(modelId);
+        if (!model || model.projectId !== card.projectId) {
+          throw new InvalidFieldInputError('model_id', `no model ${modelId} in this card's project`);
+        }
+        modelName = model.name;
+      }
+      if (card.modelId === modelId) return;
+      await this.cards.setModelId(cardId, modelId);
+      await this.events.publish(
+        new CardModelChanged({
+          cardId,
+          projectId: card.projectId,
+          actorId: actor.userId,
+          data: { from: card.modelId, to: modelId, model: modelName },
+        }),
+      );
+    });
+    return this.cards.view(cardId, actor);
+  }
+}

@@ -1,0 +1,358 @@
+import { Injectable } from '@nestjs/common';
+import type { Actor } from '../../../shared/domain/actor.js';
+import { CardAttributeChanged } from '../../../shared/events/card.events.js';
+import { EventBus } from '../../../shared/events/event-bus.js';
+import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+import { CardHierarchyApi, type CardSummary, type CardView } from '../../card-hierarchy/index.js';
+import { IdentityApi } from '../../identity/index.js';
+import { WorkspaceApi } from '../../workspace/index.js';
+import { isFieldAvailable, type FieldDefinition } from '../domain/field-definition.js';
+import {
+  FieldNotAvailableError,
+  FieldNotFoundError,
+  GroupTypeFieldError,
+  InvalidFieldInputError,
+} from '../domain/fields.errors.js';
+import {
+  invalidValue,
+  isMultiValued,
+  parseListItem,
+  parsePopValue,
+  parseValue,
+  type FileInput,
+  type MemberRef,
+} from '../domain/values/index.js';
+import { isPlainObject } from '../domain/values/json.guards.js';
+import { FieldDefinitionsRepository } from '../infrastructure/field-definitions.repository.js';
+import { FieldValuesRepository } from '../infrastructure/field-values.repository.js';
+import { AttributeValuesReader } from './attribute-values.reader.js';
+import { lookupField, requireBodyField } from './field-lookup.js';
+import { FileBlobs } from './file-blobs.service.js';
+import { FileInputs, type PreparedFile, type UploadedFile } from './file-inputs.service.js';
+
+/**
+ * One change to one field of a card. Values are parsed (and files turned into
+ * bytes) before the transaction opens; references to users and cards are
+ * checked inside it.
+ */
+type Write =
+  | { kind: 'set'; field: FieldDefinition; value: unknown }
+  | { kind: 'append'; field: FieldDefinition; item: unknown }
+  | { kind: 'pop'; field: FieldDefinition; item: MemberRef | number | undefined };
+
+/** Card the writes apply to, as locked inside the transaction. */
+type TargetCard = Pick<CardSummary, 'id' | 'projectId' | 'organizationId' | 'modelId'>;
+
+const SCALAR_TYPES = new Set(['text', 'content', 'number', 'bool', 'date', 'time']);
+
+/**
+ * Field values of cards: the attribute operations of the spec's "Card
+ * operations" and `attributes` on card creation. A request either applies
+ * every value it carries or none (one transaction; a bad value throws).
+ */
+@Injectable()
+export class CardValuesService {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly cards: CardHierarchyApi,
+    private readonly workspace: WorkspaceApi,
+    private readonly identity: IdentityApi,
+    private readonly definitions: FieldDefinitionsRepository,
+    private readonly values: FieldValuesRepository,
+    private readonly reader: AttributeValuesReader,
+    private readonly fileInputs: FileInputs,
+    private readonly blobs: FileBlobs,
+    private readonly events: EventBus,
+  ) {}
+
+  /** POST /cards/{id}/attributes: `{"attributes": {...}}` or a flat `{name: value}` object. */
+  setMany(cardId: number, body: unknown, actor: Actor): Promise<CardView> {
+    return this.run(cardId, actor, (card, fields) => {
+      if (!isPlainObject(body)) throw new InvalidFieldInputError('attributes', 'expected a JSON object of field values');
+      const keys = Object.keys(body);
+      if (keys.includes('attributes') && isPlainObject(body.attributes)) {
+        const extra = keys.find((k) => k !== 'attributes');
+        if (extra !== undefined) {
+          throw new InvalidFieldInputError(extra, 'send either {"attributes": {...}} or a flat object of field values, not both');
+        }
+        return this.planBatch(fields, card.modelId, body.attributes, 'attributes.');
+      }
+      return this.planBatch(fields, card.modelId, body, '');
+    });
+  }
+
+  /** POST /cards/{id}/attributes/{name_or_id}: `{"value": v}`, or a multipart upload for a files field. */
+  setOne(cardId: number, key: string, body: unknown, upload: UploadedFile | undefined, actor: Actor): Promise<CardView> {
+    return this.run(cardId, actor, (card, fields) => {
+      const field = this.pathField(fields, card.modelId, key);
+      if (upload) return [{ kind: 'set', field: this.filesField(field), value: [this.fileInputs.fromUpload(upload)] }];
+      const value = this.valueOf(body, true);
+      return [{ kind: 'set', field, value: parseValue(field, value) }];
+    });
+  }
+
+  /** POST …/append: adds one value to a members, relationships or files field. */
+  append(cardId: number, key: string, body: unknown, upload: UploadedFile | undefined, actor: Actor): Promise<CardView> {
+    return this.run(cardId, actor, (card, fields) => {
+      const field = this.pathField(fields, card.modelId, key);
+      if (upload) return [{ kind: 'append', field: this.filesField(field), item: this.fileInputs.fromUpload(upload) }];
+      return [{ kind: 'append', field, item: parseListItem(field, this.valueOf(body, true)) }];
+    });
+  }
+
+  /** POST …/pop: `{"value": v}` removes v; no value removes the last one. */
+  pop(cardId: number, key: string, body: unknown, actor: Actor): Promise<CardView> {
+    return this.run(cardId, actor, (card, fields) => {
+      const field = this.pathField(fields, card.modelId, key);
+      const value = this.valueOf(body, false);
+      if (value === undefined) {
+        if (field.type === 'group_type') throw new GroupTypeFieldError(field.name, field.name);
+        if (!isMultiValued(field.type)) {
+          throw invalidValue(field.name, `append and pop apply only to members, relationships and files fields, not ${field.type}`);
+        }
+        return [{ kind: 'pop', field, item: undefined }];
+      }
+      return [{ kind: 'pop', field, item: parsePopValue(field, value) }];
+    });
+  }
+
+  /** `attributes` of POST /cards/{parent}/children, inside the creation's transaction. */
+  async applyOnCreate(card: CardSummary, attributes: unknown, actor: Actor): Promise<void> {
+    if (!isPlainObject(attributes)) throw new InvalidFieldInputError('attributes', 'expected an object mapping field names to values');
+    const fields = await this.definitions.fieldsOfProjects([card.projectId]);
+    const writes = this.planBatch(fields, card.modelId, attributes, 'attributes.');
+    await this.prepareFiles(writes);
+    const written: string[] = [];
+    try {
+      await this.apply(card, writes, actor, written);
+    } catch (error) {
+      await this.blobs.deleteNow(written);
+      throw error;
+    }
+  }
+
+  private async run(
+    cardId: number,
+    actor: Actor,
+    plan: (card: CardSummary, fields: FieldDefinition[]) => Write[],
+  ): Promise<CardView> {
+    const { card } = await this.cards.requireCard(cardId, actor, 'write');
+    const writes = plan(card, await this.definitions.fieldsOfProjects([card.projectId]));
+    // Downloads happen before the transaction opens, so a slow URL never holds locks.
+    await this.prepareFiles(writes);
+    const written: string[] = [];
+    try {
+      await this.uow.run(async () => {
+        // Locks the card row: concurrent writes to one card's values queue up here.
+        await this.cards.touch(cardId);
+        const { card: locked } = await this.cards.requireCard(cardId, actor, 'write');
+        await this.apply(locked, writes, actor, written);
+      });
+    } catch (error) {
+      await this.blobs.deleteNow(written);
+      throw error;
+    }
+    return this.cards.view(cardId, actor);
+  }
+
+  private planBatch(fields: FieldDefinition[], modelId: number | null, values: Record<string, unknown>, prefix: string): Write[] {
+    const entries = Object.entries(values);
+    if (!entries.length) throw new InvalidFieldInputError(prefix ? prefix.slice(0, -1) : 'attributes', 'give at least one field value');
+    const seen = new Set<number>();
+    return entries.map(([key, raw]) => {
+      const property = `${prefix}${key}`;
+      const field = requireBodyField(fields, modelId, key, property);
+      if (seen.has(field.id)) throw new InvalidFieldInputError(property, `field "${field.name}" is given twice`);
+      seen.add(field.id);
+      if (field.type === 'group_type') throw new GroupTypeFieldError(property, field.name);
+      return { kind: 'set', field, value: parseValue(field, raw) };
+    });
+  }
+
+  /** A field named in the path: unknown → 404; another model's field → 400 (the card may not use it). */
+  private pathField(fields: FieldDefinition[], modelId: number | null, key: string): FieldDefinition {
+    const found = lookupField(fields, modelId, key);
+    if (!found) throw new FieldNotFoundError();
+    if ('unavailable' in found) throw new FieldNotAvailableError('attribute', found.unavailable.name);
+    if (found.field.type === 'group_type') throw new GroupTypeFieldError(found.field.name, found.field.name);
+    return found.field;
+  }
+
+  private filesField(field: FieldDefinition): FieldDefinition {
+    if (field.type !== 'files') {
+      throw invalidValue(field.name, `a file upload can only set a files field (this field is ${field.type})`);
+    }
+    return field;
+  }
+
+  /** The `value` of a single-value body; only that key is accepted. */
+  private valueOf(body: unknown, required: boolean): unknown {
+    if (body === undefined || body === null || (isPlainObject(body) && !Object.keys(body).length)) {
+      if (required) throw new InvalidFieldInputError('value', 'is required');
+      return undefined;
+    }
+    if (!isPlainObject(body)) throw new InvalidFieldInputError('value', 'send a JSON object {"value": …}');
+    const extra = Object.keys(body).find((k) => k !== 'value');
+    if (extra !== undefined) throw new InvalidFieldInputError(extra, 'is not a known property (send {"value": …})');
+    if (required && body.value === undefined) throw new InvalidFieldInputError('value', 'is required');
+    return body.value;
+  }
+
+  private async prepareFiles(writes: Write[]): Promise<void> {
+    for (const w of writes) {
+      if (w.field.type !== 'files') continue;
+      if (w.kind === 'set' && Array.isArray(w.value)) {
+        const prepared: PreparedFile[] = [];
+        for (const input of w.value as Array<FileInput | PreparedFile>) prepared.push(await this.prepareOne(w.field, input));
+        w.value = prepared;
+      } else if (w.kind === 'append') {
+        w.item = await this.prepareOne(w.field, w.item as FileInput | PreparedFile);
+      }
+    }
+  }
+
+  private prepareOne(field: FieldDefinition, input: FileInput | PreparedFile): Promise<PreparedFile> {
+    return 'kind' in input ? this.fileInputs.prepare(field.name, input) : Promise.resolve(input);
+  }
+
+  private async apply(card: TargetCard, writes: Write[], actor: Actor, written: string[]): Promise<void> {
+    for (const w of writes) {
+      if (!isFieldAvailable(w.field, card.modelId)) throw new FieldNotAvailableError(w.field.name, w.field.name);
+    }
+    const before = await this.reader.attributesOfOne(card);
+    for (const w of writes) await this.applyOne(card, w, actor, written);
+    const after = await this.reader.attributesOfOne(card);
+    for (const w of writes) {
+      const from = before[w.field.name];
+      const to = after[w.field.name];
+      if (JSON.stringify(from) === JSON.stringify(to)) continue;
+      await this.events.publish(
+        new CardAttributeChanged({
+          cardId: card.id,
+          projectId: card.projectId,
+          actorId: actor.userId,
+          data: { attribute_id: w.field.id, attribute: w.field.name, type: w.field.type, operation: w.kind, from, to },
+        }),
+      );
+    }
+  }
+
+  private async applyOne(card: TargetCard, w: Write, actor: Actor, written: string[]): Promise<void> {
+    const { field } = w;
+    if (field.type === 'group_type') throw new GroupTypeFieldError(field.name, field.name);
+    if (SCALAR_TYPES.has(field.type)) {
+      if (w.kind !== 'set') throw invalidValue(field.name, 'append and pop apply only to members, relationships and files fields');
+      await this.values.setScalar(card.id, field.id, w.value);
+      return;
+    }
+    switch (field.type) {
+      case 'likes':
+        if (w.kind !== 'set') throw invalidValue(field.name, 'append and pop apply only to members, relationships and files fields');
+        await this.values.setVote(card.id, field.id, actor.userId, (w.value as number | null) ?? 0);
+        return;
+      case 'members':
+        return this.applyMembers(card, w);
+      case 'relationships':
+        return this.applyRelationships(card, w);
+      case 'files':
+        return this.applyFiles(card, w, actor, written);
+    }
+  }
+
+  private async applyMembers(card: TargetCard, w: Write): Promise<void> {
+    const { field } = w;
+    if (w.kind === 'set') {
+      const ids = await this.teamMembers(card, field, (w.value as MemberRef[] | null) ?? []);
+      await this.values.replaceList('members', card.id, field.id, ids);
+    } else if (w.kind === 'append') {
+      const [id] = await this.teamMembers(card, field, [w.item as MemberRef]);
+      await this.values.appendToList('members', card.id, field.id, id);
+    } else {
+      const id = w.item === undefined ? undefined : await this.userIdOf(field, w.item as MemberRef);
+      const removed = id === null ? null : await this.values.removeFromList('members', card.id, field.id, id);
+      if (removed === null) throw this.notInList(field, w.item);
+    }
+  }
+
+  private async applyRelationships(card: TargetCard, w: Write): Promise<void> {
+    const { field } = w;
+    if (w.kind === 'set') {
+      const ids = await this.teamCards(card, field, (w.value as number[] | null) ?? []);
+      await this.values.replaceList('relationships', card.id, field.id, ids);
+    } else if (w.kind === 'append') {
+      const [id] = await this.teamCards(card, field, [w.item as number]);
+      await this.values.appendToList('relationships', card.id, field.id, id);
+    } else {
+      const removed = await this.values.removeFromList('relationships', card.id, field.id, w.item as number | undefined);
+      if (removed === null) throw this.notInList(field, w.item);
+    }
+  }
+
+  private async applyFiles(card: TargetCard, w: Write, actor: Actor, written: string[]): Promise<void> {
+    const { field } = w;
+    if (w.kind === 'pop') {
+      const removed = await this.values.deleteFile(card.id, field.id, w.item as number | undefined);
+      if (!removed) throw this.notInList(field, w.item);
+      this.blobs.deleteAfterCommit([removed.storageKey]);
+      return;
+    }
+    const files = w.kind === 'set' ? ((w.value as PreparedFile[] | null) ?? []) : [w.item as PreparedFile];
+    if (w.kind === 'set') {
+      const old = await this.values.deleteFiles(card.id, field.id);
+      this.blobs.deleteAfterCommit(old.map((f) => f.storageKey));
+    }
+    for (const file of files) {
+      const storageKey = await this.blobs.store(file.bytes, written);
+      await this.values.insertFile({
+        organizationId: card.organizationId,
+        projectId: card.projectId,
+        cardId: card.id,
+        attributeId: field.id,
+        name: file.name,
+        size: file.bytes.length,
+        mimeType: file.mimeType,
+        storageKey,
+        createdBy: actor.userId,
+      });
+    }
+  }
+
+  /** Members are users of the project's team (DESIGN.md §5), by id or @username. */
+  private async teamMembers(card: TargetCard, field: FieldDefinition, refs: MemberRef[]): Promise<number[]> {
+    const resolved: Array<{ ref: MemberRef; id: number }> = [];
+    for (const ref of refs) {
+      const id = await this.userIdOf(field, ref);
+      if (id === null) throw invalidValue(field.name, `no user ${describeMember(ref)}`);
+      if (!resolved.some((r) => r.id === id)) resolved.push({ ref, id });
+    }
+    const members = new Set(await this.workspace.membersAmong(card.organizationId, resolved.map((r) => r.id)));
+    const outsider = resolved.find((r) => !members.has(r.id));
+    if (outsider) throw invalidValue(field.name, `user ${describeMember(outsider.ref)} is not a member of this project's team`);
+    return resolved.map((r) => r.id);
+  }
+
+  private async userIdOf(field: FieldDefinition, ref: MemberRef): Promise<number | null> {
+    if (ref.kind === 'user_id') return ref.id;
+    const user = await this.identity.resolveUser(`@${ref.username}`);
+    return user?.id ?? null;
+  }
+
+  /** Relationships point at cards of the same team's projects, never at the card itself. */
+  private async teamCards(card: TargetCard, field: FieldDefinition, ids: number[]): Promise<number[]> {
+    if (ids.includes(card.id)) throw invalidValue(field.name, 'a card cannot be related to itself');
+    const found = new Set((await this.cards.cardsInOrganization(ids, card.organizationId)).map((c) => c.id));
+    const missing = ids.find((id) => !found.has(id));
+    if (missing !== undefined) throw invalidValue(field.name, `no card ${missing} in this team`);
+    return ids;
+  }
+
+  private notInList(field: FieldDefinition, item: unknown): Error {
+    if (item === undefined) return invalidValue(field.name, 'the field has no value to remove');
+    const shown = typeof item === 'object' && item !== null ? describeMember(item as MemberRef) : String(item);
+    return invalidValue(field.name, `${shown} is not among the field's values`);
+  }
+}
+
+function describeMember(ref: MemberRef): string {
+  return ref.kind === 'user_id' ? String(ref.id) : `@${ref.username}`;
+}

@@ -1,0 +1,58 @@
+import { Injectable } from '@nestjs/common';
+import type { Actor } from '../../../shared/domain/actor.js';
+import { CardHierarchyApi } from '../../card-hierarchy/index.js';
+import { IdentityApi } from '../../identity/index.js';
+import { WorkspaceApi } from '../../workspace/index.js';
+import { FieldNotAvailableError, FieldNotFoundError } from '../domain/fields.errors.js';
+import { FieldDefinitionsRepository } from '../infrastructure/field-definitions.repository.js';
+import { TeamCardsQuery } from '../infrastructure/team-cards.query.js';
+import { lookupField } from './field-lookup.js';
+import { GroupTypeBridge } from './group-type-bridge.js';
+
+export type Choice = [value: unknown, label: string];
+
+/** GET /cards/{id}/attributes/{attr}/choices: `[[value, label], …]` (DESIGN.md §5). */
+@Injectable()
+export class FieldChoicesService {
+  constructor(
+    private readonly cards: CardHierarchyApi,
+    private readonly workspace: WorkspaceApi,
+    private readonly identity: IdentityApi,
+    private readonly definitions: FieldDefinitionsRepository,
+    private readonly teamCards: TeamCardsQuery,
+    private readonly groupTypes: GroupTypeBridge,
+  ) {}
+
+  async choices(cardId: number, key: string, actor: Actor): Promise<Choice[]> {
+    const { card } = await this.cards.requireCard(cardId, actor, 'read');
+    const found = lookupField(await this.definitions.fieldsOfProjects([card.projectId]), card.modelId, key);
+    if (!found) throw new FieldNotFoundError();
+    if ('unavailable' in found) throw new FieldNotAvailableError('attribute', found.unavailable.name);
+    const { field } = found;
+    switch (field.type) {
+      case 'bool':
+        return [
+          [true, 'Yes'],
+          [false, 'No'],
+        ];
+      case 'likes':
+        return [
+          [1, 'Like'],
+          [0, 'No vote'],
+          [-1, 'Dislike'],
+        ];
+      case 'members': {
+        const users = await this.identity.findUsers(await this.workspace.memberIds(card.organizationId));
+        return users
+          .sort((a, b) => a.username.localeCompare(b.username) || a.id - b.id)
+          .map((u) => [u.id, u.displayName ? `${u.displayName} (@${u.username})` : `@${u.username}`]);
+      }
+      case 'relationships':
+        return this.teamCards.choices(card.organizationId, card.id);
+      case 'group_type':
+        return field.groupTypeId === null ? [] : this.groupTypes.choices(field.groupTypeId, card.id);
+      default:
+        return [];
+    }
+  }
+}

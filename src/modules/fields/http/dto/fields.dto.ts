@@ -1,0 +1,108 @@
+import { ApiProperty, ApiPropertyOptional, type SchemaObject } from '@nestjs/swagger';
+import { IsIn, IsNotEmpty, IsObject, IsOptional, IsString, MaxLength } from 'class-validator';
+import { FIELD_TYPES } from '../../domain/values/index.js';
+
+const OPTIONS_DOC = {
+  type: 'object',
+  additionalProperties: { type: 'boolean' },
+  description: 'date fields: {"time": true} and/or {"period": true}; other types take none',
+  example: { time: true },
+} as const;
+
+export class CreateAttributeDto {
+  @ApiProperty({ maxLength: 1024, example: 'Estimate' })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(1024)
+  name: string;
+
+  @ApiProperty({ enum: FIELD_TYPES.filter((t) => t !== 'group_type'), description: 'group_type fields come with group types' })
+  @IsString()
+  @IsIn(FIELD_TYPES as unknown as string[])
+  type: string;
+
+  @ApiPropertyOptional(OPTIONS_DOC)
+  @IsOptional()
+  @IsObject()
+  options?: Record<string, unknown>;
+}
+
+export class UpdateAttributeDto {
+  @ApiPropertyOptional({ maxLength: 1024 })
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(1024)
+  name?: string;
+
+  @ApiPropertyOptional({ description: 'must equal the current type: the type of a field never changes' })
+  @IsOptional()
+  @IsString()
+  type?: string;
+
+  @ApiPropertyOptional(OPTIONS_DOC)
+  @IsOptional()
+  @IsObject()
+  options?: Record<string, unknown>;
+}
+
+export class CreateModelDto {
+  @ApiProperty({ maxLength: 1024, example: 'Bug' })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(1024)
+  name: string;
+}
+
+export class AttributeDto {
+  @ApiProperty() id: number;
+  @ApiProperty() name: string;
+  @ApiProperty({ enum: FIELD_TYPES }) type: string;
+  @ApiProperty() project_id: number;
+  @ApiProperty({ type: 'integer', nullable: true, description: 'null for a project field' }) model_id: number | null;
+  @ApiProperty(OPTIONS_DOC) options: Record<string, boolean>;
+  @ApiProperty({ type: 'integer', nullable: true, description: 'set on group_type fields' }) group_type_id: number | null;
+}
+
+export class AttributeTypeDto {
+  @ApiProperty({ enum: FIELD_TYPES }) type: string;
+  @ApiProperty() label: string;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'string', enum: ['boolean'] }, example: { time: 'boolean' } })
+  options: Record<string, string>;
+}
+
+export class ModelDto {
+  @ApiProperty() id: number;
+  @ApiProperty() project_id: number;
+  @ApiProperty() name: string;
+}
+
+/** Schemas of the free-form bodies (checked by the service, not by class-validator). */
+export const VALUE_BODY_SCHEMA: SchemaObject = {
+  type: 'object',
+  properties: { value: { description: 'type per field type (see GET /attribute-types and DESIGN.md §5)' } },
+  required: ['value'],
+  example: { value: 3 },
+};
+
+export const ATTRIBUTES_BODY_SCHEMA: SchemaObject = {
+  type: 'object',
+  description:
+    '{"attributes": {<field name or id>: value, …}}, or the flat form {<field name>: value, …}. ' +
+    'Either every value is set or none.',
+  properties: { attributes: { type: 'object', additionalProperties: true } },
+  additionalProperties: true,
+  example: { attributes: { Estimate: 3, Owner: '@ann' } },
+};
+
+export const POP_BODY_SCHEMA: SchemaObject = {
+  type: 'object',
+  description: '{"value": v} removes v (a user id or @username, a card id, a file id); no body removes the last value',
+  properties: { value: {} },
+};
+
+export const MODEL_BODY_SCHEMA: SchemaObject = {
+  type: 'object',
+  properties: { model_id: { type: 'integer', nullable: true, description: 'null removes the model' } },
+  required: ['model_id'],
+};

@@ -1,0 +1,89 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import type { Actor } from '../../../shared/domain/actor.js';
+import { CurrentActor } from '../../../shared/http/actor.decorator.js';
+import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
+import { FieldDefinitionsService } from '../application/field-definitions.service.js';
+import {
+  AttributeDto,
+  AttributeTypeDto,
+  CreateAttributeDto,
+  CreateModelDto,
+  ModelDto,
+  UpdateAttributeDto,
+} from './dto/fields.dto.js';
+
+@ApiTags('attributes')
+@ApiSecurity('api_key')
+@Controller()
+export class FieldDefinitionsController {
+  constructor(private readonly definitions: FieldDefinitionsService) {}
+
+  @Get('attribute-types')
+  @ApiOkResponse({ type: [AttributeTypeDto] })
+  attributeTypes() {
+    return this.definitions.attributeTypes();
+  }
+
+  @Get('projects/:id/attributes')
+  @ApiOkResponse({ type: [AttributeDto], description: "the project's fields (model fields: GET /models/{id}/attributes)" })
+  list(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
+    return this.definitions.listProjectFields(id, actor);
+  }
+
+  @Post('projects/:id/attributes')
+  @ApiCreatedResponse({ type: AttributeDto })
+  create(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: CreateAttributeDto) {
+    return this.definitions.createProjectField(id, { ...dto }, actor);
+  }
+
+  @Get('attributes/:id')
+  @ApiOkResponse({ type: AttributeDto })
+  get(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
+    return this.definitions.getField(id, actor);
+  }
+
+  @Put('attributes/:id')
+  @ApiOkResponse({ type: AttributeDto })
+  update(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: UpdateAttributeDto) {
+    return this.definitions.updateField(id, { ...dto }, actor);
+  }
+
+  @Delete('attributes/:id')
+  @HttpCode(204)
+  @ApiNoContentResponse({ description: 'the field and all its values are gone' })
+  async delete(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
+    await this.definitions.deleteField(id, actor);
+  }
+}
+
+@ApiTags('models')
+@ApiSecurity('api_key')
+@Controller()
+export class ModelsController {
+  constructor(private readonly definitions: FieldDefinitionsService) {}
+
+  @Get('projects/:id/models')
+  @ApiOkResponse({ type: [ModelDto] })
+  list(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
+    return this.definitions.listModels(id, actor);
+  }
+
+  @Post('projects/:id/models')
+  @ApiCreatedResponse({ type: ModelDto })
+  create(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: CreateModelDto) {
+    return this.definitions.createModel(id, { ...dto }, actor);
+  }
+
+  @Get('models/:id/attributes')
+  @ApiOkResponse({ type: [AttributeDto] })
+  fields(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
+    return this.definitions.listModelFields(id, actor);
+  }
+
+  @Post('models/:id/attributes')
+  @ApiCreatedResponse({ type: AttributeDto })
+  createField(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: CreateAttributeDto) {
+    return this.definitions.createModelField(id, { ...dto }, actor);
+  }
+}

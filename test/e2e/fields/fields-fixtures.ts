@@ -1,0 +1,88 @@
+import { expect } from '@jest/globals';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+
+export const API = '/api/1.0';
+
+export interface CardJson {
+  id: number;
+  project_id: number;
+  model_id: number | null;
+  title: string;
+  attributes: Record<string, unknown>;
+  updated_at: string;
+  [key: string]: unknown;
+}
+
+export interface AttributeJson {
+  id: number;
+  name: string;
+  type: string;
+  project_id: number;
+  model_id: number | null;
+  options: Record<string, boolean>;
+  group_type_id: number | null;
+}
+
+export interface World {
+  org: number;
+  project: number;
+  root: number;
+}
+
+/** Small HTTP helpers shared by the fields suites. */
+export function fieldsClient(t: TestApp) {
+  const http = t.http;
+  return {
+    async team(owner: TestUser, name = 'Acme'): Promise<number> {
+      return (await http.post(`${API}/organizations`).set(as(owner)).send({ name }).expect(201)).body.id as number;
+    },
+    async addMember(admin: TestUser, org: number, user: TestUser, role: 'admin' | 'member' | 'viewer' = 'member') {
+      await http.post(`${API}/organizations/${org}/members`).set(as(admin)).send({ user: user.id, role }).expect(201);
+    },
+    async world(owner: TestUser, name = 'Acme'): Promise<World> {
+      const org = await this.team(owner, name);
+      const res = await http.post(`${API}/organizations/${org}/projects`).set(as(owner)).send({ title: `${name} project` }).expect(201);
+      return { org, project: res.body.id as number, root: res.body.top_level_card_id as number };
+    },
+    async project(owner: TestUser, org: number, title = 'Second'): Promise<{ project: number; root: number }> {
+      const res = await http.post(`${API}/organizations/${org}/projects`).set(as(owner)).send({ title }).expect(201);
+      return { project: res.body.id as number, root: res.body.top_level_card_id as number };
+    },
+    async field(user: TestUser, project: number, name: string, type: string, options?: Record<string, boolean>): Promise<AttributeJson> {
+      const res = await http.post(`${API}/projects/${project}/attributes`).set(as(user)).send({ name, type, options }).expect(201);
+      return res.body as AttributeJson;
+    },
+    async card(user: TestUser, parent: number, title = 'card', attributes?: Record<string, unknown>): Promise<CardJson> {
+      const res = await http.post(`${API}/cards/${parent}/children`).set(as(user)).send({ title, attributes });
+      expect(res.status).toBe(201);
+      return res.body as CardJson;
+    },
+    async get(user: TestUser, card: number): Promise<CardJson> {
+      return (await http.get(`${API}/cards/${card}`).set(as(user)).expect(200)).body as CardJson;
+    },
+    /** POST /cards/{id}/attributes/{field}: answers the response so callers can check refusals. */
+    set(user: TestUser, card: number, field: string | number, value: unknown) {
+      return http.post(`${API}/cards/${card}/attributes/${encodeURIComponent(String(field))}`).set(as(user)).send({ value });
+    },
+    setMany(user: TestUser, card: number, body: unknown) {
+      return http.post(`${API}/cards/${card}/attributes`).set(as(user)).send(body as object);
+    },
+    append(user: TestUser, card: number, field: string | number, value: unknown) {
+      return http.post(`${API}/cards/${card}/attributes/${encodeURIComponent(String(field))}/append`).set(as(user)).send({ value });
+    },
+    pop(user: TestUser, card: number, field: string | number, body?: unknown) {
+      const req = http.post(`${API}/cards/${card}/attributes/${encodeURIComponent(String(field))}/pop`).set(as(user));
+      return body === undefined ? req : req.send(body as object);
+    },
+    async stream(user: TestUser, card: number): Promise<Array<{ action: string; kind: string; data: Record<string, unknown> }>> {
+      return (await http.get(`${API}/cards/${card}/stream`).set(as(user)).expect(200)).body;
+    },
+  };
+}
+
+/** A 400 problem+json that names the field. */
+export function expectRefusal(res: { status: number; headers: Record<string, string>; body: Record<string, unknown> }, field: string) {
+  expect(res.status).toBe(400);
+  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+  expect(String(res.body.detail)).toContain(field);
+}
