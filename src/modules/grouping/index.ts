@@ -1,1 +1,2 @@
 export { GroupingModule } from './grouping.module.js';
+export { GroupingApi, type GroupInfo, type GroupTypeInfo } from './contracts/grouping.api.js';

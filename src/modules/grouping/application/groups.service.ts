@@ -1,0 +1,147 @@
+import { Injectable } from '@nestjs/common';
+import type { Actor } from '../../../shared/domain/actor.js';
+import { UnitOfWork, sqlState } from '../../../shared/persistence/unit-of-work.js';
+import { CardHierarchyApi } from '../../card-hierarchy/index.js';
+import type { GroupType } from '../domain/group-type.entity.js';
+import { DuplicateGroupTitleError, GroupNotFoundError, InvalidGroupingInputError } from '../domain/grouping.errors.js';
+import { readId, readName, readPosition, sameTitle, slot } from '../domain/grouping.policy.js';
+import { GroupTypesRepository } from '../infrastructure/group-types.repository.js';
+import { GroupsRepository } from '../infrastructure/groups.repository.js';
+import { MembershipsRepository } from '../infrastructure/memberships.repository.js';
+import { GroupingAccess } from './grouping-access.service.js';
+import { toGroupView, type GroupView } from './grouping.views.js';
+import { MembershipsService } from './memberships.service.js';
+
+export interface CreateGroupInput {
+  type_id: unknown;
+  title: unknown;
+  position?: unknown;
+}
+
+export interface UpdateGroupInput {
+  title?: unknown;
+  position?: unknown;
+}
+
+/**
+ * Groups scoped at a card. Changing a scope's groups locks the type row
+ * (FOR NO KEY UPDATE), then that scope's groups in ascending id, so their
+ * positions stay dense; a title taken in the scope (any case) → 409.
+ */
+@Injectable()
+export class GroupsService {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly hierarchy: CardHierarchyApi,
+    private readonly access: GroupingAccess,
+    private readonly types: GroupTypesRepository,
+    private readonly groups: GroupsRepository,
+    private readonly memberships: MembershipsRepository,
+    private readonly membershipsService: MembershipsService,
+  ) {}
+
+  /** GET /cards/{id}/groups: groups scoped at the card or at any of its ancestors (what its children may join). */
+  async availableUnder(cardId: number, query: { type_id?: unknown }, actor: Actor): Promise<GroupView[]> {
+    const { card } = await this.hierarchy.requireCard(cardId, actor, 'read');
+    let typeId: number | undefined;
+    if (query.type_id !== undefined && query.type_id !== '') typeId = (await this.access.bodyType(query.type_id, card)).id;
+    const groups = await this.groups.scopedAt([...card.ancestorIds, card.id], typeId);
+    return groups.map(toGroupView);
+  }
+
+  async get(groupId: number, actor: Actor): Promise<GroupView> {
+    return toGroupView(await this.access.group(groupId, actor, 'read'));
+  }
+
+  /** POST /cards/{id}/groups: a group of `type_id` scoped at the card, last unless a position is given. */
+  async create(scopeCardId: number, input: CreateGroupInput, actor: Actor): Promise<GroupView> {
+    const title = readName(input.title, 'title');
+    const position = readPosition(input.position);
+    const typeId = readId(input.type_id, 'type_id');
+    return this.uow.run(async () => {
+      const { card } = await this.hierarchy.requireCard(scopeCardId, actor, 'write');
+      await this.access.bodyType(typeId, card);
+      const type = await this.lockType(typeId, 'type_id');
+      const siblings = await this.groups.lockScope(type.id, card.id);
+      if (siblings.some((g) => sameTitle(g.title, title))) throw new DuplicateGroupTitleError(title);
+      const group = await this.unique(title, () =>
+        this.groups.insert({
+          typeId: type.id,
+          projectId: card.projectId,
+          organizationId: card.organizationId,
+          cardId: card.id,
+          title,
+          position: slot(position, siblings.length),
+          createdBy: actor.userId,
+        }),
+      );
+      return toGroupView(group);
+    });
+  }
+
+  /** PUT /groups/{id}: new title and/or place among its scope's groups. */
+  async update(groupId: number, input: UpdateGroupInput, actor: Actor): Promise<GroupView> {
+    if (input.title === undefined && input.position === undefined) {
+      throw new InvalidGroupingInputError('title', 'give a title and/or a position');
+    }
+    const title = input.title === undefined ? undefined : readName(input.title, 'title');
+    const position = readPosition(input.position);
+    return this.uow.run(async () => {
+      const found = await this.access.group(groupId, actor, 'write');
+      await this.lockType(found.typeId);
+      const siblings = await this.groups.lockScope(found.typeId, found.cardId);
+      const group = siblings.find((g) => g.id === found.id);
+      if (!group) throw new GroupNotFoundError();
+      if (title !== undefined && title !== group.title) {
+        if (siblings.some((g) => g.id !== group.id && sameTitle(g.title, title))) throw new DuplicateGroupTitleError(title);
+        await this.unique(title, () => this.groups.rename(group.id, title));
+      }
+      if (position !== undefined) await this.groups.reorder(group, slot(position, siblings.length - 1));
+      const updated = await this.groups.find(group.id);
+      return toGroupView(updated!);
+    });
+  }
+
+  /**
+   * DELETE /groups/{id}: its memberships go (each member's stream says so),
+   * the cards stay. Member cards are locked first, in id order, as every
+   * membership change locks its card before the type and the groups.
+   */
+  delete(groupId: number, actor: Actor): Promise<void> {
+    return this.uow.run(async () => {
+      const found = await this.access.group(groupId, actor, 'write');
+      const before = new Set((await this.memberships.ofGroups([found.id])).map((m) => m.cardId));
+      await this.touchAll([...before]);
+      const type = await this.lockType(found.typeId);
+      const siblings = await this.groups.lockScope(found.typeId, found.cardId);
+      const group = siblings.find((g) => g.id === found.id);
+      if (!group) throw new GroupNotFoundError();
+      const members = await this.memberships.ofGroups([group.id]);
+      // Cards that joined between the first read and the locks: lock them too (a rare, retried deadlock at worst).
+      await this.touchAll(members.map((m) => m.cardId).filter((id) => !before.has(id)));
+      await this.membershipsService.publishRemovals(members, type, new Map([[group.id, group.title]]), actor, 'group_deleted');
+      await this.groups.delete(group);
+    });
+  }
+
+  /** Locks the cards (ascending id) by marking them changed. */
+  async touchAll(cardIds: number[]): Promise<void> {
+    for (const id of [...new Set(cardIds)].sort((a, b) => a - b)) await this.hierarchy.touch(id);
+  }
+
+  private async lockType(typeId: number, field?: string): Promise<GroupType> {
+    const type = await this.types.lock(typeId, 'update');
+    if (!type) throw field ? new InvalidGroupingInputError(field, 'no such group type') : new GroupNotFoundError();
+    return type;
+  }
+
+  /** The unique index is the last word on titles (a concurrent insert with another case). */
+  private async unique<T>(title: string, work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      if (sqlState(error) === '23505') throw new DuplicateGroupTitleError(title);
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,195 @@
+import { Injectable } from '@nestjs/common';
+import type { Actor } from '../../../shared/domain/actor.js';
+import { CardGroupChanged } from '../../../shared/events/card.events.js';
+import { EventBus } from '../../../shared/events/event-bus.js';
+import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+import { CardHierarchyApi, type CardSummary, type CardView } from '../../card-hierarchy/index.js';
+import type { Group } from '../domain/group.entity.js';
+import type { GroupType } from '../domain/group-type.entity.js';
+import { InvalidGroupingInputError, OneGroupPerCardError } from '../domain/grouping.errors.js';
+import { readPosition, slot } from '../domain/grouping.policy.js';
+import type { CardMembership } from '../domain/card-membership.entity.js';
+import { GroupTypesRepository } from '../infrastructure/group-types.repository.js';
+import { GroupsRepository } from '../infrastructure/groups.repository.js';
+import { MembershipsRepository } from '../infrastructure/memberships.repository.js';
+import { GroupingAccess } from './grouping-access.service.js';
+
+type Change = 'added' | 'removed' | 'reordered';
+
+export interface MembershipEventOptions {
+  /** System work (imports) is recorded as `log`. */
+  system?: boolean;
+  /** Why memberships went away without a card operation (`group_deleted`, `group_type_deleted`). */
+  reason?: string;
+}
+
+/**
+ * Card memberships. Lock order, the same in every transaction that changes
+ * memberships: the card row (CardHierarchyApi.touch, which card-hierarchy's
+ * own use cases take first too), then the group type row (FOR SHARE), then
+ * the groups involved in ascending id. The card lock serializes the changes
+ * of one card (one-group-per-card holds); the group locks serialize the
+ * position shifts of a column (positions stay dense).
+ */
+@Injectable()
+export class MembershipsService {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly hierarchy: CardHierarchyApi,
+    private readonly access: GroupingAccess,
+    private readonly types: GroupTypesRepository,
+    private readonly groups: GroupsRepository,
+    private readonly memberships: MembershipsRepository,
+    private readonly events: EventBus,
+  ) {}
+
+  /** POST /cards/{id}/add-to-group: a further group of the type (409 on a one-group type already used). */
+  async addToGroup(cardId: number, input: { group_id: unknown; position?: unknown }, actor: Actor): Promise<CardView> {
+    const position = readPosition(input.position);
+    await this.uow.run(async () => {
+      const { card } = await this.hierarchy.requireCard(cardId, actor, 'write');
+      const group = await this.access.bodyGroup(input.group_id, card, 'join');
+      await this.join(card, group, position, actor, { leaveOthers: false });
+    });
+    return this.hierarchy.view(cardId, actor);
+  }
+
+  /** POST /cards/{id}/remove-from-group: nothing to do when the card is not in the group. */
+  async removeFromGroup(cardId: number, input: { group_id: unknown }, actor: Actor): Promise<CardView> {
+    await this.uow.run(async () => {
+      const { card } = await this.hierarchy.requireCard(cardId, actor, 'write');
+      const group = await this.access.bodyGroup(input.group_id, card, 'leave');
+      const type = await this.lockCardAndType(card, group.typeId, 'group_id');
+      const locked = await this.groups.lockMany([group.id]);
+      await this.leave(card, type, locked, actor);
+    });
+    return this.hierarchy.view(cardId, actor);
+  }
+
+  /** POST /cards/{id}/remove-from-group-type: out of every group of the type. */
+  async removeFromGroupType(cardId: number, input: { type_id: unknown }, actor: Actor): Promise<CardView> {
+    await this.uow.run(async () => {
+      const { card } = await this.hierarchy.requireCard(cardId, actor, 'write');
+      const bodyType = await this.access.bodyType(input.type_id, card);
+      const type = await this.lockCardAndType(card, bodyType.id, 'type_id');
+      const current = await this.memberships.ofCard(card.id, type.id);
+      const locked = await this.groups.lockMany(current.map((m) => m.groupId));
+      await this.leave(card, type, locked, actor);
+    });
+    return this.hierarchy.view(cardId, actor);
+  }
+
+  /** `group_id` on card creation (inside card-hierarchy's transaction): the new card goes last in the group. */
+  async joinOnCreate(card: CardSummary, rawGroupId: unknown, actor: Actor): Promise<void> {
+    if (rawGroupId === null || rawGroupId === undefined) return;
+    const group = await this.access.bodyGroup(rawGroupId, card, 'join');
+    await this.join(card, group, undefined, actor, { leaveOthers: false });
+  }
+
+  /**
+   * `group_id` (+ `position`) on relocate (inside card-hierarchy's transaction):
+   * the card moves into that group at that place and leaves its other groups
+   * of the type. Returns whether it consumed `position`.
+   */
+  async moveOnRelocate(card: CardSummary, rawGroupId: unknown, rawPosition: unknown, actor: Actor): Promise<boolean> {
+    if (rawGroupId === null || rawGroupId === undefined) return false;
+    const position = readPosition(rawPosition);
+    const group = await this.access.bodyGroup(rawGroupId, card, 'join');
+    await this.join(card, group, position, actor, { leaveOthers: true });
+    return true;
+  }
+
+  /** Adds a card to a group for another module (the importer); joins the caller's transaction. */
+  addForApi(cardId: number, groupId: number, actor: Actor, options: MembershipEventOptions): Promise<void> {
+    return this.uow.run(async () => {
+      const { card } = await this.hierarchy.requireCard(cardId, actor, 'write');
+      const group = await this.access.bodyGroup(groupId, card, 'join');
+      await this.join(card, group, undefined, actor, { leaveOthers: false, ...options });
+    });
+  }
+
+  /** Stream entries for memberships that go away with a group or a group type. */
+  async publishRemovals(
+    removed: CardMembership[],
+    type: GroupType,
+    titles: Map<number, string>,
+    actor: Actor,
+    reason: string,
+  ): Promise<void> {
+    for (const m of removed) {
+      await this.publish('removed', m.cardId, type, m.groupId, titles.get(m.groupId) ?? '', actor, { reason }, {});
+    }
+  }
+
+  private async join(
+    card: CardSummary,
+    target: Group,
+    position: number | undefined,
+    actor: Actor,
+    options: MembershipEventOptions & { leaveOthers: boolean },
+  ): Promise<void> {
+    const type = await this.lockCardAndType(card, target.typeId, 'group_id');
+    const current = await this.memberships.ofCard(card.id, type.id);
+    const others = current.filter((m) => m.groupId !== target.id);
+    if (!options.leaveOthers && !type.mayAlsoJoin(target.id, current.map((m) => m.groupId))) throw new OneGroupPerCardError();
+    const locked = await this.groups.lockMany([target.id, ...(options.leaveOthers ? others.map((m) => m.groupId) : [])]);
+    const group = locked.find((g) => g.id === target.id);
+    if (!group) throw new InvalidGroupingInputError('group_id', 'no such group');
+    if (options.leaveOthers) await this.leave(card, type, locked.filter((g) => g.id !== group.id), actor, options);
+
+    // Read the card's place only now: the group lock stops other moves from shifting it.
+    const existing = await this.memberships.find(card.id, group.id);
+    if (existing) {
+      if (position === undefined) return;
+      const to = slot(position, (await this.memberships.count(group.id)) - 1);
+      if (to === existing.position) return;
+      await this.memberships.reorder(existing, to);
+      await this.publish('reordered', card.id, type, group.id, group.title, actor, { from_position: existing.position, position: to }, options);
+      return;
+    }
+    const at = slot(position, await this.memberships.count(group.id));
+    await this.memberships.insertAt({ cardId: card.id, groupId: group.id, typeId: type.id, position: at });
+    await this.publish('added', card.id, type, group.id, group.title, actor, { position: at }, options);
+  }
+
+  /** Takes the card out of the given (locked) groups; the trigger closes the gaps. */
+  private async leave(card: CardSummary, type: GroupType, locked: Group[], actor: Actor, options: MembershipEventOptions = {}): Promise<void> {
+    const removed = await this.memberships.remove(card.id, locked.map((g) => g.id));
+    for (const m of removed) {
+      const group = locked.find((g) => g.id === m.groupId)!;
+      await this.publish('removed', card.id, type, group.id, group.title, actor, { from_position: m.position }, options);
+    }
+  }
+
+  /**
+   * Locks the card row (and marks the card changed), then the type row. A type
+   * that vanished meanwhile took its groups with it: the body id names nothing.
+   */
+  private async lockCardAndType(card: CardSummary, typeId: number, field: string): Promise<GroupType> {
+    await this.hierarchy.touch(card.id);
+    const type = await this.types.lock(typeId, 'share');
+    if (!type) throw new InvalidGroupingInputError(field, field === 'type_id' ? 'no such group type' : 'no such group');
+    return type;
+  }
+
+  private publish(
+    change: Change,
+    cardId: number,
+    type: GroupType,
+    groupId: number,
+    groupTitle: string,
+    actor: Actor,
+    extra: Record<string, unknown>,
+    options: MembershipEventOptions,
+  ): Promise<void> {
+    return this.events.publish(
+      new CardGroupChanged({
+        cardId,
+        projectId: type.projectId,
+        actorId: actor.userId,
+        system: options.system,
+        data: { change, group_id: groupId, group_title: groupTitle, type_id: type.id, type_name: type.name, ...extra },
+      }),
+    );
+  }
+}

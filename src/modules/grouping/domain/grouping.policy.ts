@@ -1,0 +1,46 @@
+import { InvalidGroupingInputError } from './grouping.errors.js';
+
+/** Clamps a requested 0-based position into [0, max]; no position → last (max). */
+export function slot(requested: number | undefined, max: number): number {
+  if (requested === undefined) return max;
+  return Math.min(Math.max(0, requested), max);
+}
+
+/** Group titles are unique per scope and type regardless of case (so `#todo` names one group). */
+export function sameTitle(a: string, b: string): boolean {
+  return a.toLowerCase() === b.toLowerCase();
+}
+
+
+/** An id given in a request body or query: a positive integer (or its decimal string), else 400 naming the property. */
+export function readId(value: unknown, field: string): number {
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) return value;
+  if (typeof value === 'string' && /^[1-9]\d{0,14}$/.test(value)) return Number(value);
+  throw new InvalidGroupingInputError(field, 'must be a positive integer id');
+}
+
+/** A position given in a request: a non-negative integer (or its decimal string); absent → undefined. */
+export function readPosition(value: unknown, field = 'position'): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  const n = typeof value === 'string' && /^\d{1,10}$/.test(value) ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > MAX_POSITION) {
+    throw new InvalidGroupingInputError(field, 'must be a non-negative integer');
+  }
+  return n;
+}
+
+export const MAX_POSITION = 1_000_000_000;
+export const MAX_NAME = 1024;
+
+/**
+ * A group title or group type name: trimmed, non-empty, at most 1024
+ * characters, no control characters (the rules of field names, since a group
+ * type's name is also its field's name).
+ */
+export function readName(value: unknown, field: string): string {
+  if (typeof value !== 'string' || !value.trim()) throw new InvalidGroupingInputError(field, 'must be a non-empty string');
+  const name = value.trim();
+  if (name.length > MAX_NAME) throw new InvalidGroupingInputError(field, `must be at most ${MAX_NAME} characters`);
+  if (/[\u0000-\u001f\u007f]|\p{Cs}/u.test(name)) throw new InvalidGroupingInputError(field, 'must not contain control characters');
+  return name;
+}

@@ -1,0 +1,40 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
+import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import type { Actor } from '../../../shared/domain/actor.js';
+import { CurrentActor } from '../../../shared/http/actor.decorator.js';
+import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
+import { GroupTypesService } from '../application/group-types.service.js';
+import { CreateGroupTypeDto, UpdateGroupTypeDto } from './dto/grouping.dto.js';
+
+@ApiTags('grouping')
+@ApiSecurity('api_key')
+@Controller()
+export class GroupTypesController {
+  constructor(private readonly types: GroupTypesService) {}
+
+  @Get('projects/:id/group-types')
+  list(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) projectId: number) {
+    return this.types.list(projectId, actor);
+  }
+
+  @Post('projects/:id/group-types')
+  create(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) projectId: number, @Body() dto: CreateGroupTypeDto) {
+    return this.types.create(projectId, dto, actor);
+  }
+
+  @Get('group-types/:id')
+  get(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
+    return this.types.get(id, actor);
+  }
+
+  @Put('group-types/:id')
+  update(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: UpdateGroupTypeDto) {
+    return this.types.update(id, dto, actor);
+  }
+
+  @Delete('group-types/:id')
+  @HttpCode(204)
+  async delete(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
+    await this.types.delete(id, actor);
+  }
+}

@@ -1,0 +1,41 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import type { Actor } from '../../../shared/domain/actor.js';
+import { CurrentActor } from '../../../shared/http/actor.decorator.js';
+import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
+import { GroupsService } from '../application/groups.service.js';
+import { CreateGroupDto, GroupsQueryDto, UpdateGroupDto } from './dto/grouping.dto.js';
+
+@ApiTags('grouping')
+@ApiSecurity('api_key')
+@Controller()
+export class GroupsController {
+  constructor(private readonly groups: GroupsService) {}
+
+  /** The groups available to cards under this card: scoped at it or at an ancestor. */
+  @Get('cards/:id/groups')
+  available(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) cardId: number, @Query() query: GroupsQueryDto) {
+    return this.groups.availableUnder(cardId, query, actor);
+  }
+
+  @Post('cards/:id/groups')
+  create(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) cardId: number, @Body() dto: CreateGroupDto) {
+    return this.groups.create(cardId, dto, actor);
+  }
+
+  @Get('groups/:id')
+  get(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
+    return this.groups.get(id, actor);
+  }
+
+  @Put('groups/:id')
+  update(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: UpdateGroupDto) {
+    return this.groups.update(id, dto, actor);
+  }
+
+  @Delete('groups/:id')
+  @HttpCode(204)
+  async delete(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
+    await this.groups.delete(id, actor);
+  }
+}

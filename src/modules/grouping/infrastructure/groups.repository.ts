@@ -1,0 +1,117 @@
+import { Injectable } from '@nestjs/common';
+import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+import type { Group } from '../domain/group.entity.js';
+import { GROUP_COLUMNS, toGroup } from './rows.js';
+
+export interface NewGroup {
+  typeId: number;
+  projectId: number;
+  organizationId: number;
+  cardId: number;
+  title: string;
+  position: number;
+  createdBy: number | null;
+}
+
+/**
+ * Groups and their order within (type, scope card). Group rows are always
+ * locked in ascending id order, by every transaction, so no two lockers deadlock.
+ */
+@Injectable()
+export class GroupsRepository {
+  constructor(private readonly uow: UnitOfWork) {}
+
+  private q<T = Record<string, unknown>[]>(sql: string, params: unknown[] = []): Promise<T> {
+    return this.uow.manager.query(sql, params) as Promise<T>;
+  }
+
+  async find(id: number): Promise<Group | null> {
+    const [row] = await this.q(`SELECT ${GROUP_COLUMNS} FROM grouping.groups WHERE id = $1`, [id]);
+    return row ? toGroup(row) : null;
+  }
+
+  /** Locks the given groups (ascending id) and returns the ones that still exist. */
+  async lockMany(ids: number[]): Promise<Group[]> {
+    const unique = [...new Set(ids)].sort((a, b) => a - b);
+    if (!unique.length) return [];
+    const rows = await this.q(
+      `SELECT ${GROUP_COLUMNS} FROM grouping.groups WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`,
+      [unique],
+    );
+    return rows.map(toGroup);
+  }
+
+  /** Locks every group of a type scoped at a card (ascending id); returns them in position order. */
+  async lockScope(typeId: number, cardId: number): Promise<Group[]> {
+    const rows = await this.q(
+      `SELECT ${GROUP_COLUMNS} FROM grouping.groups WHERE type_id = $1 AND card_id = $2 ORDER BY id FOR UPDATE`,
+      [typeId, cardId],
+    );
+    return rows.map(toGroup).sort((a, b) => a.position - b.position);
+  }
+
+  async insert(g: NewGroup): Promise<Group> {
+    await this.q(
+      `UPDATE grouping.groups SET position = position + 1 WHERE type_id = $1 AND card_id = $2 AND position >= $3`,
+      [g.typeId, g.cardId, g.position],
+    );
+    const [row] = await this.q(
+      `INSERT INTO grouping.groups (type_id, project_id, organization_id, card_id, title, position, created_by)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${GROUP_COLUMNS}`,
+      [g.typeId, g.projectId, g.organizationId, g.cardId, g.title, g.position, g.createdBy],
+    );
+    return toGroup(row);
+  }
+
+  async rename(id: number, title: string): Promise<void> {
+    await this.q(`UPDATE grouping.groups SET title = $2 WHERE id = $1`, [id, title]);
+  }
+
+  /** Moves a group to another place among its scope's groups, in one statement. */
+  async reorder(group: Group, to: number): Promise<void> {
+    const from = group.position;
+    if (from === to) return;
+    await this.q(
+      `UPDATE grouping.groups
+          SET position = CASE WHEN id = $3 THEN $5::int WHEN $5::int < $4::int THEN position + 1 ELSE position - 1 END
+        WHERE type_id = $1 AND card_id = $2 AND position BETWEEN least($4::int, $5::int) AND greatest($4::int, $5::int)`,
+      [group.typeId, group.cardId, group.id, from, to],
+    );
+  }
+
+  /** Deletes the group (its memberships cascade) and closes the gap among its scope's groups. */
+  async delete(group: Group): Promise<void> {
+    await this.q(`DELETE FROM grouping.groups WHERE id = $1`, [group.id]);
+    await this.q(
+      `UPDATE grouping.groups SET position = position - 1 WHERE type_id = $1 AND card_id = $2 AND position > $3`,
+      [group.typeId, group.cardId, group.position],
+    );
+  }
+
+  /**
+   * Groups scoped at any card of `scopeIds` (a card's chain, top-level first):
+   * by type, then from the widest scope to the narrowest, then by position.
+   */
+  async scopedAt(scopeIds: number[], typeId?: number): Promise<Group[]> {
+    const rows = await this.q(
+      `SELECT ${GROUP_COLUMNS} FROM grouping.groups
+        WHERE card_id = ANY($1::bigint[]) AND ($2::bigint IS NULL OR type_id = $2)
+        ORDER BY type_id, array_position($1::bigint[], card_id), position, id`,
+      [scopeIds, typeId ?? null],
+    );
+    return rows.map(toGroup);
+  }
+
+  async findByTitle(typeId: number, cardId: number, title: string): Promise<Group | null> {
+    const [row] = await this.q(
+      `SELECT ${GROUP_COLUMNS} FROM grouping.groups WHERE type_id = $1 AND card_id = $2 AND lower(title) = lower($3)`,
+      [typeId, cardId, title],
+    );
+    return row ? toGroup(row) : null;
+  }
+
+  async idsOfType(typeId: number): Promise<number[]> {
+    const rows = await this.q(`SELECT id FROM grouping.groups WHERE type_id = $1 ORDER BY id`, [typeId]);
+    return rows.map((r) => Number(r.id));
+  }
+}

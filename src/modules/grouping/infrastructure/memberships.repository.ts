@@ -1,0 +1,131 @@
+import { Injectable } from '@nestjs/common';
+import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+import type { CardMembership } from '../domain/card-membership.entity.js';
+import { MEMBERSHIP_COLUMNS, returnedRows, toMembership } from './rows.js';
+
+/** A membership with its group's title, as card views show it. */
+export interface MembershipRow {
+  cardId: number;
+  groupId: number;
+  typeId: number;
+  title: string;
+  position: number;
+}
+
+/**
+ * Card memberships and their positions in a group's column. Callers hold the
+ * group's row lock while they change positions, so a column stays dense
+ * (deletes are renumbered by the `memberships_close_gaps` trigger).
+ */
+@Injectable()
+export class MembershipsRepository {
+  constructor(private readonly uow: UnitOfWork) {}
+
+  private q<T = Record<string, unknown>[]>(sql: string, params: unknown[] = []): Promise<T> {
+    return this.uow.manager.query(sql, params) as Promise<T>;
+  }
+
+  async ofCard(cardId: number, typeId?: number): Promise<CardMembership[]> {
+    const rows = await this.q(
+      `SELECT ${MEMBERSHIP_COLUMNS} FROM grouping.memberships
+        WHERE card_id = $1 AND ($2::bigint IS NULL OR type_id = $2) ORDER BY group_id`,
+      [cardId, typeId ?? null],
+    );
+    return rows.map(toMembership);
+  }
+
+  async find(cardId: number, groupId: number): Promise<CardMembership | null> {
+    const [row] = await this.q(
+      `SELECT ${MEMBERSHIP_COLUMNS} FROM grouping.memberships WHERE card_id = $1 AND group_id = $2`,
+      [cardId, groupId],
+    );
+    return row ? toMembership(row) : null;
+  }
+
+  async count(groupId: number): Promise<number> {
+    const [row] = await this.q(`SELECT count(*)::int AS n FROM grouping.memberships WHERE group_id = $1`, [groupId]);
+    return Number(row.n);
+  }
+
+  /** Opens a slot at `position` in the column and puts the card there. */
+  async insertAt(m: { cardId: number; groupId: number; typeId: number; position: number }): Promise<void> {
+    await this.q(`UPDATE grouping.memberships SET position = position + 1 WHERE group_id = $1 AND position >= $2`, [
+      m.groupId,
+      m.position,
+    ]);
+    await this.q(
+      `INSERT INTO grouping.memberships (card_id, group_id, type_id, position) VALUES ($1, $2, $3, $4)`,
+      [m.cardId, m.groupId, m.typeId, m.position],
+    );
+  }
+
+  /** Moves a card within its column, shifting the cards in between, in one statement. */
+  async reorder(m: CardMembership, to: number): Promise<void> {
+    if (m.position === to) return;
+    await this.q(
+      `UPDATE grouping.memberships
+          SET position = CASE WHEN card_id = $2 THEN $4::int WHEN $4::int < $3::int THEN position + 1 ELSE position - 1 END
+        WHERE group_id = $1 AND position BETWEEN least($3::int, $4::int) AND greatest($3::int, $4::int)`,
+      [m.groupId, m.cardId, m.position, to],
+    );
+  }
+
+  /** Removes the card from those groups; the trigger closes the gaps. Returns what was removed. */
+  async remove(cardId: number, groupIds: number[]): Promise<CardMembership[]> {
+    if (!groupIds.length) return [];
+    const result = await this.q<unknown>(
+      `DELETE FROM grouping.memberships WHERE card_id = $1 AND group_id = ANY($2::bigint[]) RETURNING ${MEMBERSHIP_COLUMNS}`,
+      [cardId, groupIds],
+    );
+    return returnedRows(result).map(toMembership);
+  }
+
+  async ofGroups(groupIds: number[]): Promise<CardMembership[]> {
+    if (!groupIds.length) return [];
+    const rows = await this.q(
+      `SELECT ${MEMBERSHIP_COLUMNS} FROM grouping.memberships WHERE group_id = ANY($1::bigint[]) ORDER BY card_id, group_id`,
+      [groupIds],
+    );
+    return rows.map(toMembership);
+  }
+
+  async ofType(typeId: number): Promise<CardMembership[]> {
+    const rows = await this.q(
+      `SELECT ${MEMBERSHIP_COLUMNS} FROM grouping.memberships WHERE type_id = $1 ORDER BY card_id, group_id`,
+      [typeId],
+    );
+    return rows.map(toMembership);
+  }
+
+  /** Every membership of the cards, with group titles: by card, type, group position, group id. */
+  async forCards(cardIds: number[]): Promise<MembershipRow[]> {
+    if (!cardIds.length) return [];
+    const rows = await this.q(
+      `SELECT m.card_id, m.group_id, m.type_id, m.position, g.title
+         FROM grouping.memberships m JOIN grouping.groups g ON g.id = m.group_id
+        WHERE m.card_id = ANY($1::bigint[])
+        ORDER BY m.card_id, m.type_id, g.position, g.id`,
+      [cardIds],
+    );
+    return rows.map((r) => ({
+      cardId: Number(r.card_id),
+      groupId: Number(r.group_id),
+      typeId: Number(r.type_id),
+      title: r.title as string,
+      position: Number(r.position),
+    }));
+  }
+
+  /** Group ids per card and type, for the group_type fields' values. */
+  async groupIds(cardIds: number[], typeIds: number[]): Promise<Array<{ cardId: number; typeId: number; groupId: number }>> {
+    if (!cardIds.length || !typeIds.length) return [];
+    const rows = await this.q(
+      `SELECT m.card_id, m.type_id, m.group_id
+         FROM grouping.memberships m JOIN grouping.groups g ON g.id = m.group_id
+        WHERE m.card_id = ANY($1::bigint[]) AND m.type_id = ANY($2::bigint[])
+        ORDER BY m.card_id, m.type_id, g.position, g.id`,
+      [cardIds, typeIds],
+    );
+    return rows.map((r) => ({ cardId: Number(r.card_id), typeId: Number(r.type_id), groupId: Number(r.group_id) }));
+  }
+}

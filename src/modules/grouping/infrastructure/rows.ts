@@ -1,0 +1,58 @@
+import { Group } from '../domain/group.entity.js';
+import { GroupType } from '../domain/group-type.entity.js';
+import { CardMembership } from '../domain/card-membership.entity.js';
+
+// bigint columns arrive as numbers (pg with parseInt8) or strings (PGlite): normalise here.
+type Raw = Record<string, unknown>;
+const num = (v: unknown): number => Number(v);
+const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+const date = (v: unknown): Date => new Date(v as string);
+
+export const GROUP_TYPE_COLUMNS = 'id, project_id, organization_id, name, one_group_per_card, attribute_id, created_by, created_at';
+export const GROUP_COLUMNS = 'id, type_id, project_id, organization_id, card_id, title, position, created_by, created_at';
+export const MEMBERSHIP_COLUMNS = 'card_id, group_id, type_id, position, created_at';
+
+export function toGroupType(r: Raw): GroupType {
+  return Object.assign(new GroupType(), {
+    id: num(r.id),
+    projectId: num(r.project_id),
+    organizationId: num(r.organization_id),
+    name: r.name as string,
+    oneGroupPerCard: Boolean(r.one_group_per_card),
+    attributeId: num(r.attribute_id),
+    createdBy: numOrNull(r.created_by),
+    createdAt: date(r.created_at),
+  });
+}
+
+export function toGroup(r: Raw): Group {
+  return Object.assign(new Group(), {
+    id: num(r.id),
+    typeId: num(r.type_id),
+    projectId: num(r.project_id),
+    organizationId: num(r.organization_id),
+    cardId: num(r.card_id),
+    title: r.title as string,
+    position: num(r.position),
+    createdBy: numOrNull(r.created_by),
+    createdAt: date(r.created_at),
+  });
+}
+
+export function toMembership(r: Raw): CardMembership {
+  return Object.assign(new CardMembership(), {
+    cardId: num(r.card_id),
+    groupId: num(r.group_id),
+    typeId: num(r.type_id),
+    position: num(r.position),
+    createdAt: date(r.created_at),
+  });
+}
+
+/** TypeORM answers UPDATE/DELETE … RETURNING with `[rows, affected]`, other statements with the rows. */
+export function returnedRows(result: unknown): Raw[] {
+  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') {
+    return result[0] as Raw[];
+  }
+  return result as Raw[];
+}

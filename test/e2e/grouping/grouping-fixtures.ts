@@ -1,0 +1,137 @@
+import { expect } from '@jest/globals';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+
+export const API = '/api/1.0';
+
+export interface CardGroupJson {
+  id: number;
+  type_id: number;
+  title: string;
+  card_position: number;
+}
+
+export interface CardJson {
+  id: number;
+  project_id: number;
+  parent_id: number | null;
+  title: string;
+  position: number;
+  groups: CardGroupJson[];
+  updated_at: string;
+  [key: string]: unknown;
+}
+
+export interface ProjectJson {
+  id: number;
+  organization_id: number;
+  top_level_card_id: number;
+}
+
+export interface GroupTypeJson {
+  id: number;
+  project_id: number;
+  name: string;
+  one_group_per_card: boolean;
+  attribute_id: number;
+}
+
+export interface GroupJson {
+  id: number;
+  type_id: number;
+  title: string;
+  card_id: number;
+  position: number;
+}
+
+export interface StreamEntryJson {
+  id: number;
+  card_id: number;
+  kind: string;
+  action: string;
+  user_id: number | null;
+  data: Record<string, unknown>;
+}
+
+/** HTTP helpers bound to one app; each asserts the status it expects. */
+export function groupingClient(t: TestApp) {
+  const c = {
+    async team(u: TestUser, name = 'Team'): Promise<number> {
+      return (await t.http.post(`${API}/organizations`).set(as(u)).send({ name }).expect(201)).body.id as number;
+    },
+    async project(u: TestUser, orgId: number, title = 'Project'): Promise<ProjectJson> {
+      return (await t.http.post(`${API}/organizations/${orgId}/projects`).set(as(u)).send({ title }).expect(201)).body;
+    },
+    async addMember(admin: TestUser, orgId: number, user: TestUser, role: 'admin' | 'member' | 'viewer'): Promise<void> {
+      await t.http.post(`${API}/organizations/${orgId}/members`).set(as(admin)).send({ user: `@${user.username}`, role }).expect(201);
+    },
+    async card(u: TestUser, parentId: number, title: string, extra: Record<string, unknown> = {}): Promise<CardJson> {
+      return (await t.http.post(`${API}/cards/${parentId}/children`).set(as(u)).send({ title, ...extra }).expect(201)).body;
+    },
+    async get(u: TestUser, id: number): Promise<CardJson> {
+      return (await t.http.get(`${API}/cards/${id}`).set(as(u)).expect(200)).body;
+    },
+    async type(u: TestUser, projectId: number, name: string, oneGroupPerCard = false): Promise<GroupTypeJson> {
+      return (
+        await t.http
+          .post(`${API}/projects/${projectId}/group-types`)
+          .set(as(u))
+          .send({ name, one_group_per_card: oneGroupPerCard })
+          .expect(201)
+      ).body;
+    },
+    async types(u: TestUser, projectId: number): Promise<GroupTypeJson[]> {
+      return (await t.http.get(`${API}/projects/${projectId}/group-types`).set(as(u)).expect(200)).body;
+    },
+    async group(u: TestUser, scopeCardId: number, typeId: number, title: string, position?: number): Promise<GroupJson> {
+      return (
+        await t.http
+          .post(`${API}/cards/${scopeCardId}/groups`)
+          .set(as(u))
+          .send({ type_id: typeId, title, ...(position === undefined ? {} : { position }) })
+          .expect(201)
+      ).body;
+    },
+    async groups(u: TestUser, cardId: number, typeId?: number): Promise<GroupJson[]> {
+      const query = typeId === undefined ? {} : { type_id: String(typeId) };
+      return (await t.http.get(`${API}/cards/${cardId}/groups`).query(query).set(as(u)).expect(200)).body;
+    },
+    addToGroup(u: TestUser, cardId: number, body: Record<string, unknown>, status = 200) {
+      return t.http.post(`${API}/cards/${cardId}/add-to-group`).set(as(u)).send(body).expect(status);
+    },
+    removeFromGroup(u: TestUser, cardId: number, body: Record<string, unknown>, status = 200) {
+      return t.http.post(`${API}/cards/${cardId}/remove-from-group`).set(as(u)).send(body).expect(status);
+    },
+    removeFromType(u: TestUser, cardId: number, body: Record<string, unknown>, status = 200) {
+      return t.http.post(`${API}/cards/${cardId}/remove-from-group-type`).set(as(u)).send(body).expect(status);
+    },
+    relocate(u: TestUser, cardId: number, body: Record<string, unknown>, status = 200) {
+      return t.http.post(`${API}/cards/${cardId}/relocate`).set(as(u)).send(body).expect(status);
+    },
+    async stream(u: TestUser, cardId: number): Promise<StreamEntryJson[]> {
+      return (await t.http.get(`${API}/cards/${cardId}/stream`).query({ per_page: '1000' }).set(as(u)).expect(200)).body;
+    },
+    async groupEntries(u: TestUser, cardId: number): Promise<StreamEntryJson[]> {
+      return (await c.stream(u, cardId)).filter((e) => e.action === 'card.group_changed');
+    },
+    /** Group ids of a card (optionally of one type), in the card JSON's order. */
+    async groupIdsOf(u: TestUser, cardId: number, typeId?: number): Promise<number[]> {
+      const card = await c.get(u, cardId);
+      return card.groups.filter((g) => typeId === undefined || g.type_id === typeId).map((g) => g.id);
+    },
+    /**
+     * The column of a group, read from the member cards' JSON: card ids in
+     * position order. Asserts positions are exactly 0..n-1.
+     */
+    async column(u: TestUser, groupId: number, candidates: number[]): Promise<number[]> {
+      const entries: Array<[number, number]> = [];
+      for (const id of candidates) {
+        const card = await c.get(u, id);
+        for (const g of card.groups) if (g.id === groupId) entries.push([g.card_position, id]);
+      }
+      entries.sort((a, b) => a[0] - b[0]);
+      expect(entries.map(([p]) => p)).toEqual(entries.map((_, i) => i));
+      return entries.map(([, id]) => id);
+    },
+  };
+  return c;
+}
