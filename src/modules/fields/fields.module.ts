@@ -13,7 +13,7 @@ import { FieldDefinitionsService } from './application/field-definitions.service
 import { FieldsApiImpl } from './application/fields.api-impl.js';
 import { FileBlobs } from './application/file-blobs.service.js';
 import { FileDownloadsService } from './application/file-downloads.service.js';
-import { FileInputs } from './application/file-inputs.service.js';
+import { FileInputs, FileUrlPolicy } from './application/file-inputs.service.js';
 import { GroupTypeBridge } from './application/group-type-bridge.js';
 import { FieldsProjectLifecycleHandler } from './application/project-lifecycle.handler.js';
 import { FieldsApi } from './contracts/fields.api.js';
@@ -39,6 +39,7 @@ import { TeamCardsQuery } from './infrastructure/team-cards.query.js';
       inject: [AppConfig],
     },
     FileBlobs,
+    FileUrlPolicy,
     FileInputs,
     GroupTypeBridge,
     AttributeValuesReader,

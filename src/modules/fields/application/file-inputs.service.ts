@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../../config/app-config.js';
 import { PayloadTooLargeError } from '../../../shared/domain/domain-error.js';
 import { isValidFileName, type FileInput } from '../domain/values/index.js';
-import { fetchFileByUrl } from '../infrastructure/safe-url-fetcher.js';
+import { fetchFileByUrl, isForbiddenAddress } from '../infrastructure/safe-url-fetcher.js';
 
 /** A file ready to be stored: the four ways of giving one all end here. */
 export interface PreparedFile {
@@ -40,10 +40,25 @@ const TEXT_TYPES: Record<string, string> = {
   '.yml': 'application/yaml',
 };
 
+/**
+ * Which resolved addresses "file by URL" refuses to connect to (unless
+ * FILE_URL_ALLOW_PRIVATE). A provider so e2e tests can declare one loopback
+ * address "public" to stand in for an outside server (redirect checks).
+ */
+@Injectable()
+export class FileUrlPolicy {
+  isForbidden(ip: string): boolean {
+    return isForbiddenAddress(ip);
+  }
+}
+
 /** Turns the JSON forms (URL, text data, base64 data URL) and uploads into bytes with a name and type. */
 @Injectable()
 export class FileInputs {
-  constructor(private readonly config: AppConfig) {}
+  constructor(
+    private readonly config: AppConfig,
+    private readonly policy: FileUrlPolicy,
+  ) {}
 
   async prepare(field: string, input: FileInput): Promise<PreparedFile> {
     switch (input.kind) {
@@ -52,6 +67,7 @@ export class FileInputs {
           maxBytes: this.config.maxUploadBytes,
           timeoutMs: FETCH_TIMEOUT_MS,
           allowPrivate: this.config.fileUrlAllowPrivate,
+          isForbidden: (ip) => this.policy.isForbidden(ip),
           field,
         });
         return { name: fetched.name, mimeType: fetched.mimeType, bytes: fetched.bytes };

@@ -85,6 +85,15 @@ export class FieldValuesRepository {
     return this.uow.manager.query(sql, params) as Promise<T>;
   }
 
+  /** TypeORM answers UPDATE/DELETE … RETURNING with [rows, affected]; INSERT … RETURNING with rows. */
+  private async returning(sql: string, params: unknown[]): Promise<Raw[]> {
+    const result = (await this.uow.manager.query(sql, params)) as unknown;
+    if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') {
+      return result[0] as Raw[];
+    }
+    return result as Raw[];
+  }
+
   async scalars(cardIds: number[]): Promise<ScalarRow[]> {
     const rows = await this.q(
       `SELECT card_id, attribute_id, value::text AS value FROM fields.scalar_values WHERE card_id = ANY($1::bigint[])`,
@@ -147,7 +156,7 @@ export class FieldValuesRepository {
   /** Adds `ref` last; false when it was already in the list. */
   async appendToList(kind: ListTable, cardId: number, attributeId: number, ref: number): Promise<boolean> {
     const { table, column } = LIST_TABLES[kind];
-    const rows = await this.q(
+    const rows = await this.returning(
       `INSERT INTO ${table} (card_id, attribute_id, ${column}, position)
        SELECT $1, $2, $3, coalesce(max(position) + 1, 0) FROM ${table} WHERE card_id = $1 AND attribute_id = $2
        ON CONFLICT DO NOTHING RETURNING ${column}`,
@@ -161,14 +170,14 @@ export class FieldValuesRepository {
     const { table, column } = LIST_TABLES[kind];
     const rows =
       ref === undefined
-        ? await this.q(
+        ? await this.returning(
             `DELETE FROM ${table} WHERE (card_id, attribute_id, ${column}) IN (
                SELECT card_id, attribute_id, ${column} FROM ${table} WHERE card_id = $1 AND attribute_id = $2
                 ORDER BY position DESC LIMIT 1)
              RETURNING ${column} AS ref`,
             [cardId, attributeId],
           )
-        : await this.q(
+        : await this.returning(
             `DELETE FROM ${table} WHERE card_id = $1 AND attribute_id = $2 AND ${column} = $3 RETURNING ${column} AS ref`,
             [cardId, attributeId, ref],
           );
@@ -193,7 +202,7 @@ export class FieldValuesRepository {
   }
 
   async insertFile(f: NewStoredFile): Promise<StoredFileRow> {
-    const rows = await this.q(
+    const rows = await this.returning(
       `INSERT INTO fields.files (organization_id, project_id, card_id, attribute_id, position, name, size, mime_type, storage_key, created_by)
        SELECT $1, $2, $3, $4, coalesce(max(position) + 1, 0), $5, $6, $7, $8, $9
          FROM fields.files WHERE card_id = $3 AND attribute_id = $4
@@ -210,7 +219,7 @@ export class FieldValuesRepository {
 
   /** Removes every file of the field on the card; returns the removed rows (their blobs go after commit). */
   async deleteFiles(cardId: number, attributeId: number): Promise<StoredFileRow[]> {
-    const rows = await this.q(
+    const rows = await this.returning(
       `DELETE FROM fields.files WHERE card_id = $1 AND attribute_id = $2 RETURNING ${FILE_COLUMNS}`,
       [cardId, attributeId],
     );
@@ -221,13 +230,13 @@ export class FieldValuesRepository {
   async deleteFile(cardId: number, attributeId: number, fileId?: number): Promise<StoredFileRow | null> {
     const rows =
       fileId === undefined
-        ? await this.q(
+        ? await this.returning(
             `DELETE FROM fields.files WHERE id = (
                SELECT id FROM fields.files WHERE card_id = $1 AND attribute_id = $2 ORDER BY position DESC, id DESC LIMIT 1)
              RETURNING ${FILE_COLUMNS}`,
             [cardId, attributeId],
           )
-        : await this.q(
+        : await this.returning(
             `DELETE FROM fields.files WHERE id = $3 AND card_id = $1 AND attribute_id = $2 RETURNING ${FILE_COLUMNS}`,
             [cardId, attributeId, fileId],
           );

@@ -1,0 +1,480 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { FieldsApi } from '../../../src/modules/fields/index.js';
+import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, expectRefusal, fieldsClient, type World } from './fields-fixtures.js';
+
+/**
+ * Values of every field type through the attribute operations: the accepted
+ * forms of the spec's table and DESIGN.md §5, normalised on output, and
+ * refusals that leave the card exactly as it was.
+ */
+describe('field values', () => {
+  let t: TestApp;
+  let c: ReturnType<typeof fieldsClient>;
+  let ann: TestUser; // admin of Acme
+  let bob: TestUser; // member of Acme
+  let vic: TestUser; // viewer of Acme
+  let eve: TestUser; // outside Acme
+  let w: World;
+  let evilCard: number;
+  let cardA: number;
+  let cardB: number;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    c = fieldsClient(t);
+    [ann, bob, vic, eve] = [await t.user(), await t.user(), await t.user(), await t.user()];
+    w = await c.world(ann);
+    await c.addMember(ann, w.org, bob, 'member');
+    await c.addMember(ann, w.org, vic, 'viewer');
+    for (const [name, type, options] of [
+      ['Title text', 'text'],
+      ['Notes', 'content'],
+      ['Estimate', 'number'],
+      ['Done', 'bool'],
+      ['Due', 'date'],
+      ['Meeting', 'date', { time: true }],
+      ['Sprint', 'date', { period: true }],
+      ['Slot', 'date', { period: true, time: true }],
+      ['Start time', 'time'],
+      ['Owners', 'members'],
+      ['Votes', 'likes'],
+      ['Related', 'relationships'],
+    ] as Array<[string, string, Record<string, boolean>?]>) {
+      await c.field(ann, w.project, name, type, options);
+    }
+    cardA = (await c.card(ann, w.root, 'A')).id;
+    cardB = (await c.card(ann, w.root, 'B')).id;
+    const evil = await c.world(eve, 'Evil');
+    evilCard = (await c.card(eve, evil.root, 'evil')).id;
+  });
+  afterAll(() => t.close());
+
+  /** The card's state and stream length: what a refused request must leave untouched. */
+  const snapshot = async (card: number) => {
+    const json = await c.get(ann, card);
+    return { attributes: json.attributes, updated_at: json.updated_at, stream: (await c.stream(ann, card)).length };
+  };
+
+  it('shows every field the card may use: null for single values, [] for lists, likes as {score, votes}', async () => {
+    const card = await c.card(ann, w.root, 'empty');
+    expect(card.attributes).toEqual({
+      'Title text': null,
+      Notes: null,
+      Estimate: null,
+      Done: null,
+      Due: null,
+      Meeting: null,
+      Sprint: null,
+      Slot: null,
+      'Start time': null,
+      Owners: [],
+      Votes: { score: 0, votes: {} },
+      Related: [],
+    });
+  });
+
+  const accepted: Array<[string, unknown, unknown]> = [
+    ['Title text', 'hello', 'hello'],
+    ['Title text', '', ''],
+    ['Title text', 'ünïcødé ✓ 🎉', 'ünïcødé ✓ 🎉'],
+    ['Notes', '# Heading\n\n* item', '# Heading\n\n* item'],
+    ['Estimate', 3, 3],
+    ['Estimate', 2.5, 2.5],
+    ['Estimate', -7, -7],
+    ['Estimate', '42', 42],
+    ['Estimate', ' -1.5e2 ', -150],
+    ['Done', true, true],
+    ['Done', false, false],
+    ['Done', 'false', false],
+    ['Done', 'no', false],
+    ['Done', '0', false],
+    ['Done', '', false],
+    ['Done', ' FALSE ', false],
+    ['Done', 0, false],
+    ['Done', 1, true],
+    ['Done', 'yes', true],
+    ['Done', 'anything', true],
+    ['Due', '2024-02-29', '2024-02-29'],
+    ['Due', ' 2024-12-31 ', '2024-12-31'],
+    ['Meeting', '2024-01-02', '2024-01-02'],
+    ['Meeting', '2024-01-02 10:11:12', '2024-01-02T10:11:12'],
+    ['Meeting', '2024-01-02T23:59:59', '2024-01-02T23:59:59'],
+    ['Sprint', { start: '2024-01-01', end: '2024-01-14' }, { start: '2024-01-01', end: '2024-01-14' }],
+    ['Sprint', '2024-01-01 -> 2024-01-14', { start: '2024-01-01', end: '2024-01-14' }],
+    ['Sprint', '2024-03-01->2024-03-01', { start: '2024-03-01', end: '2024-03-01' }],
+    ['Slot', '2024-01-01 09:00:00 -> 2024-01-01 17:30:00', { start: '2024-01-01T09:00:00', end: '2024-01-01T17:30:00' }],
+    ['Start time', '09:30:00', '09:30:00'],
+    ['Start time', '23:59:59', '23:59:59'],
+  ];
+
+  it.each(accepted)('%s accepts %j and shows %j', async (field, input, shown) => {
+    const res = await c.set(ann, cardA, field, input).expect(200);
+    expect(res.body.id).toBe(cardA);
+    expect(res.body.attributes[field]).toEqual(shown);
+    expect((await c.get(ann, cardA)).attributes[field]).toEqual(shown);
+  });
+
+  it('null clears a single value and a list', async () => {
+    await c.set(ann, cardA, 'Estimate', 5).expect(200);
+    await c.set(ann, cardA, 'Owners', [ann.id]).expect(200);
+    await c.set(ann, cardA, 'Estimate', null).expect(200);
+    const res = await c.set(ann, cardA, 'Owners', null).expect(200);
+    expect(res.body.attributes.Estimate).toBeNull();
+    expect(res.body.attributes.Owners).toEqual([]);
+  });
+
+  const refused: Array<[string, unknown]> = [
+    ['Title text', 5],
+    ['Title text', true],
+    ['Title text', { text: 'x' }],
+    ['Title text', 'nul\u0000byte'],
+    ['Notes', 12],
+    ['Notes', ['a']],
+    ['Estimate', 'abc'],
+    ['Estimate', true],
+    ['Estimate', '0x10'],
+    ['Estimate', ''],
+    ['Estimate', [1]],
+    ['Done', 2],
+    ['Done', [true]],
+    ['Done', { value: true }],
+    ['Due', '2023-02-29'],
+    ['Due', '2024-13-01'],
+    ['Due', '2024-01-01 10:00:00'],
+    ['Due', 20240101],
+    ['Due', '01/02/2024'],
+    ['Meeting', '2024-01-02 25:00:00'],
+    ['Meeting', '2024-01-02T10:11'],
+    ['Sprint', { start: '2024-02-01', end: '2024-01-01' }],
+    ['Sprint', { start: '2024-01-01' }],
+    ['Sprint', '2024-01-01'],
+    ['Sprint', '2024-01-01 -> soon'],
+    ['Start time', '24:00:00'],
+    ['Start time', '9:30'],
+    ['Start time', 930],
+    ['Owners', 'bob'],
+    ['Owners', '@nobody_here'],
+    ['Owners', { id: 1 }],
+    ['Votes', 2],
+    ['Votes', 'up'],
+    ['Votes', true],
+    ['Related', 'abc'],
+    ['Related', 0],
+    ['Related', 99999999],
+  ];
+
+  it.each(refused)('%s refuses %j with a 400 naming the field, leaving the card unchanged', async (field, input) => {
+    await c.set(ann, cardA, 'Estimate', 8).expect(200);
+    const before = await snapshot(cardA);
+    const res = await c.set(ann, cardA, field, input);
+    expectRefusal(res, field);
+    expect(res.body.errors).toEqual([expect.objectContaining({ field })]);
+    expect(await snapshot(cardA)).toEqual(before);
+  });
+
+  describe('members', () => {
+    it('takes user ids and @usernames of the team, as a single value or a list, shown as ids', async () => {
+      let res = await c.set(ann, cardA, 'Owners', bob.id).expect(200);
+      expect(res.body.attributes.Owners).toEqual([bob.id]);
+      res = await c.set(ann, cardA, 'Owners', `@${ann.username}`).expect(200);
+      expect(res.body.attributes.Owners).toEqual([ann.id]);
+      res = await c.set(ann, cardA, 'Owners', [`@${bob.username.toUpperCase()}`, ann.id, String(vic.id)]).expect(200);
+      expect(res.body.attributes.Owners).toEqual([bob.id, ann.id, vic.id]);
+    });
+
+    it('refuses users outside the team, by id and by name', async () => {
+      await c.set(ann, cardA, 'Owners', [ann.id]).expect(200);
+      const before = await snapshot(cardA);
+      for (const value of [eve.id, `@${eve.username}`, [ann.id, eve.id]]) {
+        const res = await c.set(ann, cardA, 'Owners', value);
+        expectRefusal(res, 'Owners');
+        expect(res.body.detail).toMatch(/not a member/);
+      }
+      expect(await snapshot(cardA)).toEqual(before);
+    });
+  });
+
+  describe('relationships', () => {
+    it('points at cards of the same team, in other projects too', async () => {
+      const other = await c.project(ann, w.org, 'Other project');
+      const far = (await c.card(ann, other.root, 'far')).id;
+      const res = await c.set(ann, cardA, 'Related', [cardB, String(far)]).expect(200);
+      expect(res.body.attributes.Related).toEqual([cardB, far]);
+      expect((await c.set(ann, cardA, 'Related', cardB).expect(200)).body.attributes.Related).toEqual([cardB]);
+    });
+
+    it('refuses the card itself and cards of another team', async () => {
+      await c.set(ann, cardA, 'Related', [cardB]).expect(200);
+      const before = await snapshot(cardA);
+      let res = await c.set(ann, cardA, 'Related', cardA);
+      expectRefusal(res, 'Related');
+      expect(res.body.detail).toMatch(/itself/);
+      res = await c.set(ann, cardA, 'Related', [cardB, evilCard]);
+      expectRefusal(res, 'Related');
+      expect(res.body.detail).not.toContain('evil');
+      res = await c.append(ann, cardA, 'Related', evilCard);
+      expectRefusal(res, 'Related');
+      expect(await snapshot(cardA)).toEqual(before);
+    });
+
+    it('loses a target when the target card is deleted', async () => {
+      const doomed = (await c.card(ann, w.root, 'doomed')).id;
+      await c.set(ann, cardA, 'Related', [cardB, doomed]).expect(200);
+      await t.http.delete(`${API}/cards/${doomed}`).set(as(ann)).expect(204);
+      expect((await c.get(ann, cardA)).attributes.Related).toEqual([cardB]);
+    });
+  });
+
+  describe('likes', () => {
+    it("sets the caller's vote; the value is {score, votes}", async () => {
+      const card = (await c.card(ann, w.root, 'liked')).id;
+      let res = await c.set(ann, card, 'Votes', 1).expect(200);
+      expect(res.body.attributes.Votes).toEqual({ score: 1, votes: { [ann.id]: 1 } });
+      res = await c.set(bob, card, 'Votes', '-1').expect(200);
+      expect(res.body.attributes.Votes).toEqual({ score: 0, votes: { [ann.id]: 1, [bob.id]: -1 } });
+      res = await c.setMany(bob, card, { Votes: 1 }).expect(200);
+      expect(res.body.attributes.Votes).toEqual({ score: 2, votes: { [ann.id]: 1, [bob.id]: 1 } });
+      res = await c.set(ann, card, 'Votes', 0).expect(200);
+      expect(res.body.attributes.Votes).toEqual({ score: 1, votes: { [bob.id]: 1 } });
+      res = await c.set(bob, card, 'Votes', null).expect(200);
+      expect(res.body.attributes.Votes).toEqual({ score: 0, votes: {} });
+    });
+  });
+
+  describe('group_type fields', () => {
+    let labels: string;
+    beforeAll(async () => {
+      labels = 'Labels';
+      await t.app.get(FieldsApi).createGroupTypeField({ projectId: w.project, groupTypeId: 4242, name: labels });
+    });
+
+    it('are refused by every attribute operation with a pointer to the grouping operations', async () => {
+      const before = await snapshot(cardA);
+      const attempts = [
+        c.set(ann, cardA, labels, [1]),
+        c.set(ann, cardA, labels, null),
+        c.setMany(ann, cardA, { attributes: { [labels]: [1] } }),
+        c.setMany(ann, cardA, { [labels]: 1, Estimate: 1 }),
+        c.append(ann, cardA, labels, 1),
+        c.pop(ann, cardA, labels, { value: 1 }),
+        c.pop(ann, cardA, labels),
+      ];
+      for (const attempt of attempts) {
+        const res = await attempt;
+        expect(res.status).toBe(400);
+        expect(res.body.detail).toMatch(/grouping operations/);
+      }
+      expect(await snapshot(cardA)).toEqual(before);
+      const refusedCreate = await t.http
+        .post(`${API}/cards/${w.root}/children`)
+        .set(as(ann))
+        .send({ title: 'x', attributes: { [labels]: [1] } });
+      expect(refusedCreate.status).toBe(400);
+      expect(refusedCreate.body.detail).toMatch(/grouping operations/);
+    });
+
+    it('show as a list of groups ([] without a grouping provider)', async () => {
+      expect((await c.get(ann, cardA)).attributes[labels]).toEqual([]);
+    });
+  });
+
+  describe('POST /cards/{id}/attributes', () => {
+    it('sets several fields from the attributes object, by name or id', async () => {
+      const estimate = (await t.http.get(`${API}/projects/${w.project}/attributes`).set(as(ann)).expect(200)).body.find(
+        (a: { name: string }) => a.name === 'Estimate',
+      );
+      const res = await c
+        .setMany(ann, cardB, { attributes: { [estimate.id]: '13', 'Title text': 'batch', Done: 'no' } })
+        .expect(200);
+      expect(res.body.attributes).toMatchObject({ Estimate: 13, 'Title text': 'batch', Done: false });
+    });
+
+    it('sets several fields from a flat object, and from form fields', async () => {
+      let res = await c.setMany(ann, cardB, { Estimate: 21, Due: '2025-05-05' }).expect(200);
+      expect(res.body.attributes).toMatchObject({ Estimate: 21, Due: '2025-05-05' });
+      res = await t.http
+        .post(`${API}/cards/${cardB}/attributes`)
+        .set(as(ann))
+        .type('form')
+        .send({ Estimate: '34', Done: 'false' })
+        .expect(200);
+      expect(res.body.attributes).toMatchObject({ Estimate: 34, Done: false });
+    });
+
+    it('finds names in any case', async () => {
+      const res = await c.setMany(ann, cardB, { estimate: 55 }).expect(200);
+      expect(res.body.attributes.Estimate).toBe(55);
+    });
+
+    it('sets none when one value is bad', async () => {
+      await c.setMany(ann, cardB, { Estimate: 1, 'Title text': 'keep', Owners: [ann.id] }).expect(200);
+      const before = await snapshot(cardB);
+      for (const body of [
+        { attributes: { Estimate: 2, 'Title text': 'changed', Owners: [bob.id], Due: 'tomorrow' } },
+        { Estimate: 2, 'Title text': 'changed', Owners: [eve.id] },
+        { Estimate: 2, 'No such field': 1 },
+        { attributes: { Estimate: 2, Related: [cardB] } },
+      ]) {
+        const res = await c.setMany(ann, cardB, body);
+        expect(res.status).toBe(400);
+      }
+      expect(await snapshot(cardB)).toEqual(before);
+    });
+
+    it('names the unknown field, refuses empty and mixed bodies', async () => {
+      let res = await c.setMany(ann, cardB, { attributes: { Nope: 1 } });
+      expectRefusal(res, 'Nope');
+      expect(res.body.errors[0].field).toBe('attributes.Nope');
+      res = await c.setMany(ann, cardB, { Nope: 1 });
+      expect(res.body.errors[0].field).toBe('Nope');
+      expect((await c.setMany(ann, cardB, {})).status).toBe(400);
+      expect((await c.setMany(ann, cardB, { attributes: {} })).status).toBe(400);
+      expect((await c.setMany(ann, cardB, { attributes: { Estimate: 1 }, Estimate: 2 })).status).toBe(400);
+      expect((await c.setMany(ann, cardB, { attributes: { Estimate: 1, estimate: 2 } })).status).toBe(400);
+      expect((await c.setMany(ann, cardB, [1, 2])).status).toBe(400);
+    });
+  });
+
+  describe('POST /cards/{id}/attributes/{name_or_id}', () => {
+    it('takes the field id in the path', async () => {
+      const list = (await t.http.get(`${API}/projects/${w.project}/attributes`).set(as(ann)).expect(200)).body;
+      const due = list.find((a: { name: string }) => a.name === 'Due');
+      expect((await c.set(ann, cardB, due.id, '2030-01-01').expect(200)).body.attributes.Due).toBe('2030-01-01');
+    });
+
+    it('answers 404 for an unknown field, 400 without a value or with unknown keys', async () => {
+      await c.set(ann, cardB, 'Nope', 1).expect(404);
+      await c.set(ann, cardB, 999999, 1).expect(404);
+      expectRefusal(await t.http.post(`${API}/cards/${cardB}/attributes/Estimate`).set(as(ann)).send({}), 'value');
+      expectRefusal(await t.http.post(`${API}/cards/${cardB}/attributes/Estimate`).set(as(ann)).send({ value: 1, extra: 2 }), 'extra');
+    });
+  });
+
+  describe('append and pop', () => {
+    it('append adds one value; pop {"value": v} removes v; pop without a body removes the last', async () => {
+      const card = (await c.card(ann, w.root, 'lists')).id;
+      let res = await c.append(ann, card, 'Owners', ann.id).expect(200);
+      expect(res.body.attributes.Owners).toEqual([ann.id]);
+      res = await c.append(ann, card, 'Owners', `@${bob.username}`).expect(200);
+      res = await c.append(ann, card, 'Owners', vic.id).expect(200);
+      expect(res.body.attributes.Owners).toEqual([ann.id, bob.id, vic.id]);
+      res = await c.append(ann, card, 'Owners', bob.id).expect(200);
+      expect(res.body.attributes.Owners).toEqual([ann.id, bob.id, vic.id]);
+      res = await c.pop(ann, card, 'Owners', { value: `@${bob.username}` }).expect(200);
+      expect(res.body.attributes.Owners).toEqual([ann.id, vic.id]);
+      res = await c.pop(ann, card, 'Owners').expect(200);
+      expect(res.body.attributes.Owners).toEqual([ann.id]);
+      res = await c.pop(ann, card, 'Owners', {}).expect(200);
+      expect(res.body.attributes.Owners).toEqual([]);
+
+      res = await c.append(ann, card, 'Related', cardA).expect(200);
+      res = await c.append(ann, card, 'Related', String(cardB)).expect(200);
+      expect(res.body.attributes.Related).toEqual([cardA, cardB]);
+      res = await c.pop(ann, card, 'Related', { value: cardA }).expect(200);
+      expect(res.body.attributes.Related).toEqual([cardB]);
+      res = await c.pop(ann, card, 'Related').expect(200);
+      expect(res.body.attributes.Related).toEqual([]);
+    });
+
+    it('refuses append and pop on single-valued fields, arrays in append, and values not in the list', async () => {
+      const card = (await c.card(ann, w.root, 'refusals', { Owners: [ann.id], Estimate: 1 })).id;
+      const before = await snapshot(card);
+      expectRefusal(await c.append(ann, card, 'Estimate', 2), 'Estimate');
+      expectRefusal(await c.pop(ann, card, 'Estimate'), 'Estimate');
+      expectRefusal(await c.pop(ann, card, 'Votes', { value: 1 }), 'Votes');
+      expectRefusal(await c.append(ann, card, 'Owners', [bob.id, vic.id]), 'Owners');
+      expectRefusal(await c.append(ann, card, 'Owners', eve.id), 'Owners');
+      expectRefusal(await c.pop(ann, card, 'Owners', { value: bob.id }), 'Owners');
+      expectRefusal(await c.pop(ann, card, 'Related'), 'Related');
+      expectRefusal(await c.pop(ann, card, 'Owners', { value: 1, other: 2 }), 'other');
+      expect(await snapshot(card)).toEqual(before);
+    });
+  });
+
+  describe('choices', () => {
+    const choices = (card: number, field: string | number, user: TestUser = ann) =>
+      t.http.get(`${API}/cards/${card}/attributes/${encodeURIComponent(String(field))}/choices`).set(as(user));
+
+    it('lists (value, label) pairs for members, relationships, bool and likes', async () => {
+      const members = (await choices(cardA, 'Owners').expect(200)).body as Array<[number, string]>;
+      expect(members.map(([id]) => id).sort()).toEqual([ann.id, bob.id, vic.id].sort());
+      expect(members.find(([id]) => id === bob.id)![1]).toContain(bob.username);
+      const related = (await choices(cardA, 'Related').expect(200)).body as Array<[number, string]>;
+      expect(related).toContainEqual([cardB, 'B']);
+      expect(related.map(([id]) => id)).not.toContain(cardA);
+      expect(related.map(([id]) => id)).not.toContain(evilCard);
+      expect((await choices(cardA, 'Done').expect(200)).body).toEqual([
+        [true, 'Yes'],
+        [false, 'No'],
+      ]);
+      expect((await choices(cardA, 'Votes').expect(200)).body.map((p: unknown[]) => p[0])).toEqual([1, 0, -1]);
+    });
+
+    it('is [] for other types; readable by viewers; 404 for unknown fields and cross-team cards', async () => {
+      expect((await choices(cardA, 'Estimate').expect(200)).body).toEqual([]);
+      expect((await choices(cardA, 'Due').expect(200)).body).toEqual([]);
+      await choices(cardA, 'Owners', vic).expect(200);
+      await choices(cardA, 'Nope').expect(404);
+      await choices(evilCard, 'Owners').expect(404);
+      await choices(cardA, 'Owners', eve).expect(404);
+    });
+
+    it('each value can be sent back to set the field', async () => {
+      for (const field of ['Owners', 'Related', 'Done', 'Votes']) {
+        const [[value]] = (await choices(cardA, field).expect(200)).body as Array<[unknown, string]>;
+        await c.set(ann, cardA, field, value).expect(200);
+      }
+    });
+  });
+
+  describe('card creation with attributes', () => {
+    it('sets the values in the creation', async () => {
+      const card = await c.card(ann, w.root, 'with values', { Estimate: '5', Owners: `@${bob.username}`, Votes: 1 });
+      expect(card.attributes).toMatchObject({ Estimate: 5, Owners: [bob.id], Votes: { score: 1, votes: { [ann.id]: 1 } } });
+    });
+
+    it('creates nothing when a value is bad', async () => {
+      const kids = async () => (await t.http.get(`${API}/cards/${w.root}/children`).set(as(ann)).expect(200)).body.length;
+      const before = await kids();
+      for (const attributes of [{ Estimate: 'many' }, { Owners: [eve.id] }, { Nope: 1 }, { Related: [evilCard] }]) {
+        const res = await t.http.post(`${API}/cards/${w.root}/children`).set(as(ann)).send({ title: 'bad', attributes });
+        expect(res.status).toBe(400);
+      }
+      expect(await kids()).toBe(before);
+    });
+  });
+
+  describe('the card stream', () => {
+    it('records every value change as card.attribute_changed, and nothing for a no-op', async () => {
+      const card = (await c.card(ann, w.root, 'streamed')).id;
+      await c.set(ann, card, 'Estimate', 1).expect(200);
+      await c.setMany(ann, card, { Estimate: 2, Done: true }).expect(200);
+      await c.append(ann, card, 'Owners', ann.id).expect(200);
+      await c.pop(ann, card, 'Owners').expect(200);
+      await c.set(ann, card, 'Estimate', 2).expect(200);
+      const entries = (await c.stream(ann, card)).filter((e) => e.action === 'card.attribute_changed').reverse();
+      expect(entries.map((e) => [e.kind, e.data.attribute, e.data.operation, e.data.from, e.data.to])).toEqual([
+        ['activity', 'Estimate', 'set', null, 1],
+        ['activity', 'Estimate', 'set', 1, 2],
+        ['activity', 'Done', 'set', null, true],
+        ['activity', 'Owners', 'append', [], [ann.id]],
+        ['activity', 'Owners', 'pop', [ann.id], []],
+      ]);
+    });
+  });
+
+  describe('access', () => {
+    it('viewers cannot write (403); outsiders get 404 for cards of another team', async () => {
+      const before = await snapshot(cardA);
+      expect((await c.set(vic, cardA, 'Estimate', 1)).status).toBe(403);
+      expect((await c.setMany(vic, cardA, { Estimate: 1 })).status).toBe(403);
+      expect((await c.set(eve, cardA, 'Estimate', 1)).status).toBe(404);
+      expect((await c.append(eve, cardA, 'Owners', eve.id)).status).toBe(404);
+      expect((await c.pop(eve, cardA, 'Owners')).status).toBe(404);
+      expect((await c.setMany(eve, cardA, { Estimate: 1 })).status).toBe(404);
+      expect((await c.set(ann, evilCard, 'Estimate', 1)).status).toBe(404);
+      expect(await snapshot(cardA)).toEqual(before);
+    });
+  });
+});
