@@ -118,15 +118,27 @@ export function groupingClient(t: TestApp) {
       const card = await c.get(u, cardId);
       return card.groups.filter((g) => typeId === undefined || g.type_id === typeId).map((g) => g.id);
     },
+    /** Every card of a project (all pages, archived included), with its `groups`. */
+    async allCards(u: TestUser, projectId: number): Promise<CardJson[]> {
+      const cards: CardJson[] = [];
+      for (let page = 1; ; page++) {
+        const res = await t.http
+          .get(`${API}/projects/${projectId}/cards`)
+          .query({ with_archived: 'true', page: String(page), per_page: '1000' })
+          .set(as(u))
+          .expect(200);
+        cards.push(...(res.body as CardJson[]));
+        if (!res.headers['x-service-nextpage']) return cards;
+      }
+    },
     /**
-     * The column of a group, read from the member cards' JSON: card ids in
-     * position order. Asserts positions are exactly 0..n-1.
+     * The whole column of a group, read from every card of the project: card
+     * ids in position order. Asserts the positions are exactly 0..n-1.
      */
-    async column(u: TestUser, groupId: number, candidates: number[]): Promise<number[]> {
+    async column(u: TestUser, projectId: number, groupId: number): Promise<number[]> {
       const entries: Array<[number, number]> = [];
-      for (const id of candidates) {
-        const card = await c.get(u, id);
-        for (const g of card.groups) if (g.id === groupId) entries.push([g.card_position, id]);
+      for (const card of await c.allCards(u, projectId)) {
+        for (const g of card.groups) if (g.id === groupId) entries.push([g.card_position, card.id]);
       }
       entries.sort((a, b) => a[0] - b[0]);
       expect(entries.map(([p]) => p)).toEqual(entries.map((_, i) => i));
