@@ -106,26 +106,35 @@ export function cardClient(t: TestApp) {
 /**
  * Checks the whole tree of a project from its top-level card: each card's
  * parent_id, depth and position agree with the walk, positions are dense, no
- * card is reached twice, and every card the listing shows is reached.
+ * card is reached twice, and both listings (with and without archived cards)
+ * show exactly the cards the walk finds, with matching totals.
  */
 export async function expectConsistentTree(t: TestApp, u: TestUser, project: ProjectJson): Promise<Map<number, CardJson>> {
   const c = cardClient(t);
   const seen = new Map<number, CardJson>();
-  const walk = async (id: number, depth: number): Promise<void> => {
+  const visible: number[] = [];
+  const walk = async (id: number, depth: number, hidden: boolean): Promise<void> => {
     const kids = await c.children(u, id);
     expect(kids.map((k) => k.position)).toEqual(kids.map((_, i) => i));
     for (const k of kids) {
       expect(seen.has(k.id)).toBe(false);
       expect(k.parent_id).toBe(id);
       expect(k.depth).toBe(depth + 1);
+      expect(k.project_id).toBe(project.id);
       seen.set(k.id, k);
-      await walk(k.id, depth + 1);
+      const kHidden = hidden || k.is_archived;
+      if (!kHidden) visible.push(k.id);
+      await walk(k.id, depth + 1, kHidden);
     }
   };
-  await walk(project.top_level_card_id, 0);
-  const { cards, total } = await c.listing(u, project.id, { with_archived: 'true' });
-  expect(total).toBe(seen.size);
-  expect(cards.map((x) => x.id).sort((a, b) => a - b)).toEqual([...seen.keys()].sort((a, b) => a - b));
+  await walk(project.top_level_card_id, 0, false);
+  const sorted = (ids: number[]) => [...ids].sort((a, b) => a - b);
+  const all = await c.listing(u, project.id, { with_archived: 'true' });
+  expect(sorted(all.cards.map((x) => x.id))).toEqual(sorted([...seen.keys()]));
+  expect(all.total).toBe(seen.size);
+  const shown = await c.listing(u, project.id);
+  expect(sorted(shown.cards.map((x) => x.id))).toEqual(sorted(visible));
+  expect(shown.total).toBe(visible.length);
   return seen;
 }
 

@@ -7,7 +7,8 @@ import { pageOffset } from '../../../shared/http/pagination.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { toStreamEntryView, type StreamEntryView } from '../activity/card-stream-entry.entity.js';
 import { CardStreamRepository } from '../activity/card-stream.repository.js';
-import { InvalidCardInputError } from '../domain/card.errors.js';
+import { CardNotFoundError, InvalidCardInputError } from '../domain/card.errors.js';
+import { CardTreeRepository } from '../infrastructure/card-tree.repository.js';
 import { CardAccessService } from './card-access.service.js';
 
 const MAX_COMMENT = 100_000;
@@ -19,6 +20,7 @@ export class CardStreamService {
     private readonly access: CardAccessService,
     private readonly stream: CardStreamRepository,
     private readonly events: EventBus,
+    private readonly cards: CardTreeRepository,
   ) {}
 
   async list(cardId: number, actor: Actor, page: PageRequest): Promise<Page<StreamEntryView>> {
@@ -33,6 +35,7 @@ export class CardStreamService {
     if (content.length > MAX_COMMENT) throw new InvalidCardInputError('content', `must be at most ${MAX_COMMENT} characters`);
     return this.uow.run(async () => {
       const { card } = await this.access.require(cardId, actor, 'write');
+      if (!(await this.cards.holdKey(cardId))) throw new CardNotFoundError();
       const entryId = await this.stream.nextId();
       await this.events.publish(
         new CommentAdded({ cardId, projectId: card.projectId, actorId: actor.userId, data: { entry_id: entryId, content } }),

@@ -12,13 +12,16 @@ import { EventBus } from '../../../shared/events/event-bus.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import type { CardState, CardView } from '../contracts/card-hierarchy.api.js';
 import { assertNotTopLevel, isCardState } from '../domain/card-tree.policy.js';
-import { InvalidCardInputError } from '../domain/card.errors.js';
+import { CardNotFoundError, InvalidCardInputError, TreeBusyError } from '../domain/card.errors.js';
 import { CardTreeRepository, type CardRow } from '../infrastructure/card-tree.repository.js';
 import { CardAccessService } from './card-access.service.js';
 import { CardExtensions } from './card-extensions.js';
 import { CardViewsService } from './card-views.service.js';
 
 export const MAX_TITLE = 1024;
+
+/** How often a deletion re-locks when the card moved to another parent meanwhile. */
+const MAX_LOCK_ROUNDS = 5;
 
 export interface CreateCardInput {
   title: unknown;
@@ -77,8 +80,11 @@ export class CardsService {
     }
     const id = await this.uow.run(async () => {
       await this.access.require(parentId, actor, 'write');
-      const [parent] = await this.cards.lockMany([parentId]);
+      // The parent's lock orders this insert with sibling moves (positions) and
+      // with subtree-wide changes (ancestors, hidden), which lock the parent too.
+      const parent = await this.lockCard(parentId);
       const ref = await this.cards.nextRef(parent.projectId, !parent.hidden);
+      if (ref === null) throw new CardNotFoundError();
       const card = await this.cards.insert({
         projectId: parent.projectId,
         organizationId: parent.organizationId,
@@ -124,7 +130,7 @@ export class CardsService {
     const state = input.state === undefined ? undefined : validState(input.state);
     await this.uow.run(async () => {
       await this.access.require(cardId, actor, 'write');
-      const [card] = await this.cards.lockMany([cardId]);
+      const card = await this.lockCard(cardId);
       await this.cards.update(cardId, { title, state });
       if (title !== undefined && title !== card.title) {
         await this.events.publish(new CardUpdated({ ...this.eventBase(card, actor), data: { title: { from: card.title, to: title } } }));
@@ -143,13 +149,15 @@ export class CardsService {
   /** Archiving hides the card and its subtree from listings; the counters follow. */
   async setArchived(cardId: number, archived: boolean, actor: Actor): Promise<CardView> {
     await this.uow.run(async () => {
-      await this.access.require(cardId, actor, 'write');
-      const [card] = await this.cards.lockMany([cardId]);
-      assertNotTopLevel(card, archived ? 'archived' : 'restored');
+      const { card: found } = await this.access.require(cardId, actor, 'write');
+      assertNotTopLevel(found, archived ? 'archived' : 'restored');
+      // The whole subtree, so that no card is added under it unseen while its
+      // `hidden` flags and the visible count are recomputed.
+      await this.cards.lockSubtree([], cardId);
+      const card = await this.lockCard(cardId);
       if (card.isArchived === archived) return;
       const before = await this.cards.subtreeCounts(cardId);
       await this.cards.setArchived(cardId, archived);
-      await this.cards.refreshHidden(cardId);
       const after = await this.cards.subtreeCounts(cardId);
       await this.cards.adjustCounters(card.projectId, 0, after.visible - before.visible);
       const Event = archived ? CardArchived : CardRestored;
@@ -163,8 +171,7 @@ export class CardsService {
     return this.uow.run(async () => {
       const { card: found } = await this.access.require(cardId, actor, 'write');
       assertNotTopLevel(found, 'deleted');
-      const locked = await this.cards.lockMany([found.parentId!, cardId]);
-      const card = locked.find((c) => c.id === cardId)!;
+      const card = await this.lockForDeletion(found);
       const counts = await this.cards.subtreeCounts(cardId);
       await this.events.publish(
         new CardDeleted({
@@ -178,6 +185,31 @@ export class CardsService {
       await this.cards.closeGap(card.parentId!, card.position);
       await this.cards.adjustCounters(card.projectId, -counts.all, -counts.visible);
     });
+  }
+
+  /** Locks a card (FOR UPDATE) and reads it afresh; 404 when a concurrent deletion won. */
+  private async lockCard(cardId: number): Promise<CardRow> {
+    const [card] = await this.cards.lockMany([cardId]);
+    if (!card) throw new CardNotFoundError();
+    return card;
+  }
+
+  /**
+   * Locks the parent (its children's positions close up) and the whole subtree
+   * (so the counts match what the cascade deletes). The card may have moved
+   * between reading it and locking it; then the parent we locked is not its
+   * parent any more, and we lock the new one.
+   */
+  private async lockForDeletion(found: CardRow): Promise<CardRow> {
+    let parentId = found.parentId!;
+    for (let round = 0; round < MAX_LOCK_ROUNDS; round++) {
+      await this.cards.lockSubtree([parentId], found.id);
+      const [card] = await this.cards.findMany([found.id]);
+      if (!card) throw new CardNotFoundError();
+      if (card.parentId === parentId) return card;
+      parentId = card.parentId!;
+    }
+    throw new TreeBusyError();
   }
 
   private eventBase(card: CardRow, actor: Actor) {

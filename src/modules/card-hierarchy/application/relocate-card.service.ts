@@ -6,7 +6,7 @@ import { EventBus } from '../../../shared/events/event-bus.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import type { CardView } from '../contracts/card-hierarchy.api.js';
 import { assertNoCycle, assertNotTopLevel, targetPosition } from '../domain/card-tree.policy.js';
-import { InvalidCardInputError } from '../domain/card.errors.js';
+import { CardNotFoundError, InvalidCardInputError, TreeBusyError } from '../domain/card.errors.js';
 import { CardTreeRepository, type CardRow } from '../infrastructure/card-tree.repository.js';
 import { CardAccessService } from './card-access.service.js';
 import { CardExtensions } from './card-extensions.js';
@@ -73,27 +73,36 @@ export class RelocateCardService {
     return this.views.one(cardId, actor);
   }
 
+  /**
+   * Locks the card, its old parent, the new parent and the new parent's
+   * ancestors; when the parent changes, also the card's whole subtree, whose
+   * ancestor ids and depths are rewritten (a creation under a subtree card
+   * must not read that card's old chain while we move it).
+   */
   private async lockTree(cardId: number, parentId: number): Promise<{ card: CardRow; parent: CardRow; oldParent: CardRow | null }> {
     for (let round = 0; round < MAX_LOCK_ROUNDS; round++) {
       const current = await this.cards.find(cardId);
       const target = await this.cards.find(parentId);
-      if (!current) throw new InvalidCardInputError('card', 'no longer exists');
+      if (!current) throw new CardNotFoundError();
       assertNotTopLevel(current, 'relocated');
       if (!target || target.projectId !== current.projectId) {
         throw new InvalidCardInputError('parent_id', 'must be a card of the same project');
       }
-      const locked = await this.cards.lockMany([cardId, current.parentId!, ...target.ancestorIds, parentId]);
-      const byId = new Map(locked.map((c) => [c.id, c]));
+      const wanted = [cardId, current.parentId!, ...target.ancestorIds, parentId];
+      if (current.parentId === parentId) await this.cards.lockMany(wanted);
+      else await this.cards.lockSubtree(wanted, cardId);
+      const byId = new Map((await this.cards.findMany(wanted)).map((c) => [c.id, c]));
       const card = byId.get(cardId);
       const parent = byId.get(parentId);
-      if (!card || !parent) throw new InvalidCardInputError('parent_id', 'must be a card of the same project');
+      if (!card) throw new CardNotFoundError();
+      if (!parent) throw new InvalidCardInputError('parent_id', 'must be a card of the same project');
       // The chain we locked must still be the parent's chain; otherwise a concurrent move changed it.
       if (sameIds(parent.ancestorIds, target.ancestorIds) && card.parentId === current.parentId) {
         assertNoCycle(card.id, parent.id, parent.ancestorIds);
         return { card, parent, oldParent: byId.get(card.parentId!) ?? null };
       }
     }
-    throw new InvalidCardInputError('parent_id', 'the tree is changing too fast; try again');
+    throw new TreeBusyError();
   }
 
   private async move(card: CardRow, parent: CardRow, oldParent: CardRow | null, position: number | undefined): Promise<void> {

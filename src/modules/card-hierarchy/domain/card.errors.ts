@@ -25,3 +25,10 @@ export class InvalidCardInputError extends DomainError {
     super(`${field}: ${message}`, [{ field, message }]);
   }
 }
+
+/** The part of the tree a change needs kept changing while it waited for locks; retrying helps. */
+export class TreeBusyError extends ConflictError {
+  constructor() {
+    super('The card tree is changing too fast here; try again', 'CARD.TREE_BUSY');
+  }
+}

@@ -1,6 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import type { CardState, CardSummary } from '../contracts/card-hierarchy.api.js';
+import { TreeBusyError } from '../domain/card.errors.js';
+
+/** Rounds of lockSubtree before giving up on a subtree that keeps growing. */
+const MAX_SUBTREE_LOCK_ROUNDS = 20;
 
 /** A card row as read for views and tree work. */
 export interface CardRow extends CardSummary {
@@ -100,6 +104,42 @@ export class CardTreeRepository {
     return rows.map(toRow);
   }
 
+  /**
+   * Locks `ids` and the whole subtree of `rootId` (the root included), FOR UPDATE
+   * in id order. A creation under a subtree card holds that card's lock until it
+   * commits, so a round that had to wait for it cannot see the new child (its
+   * snapshot is older); rounds repeat until one finds no row the previous one
+   * did not. After that no card can be added under the subtree until we commit,
+   * and every later statement of the transaction sees all of it: the subtree
+   * UPDATEs (ancestors, hidden) and counts then miss nothing. Costs a read of
+   * the subtree per round, usually two rounds.
+   */
+  async lockSubtree(ids: number[], rootId: number): Promise<void> {
+    let previous = '';
+    for (let round = 0; round < MAX_SUBTREE_LOCK_ROUNDS; round++) {
+      const rows = await this.q<{ id: number | string }[]>(
+        `SELECT id FROM cards.cards
+          WHERE id = ANY($1::bigint[]) OR ancestor_ids @> ARRAY[$2]::bigint[]
+          ORDER BY id FOR UPDATE`,
+        [[...new Set([...ids, rootId])], rootId],
+      );
+      const key = rows.map((r) => r.id).join(',');
+      if (key === previous) return;
+      previous = key;
+    }
+    throw new TreeBusyError();
+  }
+
+  /**
+   * Holds a card's key (FOR KEY SHARE) so it cannot be deleted before we
+   * commit; false when it is already gone. Lets comments answer 404 instead of
+   * failing on the stream's foreign key when a deletion wins the race.
+   */
+  async holdKey(id: number): Promise<boolean> {
+    const rows = await this.q<unknown[]>(`SELECT id FROM cards.cards WHERE id = $1 FOR KEY SHARE`, [id]);
+    return rows.length > 0;
+  }
+
   async children(parentId: number): Promise<CardRow[]> {
     const rows = await this.q<RawCard[]>(
       `SELECT ${COLUMNS} FROM cards.cards WHERE parent_id = $1 ORDER BY position, id`,
@@ -113,8 +153,11 @@ export class CardTreeRepository {
     return Number(row.n);
   }
 
-  /** Takes the next ref of the project; the counter row lock orders concurrent creations. */
-  async nextRef(projectId: number, visible: boolean): Promise<number> {
+  /**
+   * Takes the next ref of the project; the counter row lock orders concurrent
+   * creations. null when the project's counters are gone (project deleted).
+   */
+  async nextRef(projectId: number, visible: boolean): Promise<number | null> {
     // TypeORM answers an UPDATE … RETURNING with [rows, affected].
     const [[row]] = await this.q<[{ ref: number }[], number]>(
       `UPDATE cards.project_counters
@@ -124,7 +167,7 @@ export class CardTreeRepository {
         RETURNING next_ref - 1 AS ref`,
       [projectId, visible ? 1 : 0],
     );
-    return Number(row.ref);
+    return row ? Number(row.ref) : null;
   }
 
   async createCounters(projectId: number, topLevelCardId: number): Promise<void> {
@@ -248,8 +291,24 @@ export class CardTreeRepository {
     return { all: Number(row.all), visible: Number(row.visible) };
   }
 
+  /**
+   * Sets a card's archive flag and recomputes `hidden` for its subtree in one
+   * statement: each row is written once. (A second write of a row this
+   * transaction already updated makes PostgreSQL re-check its foreign key,
+   * which share-locks the card's parent, a row we do not hold: that deadlocked
+   * against deletions holding the parent.) The card's own new flag is not yet
+   * visible to the EXISTS, so it is applied to its descendants explicitly.
+   */
   async setArchived(cardId: number, archived: boolean): Promise<void> {
-    await this.q(`UPDATE cards.cards SET is_archived = $2, updated_at = now() WHERE id = $1`, [cardId, archived]);
+    await this.q(
+      `UPDATE cards.cards c
+          SET is_archived = CASE WHEN c.id = $1 THEN $2 ELSE c.is_archived END,
+              updated_at  = CASE WHEN c.id = $1 THEN now() ELSE c.updated_at END,
+              hidden = $2 OR (c.id <> $1 AND c.is_archived) OR EXISTS (
+                SELECT 1 FROM cards.cards a WHERE a.id = ANY(c.ancestor_ids) AND a.id <> $1 AND a.is_archived)
+        WHERE c.id = $1 OR c.ancestor_ids @> ARRAY[$1]::bigint[]`,
+      [cardId, archived],
+    );
   }
 
   /** Recomputes `hidden` (archived or under an archived card) for a subtree. */
