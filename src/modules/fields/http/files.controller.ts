@@ -1,3 +1,4 @@
+import { pipeline } from 'node:stream/promises';
 import { Controller, Get, Param, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiProduces, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
@@ -32,7 +33,7 @@ export class FilesController {
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('Content-Security-Policy', "default-src 'none'; sandbox");
     res.setHeader('Cache-Control', 'private, no-cache');
-    file.stream.on('error', () => res.destroy());
-    file.stream.pipe(res);
+    // pipeline destroys the file stream (closing its handle) if the client goes away early.
+    await pipeline(file.stream, res).catch(() => res.destroy());
   }
 }
