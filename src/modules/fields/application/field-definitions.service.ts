@@ -4,6 +4,7 @@ import { NotFoundError } from '../../../shared/domain/domain-error.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { WorkspaceApi, type AccessMode, type ProjectAccess } from '../../workspace/index.js';
 import {
+  sameName,
   toAttributeView,
   toModelView,
   validName,
@@ -75,6 +76,8 @@ export class FieldDefinitionsService {
     const name = validName(input.name);
     return this.uow.run(async () => {
       await this.workspace.requireProject(projectId, actor, 'write');
+      await this.repo.lockProjectNames(projectId);
+      if ((await this.repo.models(projectId)).some((m) => sameName(m.name, name))) throw new ModelNameTakenError(name);
       try {
         return toModelView(await this.repo.insertModel(projectId, name, actor.userId));
       } catch (error) {
