@@ -125,6 +125,21 @@ describe('relocate', () => {
     await expectConsistentTree(t, ann, p);
   });
 
+  it('takes parent_id and position as form fields', async () => {
+    const { p, top, a, b, d } = await tree();
+    const res = await t.http
+      .post(`${API}/cards/${d.id}/relocate`)
+      .set(as(ann))
+      .type('form')
+      .send({ parent_id: String(a.id), position: '1' })
+      .expect(200);
+    expect(res.body).toMatchObject({ parent_id: a.id, position: 1, depth: 2 });
+    await t.http.post(`${API}/cards/${b.id}/relocate`).set(as(ann)).type('form').send({ position: '0' }).expect(200);
+    expect((await c.expectDense(ann, top)).map((x) => x.id)).toEqual([b.id, a.id]);
+    await t.http.post(`${API}/cards/${b.id}/relocate`).set(as(ann)).type('form').send({ position: 'x' }).expect(400);
+    await expectConsistentTree(t, ann, p);
+  });
+
   it('answers 404 for an unknown card', async () => {
     const { top } = await tree();
     await c.relocate(ann, 999999999, { parent_id: top }, 404);

@@ -1,6 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
 import { Allow, IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { CARD_STATES, type CardState } from '../../contracts/card-hierarchy.api.js';
+
+// Form fields carry numbers as text (DESIGN.md §2): accept their decimal form.
+const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : value);
 
 export class CreateCardDto {
   @ApiProperty({ maxLength: 1024 })
@@ -43,12 +47,14 @@ export class SetStateDto {
 export class RelocateCardDto {
   @ApiPropertyOptional({ type: 'integer', description: 'new parent; the current one keeps it' })
   @IsOptional()
+  @Transform(toInt)
   @IsInt()
   @Min(1)
   parent_id?: number;
 
   @ApiPropertyOptional({ type: 'integer', minimum: 0 })
   @IsOptional()
+  @Transform(toInt)
   @IsInt()
   @Min(0)
   @Max(1_000_000_000)
