@@ -99,6 +99,24 @@ export class FieldsInit1763769600300 implements MigrationInterface {
       )`);
     await q.query(`CREATE INDEX files_card_idx ON fields.files (card_id, attribute_id, position)`);
     await q.query(`CREATE INDEX files_attribute_idx ON fields.files (attribute_id)`);
+    // File rows go in many ways (pop, set, field or card or project deleted, the
+    // last two by cascade). The trigger notes each stored key in the same
+    // transaction, so contents are deleted after commit, and never on rollback.
+    await q.query(`
+      CREATE TABLE fields.released_blobs (
+        storage_key text PRIMARY KEY,
+        released_at timestamptz NOT NULL DEFAULT now()
+      )`);
+    await q.query(`
+      CREATE FUNCTION fields.release_file_blob() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO fields.released_blobs (storage_key) VALUES (OLD.storage_key) ON CONFLICT DO NOTHING;
+        RETURN OLD;
+      END
+      $$`);
+    await q.query(`
+      CREATE TRIGGER files_release_blob AFTER DELETE ON fields.files
+        FOR EACH ROW EXECUTE FUNCTION fields.release_file_blob()`);
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -225,12 +225,38 @@ describe('files fields', () => {
     expect((await c.append(eve, card, 'Attachments', { name: 'e.txt', data: 'e' })).status).toBe(404);
   });
 
-  it('deleting the card takes its files with it', async () => {
+  it('deleting the card, the field or the project takes the files and their contents with it', async () => {
+    const stored = () => listStoredFiles(path.join(dataDir, 'files')).length;
     const card = (await c.card(ann, w.root, 'doomed')).id;
     const res = await c.append(ann, card, 'Attachments', { name: 'gone.txt', data: 'gone' }).expect(200);
     const [file] = res.body.attributes.Attachments as FileJson[];
+    let before = stored();
     await t.http.delete(`${API}/cards/${card}`).set(as(ann)).expect(204);
     await download(file).expect(404);
+    expect(stored()).toBe(before - 1);
+
+    const p = await c.project(ann, w.org, 'Doomed project');
+    const field = await c.field(ann, p.project, 'Docs', 'files');
+    const inP = (await c.card(ann, p.root, 'in project')).id;
+    await c.set(ann, inP, 'Docs', [{ name: '1.txt', data: '1' }, { name: '2.txt', data: '2' }]).expect(200);
+    before = stored();
+    await t.http.delete(`${API}/attributes/${field.id}`).set(as(ann)).expect(204);
+    expect(stored()).toBe(before - 2);
+    await c.field(ann, p.project, 'Docs', 'files');
+    await c.set(ann, inP, 'Docs', [{ name: '3.txt', data: '3' }]).expect(200);
+    before = stored();
+    await t.http.delete(`${API}/projects/${p.project}`).set(as(ann)).expect(204);
+    expect(stored()).toBe(before - 1);
+  });
+
+  it('keeps no stored content when a batch fails after a file was stored', async () => {
+    await c.field(ann, w.project, 'Owners', 'members');
+    const card = (await c.card(ann, w.root, 'rolled back')).id;
+    const before = listStoredFiles(path.join(dataDir, 'files')).length;
+    const res = await c.setMany(ann, card, { Attachments: { name: 'x.txt', data: 'x' }, Owners: [eve.id] });
+    expectRefusal(res, 'Owners');
+    expect(listStoredFiles(path.join(dataDir, 'files')).length).toBe(before);
+    expect((await c.get(ann, card)).attributes.Attachments).toEqual([]);
   });
 });
 

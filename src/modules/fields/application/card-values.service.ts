@@ -293,13 +293,13 @@ export class CardValuesService {
     if (w.kind === 'pop') {
       const removed = await this.values.deleteFile(card.id, field.id, w.item as number | undefined);
       if (!removed) throw this.notInList(field, w.item);
-      this.blobs.deleteAfterCommit([removed.storageKey]);
+      this.blobs.sweepAfterCommit();
       return;
     }
     const files = w.kind === 'set' ? ((w.value as PreparedFile[] | null) ?? []) : [w.item as PreparedFile];
     if (w.kind === 'set') {
-      const old = await this.values.deleteFiles(card.id, field.id);
-      this.blobs.deleteAfterCommit(old.map((f) => f.storageKey));
+      await this.values.deleteFiles(card.id, field.id);
+      this.blobs.sweepAfterCommit();
     }
     for (const file of files) {
       const storageKey = await this.blobs.store(file.bytes, written);

@@ -136,9 +136,8 @@ export class FieldDefinitionsService {
     return this.uow.run(async () => {
       const field = await this.requireField(fieldId, actor, 'write');
       if (field.type === 'group_type') throw new GroupTypeFieldError('id', field.name, 'its definition');
-      const keys = await this.values.fileKeysOfField(field.id);
       await this.repo.delete(field.id);
-      this.blobs.deleteAfterCommit(keys);
+      this.blobs.sweepAfterCommit();
     });
   }
 

@@ -1,18 +1,27 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { CardDeleted } from '../../../shared/events/card.events.js';
+import { OnAppEvent } from '../../../shared/events/on-app-event.decorator.js';
+import { ProjectDeleted } from '../../../shared/events/workspace.events.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+import { FieldValuesRepository } from '../infrastructure/field-values.repository.js';
 import { FileStorage, newFileKey } from '../infrastructure/file-storage.js';
+
+const SWEEP_BATCH = 200;
 
 /**
  * File contents live in the FileStorage, their rows in the database. Bytes are
- * written before the row (a row never points at nothing) and removed only
- * after the commit that dropped the row (a rollback never loses a file).
+ * written before the row (a row never points at nothing). A deleted row's key
+ * is noted in `fields.released_blobs` by a trigger in the same transaction,
+ * whatever deleted it (pop, set, a field, a card or a project going); the
+ * contents are removed after the commit, so a rollback never loses a file.
  */
 @Injectable()
-export class FileBlobs {
+export class FileBlobs implements OnApplicationBootstrap {
   private readonly logger = new Logger(FileBlobs.name);
 
   constructor(
     private readonly storage: FileStorage,
+    private readonly values: FieldValuesRepository,
     private readonly uow: UnitOfWork,
   ) {}
 
@@ -23,12 +32,37 @@ export class FileBlobs {
     return key;
   }
 
-  deleteAfterCommit(keys: string[]): void {
-    if (!keys.length) return;
-    this.uow.afterCommit(() => this.deleteNow(keys));
+  /** Call inside a transaction that may delete file rows. */
+  sweepAfterCommit(): void {
+    this.uow.afterCommit(() => this.sweep());
   }
 
-  /** Clean-up of blobs whose rows were never committed (the use case failed). */
+  /** Card and project deletions cascade to file rows in other modules' transactions. */
+  @OnAppEvent([CardDeleted, ProjectDeleted], { phase: 'after-commit' })
+  async onDeletion(): Promise<void> {
+    await this.sweep();
+  }
+
+  /** Leftovers of a crash between commit and clean-up. */
+  async onApplicationBootstrap(): Promise<void> {
+    try {
+      await this.sweep();
+    } catch (error) {
+      this.logger.warn(`could not clean up released files: ${String(error)}`);
+    }
+  }
+
+  async sweep(): Promise<void> {
+    for (;;) {
+      const keys = await this.values.releasedBlobs(SWEEP_BATCH);
+      if (!keys.length) return;
+      await this.deleteNow(keys);
+      await this.values.forgetReleasedBlobs(keys);
+      if (keys.length < SWEEP_BATCH) return;
+    }
+  }
+
+  /** Blobs written by a use case that then failed: their rows were never committed. */
   async deleteNow(keys: string[]): Promise<void> {
     for (const key of keys) {
       try {

@@ -2,21 +2,18 @@ import { Injectable } from '@nestjs/common';
 import { OnAppEvent } from '../../../shared/events/on-app-event.decorator.js';
 import { ProjectDeleted } from '../../../shared/events/workspace.events.js';
 import { FieldDefinitionsRepository } from '../infrastructure/field-definitions.repository.js';
-import { FieldValuesRepository } from '../infrastructure/field-values.repository.js';
-import { FileBlobs } from './file-blobs.service.js';
 
-/** Drops a project's field definitions and models (their values go with them) when the project goes. */
+/**
+ * Drops a project's field definitions and models when the project goes, in
+ * its transaction; values go with them (cascade), file contents after commit
+ * (FileBlobs).
+ */
 @Injectable()
 export class FieldsProjectLifecycleHandler {
-  constructor(
-    private readonly definitions: FieldDefinitionsRepository,
-    private readonly values: FieldValuesRepository,
-    private readonly blobs: FileBlobs,
-  ) {}
+  constructor(private readonly definitions: FieldDefinitionsRepository) {}
 
   @OnAppEvent(ProjectDeleted, { phase: 'in-tx' })
   async onProjectDeleted(event: ProjectDeleted): Promise<void> {
-    this.blobs.deleteAfterCommit(await this.values.fileKeysOfProject(event.projectId));
     await this.definitions.deleteProject(event.projectId);
   }
 }

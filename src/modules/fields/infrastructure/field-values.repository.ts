@@ -243,14 +243,14 @@ export class FieldValuesRepository {
     return rows[0] ? toFile(rows[0]) : null;
   }
 
-  async fileKeysOfField(attributeId: number): Promise<string[]> {
-    const rows = await this.q(`SELECT storage_key FROM fields.files WHERE attribute_id = $1`, [attributeId]);
+  /** Stored keys whose rows are gone (noted by the files_release_blob trigger). */
+  async releasedBlobs(limit: number): Promise<string[]> {
+    const rows = await this.q(`SELECT storage_key FROM fields.released_blobs ORDER BY released_at LIMIT $1`, [limit]);
     return rows.map((r) => String(r.storage_key));
   }
 
-  async fileKeysOfProject(projectId: number): Promise<string[]> {
-    const rows = await this.q(`SELECT storage_key FROM fields.files WHERE project_id = $1`, [projectId]);
-    return rows.map((r) => String(r.storage_key));
+  async forgetReleasedBlobs(keys: string[]): Promise<void> {
+    await this.q(`DELETE FROM fields.released_blobs WHERE storage_key = ANY($1::text[])`, [keys]);
   }
 
   /** Whether any card holds a value of the field. */
