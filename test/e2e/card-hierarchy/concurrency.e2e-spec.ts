@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Response } from 'supertest';
+import { DataSource } from 'typeorm';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { ancestry, API, cardClient, expectConsistentTree, type CardJson, type ProjectJson } from './card-fixtures.js';
 
@@ -224,5 +225,14 @@ describe('card tree under concurrency', () => {
       await t.http.get(`${API}/cards/${doomed.id}`).set(as(ann)).expect(404);
       await expectConsistentTree(t, ann, p);
     }
+  });
+
+  // Every write takes its row locks in one order (tree rows by id, then the
+  // project counters, then other modules' rows), so none of the races above
+  // should have needed a deadlock and a retry. PostgreSQL counts them.
+  it('needed no deadlock along the way', async () => {
+    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
+    const [row] = await t.app.get(DataSource).query(`SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()`);
+    expect(Number(row.deadlocks)).toBe(0);
   });
 });

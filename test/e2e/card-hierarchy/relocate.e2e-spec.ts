@@ -140,6 +140,22 @@ describe('relocate', () => {
     await expectConsistentTree(t, ann, p);
   });
 
+  it('checks a group_id given with a new parent against the card at its new place', async () => {
+    const { p, a, a1, b } = await tree();
+    const type = await t.http.post(`${API}/projects/${p.id}/group-types`).set(as(ann)).send({ name: 'Column', one_group_per_card: true }).expect(201);
+    const atB = await t.http.post(`${API}/cards/${b.id}/groups`).set(as(ann)).send({ type_id: type.body.id, title: 'Under b' }).expect(201);
+    const atA = await t.http.post(`${API}/cards/${a.id}/groups`).set(as(ann)).send({ type_id: type.body.id, title: 'Under a' }).expect(201);
+    // a1 leaves a for b: a group scoped at b is open to it, one scoped at a no longer is.
+    const bad = await c.relocate(ann, a1.id, { parent_id: b.id, group_id: atA.body.id }, 400);
+    expect(bad.body.errors).toEqual([expect.objectContaining({ field: 'group_id' })]);
+    expect(await c.get(ann, a1.id)).toMatchObject({ parent_id: a.id, groups: [] });
+    const res = await c.relocate(ann, a1.id, { parent_id: b.id, group_id: atB.body.id, position: 0 });
+    expect(res.body).toMatchObject({ parent_id: b.id, depth: 2, groups: [expect.objectContaining({ id: atB.body.id })] });
+    // position went to the group column; among b's children the card is last.
+    expect((await c.expectDense(ann, b.id)).map((x) => x.id)).toEqual([expect.any(Number), a1.id]);
+    await expectConsistentTree(t, ann, p);
+  });
+
   it('answers 404 for an unknown card', async () => {
     const { top } = await tree();
     await c.relocate(ann, 999999999, { parent_id: top }, 404);

@@ -173,6 +173,9 @@ export class CardsService {
       assertNotTopLevel(found, 'deleted');
       const card = await this.lockForDeletion(found);
       const counts = await this.cards.subtreeCounts(cardId);
+      // Counters before the rows go: the cascade reaches other modules' rows
+      // (and their locks); creation takes the counters before those too.
+      await this.cards.adjustCounters(card.projectId, -counts.all, -counts.visible);
       await this.events.publish(
         new CardDeleted({
           cardId: card.parentId!,
@@ -183,7 +186,6 @@ export class CardsService {
       );
       await this.cards.delete(cardId);
       await this.cards.closeGap(card.parentId!, card.position);
-      await this.cards.adjustCounters(card.projectId, -counts.all, -counts.visible);
     });
   }
 

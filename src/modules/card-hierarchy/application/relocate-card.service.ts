@@ -49,16 +49,15 @@ export class RelocateCardService {
       assertNotTopLevel(found, 'relocated');
       const parentId = input.parent_id === undefined || input.parent_id === null ? found.parentId! : readParentId(input.parent_id);
       const { card, parent, oldParent } = await this.lockTree(cardId, parentId);
-      let positionUsed = false;
-      for (const ext of this.extensions.all()) {
-        const keys = ext.relocationKeys?.filter((k) => input[k] !== undefined) ?? [];
-        if (keys.length && ext.onRelocate) {
-          const payload = Object.fromEntries([...keys.map((k) => [k, input[k]]), ['position', position]]);
-          positionUsed = (await ext.onRelocate(card, payload, actor)) || positionUsed;
-        }
-      }
+      const extensionCalls = this.extensions
+        .all()
+        .map((ext) => ({ ext, keys: ext.relocationKeys?.filter((k) => input[k] !== undefined) ?? [] }))
+        .filter(({ ext, keys }) => keys.length && ext.onRelocate);
+      // With an extension's key (group_id), `position` is that extension's (a
+      // place in a group column), not a place among siblings.
+      const positionUsed = extensionCalls.some(({ keys }) => keys.some((k) => input[k] !== null));
       const siblingPosition = positionUsed ? undefined : position;
-      if (card.parentId !== null && (card.parentId !== parent.id || siblingPosition !== undefined)) {
+      if (card.parentId !== parent.id || siblingPosition !== undefined) {
         await this.move(card, parent, oldParent, siblingPosition);
         await this.events.publish(
           new CardMoved({
@@ -68,6 +67,14 @@ export class RelocateCardService {
             data: { from_parent_id: card.parentId, to_parent_id: parent.id, from_position: card.position },
           }),
         );
+      }
+      // Extensions run after the move: they see the card where it now is (a
+      // group must be scoped at one of its new ancestors), and their locks come
+      // after the tree's and the counters', the order creation takes them in.
+      const moved = (await this.cards.find(cardId))!;
+      for (const { ext, keys } of extensionCalls) {
+        const payload = Object.fromEntries([...keys.map((k) => [k, input[k]]), ['position', position]]);
+        await ext.onRelocate!(moved, payload, actor);
       }
     });
     return this.views.one(cardId, actor);

@@ -61,8 +61,11 @@ export interface CardExtension {
   /** Request body keys accepted on relocation (besides parent_id and position). */
   relocationKeys?: string[];
   /**
-   * Applies those keys inside the relocation transaction. Returns true when it
-   * consumed `position` (a position in a group column, not among siblings).
+   * Applies those keys inside the relocation transaction, after the card has
+   * moved (`card` is the card at its new place). When the request carries one
+   * of the extension's keys with a non-null value, `position` is the
+   * extension's (a position in a group column) and the card does not move
+   * among its siblings. The return value is no longer used.
    */
   onRelocate?(card: CardSummary, input: Record<string, unknown>, actor: Actor): Promise<boolean>;
 }
