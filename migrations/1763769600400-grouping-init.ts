@@ -54,9 +54,11 @@ export class GroupingInit1763769600400 implements MigrationInterface {
       )`);
     await q.query(`CREATE INDEX memberships_card_type_idx ON grouping.memberships (card_id, type_id)`);
     await q.query(`CREATE INDEX memberships_type_idx ON grouping.memberships (type_id)`);
-    // Renumbers the columns that lost members. It locks those groups first (ascending
-    // id, the lock order of every membership change) and then reads them afresh, so a
-    // cascade from a card deletion cannot interleave with a concurrent move.
+    // After memberships went, renumber the columns that lost members. Whoever deletes
+    // memberships holds their groups' locks already (grouping's use cases, and its
+    // CardDeleted handler before a card deletion cascades here); the trigger locks
+    // them anyway, then reads afresh (each statement of a volatile function takes a
+    // new snapshot), so it sees every committed move.
     await q.query(`
       CREATE FUNCTION grouping.close_membership_gaps() RETURNS trigger
       LANGUAGE plpgsql AS $$

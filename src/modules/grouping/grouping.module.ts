@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { CardHierarchyModule } from '../card-hierarchy/index.js';
 import { FieldsModule } from '../fields/index.js';
 import { WorkspaceModule } from '../workspace/index.js';
+import { CardDeletionHandler } from './application/card-deletion.handler.js';
 import { CardIntegration } from './application/card-integration.js';
 import { GroupTypesService } from './application/group-types.service.js';
 import { GroupingAccess } from './application/grouping-access.service.js';
@@ -17,6 +18,7 @@ import { CardMembership } from './domain/card-membership.entity.js';
 import { CardMembershipsController } from './http/card-memberships.controller.js';
 import { GroupTypesController } from './http/group-types.controller.js';
 import { GroupsController } from './http/groups.controller.js';
+import { CardLocks } from './infrastructure/card-locks.js';
 import { GroupTypesRepository } from './infrastructure/group-types.repository.js';
 import { GroupsRepository } from './infrastructure/groups.repository.js';
 import { MembershipsRepository } from './infrastructure/memberships.repository.js';
@@ -28,12 +30,14 @@ import { MembershipsRepository } from './infrastructure/memberships.repository.j
     GroupTypesRepository,
     GroupsRepository,
     MembershipsRepository,
+    CardLocks,
     GroupingAccess,
     MembershipsService,
     GroupsService,
     GroupTypesService,
     CardIntegration,
     ProjectLifecycleHandler,
+    CardDeletionHandler,
     { provide: GroupingApi, useClass: GroupingApiImpl },
   ],
   exports: [GroupingApi],

@@ -113,17 +113,17 @@ export class GroupTypesService {
   delete(typeId: number, actor: Actor): Promise<void> {
     return this.uow.run(async () => {
       await this.access.groupType(typeId, actor, 'write');
-      const before = new Set((await this.memberships.ofType(typeId)).map((m) => m.cardId));
-      await this.groupsService.touchAll([...before]);
-      const type = await this.types.lock(typeId, 'update');
-      if (!type) throw new GroupTypeNotFoundError();
-      const groups = await this.groups.lockMany(await this.groups.idsOfType(type.id));
-      const members = await this.memberships.ofType(type.id);
-      await this.groupsService.touchAll(members.map((m) => m.cardId).filter((id) => !before.has(id)));
+      const members = await this.groupsService.lockMembers(() => this.memberships.ofType(typeId), async () => {
+        const type = await this.types.lock(typeId, 'update');
+        if (!type) throw new GroupTypeNotFoundError();
+        return { type, groups: await this.groups.lockMany(await this.groups.idsOfType(type.id)) };
+      });
+      const { type, groups } = members.locked;
       const titles = new Map(groups.map((g) => [g.id, g.title]));
-      await this.membershipsService.publishRemovals(members, type, titles, actor, 'group_type_deleted');
+      await this.membershipsService.publishRemovals(members.rows, type, titles, actor, 'group_type_deleted');
       await this.fields.deleteGroupTypeField(type.id);
       await this.types.delete(type.id);
+      await this.groupsService.touchAll(members.rows.map((m) => m.cardId));
     });
   }
 

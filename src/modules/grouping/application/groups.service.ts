@@ -2,9 +2,11 @@ import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { UnitOfWork, sqlState } from '../../../shared/persistence/unit-of-work.js';
 import { CardHierarchyApi } from '../../card-hierarchy/index.js';
+import type { CardMembership } from '../domain/card-membership.entity.js';
 import type { GroupType } from '../domain/group-type.entity.js';
 import { DuplicateGroupTitleError, GroupNotFoundError, InvalidGroupingInputError } from '../domain/grouping.errors.js';
 import { readId, readName, readPosition, sameTitle, slot } from '../domain/grouping.policy.js';
+import { CardLocks } from '../infrastructure/card-locks.js';
 import { GroupTypesRepository } from '../infrastructure/group-types.repository.js';
 import { GroupsRepository } from '../infrastructure/groups.repository.js';
 import { MembershipsRepository } from '../infrastructure/memberships.repository.js';
@@ -34,6 +36,7 @@ export class GroupsService {
     private readonly uow: UnitOfWork,
     private readonly hierarchy: CardHierarchyApi,
     private readonly access: GroupingAccess,
+    private readonly cardLocks: CardLocks,
     private readonly types: GroupTypesRepository,
     private readonly groups: GroupsRepository,
     private readonly memberships: MembershipsRepository,
@@ -61,6 +64,7 @@ export class GroupsService {
     return this.uow.run(async () => {
       const { card } = await this.hierarchy.requireCard(scopeCardId, actor, 'write');
       await this.access.bodyType(typeId, card);
+      await this.cardLocks.keyShare([card.id]); // the group's foreign key to its scope card, taken first (see CardLocks)
       const type = await this.lockType(typeId, 'type_id');
       const siblings = await this.groups.lockScope(type.id, card.id);
       if (siblings.some((g) => sameTitle(g.title, title))) throw new DuplicateGroupTitleError(title);
@@ -104,27 +108,44 @@ export class GroupsService {
 
   /**
    * DELETE /groups/{id}: its memberships go (each member's stream says so),
-   * the cards stay. Member cards are locked first, in id order, as every
-   * membership change locks its card before the type and the groups.
+   * the cards stay and are marked changed.
    */
   delete(groupId: number, actor: Actor): Promise<void> {
     return this.uow.run(async () => {
       const found = await this.access.group(groupId, actor, 'write');
-      const before = new Set((await this.memberships.ofGroups([found.id])).map((m) => m.cardId));
-      await this.touchAll([...before]);
-      const type = await this.lockType(found.typeId);
-      const siblings = await this.groups.lockScope(found.typeId, found.cardId);
-      const group = siblings.find((g) => g.id === found.id);
-      if (!group) throw new GroupNotFoundError();
-      const members = await this.memberships.ofGroups([group.id]);
-      // Cards that joined between the first read and the locks: lock them too (a rare, retried deadlock at worst).
-      await this.touchAll(members.map((m) => m.cardId).filter((id) => !before.has(id)));
-      await this.membershipsService.publishRemovals(members, type, new Map([[group.id, group.title]]), actor, 'group_deleted');
+      const members = await this.lockMembers(() => this.memberships.ofGroups([found.id]), async () => {
+        const type = await this.lockType(found.typeId);
+        const siblings = await this.groups.lockScope(found.typeId, found.cardId);
+        const group = siblings.find((g) => g.id === found.id);
+        if (!group) throw new GroupNotFoundError();
+        return { type, group };
+      });
+      const { type, group } = members.locked;
+      await this.membershipsService.publishRemovals(members.rows, type, new Map([[group.id, group.title]]), actor, 'group_deleted');
       await this.groups.delete(group);
+      await this.touchAll(members.rows.map((m) => m.cardId));
     });
   }
 
-  /** Locks the cards (ascending id) by marking them changed. */
+  /**
+   * For removals of many memberships at once (a group, a group type): locks
+   * the member cards first (KEY SHARE, see CardLocks), then runs `lock` (type
+   * and groups), then reads the members again. A card that joined in between
+   * is locked late, out of order: at worst a deadlock, which the unit of work retries.
+   */
+  async lockMembers<T>(
+    read: () => Promise<CardMembership[]>,
+    lock: () => Promise<T>,
+  ): Promise<{ rows: CardMembership[]; locked: T }> {
+    const before = new Set((await read()).map((m) => m.cardId));
+    await this.cardLocks.keyShare([...before]);
+    const locked = await lock();
+    const rows = await read();
+    await this.cardLocks.keyShare(rows.map((m) => m.cardId).filter((id) => !before.has(id)));
+    return { rows, locked };
+  }
+
+  /** Marks the cards changed (ascending id), last in the transaction's lock order. */
   async touchAll(cardIds: number[]): Promise<void> {
     for (const id of [...new Set(cardIds)].sort((a, b) => a - b)) await this.hierarchy.touch(id);
   }

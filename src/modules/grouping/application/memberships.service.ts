@@ -4,11 +4,12 @@ import { CardGroupChanged } from '../../../shared/events/card.events.js';
 import { EventBus } from '../../../shared/events/event-bus.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { CardHierarchyApi, type CardSummary, type CardView } from '../../card-hierarchy/index.js';
+import type { CardMembership } from '../domain/card-membership.entity.js';
 import type { Group } from '../domain/group.entity.js';
 import type { GroupType } from '../domain/group-type.entity.js';
 import { InvalidGroupingInputError, OneGroupPerCardError } from '../domain/grouping.errors.js';
 import { readPosition, slot } from '../domain/grouping.policy.js';
-import type { CardMembership } from '../domain/card-membership.entity.js';
+import { CardLocks } from '../infrastructure/card-locks.js';
 import { GroupTypesRepository } from '../infrastructure/group-types.repository.js';
 import { GroupsRepository } from '../infrastructure/groups.repository.js';
 import { MembershipsRepository } from '../infrastructure/memberships.repository.js';
@@ -19,17 +20,15 @@ type Change = 'added' | 'removed' | 'reordered';
 export interface MembershipEventOptions {
   /** System work (imports) is recorded as `log`. */
   system?: boolean;
-  /** Why memberships went away without a card operation (`group_deleted`, `group_type_deleted`). */
-  reason?: string;
 }
 
 /**
- * Card memberships. Lock order, the same in every transaction that changes
- * memberships: the card row (CardHierarchyApi.touch, which card-hierarchy's
- * own use cases take first too), then the group type row (FOR SHARE), then
- * the groups involved in ascending id. The card lock serializes the changes
- * of one card (one-group-per-card holds); the group locks serialize the
- * position shifts of a column (positions stay dense).
+ * Card memberships and their places in the groups' columns. Lock order (see
+ * CardLocks): the card (KEY SHARE, then its advisory lock; card-hierarchy's
+ * hooks come with the card FOR UPDATE instead), the type row FOR SHARE, the
+ * groups involved in ascending id, then the writes, then touching the card.
+ * The card locks serialize the changes of one card (one group per card holds);
+ * a group's lock serializes the shifts of its column (positions stay dense).
  */
 @Injectable()
 export class MembershipsService {
@@ -37,6 +36,7 @@ export class MembershipsService {
     private readonly uow: UnitOfWork,
     private readonly hierarchy: CardHierarchyApi,
     private readonly access: GroupingAccess,
+    private readonly cardLocks: CardLocks,
     private readonly types: GroupTypesRepository,
     private readonly groups: GroupsRepository,
     private readonly memberships: MembershipsRepository,
@@ -47,9 +47,9 @@ export class MembershipsService {
   async addToGroup(cardId: number, input: { group_id: unknown; position?: unknown }, actor: Actor): Promise<CardView> {
     const position = readPosition(input.position);
     await this.uow.run(async () => {
-      const { card } = await this.hierarchy.requireCard(cardId, actor, 'write');
+      const card = await this.lockCard(cardId, actor);
       const group = await this.access.bodyGroup(input.group_id, card, 'join');
-      await this.join(card, group, position, actor, { leaveOthers: false });
+      if (await this.join(card, group, position, actor, { leaveOthers: false })) await this.hierarchy.touch(card.id);
     });
     return this.hierarchy.view(cardId, actor);
   }
@@ -57,11 +57,11 @@ export class MembershipsService {
   /** POST /cards/{id}/remove-from-group: nothing to do when the card is not in the group. */
   async removeFromGroup(cardId: number, input: { group_id: unknown }, actor: Actor): Promise<CardView> {
     await this.uow.run(async () => {
-      const { card } = await this.hierarchy.requireCard(cardId, actor, 'write');
+      const card = await this.lockCard(cardId, actor);
       const group = await this.access.bodyGroup(input.group_id, card, 'leave');
-      const type = await this.lockCardAndType(card, group.typeId, 'group_id');
+      const type = await this.lockType(group.typeId, 'group_id');
       const locked = await this.groups.lockMany([group.id]);
-      await this.leave(card, type, locked, actor);
+      if (await this.leave(card, type, locked, actor)) await this.hierarchy.touch(card.id);
     });
     return this.hierarchy.view(cardId, actor);
   }
@@ -69,104 +69,104 @@ export class MembershipsService {
   /** POST /cards/{id}/remove-from-group-type: out of every group of the type. */
   async removeFromGroupType(cardId: number, input: { type_id: unknown }, actor: Actor): Promise<CardView> {
     await this.uow.run(async () => {
-      const { card } = await this.hierarchy.requireCard(cardId, actor, 'write');
-      const bodyType = await this.access.bodyType(input.type_id, card);
-      const type = await this.lockCardAndType(card, bodyType.id, 'type_id');
+      const card = await this.lockCard(cardId, actor);
+      const type = await this.lockType((await this.access.bodyType(input.type_id, card)).id, 'type_id');
       const current = await this.memberships.ofCard(card.id, type.id);
       const locked = await this.groups.lockMany(current.map((m) => m.groupId));
-      await this.leave(card, type, locked, actor);
+      if (await this.leave(card, type, locked, actor)) await this.hierarchy.touch(card.id);
     });
     return this.hierarchy.view(cardId, actor);
   }
 
-  /** `group_id` on card creation (inside card-hierarchy's transaction): the new card goes last in the group. */
+  /** `group_id` on card creation (card-hierarchy's transaction; the new card is locked): last in the group. */
   async joinOnCreate(card: CardSummary, rawGroupId: unknown, actor: Actor): Promise<void> {
     if (rawGroupId === null || rawGroupId === undefined) return;
     const group = await this.access.bodyGroup(rawGroupId, card, 'join');
-    await this.join(card, group, undefined, actor, { leaveOthers: false });
+    if (await this.join(card, group, undefined, actor, { leaveOthers: false })) await this.hierarchy.touch(card.id);
   }
 
   /**
-   * `group_id` (+ `position`) on relocate (inside card-hierarchy's transaction):
-   * the card moves into that group at that place and leaves its other groups
-   * of the type. Returns whether it consumed `position`.
+   * `group_id` (+ `position`) on relocate (card-hierarchy's transaction, the
+   * card held FOR UPDATE): the card moves into that group at that place and
+   * leaves its other groups of the type. Returns whether it consumed `position`.
    */
   async moveOnRelocate(card: CardSummary, rawGroupId: unknown, rawPosition: unknown, actor: Actor): Promise<boolean> {
     if (rawGroupId === null || rawGroupId === undefined) return false;
     const position = readPosition(rawPosition);
     const group = await this.access.bodyGroup(rawGroupId, card, 'join');
-    await this.join(card, group, position, actor, { leaveOthers: true });
+    if (await this.join(card, group, position, actor, { leaveOthers: true })) await this.hierarchy.touch(card.id);
     return true;
   }
 
-  /** Adds a card to a group for another module (the importer); joins the caller's transaction. */
+  /** Adds a card to a group (last) for another module; joins the caller's transaction. */
   addForApi(cardId: number, groupId: number, actor: Actor, options: MembershipEventOptions): Promise<void> {
     return this.uow.run(async () => {
-      const { card } = await this.hierarchy.requireCard(cardId, actor, 'write');
+      const card = await this.lockCard(cardId, actor);
       const group = await this.access.bodyGroup(groupId, card, 'join');
-      await this.join(card, group, undefined, actor, { leaveOthers: false, ...options });
+      if (await this.join(card, group, undefined, actor, { leaveOthers: false, ...options })) await this.hierarchy.touch(card.id);
     });
   }
 
-  /** Stream entries for memberships that go away with a group or a group type. */
-  async publishRemovals(
-    removed: CardMembership[],
-    type: GroupType,
-    titles: Map<number, string>,
-    actor: Actor,
-    reason: string,
-  ): Promise<void> {
+  /** Stream entries of the memberships that go away with a group or a group type. */
+  async publishRemovals(removed: CardMembership[], type: GroupType, titles: Map<number, string>, actor: Actor, reason: string): Promise<void> {
     for (const m of removed) {
-      await this.publish('removed', m.cardId, type, m.groupId, titles.get(m.groupId) ?? '', actor, { reason }, {});
+      const data = { from_position: m.position, reason };
+      await this.publish('removed', m.cardId, type, { id: m.groupId, title: titles.get(m.groupId) ?? '' }, actor, data, {});
     }
   }
 
+  /** Locks a card for a membership change made outside card-hierarchy, then reads it afresh (its ancestry may have moved). */
+  private async lockCard(cardId: number, actor: Actor): Promise<CardSummary> {
+    await this.hierarchy.requireCard(cardId, actor, 'write');
+    await this.cardLocks.keyShare([cardId]);
+    await this.cardLocks.memberships(cardId);
+    return (await this.hierarchy.requireCard(cardId, actor, 'write')).card;
+  }
+
+  /** Returns whether anything changed. */
   private async join(
     card: CardSummary,
     target: Group,
     position: number | undefined,
     actor: Actor,
     options: MembershipEventOptions & { leaveOthers: boolean },
-  ): Promise<void> {
-    const type = await this.lockCardAndType(card, target.typeId, 'group_id');
+  ): Promise<boolean> {
+    const type = await this.lockType(target.typeId, 'group_id');
     const current = await this.memberships.ofCard(card.id, type.id);
     const others = current.filter((m) => m.groupId !== target.id);
     if (!options.leaveOthers && !type.mayAlsoJoin(target.id, current.map((m) => m.groupId))) throw new OneGroupPerCardError();
     const locked = await this.groups.lockMany([target.id, ...(options.leaveOthers ? others.map((m) => m.groupId) : [])]);
     const group = locked.find((g) => g.id === target.id);
     if (!group) throw new InvalidGroupingInputError('group_id', 'no such group');
-    if (options.leaveOthers) await this.leave(card, type, locked.filter((g) => g.id !== group.id), actor, options);
+    const left = options.leaveOthers ? await this.leave(card, type, locked.filter((g) => g.id !== group.id), actor, options) : false;
 
     // Read the card's place only now: the group lock stops other moves from shifting it.
     const existing = await this.memberships.find(card.id, group.id);
     if (existing) {
-      if (position === undefined) return;
-      const to = slot(position, (await this.memberships.count(group.id)) - 1);
-      if (to === existing.position) return;
+      const to = position === undefined ? existing.position : slot(position, (await this.memberships.count(group.id)) - 1);
+      if (to === existing.position) return left;
       await this.memberships.reorder(existing, to);
-      await this.publish('reordered', card.id, type, group.id, group.title, actor, { from_position: existing.position, position: to }, options);
-      return;
+      await this.publish('reordered', card.id, type, group, actor, { from_position: existing.position, position: to }, options);
+      return true;
     }
     const at = slot(position, await this.memberships.count(group.id));
     await this.memberships.insertAt({ cardId: card.id, groupId: group.id, typeId: type.id, position: at });
-    await this.publish('added', card.id, type, group.id, group.title, actor, { position: at }, options);
+    await this.publish('added', card.id, type, group, actor, { position: at }, options);
+    return true;
   }
 
-  /** Takes the card out of the given (locked) groups; the trigger closes the gaps. */
-  private async leave(card: CardSummary, type: GroupType, locked: Group[], actor: Actor, options: MembershipEventOptions = {}): Promise<void> {
+  /** Takes the card out of the given (locked) groups; the trigger closes the gaps. Returns whether it was in any. */
+  private async leave(card: CardSummary, type: GroupType, locked: Group[], actor: Actor, options: MembershipEventOptions = {}): Promise<boolean> {
     const removed = await this.memberships.remove(card.id, locked.map((g) => g.id));
     for (const m of removed) {
       const group = locked.find((g) => g.id === m.groupId)!;
-      await this.publish('removed', card.id, type, group.id, group.title, actor, { from_position: m.position }, options);
+      await this.publish('removed', card.id, type, group, actor, { from_position: m.position }, options);
     }
+    return removed.length > 0;
   }
 
-  /**
-   * Locks the card row (and marks the card changed), then the type row. A type
-   * that vanished meanwhile took its groups with it: the body id names nothing.
-   */
-  private async lockCardAndType(card: CardSummary, typeId: number, field: string): Promise<GroupType> {
-    await this.hierarchy.touch(card.id);
+  /** A type that vanished meanwhile took its groups with it: the body id names nothing any more. */
+  private async lockType(typeId: number, field: 'group_id' | 'type_id'): Promise<GroupType> {
     const type = await this.types.lock(typeId, 'share');
     if (!type) throw new InvalidGroupingInputError(field, field === 'type_id' ? 'no such group type' : 'no such group');
     return type;
@@ -176,8 +176,7 @@ export class MembershipsService {
     change: Change,
     cardId: number,
     type: GroupType,
-    groupId: number,
-    groupTitle: string,
+    group: { id: number; title: string },
     actor: Actor,
     extra: Record<string, unknown>,
     options: MembershipEventOptions,
@@ -188,7 +187,7 @@ export class MembershipsService {
         projectId: type.projectId,
         actorId: actor.userId,
         system: options.system,
-        data: { change, group_id: groupId, group_title: groupTitle, type_id: type.id, type_name: type.name, ...extra },
+        data: { change, group_id: group.id, group_title: group.title, type_id: type.id, type_name: type.name, ...extra },
       }),
     );
   }

@@ -110,6 +110,24 @@ export class GroupsRepository {
     return row ? toGroup(row) : null;
   }
 
+  /**
+   * Locks (ascending id) every group a card deletion is about to touch: the
+   * groups its subtree's cards are in, and the groups scoped at its subtree.
+   * Reads the subtree from card-hierarchy's table (its ancestor ids, GIN
+   * indexed) because no API offers it yet; card-hierarchy holds the subtree
+   * locked while it publishes CardDeleted, so the set cannot change under us.
+   */
+  async lockForSubtreeDeletion(cardId: number): Promise<void> {
+    await this.q(
+      `WITH subtree AS (SELECT id FROM cards.cards WHERE id = $1 OR ancestor_ids @> ARRAY[$1]::bigint[])
+       SELECT g.id FROM grouping.groups g
+        WHERE g.card_id IN (SELECT id FROM subtree)
+           OR g.id IN (SELECT m.group_id FROM grouping.memberships m WHERE m.card_id IN (SELECT id FROM subtree))
+        ORDER BY g.id FOR UPDATE OF g`,
+      [cardId],
+    );
+  }
+
   async idsOfType(typeId: number): Promise<number[]> {
     const rows = await this.q(`SELECT id FROM grouping.groups WHERE type_id = $1 ORDER BY id`, [typeId]);
     return rows.map((r) => Number(r.id));

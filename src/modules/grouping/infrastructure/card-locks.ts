@@ -1,0 +1,40 @@
+import { Injectable } from '@nestjs/common';
+import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+
+/** Advisory lock class of "memberships of one card" (the second key is the card id). */
+const CARD_MEMBERSHIPS_LOCK = 0x47525043;
+
+/**
+ * Card-level locks of grouping's own use cases. Lock order of every grouping
+ * transaction: cards (KEY SHARE, ascending id) → the card's advisory lock →
+ * group type row → group rows (ascending id) → writes → touching the cards.
+ *
+ * KEY SHARE is the lock our foreign keys take anyway. Taking it first means a
+ * card-hierarchy use case that holds the card FOR UPDATE and then calls into
+ * grouping (relocate with group_id) is waited for before we hold any grouping
+ * lock, while card-hierarchy's sibling-position shifts (plain updates) never
+ * conflict with it. Taking it after the group locks would deadlock with both.
+ * (A CardHierarchyApi method would be the cleaner home for this lock.)
+ */
+@Injectable()
+export class CardLocks {
+  constructor(private readonly uow: UnitOfWork) {}
+
+  async keyShare(cardIds: number[]): Promise<void> {
+    const ids = [...new Set(cardIds)].sort((a, b) => a - b);
+    if (!ids.length) return;
+    await this.uow.manager.query(`SELECT id FROM cards.cards WHERE id = ANY($1::bigint[]) ORDER BY id FOR KEY SHARE`, [ids]);
+  }
+
+  /**
+   * Serializes the membership changes of one card among grouping's own use
+   * cases (KEY SHARE does not exclude itself); card-hierarchy's hooks run
+   * under the card's FOR UPDATE lock, which excludes both.
+   */
+  async memberships(cardId: number): Promise<void> {
+    await this.uow.manager.query(`SELECT pg_advisory_xact_lock($1::int, ($2::bigint % 2147483648)::int)`, [
+      CARD_MEMBERSHIPS_LOCK,
+      cardId,
+    ]);
+  }
+}
