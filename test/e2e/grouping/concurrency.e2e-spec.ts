@@ -105,6 +105,25 @@ describe('grouping under concurrency', () => {
     expect(sorted(await c.column(ann, project.id, b.id))).toEqual(sorted(inB));
   });
 
+  it('creates cards into a column while its members move, leave and are deleted', async () => {
+    const col = await c.group(ann, root, status.id, 'Inbox');
+    const next = await c.group(ann, root, status.id, 'Triage');
+    const parent = await c.card(ann, root, 'inbox parent');
+    const members: number[] = [];
+    for (let i = 0; i < 9; i++) members.push((await c.card(ann, parent.id, `member ${i}`, { group_id: col.id })).id);
+    const results = await Promise.all([
+      ...Array.from({ length: 8 }, (_, i) =>
+        t.http.post(`${API}/cards/${i % 2 ? parent.id : root}/children`).set(as(ann)).send({ title: `new ${i}`, group_id: col.id }),
+      ),
+      ...members.slice(0, 3).map((id) => t.http.delete(`${API}/cards/${id}`).set(as(ann))),
+      ...members.slice(3, 6).map((id) => t.http.post(`${API}/cards/${id}/relocate`).set(as(ann)).send({ group_id: next.id, position: 0 })),
+      ...members.slice(6).map((id) => t.http.post(`${API}/cards/${id}/relocate`).set(as(ann)).send({ parent_id: root, position: 0 })),
+    ]);
+    for (const r of results) expect([200, 201, 204]).toContain(r.status);
+    const created = results.slice(0, 8).map((r) => r.body.id as number);
+    expect(sorted(await c.column(ann, project.id, col.id))).toEqual(sorted([...created, ...members.slice(6)]));
+    expect(sorted(await c.column(ann, project.id, next.id))).toEqual(sorted(members.slice(3, 6)));
+  });
   it('deletes a group while cards move into it: every request answers cleanly and nothing is left behind', async () => {
     const doomed = await c.group(ann, root, status.id, 'Doomed');
     const cards: number[] = [];
@@ -136,8 +155,10 @@ describe('grouping under concurrency', () => {
     expect(own).toHaveLength(11);
   });
 
-  // Every lock is taken in one order (cards, type, groups ascending, then writes), so
-  // nothing above should have needed a deadlock and a retry. PostgreSQL counts them.
+  // Every lock is taken in one order (cards and the project counters, then the type,
+  // then groups ascending, then writes; a card deletion locks its subtree's groups
+  // before the cascade), so nothing above should have needed a deadlock and a retry.
+  // PostgreSQL counts them.
   it('needed no deadlock along the way', async () => {
     if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
     const [row] = await t.app.get(DataSource).query(`SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()`);
@@ -145,52 +166,3 @@ describe('grouping under concurrency', () => {
   });
 });
 
-/**
- * Card creations and deletions racing membership changes. Kept apart from the
- * suite above because it also exercises card-hierarchy's own lock order: a
- * creation takes the project counters before grouping's locks (group_id), a
- * deletion after them (grouping locks the subtree's groups when CardDeleted is
- * published), so PostgreSQL may detect a deadlock, which the unit of work
- * retries. The outcome must still be exact.
- */
-describe('grouping under concurrent card creation and deletion', () => {
-  let t: TestApp;
-  let c: ReturnType<typeof groupingClient>;
-  let ann: TestUser;
-  let project: ProjectJson;
-  let root: number;
-  let status: GroupTypeJson;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-    c = groupingClient(t);
-    ann = await t.user();
-    const org = await c.team(ann, 'Acme');
-    project = await c.project(ann, org, 'Board');
-    root = project.top_level_card_id;
-    status = await c.type(ann, project.id, 'Status', true);
-  });
-  afterAll(() => t.close());
-
-  const sorted = (ids: number[]) => [...ids].sort((a, b) => a - b);
-
-  it('creates cards into a column while its members move, leave and are deleted', async () => {
-    const col = await c.group(ann, root, status.id, 'Inbox');
-    const next = await c.group(ann, root, status.id, 'Triage');
-    const parent = await c.card(ann, root, 'inbox parent');
-    const members: number[] = [];
-    for (let i = 0; i < 9; i++) members.push((await c.card(ann, parent.id, `member ${i}`, { group_id: col.id })).id);
-    const results = await Promise.all([
-      ...Array.from({ length: 8 }, (_, i) =>
-        t.http.post(`${API}/cards/${i % 2 ? parent.id : root}/children`).set(as(ann)).send({ title: `new ${i}`, group_id: col.id }),
-      ),
-      ...members.slice(0, 3).map((id) => t.http.delete(`${API}/cards/${id}`).set(as(ann))),
-      ...members.slice(3, 6).map((id) => t.http.post(`${API}/cards/${id}/relocate`).set(as(ann)).send({ group_id: next.id, position: 0 })),
-      ...members.slice(6).map((id) => t.http.post(`${API}/cards/${id}/relocate`).set(as(ann)).send({ parent_id: root, position: 0 })),
-    ]);
-    for (const r of results) expect([200, 201, 204]).toContain(r.status);
-    const created = results.slice(0, 8).map((r) => r.body.id as number);
-    expect(sorted(await c.column(ann, project.id, col.id))).toEqual(sorted([...created, ...members.slice(6)]));
-    expect(sorted(await c.column(ann, project.id, next.id))).toEqual(sorted(members.slice(3, 6)));
-  });
-});

@@ -278,6 +278,43 @@ describe('card memberships', () => {
     });
   });
 
+  describe('relocate to another parent', () => {
+    it('checks group_id against where the card is going: a column of the new parent works in the same request', async () => {
+      const boardA = await c.card(ann, root, 'board A');
+      const boardB = await c.card(ann, root, 'board B');
+      const colA = await c.group(ann, boardA.id, status.id, 'A column');
+      const colB = await c.group(ann, boardB.id, status.id, 'B column');
+      const stay = await c.card(ann, boardA.id, 'stays', { group_id: colA.id });
+      const mover = await c.card(ann, boardA.id, 'mover', { group_id: colA.id });
+      const last = await c.card(ann, boardA.id, 'last', { group_id: colA.id });
+      const there = await c.card(ann, boardB.id, 'there', { group_id: colB.id });
+      await c.addToGroup(ann, mover.id, { group_id: bug.id });
+
+      const res = await c.relocate(ann, mover.id, { parent_id: boardB.id, group_id: colB.id, position: 0 });
+      expect(res.body.parent_id).toBe(boardB.id);
+      expect(res.body.groups.map((g: { id: number }) => g.id)).toEqual([colB.id, bug.id]);
+      expect(await c.column(ann, project.id, colA.id)).toEqual([stay.id, last.id]);
+      expect(await c.column(ann, project.id, colB.id)).toEqual([mover.id, there.id]);
+      const back = await c.relocate(ann, mover.id, { parent_id: boardA.id, group_id: colA.id, position: 1 });
+      expect(back.body.parent_id).toBe(boardA.id);
+      expect(await c.column(ann, project.id, colA.id)).toEqual([stay.id, mover.id, last.id]);
+      expect(await c.column(ann, project.id, colB.id)).toEqual([there.id]);
+      await c.removeFromGroup(ann, mover.id, { group_id: bug.id });
+    });
+
+    it('checks group_id against where the card is going: a group of the old parent → 400, nothing moved', async () => {
+      const boardA = await c.card(ann, root, 'board C');
+      const boardB = await c.card(ann, root, 'board D');
+      const colA = await c.group(ann, boardA.id, status.id, 'C column');
+      const card = await c.card(ann, boardA.id, 'card', { group_id: colA.id });
+      const before = await snapshot(card.id);
+      const res = await c.relocate(ann, card.id, { parent_id: boardB.id, group_id: colA.id }, 400);
+      expect(res.body.errors).toEqual([expect.objectContaining({ field: 'group_id', message: expect.stringMatching(/not under/) })]);
+      expect(await snapshot(card.id)).toEqual(before);
+      expect(await c.column(ann, project.id, colA.id)).toEqual([card.id]);
+    });
+  });
+
   it('keeps every column dense and in the expected order through a series of moves', async () => {
     const cols = [todo, doing, done];
     const cards: number[] = [];

@@ -30,7 +30,7 @@ export class CardIntegration implements OnModuleInit {
       creationKeys: ['group_id'],
       onCreate: (card, input, actor) => this.membershipsService.joinOnCreate(card, input.group_id, actor),
       relocationKeys: ['group_id'],
-      onRelocate: (card, input, actor) => this.membershipsService.moveOnRelocate(card, input.group_id, input.position, actor),
+      onRelocate: (card, input, actor) => this.membershipsService.onRelocate(card, input, actor),
     });
     this.fields.registerGroupTypeProviders(
       (cardIds, typeIds) => this.values(cardIds, typeIds),

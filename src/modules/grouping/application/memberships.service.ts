@@ -86,14 +86,15 @@ export class MembershipsService {
   }
 
   /**
-   * `group_id` (+ `position`) on relocate (card-hierarchy's transaction, the
-   * card held FOR UPDATE): the card moves into that group at that place and
-   * leaves its other groups of the type. Returns whether it consumed `position`.
+   * `group_id` (+ `position`) on relocate, in card-hierarchy's transaction
+   * after the card has moved (`card` is where it now is; card-hierarchy holds
+   * it FOR UPDATE): the card moves into that group, which must be scoped above
+   * its new place, at that place in the column, leaving its other groups of the type.
    */
-  async moveOnRelocate(card: CardSummary, rawGroupId: unknown, rawPosition: unknown, actor: Actor): Promise<boolean> {
-    if (rawGroupId === null || rawGroupId === undefined) return false;
-    const position = readPosition(rawPosition);
-    const group = await this.access.bodyGroup(rawGroupId, card, 'join');
+  async onRelocate(card: CardSummary, input: { group_id?: unknown; position?: unknown }, actor: Actor): Promise<boolean> {
+    if (input.group_id === null || input.group_id === undefined) return false;
+    const position = readPosition(input.position);
+    const group = await this.access.bodyGroup(input.group_id, card, 'join');
     if (await this.join(card, group, position, actor, { leaveOthers: true })) await this.hierarchy.touch(card.id);
     return true;
   }
