@@ -252,6 +252,24 @@ describe('groups', () => {
     });
   });
 
+  it('documents the grouping routes in the OpenAPI document', async () => {
+    const res = await t.http.get(`${API}/spec.json`).expect(200);
+    for (const path of [
+      '/projects/{id}/group-types',
+      '/group-types/{id}',
+      '/cards/{id}/groups',
+      '/groups/{id}',
+      '/cards/{id}/add-to-group',
+      '/cards/{id}/remove-from-group',
+      '/cards/{id}/remove-from-group-type',
+    ]) {
+      expect(Object.keys(res.body.paths)).toContain(`${API}${path}`);
+    }
+    const schemas = res.body.components.schemas;
+    expect(Object.keys(schemas.AddToGroupDto.properties)).toEqual(['group_id', 'position']);
+    expect(schemas.CreateGroupDto.required).toEqual(expect.arrayContaining(['type_id', 'title']));
+  });
+
   it('offers the groups a card may join as the choices of its group_type field, and shows them as its value', async () => {
     const s = await scope('board 13');
     const g = await c.group(ann, s.id, labels.id, 'choice');

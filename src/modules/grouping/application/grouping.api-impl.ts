@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { CardHierarchyApi } from '../../card-hierarchy/index.js';
+import { WorkspaceApi } from '../../workspace/index.js';
 import { GroupingApi, type GroupInfo, type GroupTypeInfo } from '../contracts/grouping.api.js';
 import type { Group } from '../domain/group.entity.js';
 import type { GroupType } from '../domain/group-type.entity.js';
@@ -20,16 +21,14 @@ const typeInfo = (t: GroupType): GroupTypeInfo => ({
   attributeId: t.attributeId,
 });
 
-const groupInfo = (g: { id: number; type_id: number; title: string; card_id: number; position: number } | Group): GroupInfo =>
-  'typeId' in g
-    ? { id: g.id, typeId: g.typeId, title: g.title, cardId: g.cardId, position: g.position }
-    : { id: g.id, typeId: g.type_id, title: g.title, cardId: g.card_id, position: g.position };
+const groupInfo = (g: Group): GroupInfo => ({ id: g.id, typeId: g.typeId, title: g.title, cardId: g.cardId, position: g.position });
 
 @Injectable()
 export class GroupingApiImpl extends GroupingApi {
   constructor(
     private readonly uow: UnitOfWork,
     private readonly hierarchy: CardHierarchyApi,
+    private readonly workspace: WorkspaceApi,
     private readonly types: GroupTypesRepository,
     private readonly groups: GroupsRepository,
     private readonly typesService: GroupTypesService,
@@ -46,6 +45,7 @@ export class GroupingApiImpl extends GroupingApi {
   ensureGroupType(projectId: number, name: string, oneGroupPerCard: boolean, actor: Actor): Promise<GroupTypeInfo> {
     const valid = readName(name, 'name');
     return this.uow.run(async () => {
+      await this.workspace.requireProject(projectId, actor, 'read');
       const found = await this.types.findByName(projectId, valid);
       return typeInfo(found ?? (await this.typesService.createIn(projectId, valid, oneGroupPerCard, actor)));
     });
@@ -54,8 +54,10 @@ export class GroupingApiImpl extends GroupingApi {
   ensureGroup(typeId: number, scopeCardId: number, title: string, actor: Actor): Promise<GroupInfo> {
     return this.uow.run(async () => {
       await this.hierarchy.requireCard(scopeCardId, actor, 'read');
-      const found = await this.groups.findByTitle(typeId, scopeCardId, title);
-      return groupInfo(found ?? (await this.groupsService.create(scopeCardId, { type_id: typeId, title }, actor)));
+      const found = await this.groups.findByTitle(typeId, scopeCardId, title.trim());
+      if (found) return groupInfo(found);
+      const created = await this.groupsService.create(scopeCardId, { type_id: typeId, title }, actor);
+      return groupInfo((await this.groups.find(created.id))!);
     });
   }
 

@@ -47,7 +47,7 @@ export class GroupsService {
   async availableUnder(cardId: number, query: { type_id?: unknown }, actor: Actor): Promise<GroupView[]> {
     const { card } = await this.hierarchy.requireCard(cardId, actor, 'read');
     let typeId: number | undefined;
-    if (query.type_id !== undefined && query.type_id !== '') typeId = (await this.access.bodyType(query.type_id, card)).id;
+    if (query.type_id !== undefined) typeId = (await this.access.bodyType(query.type_id, card)).id;
     const groups = await this.groups.scopedAt([...card.ancestorIds, card.id], typeId);
     return groups.map(toGroupView);
   }

@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Actor } from '../../../src/shared/domain/actor.js';
+import { GroupingApi } from '../../../src/modules/grouping/index.js';
+import { createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
+import { groupingClient, type ProjectJson } from './grouping-fixtures.js';
+
+/** The contract downstream modules (the importer) use. */
+describe('GroupingApi', () => {
+  let t: TestApp;
+  let api: GroupingApi;
+  let ann: TestUser;
+  let actor: Actor;
+  let project: ProjectJson;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    api = t.app.get(GroupingApi);
+    ann = await t.user();
+    actor = { userId: ann.id, username: ann.username, isAdmin: false, scopes: null };
+    const c = groupingClient(t);
+    project = await c.project(ann, await c.team(ann));
+  });
+  afterAll(() => t.close());
+
+  it('finds or creates group types (by name, any case) and groups (by title, any case)', async () => {
+    const created = await api.ensureGroupType(project.id, 'Context', false, actor);
+    expect(created).toMatchObject({ projectId: project.id, name: 'Context', oneGroupPerCard: false, attributeId: expect.any(Number) });
+    expect(await api.ensureGroupType(project.id, 'context', true, actor)).toEqual(created);
+    expect(await api.groupTypes(project.id)).toEqual([created]);
+
+    const group = await api.ensureGroup(created.id, project.top_level_card_id, 'Backend', actor);
+    expect(group).toMatchObject({ typeId: created.id, title: 'Backend', cardId: project.top_level_card_id, position: 0 });
+    expect(await api.ensureGroup(created.id, project.top_level_card_id, 'BACKEND', actor)).toEqual(group);
+    const second = await api.ensureGroup(created.id, project.top_level_card_id, 'Frontend', actor);
+    expect(second.position).toBe(1);
+  });
+
+  it('adds a card to a group as system work, recorded as a log entry', async () => {
+    const c = groupingClient(t);
+    const type = await api.ensureGroupType(project.id, 'Imported', false, actor);
+    const group = await api.ensureGroup(type.id, project.top_level_card_id, 'Row 1', actor);
+    const card = await c.card(ann, project.top_level_card_id, 'imported card');
+    await api.addCardToGroup(card.id, group.id, actor, { system: true });
+    expect((await c.get(ann, card.id)).groups).toEqual([{ id: group.id, type_id: type.id, title: 'Row 1', card_position: 0 }]);
+    const [entry] = await c.groupEntries(ann, card.id);
+    expect(entry).toMatchObject({ kind: 'log', data: { change: 'added', group_id: group.id } });
+  });
+});
