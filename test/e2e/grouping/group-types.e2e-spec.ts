@@ -90,6 +90,16 @@ describe('group types', () => {
     expect(await attributes()).toEqual(before.attributes);
   });
 
+  it('takes form fields', async () => {
+    const res = await t.http
+      .post(`${API}/projects/${project.id}/group-types`)
+      .set(as(ann))
+      .type('form')
+      .send('name=Columns&one_group_per_card=true')
+      .expect(201);
+    expect(res.body).toMatchObject({ name: 'Columns', one_group_per_card: true });
+  });
+
   it('allows the same name in another project', async () => {
     const org = await c.team(ann, 'Second');
     const second = await c.project(ann, org, 'Second');
@@ -118,7 +128,7 @@ describe('group types', () => {
   it.each([
     ['an empty body', {}, 'name'],
     ['a blank name', { name: ' ' }, 'name'],
-    ['a string flag', { one_group_per_card: 'true' }, 'one_group_per_card'],
+    ['a flag that is no boolean', { one_group_per_card: 'maybe' }, 'one_group_per_card'],
     ['an unknown property', { project_id: 5 }, 'project_id'],
   ])('refuses an update with %s (400), changing nothing', async (_label, body, field) => {
     const type = await c.type(ann, project.id, `Unchanged ${field} ${Object.keys(body).length}${Math.random()}`);

@@ -117,6 +117,19 @@ describe('card memberships', () => {
       await c.removeFromType(ann, card.id, { type_id: status.id });
     });
 
+    it('takes form fields', async () => {
+      const card = await c.card(ann, root, 'form');
+      const res = await t.http
+        .post(`${API}/cards/${card.id}/add-to-group`)
+        .set(as(ann))
+        .type('form')
+        .send(`group_id=${urgent.id}&position=0`)
+        .expect(200);
+      expect(res.body.groups).toEqual([{ id: urgent.id, type_id: labels.id, title: 'urgent', card_position: 0 }]);
+      await t.http.post(`${API}/cards/${card.id}/remove-from-group`).set(as(ann)).type('form').send(`group_id=${urgent.id}`).expect(200);
+      expect((await c.get(ann, card.id)).groups).toEqual([]);
+    });
+
     it('puts a card in its first column of a one-group type', async () => {
       const card = await c.card(ann, root, 'first column');
       const res = await c.addToGroup(ann, card.id, { group_id: doing.id });

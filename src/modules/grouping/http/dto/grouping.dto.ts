@@ -5,6 +5,8 @@ import { IsBoolean, IsInt, IsNotEmpty, IsOptional, IsString, Max, MaxLength, Min
 // Form fields and query strings carry numbers as text: accept their decimal form.
 const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : value);
 
+const toBool = ({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value);
+
 const MAX_POSITION = 1_000_000_000;
 
 export class CreateGroupTypeDto {
@@ -16,6 +18,7 @@ export class CreateGroupTypeDto {
 
   @ApiPropertyOptional({ default: false, description: 'a card may be in one group of this type at most (columns)' })
   @IsOptional()
+  @Transform(toBool)
   @IsBoolean()
   one_group_per_card?: boolean;
 }
@@ -30,6 +33,7 @@ export class UpdateGroupTypeDto {
 
   @ApiPropertyOptional()
   @IsOptional()
+  @Transform(toBool)
   @IsBoolean()
   one_group_per_card?: boolean;
 }
