@@ -315,6 +315,19 @@ describe('card memberships', () => {
       await c.removeFromGroup(ann, mover.id, { group_id: bug.id });
     });
 
+    it('keeps the memberships of a card moved away from their scope, which it can still leave', async () => {
+      const boardA = await c.card(ann, root, 'board E');
+      const boardB = await c.card(ann, root, 'board F');
+      const colA = await c.group(ann, boardA.id, status.id, 'E column');
+      const card = await c.card(ann, boardA.id, 'wanderer', { group_id: colA.id });
+      await c.relocate(ann, card.id, { parent_id: boardB.id });
+      expect(await c.groupIdsOf(ann, card.id)).toEqual([colA.id]);
+      expect((await c.groups(ann, boardB.id, status.id)).map((g) => g.id)).not.toContain(colA.id);
+      await c.addToGroup(ann, card.id, { group_id: colA.id }, 400);
+      await c.removeFromGroup(ann, card.id, { group_id: colA.id });
+      expect(await c.groupIdsOf(ann, card.id)).toEqual([]);
+    });
+
     it('checks group_id against where the card is going: a group of the old parent → 400, nothing moved', async () => {
       const boardA = await c.card(ann, root, 'board C');
       const boardB = await c.card(ann, root, 'board D');
