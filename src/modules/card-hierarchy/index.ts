@@ -7,4 +7,5 @@ export {
   type CardState,
   type CardSummary,
   type CardView,
+  type TeamCard,
 } from './contracts/card-hierarchy.api.js';

@@ -24,7 +24,6 @@ import { UploadInterceptor } from './http/upload.interceptor.js';
 import { FieldDefinitionsRepository } from './infrastructure/field-definitions.repository.js';
 import { FieldValuesRepository } from './infrastructure/field-values.repository.js';
 import { DiskFileStorage, FileStorage } from './infrastructure/file-storage.js';
-import { TeamCardsQuery } from './infrastructure/team-cards.query.js';
 
 @Module({
   imports: [IdentityModule, WorkspaceModule, CardHierarchyModule],
@@ -32,7 +31,6 @@ import { TeamCardsQuery } from './infrastructure/team-cards.query.js';
   providers: [
     FieldDefinitionsRepository,
     FieldValuesRepository,
-    TeamCardsQuery,
     {
       provide: FileStorage,
       useFactory: (config: AppConfig) => new DiskFileStorage(path.join(config.dataDir, 'files')),

@@ -420,6 +420,26 @@ describe('field values', () => {
       await choices(cardA, 'Owners', eve).expect(404);
     });
 
+    it('offers the team’s visible cards as relationships, by project then ref, without top-level cards', async () => {
+      const team = await c.world(bob, 'Choices');
+      await c.field(bob, team.project, 'Links', 'relationships');
+      const second = await c.project(bob, team.org, 'Choices second');
+      const other = (await c.card(bob, second.root, 'other project')).id; // created first, listed after
+      const self = (await c.card(bob, team.root, 'self')).id;
+      const x = (await c.card(bob, team.root, 'x')).id;
+      const shelved = (await c.card(bob, team.root, 'shelved')).id;
+      const under = (await c.card(bob, shelved, 'under shelved')).id;
+      const y = (await c.card(bob, x, 'y')).id;
+      await t.http.post(`${API}/cards/${shelved}/archive`).set(as(bob)).expect(200);
+      const list = (await choices(self, 'Links', bob).expect(200)).body as Array<[number, string]>;
+      expect(list).toEqual([
+        [x, 'x'],
+        [y, 'y'],
+        [other, 'other project'],
+      ]);
+      expect(list.map(([id]) => id)).not.toContain(under);
+    });
+
     it('each value can be sent back to set the field', async () => {
       for (const field of ['Owners', 'Related', 'Done', 'Votes']) {
         const [[value]] = (await choices(cardA, field).expect(200)).body as Array<[unknown, string]>;

@@ -8,6 +8,7 @@ import {
   type CardExtension,
   type CardSummary,
   type CardView,
+  type TeamCard,
 } from '../contracts/card-hierarchy.api.js';
 import { CardTreeRepository, type CardRow } from '../infrastructure/card-tree.repository.js';
 import { CardAccessService } from './card-access.service.js';
@@ -48,6 +49,23 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
 
   touch(cardId: number): Promise<void> {
     return this.uow.run(() => this.cards.update(cardId, {}));
+  }
+
+  async teamCards(organizationId: number, options: { exceptCardId?: number; limit: number }): Promise<TeamCard[]> {
+    const limit = Math.max(0, Math.trunc(options.limit));
+    if (!limit) return [];
+    // Card ids start at 1, so 0 excepts nothing.
+    return this.cards.teamCards(organizationId, options.exceptCardId ?? 0, limit);
+  }
+
+  async lockCardsShared(cardIds: number[]): Promise<void> {
+    // A row lock outside a transaction would be released at once: a caller's bug.
+    if (!this.uow.inTransaction) throw new Error('lockCardsShared must run inside a unit of work');
+    await this.cards.keyShareMany(cardIds);
+  }
+
+  subtreeIds(cardId: number): Promise<number[]> {
+    return this.cards.subtreeIds(cardId);
   }
 
   registerExtension(extension: CardExtension): void {

@@ -70,6 +70,12 @@ export interface CardExtension {
   onRelocate?(card: CardSummary, input: Record<string, unknown>, actor: Actor): Promise<boolean>;
 }
 
+/** A card as a choice for a relationships field. */
+export interface TeamCard {
+  id: number;
+  title: string;
+}
+
 /** Public API of the card-hierarchy module. */
 export abstract class CardHierarchyApi {
   /** The card and the caller's role: 404 when the caller cannot see it, 403 when the role is too weak. */
@@ -82,6 +88,25 @@ export abstract class CardHierarchyApi {
   abstract setModelId(cardId: number, modelId: number | null): Promise<void>;
   /** Marks the card as changed (updated_at) after an extension changed it. */
   abstract touch(cardId: number): Promise<void>;
+  /**
+   * Visible (not archived, not under an archived card), non-top-level cards of
+   * the team, except `exceptCardId`: by project, then ref; at most `limit`.
+   */
+  abstract teamCards(organizationId: number, options: { exceptCardId?: number; limit: number }): Promise<TeamCard[]>;
+  /**
+   * Takes FOR KEY SHARE on the given cards, in ascending id order, inside the
+   * caller's transaction (it must be in one): they cannot be deleted (nor their
+   * key changed) until it commits, while their other columns (positions,
+   * titles) stay writable. Cards that no longer exist are skipped. Callers
+   * that take their own locks afterwards rely on this order (see grouping's
+   * CardLocks).
+   */
+  abstract lockCardsShared(cardIds: number[]): Promise<void>;
+  /**
+   * Ids of the card and all its descendants, ascending; [] when the card does
+   * not exist. Read in the caller's transaction (uses the ancestor-ids index).
+   */
+  abstract subtreeIds(cardId: number): Promise<number[]>;
   /** Adds a downstream module's part of the card JSON and of card requests. */
   abstract registerExtension(extension: CardExtension): void;
 }

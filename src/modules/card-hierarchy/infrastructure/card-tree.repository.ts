@@ -140,6 +140,37 @@ export class CardTreeRepository {
     return rows.length > 0;
   }
 
+  /**
+   * FOR KEY SHARE on the given cards in ascending id order (the lock their
+   * foreign keys take): no deletion until we commit, while plain updates
+   * (positions, titles) go on. Missing cards are skipped.
+   */
+  async keyShareMany(ids: number[]): Promise<void> {
+    const unique = [...new Set(ids)].sort((a, b) => a - b);
+    if (!unique.length) return;
+    await this.q(`SELECT id FROM cards.cards WHERE id = ANY($1::bigint[]) ORDER BY id FOR KEY SHARE`, [unique]);
+  }
+
+  /** The card and all its descendants (GIN index on ancestor_ids), ascending id. */
+  async subtreeIds(cardId: number): Promise<number[]> {
+    const rows = await this.q<{ id: number | string }[]>(
+      `SELECT id FROM cards.cards WHERE id = $1 OR ancestor_ids @> ARRAY[$1]::bigint[] ORDER BY id`,
+      [cardId],
+    );
+    return rows.map((r) => Number(r.id));
+  }
+
+  /** Visible, non-top-level cards of a team other than `exceptCardId` (0: none), by project then ref. */
+  async teamCards(organizationId: number, exceptCardId: number, limit: number): Promise<Array<{ id: number; title: string }>> {
+    const rows = await this.q<{ id: number | string; title: string }[]>(
+      `SELECT id, title FROM cards.cards
+        WHERE organization_id = $1 AND id <> $2 AND depth > 0 AND NOT hidden
+        ORDER BY project_id, ref LIMIT $3`,
+      [organizationId, exceptCardId, limit],
+    );
+    return rows.map((r) => ({ id: Number(r.id), title: r.title }));
+  }
+
   async children(parentId: number): Promise<CardRow[]> {
     const rows = await this.q<RawCard[]>(
       `SELECT ${COLUMNS} FROM cards.cards WHERE parent_id = $1 ORDER BY position, id`,

@@ -5,11 +5,13 @@ import { IdentityApi } from '../../identity/index.js';
 import { WorkspaceApi } from '../../workspace/index.js';
 import { FieldNotAvailableError, FieldNotFoundError } from '../domain/fields.errors.js';
 import { FieldDefinitionsRepository } from '../infrastructure/field-definitions.repository.js';
-import { TeamCardsQuery } from '../infrastructure/team-cards.query.js';
 import { lookupField } from './field-lookup.js';
 import { GroupTypeBridge } from './group-type-bridge.js';
 
 export type Choice = [value: unknown, label: string];
+
+/** At most this many cards are offered as relationship choices. */
+export const MAX_CARD_CHOICES = 1000;
 
 /** GET /cards/{id}/attributes/{attr}/choices: `[[value, label], …]` (DESIGN.md §5). */
 @Injectable()
@@ -19,7 +21,6 @@ export class FieldChoicesService {
     private readonly workspace: WorkspaceApi,
     private readonly identity: IdentityApi,
     private readonly definitions: FieldDefinitionsRepository,
-    private readonly teamCards: TeamCardsQuery,
     private readonly groupTypes: GroupTypeBridge,
   ) {}
 
@@ -47,8 +48,10 @@ export class FieldChoicesService {
           .sort((a, b) => a.username.localeCompare(b.username) || a.id - b.id)
           .map((u) => [u.id, u.displayName ? `${u.displayName} (@${u.username})` : `@${u.username}`]);
       }
-      case 'relationships':
-        return this.teamCards.choices(card.organizationId, card.id);
+      case 'relationships': {
+        const cards = await this.cards.teamCards(card.organizationId, { exceptCardId: card.id, limit: MAX_CARD_CHOICES });
+        return cards.map((c) => [c.id, c.title]);
+      }
       case 'group_type':
         return field.groupTypeId === null ? [] : this.groupTypes.choices(field.groupTypeId, card.id);
       default:

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { CardDeleted } from '../../../shared/events/card.events.js';
 import { OnAppEvent } from '../../../shared/events/on-app-event.decorator.js';
+import { CardHierarchyApi } from '../../card-hierarchy/index.js';
 import { GroupsRepository } from '../infrastructure/groups.repository.js';
 
 /**
@@ -13,11 +14,15 @@ import { GroupsRepository } from '../infrastructure/groups.repository.js';
  */
 @Injectable()
 export class CardDeletionHandler {
-  constructor(private readonly groups: GroupsRepository) {}
+  constructor(
+    private readonly hierarchy: CardHierarchyApi,
+    private readonly groups: GroupsRepository,
+  ) {}
 
   @OnAppEvent(CardDeleted, { phase: 'in-tx' })
   async onCardDeleted(event: CardDeleted): Promise<void> {
     const cardId = Number(event.data.card_id);
-    if (Number.isSafeInteger(cardId) && cardId > 0) await this.groups.lockForSubtreeDeletion(cardId);
+    if (!Number.isSafeInteger(cardId) || cardId <= 0) return;
+    await this.groups.lockForSubtreeDeletion(await this.hierarchy.subtreeIds(cardId));
   }
 }

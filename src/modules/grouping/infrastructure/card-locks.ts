@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+import { CardHierarchyApi } from '../../card-hierarchy/index.js';
 
 /** Advisory lock class of "memberships of one card" (the second key is the card id). */
 const CARD_MEMBERSHIPS_LOCK = 0x47525043;
@@ -14,16 +15,18 @@ const CARD_MEMBERSHIPS_LOCK = 0x47525043;
  * grouping (relocate with group_id) is waited for before we hold any grouping
  * lock, while card-hierarchy's sibling-position shifts (plain updates) never
  * conflict with it. Taking it after the group locks would deadlock with both.
- * (A CardHierarchyApi method would be the cleaner home for this lock.)
+ * The card rows are card-hierarchy's, so the lock itself is taken through
+ * `CardHierarchyApi.lockCardsShared` (same statement, ascending id order).
  */
 @Injectable()
 export class CardLocks {
-  constructor(private readonly uow: UnitOfWork) {}
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly hierarchy: CardHierarchyApi,
+  ) {}
 
-  async keyShare(cardIds: number[]): Promise<void> {
-    const ids = [...new Set(cardIds)].sort((a, b) => a - b);
-    if (!ids.length) return;
-    await this.uow.manager.query(`SELECT id FROM cards.cards WHERE id = ANY($1::bigint[]) ORDER BY id FOR KEY SHARE`, [ids]);
+  keyShare(cardIds: number[]): Promise<void> {
+    return this.hierarchy.lockCardsShared(cardIds);
   }
 
   /**

@@ -112,19 +112,19 @@ export class GroupsRepository {
 
   /**
    * Locks (ascending id) every group a card deletion is about to touch: the
-   * groups its subtree's cards are in, and the groups scoped at its subtree.
-   * Reads the subtree from card-hierarchy's table (its ancestor ids, GIN
-   * indexed) because no API offers it yet; card-hierarchy holds the subtree
-   * locked while it publishes CardDeleted, so the set cannot change under us.
+   * groups the subtree's cards are in, and the groups scoped at the subtree.
+   * `subtreeIds` comes from card-hierarchy (CardHierarchyApi.subtreeIds), which
+   * holds the subtree locked while it publishes CardDeleted, so the set cannot
+   * change under us.
    */
-  async lockForSubtreeDeletion(cardId: number): Promise<void> {
+  async lockForSubtreeDeletion(subtreeIds: number[]): Promise<void> {
+    if (!subtreeIds.length) return;
     await this.q(
-      `WITH subtree AS (SELECT id FROM cards.cards WHERE id = $1 OR ancestor_ids @> ARRAY[$1]::bigint[])
-       SELECT g.id FROM grouping.groups g
-        WHERE g.card_id IN (SELECT id FROM subtree)
-           OR g.id IN (SELECT m.group_id FROM grouping.memberships m WHERE m.card_id IN (SELECT id FROM subtree))
+      `SELECT g.id FROM grouping.groups g
+        WHERE g.card_id = ANY($1::bigint[])
+           OR g.id IN (SELECT m.group_id FROM grouping.memberships m WHERE m.card_id = ANY($1::bigint[]))
         ORDER BY g.id FOR UPDATE OF g`,
-      [cardId],
+      [subtreeIds],
     );
   }
 
