@@ -155,6 +155,81 @@ describe('grouping under concurrency', () => {
     expect(own).toHaveLength(11);
   });
 
+  it('moves cards out of a column’s scope while others join, move within, are created into and deleted from it', async () => {
+    const boardA = await c.card(ann, root, 'scope A');
+    const boardB = await c.card(ann, root, 'scope B');
+    const col = await c.group(ann, boardA.id, status.id, 'Scoped');
+    const tag = await c.group(ann, boardA.id, labels.id, 'scoped tag');
+    // Each card under its own parent, so the requests do not all queue on one parent's lock.
+    const holders: number[] = [];
+    const cards: number[] = [];
+    for (let i = 0; i < 15; i++) {
+      const holder = (await c.card(ann, boardA.id, `holder ${i}`)).id;
+      holders.push(holder);
+      const card = (await c.card(ann, holder, `scoped ${i}`, { group_id: col.id })).id;
+      await c.addToGroup(ann, card, { group_id: tag.id, position: 0 });
+      cards.push(card);
+    }
+    // Cards that join meanwhile, each under a parent of its own (siblings of a moving
+    // card are another story: see scope-on-move.e2e-spec.ts).
+    const loose: number[] = [];
+    for (let i = 0; i < 5; i++) loose.push((await c.card(ann, (await c.card(ann, boardA.id, `loose holder ${i}`)).id, `loose ${i}`)).id);
+    const results = await Promise.all([
+      ...cards.map((id, i) => {
+        if (i % 3 === 0) return t.http.post(`${API}/cards/${id}/relocate`).set(as(ann)).send({ parent_id: boardB.id });
+        if (i % 3 === 1) return t.http.post(`${API}/cards/${id}/relocate`).set(as(ann)).send({ group_id: col.id, position: 0 });
+        return i % 2 ? t.http.delete(`${API}/cards/${id}`).set(as(ann)) : t.http.post(`${API}/cards/${id}/remove-from-group`).set(as(ann)).send({ group_id: tag.id });
+      }),
+      ...loose.map((id) => t.http.post(`${API}/cards/${id}/add-to-group`).set(as(ann)).send({ group_id: col.id, position: 1 })),
+      ...holders.slice(5, 10).map((h, i) => t.http.post(`${API}/cards/${h}/children`).set(as(ann)).send({ title: `late ${i}`, group_id: col.id })),
+    ]);
+    for (const r of results) expect([200, 201, 204]).toContain(r.status);
+    const created = results.slice(cards.length + loose.length).map((r) => r.body.id as number);
+
+    const moved = cards.filter((_, i) => i % 3 === 0);
+    const deleted = cards.filter((_, i) => i % 3 === 2 && i % 2 === 1);
+    const stayed = cards.filter((id) => !moved.includes(id) && !deleted.includes(id));
+    expect(sorted(await c.column(ann, project.id, col.id))).toEqual(sorted([...stayed, ...loose, ...created]));
+    const tagged = cards.filter((_, i) => i % 3 === 1);
+    expect(sorted(await c.column(ann, project.id, tag.id))).toEqual(sorted(tagged));
+    for (const id of moved) {
+      const card = await c.get(ann, id);
+      expect(card.parent_id).toBe(boardB.id);
+      expect(card.groups).toEqual([]);
+      const reasons = (await c.groupEntries(ann, id)).filter((e) => e.data.reason === 'moved out of scope');
+      expect(reasons.map((e) => e.data.group_id).sort()).toEqual([col.id, tag.id].sort());
+    }
+  });
+
+  it('moves cards to another board into its column while cards in the same groups are deleted', async () => {
+    const boardA = await c.card(ann, root, 'race A');
+    const boardB = await c.card(ann, root, 'race B');
+    // The label first: its id is below the columns', so a deletion locks it before them.
+    const tag = await c.group(ann, boardA.id, labels.id, 'race tag');
+    const colA = await c.group(ann, boardA.id, status.id, 'race A column');
+    const colB = await c.group(ann, boardB.id, status.id, 'race B column');
+    const movers: number[] = [];
+    const victims: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      for (const list of [movers, victims]) {
+        const holder = (await c.card(ann, boardA.id, `race holder ${i}`)).id;
+        const card = (await c.card(ann, holder, `race card ${i}`, { group_id: colA.id })).id;
+        await c.addToGroup(ann, card, { group_id: tag.id });
+        list.push(card);
+      }
+    }
+    const results = await Promise.all(
+      movers.flatMap((id, i) => [
+        t.http.post(`${API}/cards/${id}/relocate`).set(as(ann)).send({ parent_id: boardB.id, group_id: colB.id, position: 0 }),
+        t.http.delete(`${API}/cards/${victims[i]}`).set(as(ann)),
+      ]),
+    );
+    for (const r of results) expect([200, 204]).toContain(r.status);
+    expect(await c.column(ann, project.id, colA.id)).toEqual([]);
+    expect(await c.column(ann, project.id, tag.id)).toEqual([]);
+    expect(sorted(await c.column(ann, project.id, colB.id))).toEqual(sorted(movers));
+  });
+
   // Every lock is taken in one order (cards and the project counters, then the type,
   // then groups ascending, then writes; a card deletion locks its subtree's groups
   // before the cascade), so nothing above should have needed a deadlock and a retry.

@@ -315,16 +315,17 @@ describe('card memberships', () => {
       await c.removeFromGroup(ann, mover.id, { group_id: bug.id });
     });
 
-    it('keeps the memberships of a card moved away from their scope, which it can still leave', async () => {
+    it('drops the memberships of a card moved away from their scope (see scope-on-move.e2e-spec.ts)', async () => {
       const boardA = await c.card(ann, root, 'board E');
       const boardB = await c.card(ann, root, 'board F');
       const colA = await c.group(ann, boardA.id, status.id, 'E column');
       const card = await c.card(ann, boardA.id, 'wanderer', { group_id: colA.id });
-      await c.relocate(ann, card.id, { parent_id: boardB.id });
-      expect(await c.groupIdsOf(ann, card.id)).toEqual([colA.id]);
+      await c.addToGroup(ann, card.id, { group_id: bug.id });
+      const res = await c.relocate(ann, card.id, { parent_id: boardB.id });
+      expect(res.body.groups.map((g: { id: number }) => g.id)).toEqual([bug.id]);
       expect((await c.groups(ann, boardB.id, status.id)).map((g) => g.id)).not.toContain(colA.id);
       await c.addToGroup(ann, card.id, { group_id: colA.id }, 400);
-      await c.removeFromGroup(ann, card.id, { group_id: colA.id });
+      await c.removeFromGroup(ann, card.id, { group_id: bug.id });
       expect(await c.groupIdsOf(ann, card.id)).toEqual([]);
     });
 

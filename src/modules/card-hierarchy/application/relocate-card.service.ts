@@ -57,7 +57,8 @@ export class RelocateCardService {
       // place in a group column), not a place among siblings.
       const positionUsed = extensionCalls.some(({ keys }) => keys.some((k) => input[k] !== null));
       const siblingPosition = positionUsed ? undefined : position;
-      if (card.parentId !== parent.id || siblingPosition !== undefined) {
+      const parentChanged = card.parentId !== parent.id;
+      if (parentChanged || siblingPosition !== undefined) {
         await this.move(card, parent, oldParent, siblingPosition);
         await this.events.publish(
           new CardMoved({
@@ -75,6 +76,15 @@ export class RelocateCardService {
       for (const { ext, keys } of extensionCalls) {
         const payload = Object.fromEntries([...keys.map((k) => [k, input[k]]), ['position', position]]);
         await ext.onRelocate!(moved, payload, actor);
+      }
+      // Then every extension learns of the new parent (what it keeps may depend
+      // on the card's ancestry: a group is usable only under its scope card).
+      // After onRelocate, so that a group_id in the request has already taken
+      // the card out of the other groups of its type in one pass of locks.
+      if (parentChanged) {
+        for (const ext of this.extensions.all()) {
+          if (ext.onMoved) await ext.onMoved(moved, card.ancestorIds, actor);
+        }
       }
     });
     return this.views.one(cardId, actor);

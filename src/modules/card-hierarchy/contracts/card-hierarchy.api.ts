@@ -68,6 +68,15 @@ export interface CardExtension {
    * among its siblings. The return value is no longer used.
    */
   onRelocate?(card: CardSummary, input: Record<string, unknown>, actor: Actor): Promise<boolean>;
+  /**
+   * Called inside the relocation transaction after every change of parent,
+   * once the card and its subtree have moved (after any `onRelocate`): `card`
+   * is the moved card at its new place, `previousAncestorIds` its ancestor ids
+   * before the move (top-level card first). The moved card, its old parent,
+   * its new parent's chain and its whole subtree are held FOR UPDATE, so the
+   * extension's own locks come after the tree's. Throwing rolls the move back.
+   */
+  onMoved?(card: CardSummary, previousAncestorIds: number[], actor: Actor): Promise<void>;
 }
 
 /** A card as a choice for a relationships field. */

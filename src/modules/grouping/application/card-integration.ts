@@ -9,8 +9,9 @@ import { MembershipsService } from './memberships.service.js';
 
 /**
  * How grouping takes part in cards and fields without them depending on it:
- * the card JSON's `groups`, `group_id` on creation and relocation, and the
- * values and choices of the group_type fields.
+ * the card JSON's `groups`, `group_id` on creation and relocation, leaving
+ * the groups a moved card is no longer under, and the values and choices of
+ * the group_type fields.
  */
 @Injectable()
 export class CardIntegration implements OnModuleInit {
@@ -31,6 +32,7 @@ export class CardIntegration implements OnModuleInit {
       onCreate: (card, input, actor) => this.membershipsService.joinOnCreate(card, input.group_id, actor),
       relocationKeys: ['group_id'],
       onRelocate: (card, input, actor) => this.membershipsService.onRelocate(card, input, actor),
+      onMoved: (card, previousAncestorIds, actor) => this.membershipsService.onMoved(card, previousAncestorIds, actor),
     });
     this.fields.registerGroupTypeProviders(
       (cardIds, typeIds) => this.values(cardIds, typeIds),

@@ -95,8 +95,77 @@ export class MembershipsService {
     if (input.group_id === null || input.group_id === undefined) return false;
     const position = readPosition(input.position);
     const group = await this.access.bodyGroup(input.group_id, card, 'join');
+    await this.lockAheadOfMove(card, group);
     if (await this.join(card, group, position, actor, { leaveOthers: true })) await this.hierarchy.touch(card.id);
     return true;
+  }
+
+  /**
+   * When the relocation also changed the card's parent, `onMoved` comes next
+   * and takes the subtree out of the groups it is no longer under. So that the
+   * transaction still takes grouping's locks in one order (types, then groups,
+   * ascending), lock in one pass now what the join and `onMoved` will both
+   * lock: the target's type and the types of those groups, then the target,
+   * the card's other groups of that type and those groups. The join and
+   * `onMoved` then find them held. We cannot tell here whether the parent
+   * changed; the subtree's groups scoped neither at the card's new ancestors
+   * nor inside the subtree include all `onMoved` removes (and are none, short
+   * of a move, unless memberships were left out of scope by older versions).
+   */
+  private async lockAheadOfMove(card: CardSummary, target: Group): Promise<void> {
+    const subtree = await this.hierarchy.subtreeIds(card.id);
+    const outside = await this.memberships.ofCardsScopedOutside(subtree, [...card.ancestorIds, ...subtree]);
+    if (!outside.length) return; // the join's own locks are all there is
+    for (const typeId of [...new Set([target.typeId, ...outside.map((m) => m.typeId)])].sort((a, b) => a - b)) {
+      await this.types.lock(typeId, 'share');
+    }
+    const sameType = await this.memberships.ofCard(card.id, target.typeId);
+    await this.groups.lockMany([target.id, ...sameType.map((m) => m.groupId), ...outside.map((m) => m.groupId)]);
+  }
+
+  /**
+   * After card-hierarchy moved `card` and its subtree under another parent, in
+   * its transaction (the subtree, the old parent and the new parent's chain are
+   * held FOR UPDATE). A group scoped at S is usable by the cards strictly under
+   * S. The subtree's own structure is unchanged, so the scopes it lost are
+   * exactly the old ancestors of the moved card that are no longer its
+   * ancestors: every membership of a subtree card in a group scoped at one of
+   * them goes (the gap-closing trigger renumbers the columns), each with a
+   * `removed` entry in that card's stream, reason "moved out of scope".
+   * Groups scoped at kept ancestors or inside the subtree stay usable.
+   * Lock order as everywhere in grouping: the cards (here card-hierarchy's
+   * FOR UPDATE) → type rows FOR SHARE, ascending id → groups, ascending id →
+   * the delete → touching the cards, ascending id.
+   * Known race: the move has already shifted the old siblings' positions
+   * (plain row updates) when we wait for a group here, while a membership
+   * change on such a sibling holds that group and then touches the sibling.
+   * PostgreSQL breaks that deadlock and the unit of work retries the loser
+   * (test/e2e/grouping/scope-on-move.e2e-spec.ts races exactly this).
+   */
+  async onMoved(card: CardSummary, previousAncestorIds: number[], actor: Actor): Promise<void> {
+    const kept = new Set(card.ancestorIds);
+    const lostScopes = previousAncestorIds.filter((id) => !kept.has(id));
+    if (!lostScopes.length) return;
+    const subtree = await this.hierarchy.subtreeIds(card.id);
+    // No grouping use case changes these cards' memberships while card-hierarchy
+    // holds them, so what we read now is what we remove after locking. (With a
+    // group_id in the same request, onRelocate has locked all of it already.)
+    const found = await this.memberships.ofCardsScopedAt(subtree, lostScopes);
+    if (!found.length) return;
+    const types = new Map<number, GroupType>();
+    for (const typeId of [...new Set(found.map((m) => m.typeId))].sort((a, b) => a - b)) {
+      const type = await this.types.lock(typeId, 'share');
+      if (type) types.set(type.id, type);
+    }
+    // A type deleted meanwhile took its groups with it: lockMany leaves them out.
+    const locked = (await this.groups.lockMany(found.map((m) => m.groupId))).filter((g) => types.has(g.typeId));
+    const removed = await this.memberships.removeCards(subtree, locked.map((g) => g.id));
+    for (const m of removed) {
+      const group = locked.find((g) => g.id === m.groupId)!;
+      const data = { from_position: m.position, reason: 'moved out of scope' };
+      await this.publish('removed', m.cardId, types.get(group.typeId)!, group, actor, data, {});
+    }
+    for (const id of [...new Set(removed.map((m) => m.cardId))].sort((a, b) => a - b)) await this.hierarchy.touch(id);
   }
 
   /** Adds a card to a group (last) for another module; joins the caller's transaction. */

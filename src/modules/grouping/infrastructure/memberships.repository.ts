@@ -80,6 +80,49 @@ export class MembershipsRepository {
     return returnedRows(result).map(toMembership);
   }
 
+  /** Memberships of the cards in groups scoped at any of `scopeIds` (unlocked read). */
+  async ofCardsScopedAt(cardIds: number[], scopeIds: number[]): Promise<CardMembership[]> {
+    if (!cardIds.length || !scopeIds.length) return [];
+    const rows = await this.q(
+      `SELECT m.card_id, m.group_id, m.type_id, m.position, m.created_at
+         FROM grouping.memberships m JOIN grouping.groups g ON g.id = m.group_id
+        WHERE m.card_id = ANY($1::bigint[]) AND g.card_id = ANY($2::bigint[])
+        ORDER BY m.card_id, m.group_id`,
+      [cardIds, scopeIds],
+    );
+    return rows.map(toMembership);
+  }
+
+  /** Memberships of the cards in groups scoped at none of `scopeIds` (unlocked read). */
+  async ofCardsScopedOutside(cardIds: number[], scopeIds: number[]): Promise<CardMembership[]> {
+    if (!cardIds.length) return [];
+    const rows = await this.q(
+      `SELECT m.card_id, m.group_id, m.type_id, m.position, m.created_at
+         FROM grouping.memberships m JOIN grouping.groups g ON g.id = m.group_id
+        WHERE m.card_id = ANY($1::bigint[]) AND NOT (g.card_id = ANY($2::bigint[]))
+        ORDER BY m.card_id, m.group_id`,
+      [cardIds, scopeIds],
+    );
+    return rows.map(toMembership);
+  }
+
+  /**
+   * Removes every membership of the cards in those groups, in one statement
+   * (the trigger closes each column's gaps once). Returns what was removed,
+   * by card then group.
+   */
+  async removeCards(cardIds: number[], groupIds: number[]): Promise<CardMembership[]> {
+    if (!cardIds.length || !groupIds.length) return [];
+    const result = await this.q<unknown>(
+      `DELETE FROM grouping.memberships WHERE card_id = ANY($1::bigint[]) AND group_id = ANY($2::bigint[])
+       RETURNING ${MEMBERSHIP_COLUMNS}`,
+      [cardIds, groupIds],
+    );
+    return returnedRows(result)
+      .map(toMembership)
+      .sort((a, b) => a.cardId - b.cardId || a.groupId - b.groupId);
+  }
+
   async ofGroups(groupIds: number[]): Promise<CardMembership[]> {
     if (!groupIds.length) return [];
     const rows = await this.q(

@@ -1,0 +1,226 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, groupingClient, type CardJson, type GroupJson, type GroupTypeJson, type ProjectJson } from './grouping-fixtures.js';
+
+/**
+ * A group scoped at card S is usable by the cards strictly under S. When a
+ * card (and its subtree) moves to another parent, every card of the subtree
+ * leaves the groups scoped at cards it is no longer under: the columns close
+ * up, and each removal is in that card's stream.
+ */
+describe('memberships when a card moves to another parent', () => {
+  let t: TestApp;
+  let c: ReturnType<typeof groupingClient>;
+  let ann: TestUser;
+  let project: ProjectJson;
+  let root: number;
+  let status: GroupTypeJson; // one group per card: columns
+  let labels: GroupTypeJson; // several per card
+  let bug: GroupJson; // label scoped at the top-level card
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    c = groupingClient(t);
+    ann = await t.user();
+    const org = await c.team(ann, 'Acme');
+    project = await c.project(ann, org, 'Board');
+    root = project.top_level_card_id;
+    status = await c.type(ann, project.id, 'Status', true);
+    labels = await c.type(ann, project.id, 'Labels', false);
+    bug = await c.group(ann, root, labels.id, 'bug');
+  });
+  afterAll(() => t.close());
+
+  const ids = (card: { groups: Array<{ id: number }> }) => card.groups.map((g) => g.id);
+  const outOfScope = async (cardId: number) =>
+    (await c.groupEntries(ann, cardId)).filter((e) => e.data.reason === 'moved out of scope');
+
+  /** Two boards under the top-level card, each with its own status column. */
+  async function boards(name: string) {
+    const boardA = await c.card(ann, root, `${name} A`);
+    const boardB = await c.card(ann, root, `${name} B`);
+    const colA = await c.group(ann, boardA.id, status.id, `${name} A column`);
+    const colB = await c.group(ann, boardB.id, status.id, `${name} B column`);
+    return { boardA, boardB, colA, colB };
+  }
+
+  it('takes a card moved out from under a group’s scope out of that group; the column stays dense; the stream says so', async () => {
+    const { boardA, boardB, colA } = await boards('one');
+    const first = await c.card(ann, boardA.id, 'first', { group_id: colA.id });
+    const mover = await c.card(ann, boardA.id, 'mover', { group_id: colA.id });
+    const last = await c.card(ann, boardA.id, 'last', { group_id: colA.id });
+    await c.addToGroup(ann, mover.id, { group_id: bug.id });
+    expect(await c.column(ann, project.id, colA.id)).toEqual([first.id, mover.id, last.id]);
+
+    const res = await c.relocate(ann, mover.id, { parent_id: boardB.id });
+    expect(res.body.parent_id).toBe(boardB.id);
+    // The project-wide label is still usable where it went; the board's column is not.
+    expect(ids(res.body)).toEqual([bug.id]);
+    expect(ids(await c.get(ann, mover.id))).toEqual([bug.id]);
+    expect(await c.column(ann, project.id, colA.id)).toEqual([first.id, last.id]);
+    expect((await c.get(ann, last.id)).groups).toEqual([
+      { id: colA.id, type_id: status.id, title: 'one A column', card_position: 1 },
+    ]);
+
+    const entries = await outOfScope(mover.id);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({
+      kind: 'activity',
+      user_id: ann.id,
+      data: {
+        change: 'removed',
+        group_id: colA.id,
+        group_title: 'one A column',
+        type_id: status.id,
+        type_name: 'Status',
+        from_position: 1,
+        reason: 'moved out of scope',
+      },
+    });
+    // The removal comes after the move in the stream.
+    const stream = await c.stream(ann, mover.id);
+    const moved = stream.find((e) => e.action === 'card.moved')!;
+    expect(entries[0].id).toBeGreaterThan(moved.id);
+    // Nothing happened to the cards that stayed.
+    expect(await outOfScope(first.id)).toEqual([]);
+    expect(await outOfScope(last.id)).toEqual([]);
+  });
+
+  it('keeps the membership when the move stays under the scope (sideways or deeper)', async () => {
+    const { boardA, colA } = await boards('stay');
+    const left = await c.card(ann, boardA.id, 'left');
+    const right = await c.card(ann, boardA.id, 'right');
+    const other = await c.card(ann, left.id, 'other', { group_id: colA.id });
+    const card = await c.card(ann, left.id, 'card', { group_id: colA.id });
+    await c.addToGroup(ann, card.id, { group_id: bug.id });
+
+    const sideways = await c.relocate(ann, card.id, { parent_id: right.id });
+    expect(sideways.body.parent_id).toBe(right.id);
+    expect(ids(sideways.body)).toEqual([colA.id, bug.id]);
+    const deeper = await c.relocate(ann, card.id, { parent_id: other.id });
+    expect(deeper.body.parent_id).toBe(other.id);
+    const up = await c.relocate(ann, card.id, { parent_id: boardA.id, position: 0 });
+    expect(up.body.parent_id).toBe(boardA.id);
+    expect(ids(up.body)).toEqual([colA.id, bug.id]);
+
+    expect(await c.column(ann, project.id, colA.id)).toEqual([other.id, card.id]);
+    expect(await outOfScope(card.id)).toEqual([]);
+    expect((await c.groupEntries(ann, card.id)).map((e) => e.data.change)).toEqual(expect.not.arrayContaining(['removed']));
+  });
+
+  it('takes the moved card’s descendants out of the groups they are no longer under, and only those', async () => {
+    const { boardA, boardB, colA, colB } = await boards('tree');
+    const sub = await c.card(ann, boardA.id, 'sub');
+    const subLabel = await c.group(ann, sub.id, labels.id, 'sub label');
+    const aLabel = await c.group(ann, boardA.id, labels.id, 'A label');
+    const stays = await c.card(ann, sub.id, 'stays under A', { group_id: colA.id });
+    // The subtree that moves: parent → child → grandchild.
+    const parent = await c.card(ann, sub.id, 'parent', { group_id: colA.id });
+    const inner = await c.group(ann, parent.id, status.id, 'inner column'); // scoped inside the subtree
+    const child = await c.card(ann, parent.id, 'child', { group_id: inner.id });
+    await c.addToGroup(ann, child.id, { group_id: aLabel.id });
+    await c.addToGroup(ann, child.id, { group_id: subLabel.id });
+    await c.addToGroup(ann, child.id, { group_id: bug.id });
+    const grandchild = await c.card(ann, child.id, 'grandchild', { group_id: colA.id });
+    await c.addToGroup(ann, grandchild.id, { group_id: aLabel.id });
+    const there = await c.card(ann, boardB.id, 'there', { group_id: colB.id });
+    expect(await c.column(ann, project.id, colA.id)).toEqual([stays.id, parent.id, grandchild.id]);
+    expect(await c.column(ann, project.id, aLabel.id)).toEqual([child.id, grandchild.id]);
+
+    await c.relocate(ann, parent.id, { parent_id: boardB.id });
+
+    expect(ids(await c.get(ann, parent.id))).toEqual([]);
+    // Groups scoped inside the moved subtree, or at an ancestor it kept, stay.
+    expect(ids(await c.get(ann, child.id))).toEqual([inner.id, bug.id]);
+    expect(ids(await c.get(ann, grandchild.id))).toEqual([]);
+    expect(await c.column(ann, project.id, colA.id)).toEqual([stays.id]);
+    expect(await c.column(ann, project.id, aLabel.id)).toEqual([]);
+    expect(await c.column(ann, project.id, subLabel.id)).toEqual([]);
+    expect(await c.column(ann, project.id, inner.id)).toEqual([child.id]);
+    expect(await c.column(ann, project.id, colB.id)).toEqual([there.id]);
+
+    const removed = async (cardId: number) => (await outOfScope(cardId)).map((e) => e.data.group_id).sort();
+    expect(await removed(parent.id)).toEqual([colA.id]);
+    expect(await removed(child.id)).toEqual([aLabel.id, subLabel.id].sort());
+    expect(await removed(grandchild.id)).toEqual([aLabel.id, colA.id].sort());
+    // The moved cards can join the groups of their new place.
+    await c.addToGroup(ann, grandchild.id, { group_id: colB.id });
+    expect(await c.column(ann, project.id, colB.id)).toEqual([there.id, grandchild.id]);
+  });
+
+  it('keeps groups scoped at the moved card itself for its children', async () => {
+    const { boardA, boardB } = await boards('own');
+    const epic = await c.card(ann, boardA.id, 'epic');
+    const sprint = await c.group(ann, epic.id, status.id, 'Sprint');
+    const story = await c.card(ann, epic.id, 'story', { group_id: sprint.id });
+    await c.relocate(ann, epic.id, { parent_id: boardB.id });
+    expect(ids(await c.get(ann, story.id))).toEqual([sprint.id]);
+    expect(await outOfScope(story.id)).toEqual([]);
+  });
+
+  it('applies group_id of the same request first: the new column is joined, other out-of-scope groups are left', async () => {
+    const { boardA, boardB, colA, colB } = await boards('both');
+    const aLabel = await c.group(ann, boardA.id, labels.id, 'both A label');
+    const stay = await c.card(ann, boardA.id, 'stay', { group_id: colA.id });
+    const mover = await c.card(ann, boardA.id, 'mover', { group_id: colA.id });
+    await c.addToGroup(ann, mover.id, { group_id: aLabel.id });
+    await c.addToGroup(ann, stay.id, { group_id: aLabel.id });
+
+    const res = await c.relocate(ann, mover.id, { parent_id: boardB.id, group_id: colB.id, position: 0 });
+    expect(ids(res.body)).toEqual([colB.id]);
+    expect(await c.column(ann, project.id, colA.id)).toEqual([stay.id]);
+    expect(await c.column(ann, project.id, aLabel.id)).toEqual([stay.id]);
+    expect(await c.column(ann, project.id, colB.id)).toEqual([mover.id]);
+    // colA was left by the relocation's own group_id; the label for being out of scope.
+    expect((await outOfScope(mover.id)).map((e) => e.data.group_id)).toEqual([aLabel.id]);
+  });
+
+  it('undoes nothing and removes nothing when the relocation is refused', async () => {
+    const { boardA, boardB, colA } = await boards('refused');
+    const card = await c.card(ann, boardA.id, 'card', { group_id: colA.id });
+    await c.relocate(ann, card.id, { parent_id: boardB.id, group_id: 999999 }, 400);
+    const after: CardJson = await c.get(ann, card.id);
+    expect(after.parent_id).toBe(boardA.id);
+    expect(ids(after)).toEqual([colA.id]);
+    expect(await outOfScope(card.id)).toEqual([]);
+  });
+
+  // The move closes the gap among the old siblings (plain row updates) before it
+  // locks the groups it leaves, while add-to-group on such a sibling holds that
+  // group and then marks the sibling changed: the two can deadlock, and the unit
+  // of work then retries one of them. What must hold is that every request
+  // succeeds and the columns come out right.
+  it('moves cards out of a column while their former siblings join it and leave it', async () => {
+    const { boardA, boardB } = await boards('race');
+    const col = await c.group(ann, boardA.id, labels.id, 'race label');
+    const movers: number[] = [];
+    const siblings: number[] = [];
+    const leavers: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const holder = (await c.card(ann, boardA.id, `race holder ${i}`)).id;
+      movers.push((await c.card(ann, holder, `race mover ${i}`, { group_id: col.id })).id);
+      siblings.push((await c.card(ann, holder, `race sibling ${i}`)).id);
+      leavers.push((await c.card(ann, holder, `race leaver ${i}`, { group_id: col.id })).id);
+    }
+    const results = await Promise.all(
+      movers.flatMap((id, i) => [
+        t.http.post(`${API}/cards/${id}/relocate`).set(as(ann)).send({ parent_id: boardB.id }),
+        t.http.post(`${API}/cards/${siblings[i]}/add-to-group`).set(as(ann)).send({ group_id: col.id, position: 0 }),
+        t.http.post(`${API}/cards/${leavers[i]}/remove-from-group`).set(as(ann)).send({ group_id: col.id }),
+      ]),
+    );
+    expect(results.map((r) => r.status)).toEqual(results.map(() => 200));
+    const sorted = (list: number[]) => [...list].sort((a, b) => a - b);
+    expect(sorted(await c.column(ann, project.id, col.id))).toEqual(sorted(siblings));
+    for (const id of movers) expect(ids(await c.get(ann, id))).toEqual([]);
+  });
+
+  it('leaves memberships alone when a card only changes place among its siblings', async () => {
+    const { boardA, colA } = await boards('siblings');
+    const a = await c.card(ann, boardA.id, 'a', { group_id: colA.id });
+    const b = await c.card(ann, boardA.id, 'b', { group_id: colA.id });
+    const res = await t.http.post(`${API}/cards/${b.id}/relocate`).set(as(ann)).send({ position: 0 }).expect(200);
+    expect(res.body.position).toBe(0);
+    expect(await c.column(ann, project.id, colA.id)).toEqual([a.id, b.id]);
+  });
+});
