@@ -1,0 +1,151 @@
+import pg from 'pg';
+
+/**
+ * The raw-SQL side of the benchmark: the same rows the app writes, through
+ * `pg` directly. The statements mirror
+ * src/modules/card-hierarchy/infrastructure/card-tree.repository.ts and
+ * activity/card-stream.recorder.ts; keep them in step when those change.
+ */
+
+export interface ParentContext {
+  projectId: number;
+  organizationId: number;
+  parentId: number;
+  userId: number;
+}
+
+/** Scratch databases are the bench's own: their names always say so. */
+export function assertBenchDatabase(name: string): void {
+  if (!/^[a-z0-9_]*bench[a-z0-9_]*$/.test(name)) throw new Error(`refusing to touch database "${name}"`);
+}
+
+export function databaseUrl(serverUrl: string, database: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+export async function createScratchDatabase(serverUrl: string, name: string): Promise<void> {
+  assertBenchDatabase(name);
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+}
+
+export async function dropScratchDatabase(serverUrl: string, name: string): Promise<void> {
+  assertBenchDatabase(name);
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  } finally {
+    await admin.end();
+  }
+}
+
+/**
+ * One card creation as the app's transaction does it: lock the parent, take
+ * the next ref (and bump the totals) from the project counters, count the
+ * siblings for the position, insert the card, insert its stream entry.
+ */
+export async function rawCreateCard(pool: pg.Pool, ctx: ParentContext, title: string): Promise<void> {
+  const c = await pool.connect();
+  try {
+    await c.query('BEGIN');
+    const { rows: parents } = await c.query<{ id: string; ancestor_ids: string[]; hidden: boolean }>(
+      `SELECT id, ancestor_ids, hidden FROM cards.cards WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`,
+      [[ctx.parentId]],
+    );
+    const parent = parents[0];
+    const { rows: refs } = await c.query<{ ref: number }>(
+      `UPDATE cards.project_counters
+          SET next_ref = next_ref + 1, card_count = card_count + 1, visible_count = visible_count + $2::int
+        WHERE project_id = $1
+        RETURNING next_ref - 1 AS ref`,
+      [ctx.projectId, parent.hidden ? 0 : 1],
+    );
+    const { rows: counts } = await c.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM cards.cards WHERE parent_id = $1`,
+      [ctx.parentId],
+    );
+    const ancestors = [...parent.ancestor_ids, parent.id];
+    const { rows: cards } = await c.query<{ id: string }>(
+      `INSERT INTO cards.cards (project_id, organization_id, parent_id, ancestor_ids, depth, ref, title, position, hidden, created_by)
+       VALUES ($1, $2, $3, $4::bigint[], $5, $6, $7, $8, $9, $10)
+       RETURNING id`,
+      [ctx.projectId, ctx.organizationId, ctx.parentId, ancestors, ancestors.length, refs[0].ref, title, counts[0].n, parent.hidden, ctx.userId],
+    );
+    await c.query(
+      `INSERT INTO cards.card_stream (card_id, project_id, kind, action, user_id, content, data)
+       VALUES ($1, $2, 'activity', 'card.created', $3, NULL, $4::jsonb)`,
+      [cards[0].id, ctx.projectId, ctx.userId, JSON.stringify({ title, ref: refs[0].ref, parent_id: ctx.parentId })],
+    );
+    await c.query('COMMIT');
+  } catch (error) {
+    await c.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    c.release();
+  }
+}
+
+/**
+ * Fills a project (that has only its top-level card) to `total` cards in two
+ * levels: about √total children of the top-level card, each with the rest
+ * spread evenly. Refs 1…total, dense positions, ancestor paths and depths as
+ * the app keeps them, and the project counters set to match. No stream
+ * entries (the listing does not read them).
+ */
+export async function fillProject(
+  client: pg.Client,
+  ctx: ParentContext,
+  total: number,
+  progress: (done: number) => void,
+): Promise<void> {
+  const top = Math.max(1, Math.min(total, Math.round(Math.sqrt(total))));
+  const rest = total - top;
+  const perParent = Math.floor(rest / top);
+  const extra = rest - perParent * top; // the first `extra` parents get one more child
+  await client.query(
+    `INSERT INTO cards.cards (project_id, organization_id, parent_id, ancestor_ids, depth, ref, title, position, created_by)
+     SELECT $1, $2, $3, ARRAY[$3]::bigint[], 1, g, 'Card ' || g, g - 1, $4
+       FROM generate_series(1, $5::int) g`,
+    [ctx.projectId, ctx.organizationId, ctx.parentId, ctx.userId, top],
+  );
+  progress(top);
+  const chunk = 100; // parents per statement (~100k rows at 1M)
+  for (let from = 0; from < top; from += chunk) {
+    const to = Math.min(top, from + chunk);
+    // Refs of the second level follow parent position, then child position.
+    await client.query(
+      `INSERT INTO cards.cards (project_id, organization_id, parent_id, ancestor_ids, depth, ref, title, position, created_by)
+       SELECT $1, $2, l.id, ARRAY[$3, l.id]::bigint[], 2, r.ref, 'Card ' || r.ref, j, $4
+         FROM cards.cards l
+        CROSS JOIN LATERAL generate_series(0, $5::int + (l.position < $6::int)::int - 1) j
+        CROSS JOIN LATERAL (SELECT $7::int + l.position * $5::int + least(l.position, $6::int) + j + 1 AS ref) r
+        WHERE l.parent_id = $3 AND l.position >= $8 AND l.position < $9
+        ORDER BY l.position, j`,
+      [ctx.projectId, ctx.organizationId, ctx.parentId, ctx.userId, perParent, extra, top, from, to],
+    );
+    progress(top + Math.min(rest, to * perParent + Math.min(to, extra)));
+  }
+  await client.query(
+    `UPDATE cards.project_counters SET next_ref = $2::int + 1, card_count = $2, visible_count = $2 WHERE project_id = $1`,
+    [ctx.projectId, total],
+  );
+  await client.query(`VACUUM (ANALYZE) cards.cards`);
+}
+
+const COLUMNS = `id, project_id, organization_id, parent_id, ancestor_ids, depth, ref, title, state,
+  is_archived, hidden, position, model_id, created_at, updated_at`;
+
+/** The app's listing page query (CardTreeRepository.listPage / listIds, visible cards). */
+export function listingQuery(onlyIds: boolean): string {
+  return `SELECT ${onlyIds ? 'id' : COLUMNS} FROM cards.cards
+        WHERE project_id = $1 AND depth > 0 AND NOT hidden
+        ORDER BY id LIMIT $2 OFFSET $3`;
+}
