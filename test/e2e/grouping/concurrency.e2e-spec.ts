@@ -196,7 +196,7 @@ describe('grouping under concurrency', () => {
       const card = await c.get(ann, id);
       expect(card.parent_id).toBe(boardB.id);
       expect(card.groups).toEqual([]);
-      const reasons = (await c.groupEntries(ann, id)).filter((e) => e.data.reason === 'moved out of scope');
+      const reasons = (await c.groupEntries(ann, id)).filter((e) => e.data.reason === 'moved_out_of_scope');
       expect(reasons.map((e) => e.data.group_id).sort()).toEqual([col.id, tag.id].sort());
     }
   });

@@ -33,7 +33,7 @@ describe('memberships when a card moves to another parent', () => {
 
   const ids = (card: { groups: Array<{ id: number }> }) => card.groups.map((g) => g.id);
   const outOfScope = async (cardId: number) =>
-    (await c.groupEntries(ann, cardId)).filter((e) => e.data.reason === 'moved out of scope');
+    (await c.groupEntries(ann, cardId)).filter((e) => e.data.reason === 'moved_out_of_scope');
 
   /** Two boards under the top-level card, each with its own status column. */
   async function boards(name: string) {
@@ -74,7 +74,7 @@ describe('memberships when a card moves to another parent', () => {
         type_id: status.id,
         type_name: 'Status',
         from_position: 1,
-        reason: 'moved out of scope',
+        reason: 'moved_out_of_scope',
       },
     });
     // The removal comes after the move in the stream.

@@ -131,7 +131,7 @@ export class MembershipsService {
    * exactly the old ancestors of the moved card that are no longer its
    * ancestors: every membership of a subtree card in a group scoped at one of
    * them goes (the gap-closing trigger renumbers the columns), each with a
-   * `removed` entry in that card's stream, reason "moved out of scope".
+   * `removed` entry in that card's stream, reason `moved_out_of_scope`.
    * Groups scoped at kept ancestors or inside the subtree stay usable.
    * Lock order as everywhere in grouping: the cards (here card-hierarchy's
    * FOR UPDATE) → type rows FOR SHARE, ascending id → groups, ascending id →
@@ -162,7 +162,7 @@ export class MembershipsService {
     const removed = await this.memberships.removeCards(subtree, locked.map((g) => g.id));
     for (const m of removed) {
       const group = locked.find((g) => g.id === m.groupId)!;
-      const data = { from_position: m.position, reason: 'moved out of scope' };
+      const data = { from_position: m.position, reason: 'moved_out_of_scope' };
       await this.publish('removed', m.cardId, types.get(group.typeId)!, group, actor, data, {});
     }
     for (const id of [...new Set(removed.map((m) => m.cardId))].sort((a, b) => a - b)) await this.hierarchy.touch(id);
