@@ -3,6 +3,7 @@ import { WorkspaceInit1763769600100 } from './1763769600100-workspace-init.js';
 import { CardsInit1763769600200 } from './1763769600200-cards-init.js';
 import { FieldsInit1763769600300 } from './1763769600300-fields-init.js';
 import { GroupingInit1763769600400 } from './1763769600400-grouping-init.js';
+import { CardsTeamCardsIndex1763769600500 } from './1763769600500-cards-team-cards-index.js';
 
 /** Every migration, in order. Listed explicitly so ESM builds, the CLI and tests load the same set. */
 export const MIGRATIONS = [
@@ -11,4 +12,5 @@ export const MIGRATIONS = [
   CardsInit1763769600200,
   FieldsInit1763769600300,
   GroupingInit1763769600400,
+  CardsTeamCardsIndex1763769600500,
 ];
