@@ -179,8 +179,16 @@ export class CardTreeRepository {
     return rows.map(toRow);
   }
 
+  /**
+   * Number of children. Positions are dense (0 … n−1) under the parent's lock,
+   * so the highest position + 1 is the count: one descent of
+   * `cards_children_idx (parent_id, position)` instead of counting every sibling.
+   */
   async childCount(parentId: number): Promise<number> {
-    const [row] = await this.q<{ n: number }[]>(`SELECT count(*)::int AS n FROM cards.cards WHERE parent_id = $1`, [parentId]);
+    const [row] = await this.q<{ n: number }[]>(
+      `SELECT coalesce(max(position) + 1, 0)::int AS n FROM cards.cards WHERE parent_id = $1`,
+      [parentId],
+    );
     return Number(row.n);
   }
 
