@@ -145,7 +145,10 @@ const COLUMNS = `id, project_id, organization_id, parent_id, ancestor_ids, depth
 
 /** The app's listing page query (CardTreeRepository.listPage / listIds, visible cards). */
 export function listingQuery(onlyIds: boolean): string {
-  return `SELECT ${onlyIds ? 'id' : COLUMNS} FROM cards.cards
+  const ids = `SELECT id FROM cards.cards
         WHERE project_id = $1 AND depth > 0 AND NOT hidden
         ORDER BY id LIMIT $2 OFFSET $3`;
+  if (onlyIds) return ids;
+  // listPage: a deferred join (the page's ids from the index, then their rows).
+  return `SELECT ${COLUMNS} FROM cards.cards WHERE id IN (${ids}) ORDER BY id`;
 }

@@ -371,12 +371,20 @@ export class CardTreeRepository {
     await this.q(`DELETE FROM cards.project_counters WHERE project_id = $1`, [projectId]);
   }
 
-  /** A page of the project listing, in id order (top-level card excluded). */
+  /**
+   * A page of the project listing, in id order (top-level card excluded).
+   * Deferred join: the inner query skips `offset` entries of the partial
+   * listing index without touching the table (an index-only scan while the
+   * visibility map is current), and only the page's rows are read from the
+   * table. Still O(offset) index entries, but not O(offset) table rows.
+   */
   async listPage(projectId: number, withArchived: boolean, limit: number, offset: number): Promise<CardRow[]> {
     const rows = await this.q<RawCard[]>(
       `SELECT ${COLUMNS} FROM cards.cards
-        WHERE project_id = $1 AND depth > 0 ${withArchived ? '' : 'AND NOT hidden'}
-        ORDER BY id LIMIT $2 OFFSET $3`,
+        WHERE id IN (SELECT id FROM cards.cards
+                      WHERE project_id = $1 AND depth > 0 ${withArchived ? '' : 'AND NOT hidden'}
+                      ORDER BY id LIMIT $2 OFFSET $3)
+        ORDER BY id`,
       [projectId, limit, offset],
     );
     return rows.map(toRow);
