@@ -23,7 +23,14 @@ export function dataSourceOptions(config: AppConfig, embeddedDir?: string): Data
     logging: ['error' as const],
   };
   if (!config.embedded) {
-    return { ...common, url: config.databaseUrl, parseInt8: true, extra: { max: 20 } };
+    // Transactions run at the session's default level (UnitOfWork sends no SET
+    // TRANSACTION): pin it to READ COMMITTED, whatever the server's setting.
+    return {
+      ...common,
+      url: config.databaseUrl,
+      parseInt8: true,
+      extra: { max: 20, options: '-c default_transaction_isolation=read\\ committed' },
+    };
   }
   const dir = embeddedDir ?? path.join(config.dataDir, 'db');
   if (dir !== EMBEDDED_MEMORY) fs.mkdirSync(dir, { recursive: true });

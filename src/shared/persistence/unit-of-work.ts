@@ -35,15 +35,21 @@ export class UnitOfWork {
     return this.storage.getStore() !== undefined;
   }
 
-  async run<T>(work: () => Promise<T>, isolation: Isolation = 'READ COMMITTED'): Promise<T> {
+  /**
+   * Runs `work` in a transaction. Without `isolation` it is the database's
+   * default level (READ COMMITTED, which the design relies on) and no
+   * `SET TRANSACTION` is sent; a level given explicitly is set.
+   */
+  async run<T>(work: () => Promise<T>, isolation?: Isolation): Promise<T> {
     if (this.storage.getStore()) return work();
     for (let attempt = 1; ; attempt++) {
       const ctx: TxContext = { manager: this.dataSource.manager, afterCommit: [] };
+      const body = (manager: EntityManager) => {
+        ctx.manager = manager;
+        return this.storage.run(ctx, work);
+      };
       try {
-        const result = await this.dataSource.transaction(isolation, (manager) => {
-          ctx.manager = manager;
-          return this.storage.run(ctx, work);
-        });
+        const result = await (isolation ? this.dataSource.transaction(isolation, body) : this.dataSource.transaction(body));
         await this.runAfterCommit(ctx);
         return result;
       } catch (error) {
