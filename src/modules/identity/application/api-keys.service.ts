@@ -5,7 +5,6 @@ import { ApiKey } from '../domain/api-key.entity.js';
 import { ApiKeyNotFoundError, InvalidUserError } from '../domain/identity.errors.js';
 import { hashApiKey, looksLikeApiKey, newApiKey } from '../domain/secrets.js';
 import { ApiKeysRepository } from '../infrastructure/api-keys.repository.js';
-import { UsersRepository } from '../infrastructure/users.repository.js';
 
 export interface ApiKeyView {
   id: number;
@@ -35,7 +34,6 @@ export class ApiKeysService {
   constructor(
     private readonly uow: UnitOfWork,
     private readonly keys: ApiKeysRepository,
-    private readonly users: UsersRepository,
   ) {}
 
   /** Creates a key; the returned `key` is the only time it is ever shown. */
@@ -77,14 +75,12 @@ export class ApiKeysService {
   /** The actor a key stands for, or null for an unknown or revoked key. */
   async authenticate(key: string): Promise<Actor | null> {
     if (!looksLikeApiKey(key)) return null;
-    const record = await this.keys.findActiveByHash(hashApiKey(key));
+    const record = await this.keys.findActiveWithUser(hashApiKey(key));
     if (!record) return null;
-    const user = await this.users.findById(record.userId);
-    if (!user) return null;
     const now = new Date();
     if (!record.lastUsedAt || now.getTime() - record.lastUsedAt.getTime() > TOUCH_INTERVAL_MS) {
       await this.keys.touch(record.id, now);
     }
-    return { userId: Number(user.id), username: user.username, isAdmin: user.isAdmin, scopes: null };
+    return { userId: record.userId, username: record.username, isAdmin: record.isAdmin, scopes: null };
   }
 }
