@@ -48,9 +48,10 @@ export async function dropScratchDatabase(serverUrl: string, name: string): Prom
 }
 
 /**
- * One card creation as the app's transaction does it: lock the parent, take
- * the next ref (and bump the totals) from the project counters, count the
- * siblings for the position, insert the card, insert its stream entry.
+ * One card creation as the app's transaction does it: lock the parent, then
+ * one statement that takes the next ref (and bumps the totals) from the
+ * project counters, computes the position (highest sibling position + 1) and
+ * inserts the card (CardTreeRepository.insertChild), then its stream entry.
  */
 export async function rawCreateCard(pool: pg.Pool, ctx: ParentContext, title: string): Promise<void> {
   const c = await pool.connect();
@@ -61,28 +62,24 @@ export async function rawCreateCard(pool: pg.Pool, ctx: ParentContext, title: st
       [[ctx.parentId]],
     );
     const parent = parents[0];
-    const { rows: refs } = await c.query<{ ref: number }>(
-      `UPDATE cards.project_counters
-          SET next_ref = next_ref + 1, card_count = card_count + 1, visible_count = visible_count + $2::int
-        WHERE project_id = $1
-        RETURNING next_ref - 1 AS ref`,
-      [ctx.projectId, parent.hidden ? 0 : 1],
-    );
-    const { rows: counts } = await c.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM cards.cards WHERE parent_id = $1`,
-      [ctx.parentId],
-    );
     const ancestors = [...parent.ancestor_ids, parent.id];
-    const { rows: cards } = await c.query<{ id: string }>(
-      `INSERT INTO cards.cards (project_id, organization_id, parent_id, ancestor_ids, depth, ref, title, position, hidden, created_by)
-       VALUES ($1, $2, $3, $4::bigint[], $5, $6, $7, $8, $9, $10)
-       RETURNING id`,
-      [ctx.projectId, ctx.organizationId, ctx.parentId, ancestors, ancestors.length, refs[0].ref, title, counts[0].n, parent.hidden, ctx.userId],
+    const { rows: cards } = await c.query<{ id: string; ref: number }>(
+      `WITH r AS (
+         UPDATE cards.project_counters
+            SET next_ref = next_ref + 1, card_count = card_count + 1, visible_count = visible_count + $8::int
+          WHERE project_id = $1
+          RETURNING next_ref - 1 AS ref)
+       INSERT INTO cards.cards (project_id, organization_id, parent_id, ancestor_ids, depth, ref, title, position, hidden, created_by)
+       SELECT $1, $2, $3, $4::bigint[], $5, r.ref, $6,
+              (SELECT coalesce(max(position) + 1, 0) FROM cards.cards WHERE parent_id = $3), $7, $9
+         FROM r
+       RETURNING id, ref`,
+      [ctx.projectId, ctx.organizationId, ctx.parentId, ancestors, ancestors.length, title, parent.hidden, parent.hidden ? 0 : 1, ctx.userId],
     );
     await c.query(
       `INSERT INTO cards.card_stream (card_id, project_id, kind, action, user_id, content, data)
        VALUES ($1, $2, 'activity', 'card.created', $3, NULL, $4::jsonb)`,
-      [cards[0].id, ctx.projectId, ctx.userId, JSON.stringify({ title, ref: refs[0].ref, parent_id: ctx.parentId })],
+      [cards[0].id, ctx.projectId, ctx.userId, JSON.stringify({ title, ref: cards[0].ref, parent_id: ctx.parentId })],
     );
     await c.query('COMMIT');
   } catch (error) {

@@ -122,7 +122,7 @@ export function resultsBlock(r: Results): string {
     `${int(s.createN)} creations per row, all children of the project's top-level card (the worst case: every ` +
       `creation locks the same parent row and the same project counter row), after a warm-up of ${int(s.warmupN)} per side. ` +
       `"app" is \`POST /api/1.0/cards/{top_level_card_id}/children\` over keep-alive HTTP; "raw" is the same transaction ` +
-      `sent with \`pg\` (lock parent, next ref, count siblings, insert card, insert stream entry). Each side works on a ` +
+      `sent with \`pg\` (lock parent; next ref, position and insert in one statement; insert stream entry). Each side works on a ` +
       `project of its own that starts empty; the two sides run in ${s.rounds} alternating slices (app, raw, raw, app, …) so ` +
       `that both meet the same background load. CPU per card: the server process (/proc/<pid>/stat), the PostgreSQL ` +
       `backends of the scratch database, and the bench client itself. "Machine busy" is the share of all ${m.cpus} cores ` +

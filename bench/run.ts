@@ -370,7 +370,7 @@ class Bench {
         for (let i = 0; i < 20; i++) await api.json('GET', `/projects/${listProject.id}/cards?per_page=100`);
         list = proxy.statements / 20;
       }
-      return { createApp: create, createRaw: 7, listApp: list, listRaw: 1 };
+      return { createApp: create, createRaw: 5, listApp: list, listRaw: 1 };
     } finally {
       api.close();
       await server.stop();

@@ -16,6 +16,11 @@ export class CardAccessService {
   async require(cardId: number, actor: Actor, mode: AccessMode): Promise<{ card: CardRow; role: Role }> {
     const card = await this.cards.find(cardId);
     if (!card) throw new CardNotFoundError();
+    return this.requireFor(card, actor, mode);
+  }
+
+  /** The same check for a card already read (or locked) by the caller: 404 outside its team, 403 for a weak role. */
+  async requireFor(card: CardRow, actor: Actor, mode: AccessMode): Promise<{ card: CardRow; role: Role }> {
     try {
       const { role } = await this.workspace.requireOrganization(card.organizationId, actor, mode);
       return { card, role };

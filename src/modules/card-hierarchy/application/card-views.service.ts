@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
-import type { CardView } from '../contracts/card-hierarchy.api.js';
+import type { CardExtension, CardView } from '../contracts/card-hierarchy.api.js';
 import { CardNotFoundError } from '../domain/card.errors.js';
 import { CardTreeRepository, type CardRow } from '../infrastructure/card-tree.repository.js';
 import { CardExtensions } from './card-extensions.js';
@@ -19,10 +19,20 @@ export class CardViewsService {
     return (await this.many([card], actor))[0];
   }
 
-  async many(rows: CardRow[], actor: Actor | null): Promise<CardView[]> {
+  /**
+   * The JSON of a card just created, from the row its INSERT returned, when no
+   * extension took part in the creation: extensions whose value is empty on a
+   * new card are not asked.
+   */
+  async created(row: CardRow, actor: Actor): Promise<CardView> {
+    return (await this.many([row], actor, (ext) => !ext.emptyOnNewCard))[0];
+  }
+
+  async many(rows: CardRow[], actor: Actor | null, ask: (ext: CardExtension) => boolean = () => true): Promise<CardView[]> {
     const views = rows.map(baseView);
     if (!rows.length) return views;
     for (const ext of this.extensions.all()) {
+      if (!ask(ext)) continue;
       const values = await ext.view(rows, actor);
       for (const v of views) if (values.has(v.id)) v[ext.key] = values.get(v.id);
     }

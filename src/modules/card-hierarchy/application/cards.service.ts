@@ -78,32 +78,31 @@ export class CardsService {
     for (const [key] of extra) {
       if (!this.extensions.forCreationKey(key)) throw new InvalidCardInputError(key, 'is not supported on card creation yet');
     }
-    const id = await this.uow.run(async () => {
-      await this.access.require(parentId, actor, 'write');
+    const { card, extended } = await this.uow.run(async () => {
       // The parent's lock orders this insert with sibling moves (positions) and
       // with subtree-wide changes (ancestors, hidden), which lock the parent too.
+      // It is taken first and the access check reads the locked row; nothing is
+      // written before the check (404 outside the team, 403 for viewers).
       const parent = await this.lockCard(parentId);
-      const ref = await this.cards.nextRef(parent.projectId, !parent.hidden);
-      if (ref === null) throw new CardNotFoundError();
-      const card = await this.cards.insert({
-        projectId: parent.projectId,
-        organizationId: parent.organizationId,
-        parent,
-        ref,
-        title,
-        position: await this.cards.childCount(parent.id),
-        createdBy: actor.userId,
-      });
+      await this.access.requireFor(parent, actor, 'write');
+      const card = await this.cards.insertChild(parent, title, actor.userId);
+      if (!card) throw new CardNotFoundError();
       await this.events.publish(
-        new CardCreated({ ...this.eventBase(card, actor), data: { title, ref, parent_id: parent.id } }),
+        new CardCreated({ ...this.eventBase(card, actor), data: { title, ref: card.ref, parent_id: parent.id } }),
       );
+      let extended = false;
       for (const ext of this.extensions.all()) {
         const keys = ext.creationKeys?.filter((k) => input[k] !== undefined) ?? [];
-        if (keys.length && ext.onCreate) await ext.onCreate(card, Object.fromEntries(keys.map((k) => [k, input[k]])), actor);
+        if (keys.length && ext.onCreate) {
+          await ext.onCreate(card, Object.fromEntries(keys.map((k) => [k, input[k]])), actor);
+          extended = true;
+        }
       }
-      return card.id;
+      return { card, extended };
     });
-    return this.views.one(id, actor);
+    // The row INSERT … RETURNING gave is the card as committed, unless an
+    // extension changed it (or its values) during the creation: then read it back.
+    return extended ? this.views.one(card.id, actor) : this.views.created(card, actor);
   }
 
   /** Creates a project's top-level card (ref 0) and its counters; called inside project creation. */

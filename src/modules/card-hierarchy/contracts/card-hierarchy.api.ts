@@ -54,6 +54,12 @@ export interface CardExtension {
   key: string;
   /** The key's value for each card, fetched for the whole batch at once. */
   view(cards: CardSummary[], actor: Actor | null): Promise<Map<number, unknown>>;
+  /**
+   * True when a card just created without any of this extension's creation
+   * keys always shows the empty value of the base card JSON under `key` (its
+   * `view` would find nothing for it): the creation response then skips `view`.
+   */
+  emptyOnNewCard?: boolean;
   /** Request body keys this extension accepts on card creation. */
   creationKeys?: string[];
   /** Applies those keys inside the creation transaction; throwing rolls the creation back. */

@@ -192,23 +192,6 @@ export class CardTreeRepository {
     return Number(row.n);
   }
 
-  /**
-   * Takes the next ref of the project; the counter row lock orders concurrent
-   * creations. null when the project's counters are gone (project deleted).
-   */
-  async nextRef(projectId: number, visible: boolean): Promise<number | null> {
-    // TypeORM answers an UPDATE … RETURNING with [rows, affected].
-    const [[row]] = await this.q<[{ ref: number }[], number]>(
-      `UPDATE cards.project_counters
-          SET next_ref = next_ref + 1, card_count = card_count + 1,
-              visible_count = visible_count + $2::int
-        WHERE project_id = $1
-        RETURNING next_ref - 1 AS ref`,
-      [projectId, visible ? 1 : 0],
-    );
-    return row ? Number(row.ref) : null;
-  }
-
   async createCounters(projectId: number, topLevelCardId: number): Promise<void> {
     await this.q(`INSERT INTO cards.project_counters (project_id, top_level_card_id) VALUES ($1, $2)`, [
       projectId,
@@ -254,6 +237,45 @@ export class CardTreeRepository {
       ],
     );
     return toRow(rows[0]);
+  }
+
+  /**
+   * Creates the last child of a locked parent in one statement: takes the
+   * project's next ref (and bumps the totals), computes the position (highest
+   * sibling position + 1) and inserts the row. The caller must hold the
+   * parent's lock from an earlier statement, so this statement's snapshot sees
+   * every sibling (only a holder of that lock adds one). The counter row is
+   * locked by the UPDATE after the parent, as in the lock order. null when the
+   * project's counters are gone (project deleted).
+   */
+  async insertChild(parent: CardRow, title: string, createdBy: number | null): Promise<CardRow | null> {
+    const ancestors = [...parent.ancestorIds, parent.id];
+    const rows = await this.q<RawCard[]>(
+      `WITH r AS (
+         UPDATE cards.project_counters
+            SET next_ref = next_ref + 1, card_count = card_count + 1,
+                visible_count = visible_count + $8::int
+          WHERE project_id = $1
+          RETURNING next_ref - 1 AS ref)
+       INSERT INTO cards.cards (project_id, organization_id, parent_id, ancestor_ids, depth, ref, title,
+                                position, hidden, created_by)
+       SELECT $1, $2, $3, $4::bigint[], $5, r.ref, $6,
+              (SELECT coalesce(max(position) + 1, 0) FROM cards.cards WHERE parent_id = $3), $7, $9
+         FROM r
+       RETURNING ${COLUMNS}`,
+      [
+        parent.projectId,
+        parent.organizationId,
+        parent.id,
+        ancestors,
+        ancestors.length,
+        title,
+        parent.hidden,
+        parent.hidden ? 0 : 1,
+        createdBy,
+      ],
+    );
+    return rows[0] ? toRow(rows[0]) : null;
   }
 
   async update(id: number, changes: { title?: string; state?: CardState; modelId?: number | null }): Promise<void> {

@@ -28,6 +28,8 @@ export class CardIntegration implements OnModuleInit {
     this.hierarchy.registerExtension({
       key: 'groups',
       view: (cards) => this.view(cards),
+      // Memberships of a new card come only from `group_id` on creation.
+      emptyOnNewCard: true,
       creationKeys: ['group_id'],
       onCreate: (card, input, actor) => this.membershipsService.joinOnCreate(card, input.group_id, actor),
       relocationKeys: ['group_id'],
