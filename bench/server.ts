@@ -28,7 +28,11 @@ export interface RunningServer {
  */
 export async function startServer(root: string, databaseUrl: string, extraEnv: Record<string, string> = {}): Promise<RunningServer> {
   const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, [path.join(root, 'dist/src/main.js')], {
+  const child: ChildProcess = spawn(
+    process.execPath,
+    // BENCH_SERVER_NODE_ARGS: extra node flags for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
+    [...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean), path.join(root, 'dist/src/main.js')],
+    {
     cwd: root,
     env: {
       ...process.env,
@@ -42,7 +46,8 @@ export async function startServer(root: string, databaseUrl: string, extraEnv: R
       ...extraEnv,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
-  });
+    },
+  );
   let log = '';
   child.stdout!.on('data', (c: Buffer) => (log = (log + c.toString()).slice(-20_000)));
   child.stderr!.on('data', (c: Buffer) => (log = (log + c.toString()).slice(-20_000)));
