@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { DomainError, RateLimitedError, type DomainErrorKind } from '../domain/domain-error.js';
+import { sqlState } from '../persistence/unit-of-work.js';
 import { sendProblem, titleFor, type Problem } from './problem.js';
 
 const STATUS_BY_KIND: Record<DomainErrorKind, number> = {
@@ -30,6 +31,12 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     if (error instanceof DomainError) return fromDomainError(error);
     const status = httpStatusOf(error);
     if (status !== undefined && status < 500) return fromClientError(error, status);
+    if (sqlState(error).startsWith('22')) {
+      // A PostgreSQL data exception (value out of range, bad encoding…) is bad
+      // input that slipped past validation: still the client's 400, but logged.
+      this.logger.warn(`${req.method} ${req.originalUrl}: data exception ${sqlState(error)}: ${(error as Error).message}`);
+      return { status: 400, type: 'INPUT.INVALID', title: titleFor(400), detail: 'A value in the request cannot be stored' };
+    }
     this.logger.error(`${req.method} ${req.originalUrl} failed: ${(error as Error)?.stack ?? String(error)}`);
     return { status: 500, type: 'SERVER.ERROR', title: titleFor(500), detail: 'Internal server error' };
   }
