@@ -37,6 +37,22 @@ describe('HTTP conventions', () => {
     }
   });
 
+  it('documents every route the app serves in the OpenAPI document', async () => {
+    const { body: doc } = await t.http.get('/api/1.0/spec.json').expect(200);
+    const documented = new Set<string>();
+    for (const [path, ops] of Object.entries(doc.paths as Record<string, object>)) {
+      for (const method of Object.keys(ops)) documented.add(`${method.toUpperCase()} ${path.replace(/\{[^}]+\}/g, ':p')}`);
+    }
+    type Layer = { route?: { path: string; methods: Record<string, boolean> } };
+    const router = (t.app.getHttpAdapter().getInstance() as { router?: { stack: Layer[] }; _router?: { stack: Layer[] } });
+    const stack = (router.router ?? router._router)!.stack;
+    const served = stack
+      .filter((l) => l.route && l.route.path.startsWith('/api/1.0/') && !l.route.path.endsWith('spec.json'))
+      .flatMap((l) => Object.keys(l.route!.methods).map((m) => `${m.toUpperCase()} ${l.route!.path.replace(/:[A-Za-z]+/g, ':p')}`));
+    expect(served.length).toBeGreaterThan(40);
+    expect(served.filter((r) => !documented.has(r))).toEqual([]);
+  });
+
   it('answers malformed JSON with 400 problem+json', async () => {
     const res = await t.http
       .post('/api/1.0/organizations')
