@@ -7,6 +7,7 @@ import type { AppConfig } from './config/app-config.js';
 import { AppModule, type AppModuleOptions } from './app.module.js';
 import { ProblemDetailsFilter } from './shared/http/problem-details.filter.js';
 import { sendProblem } from './shared/http/problem.js';
+import { queryAsBody } from './shared/http/query-as-body.middleware.js';
 import { rejectUnsafeStrings } from './shared/http/safe-strings.middleware.js';
 import { createValidationPipe } from './shared/http/validation.pipe.js';
 
@@ -35,6 +36,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   // (malformed JSON, too large) into problem+json before any route runs.
   app.use(express.json({ limit: JSON_LIMIT, type: ['application/json', 'application/*+json'] }));
   app.use(express.urlencoded({ limit: JSON_LIMIT, extended: false }));
+  app.use(queryAsBody);
   // Field values are checked by the fields module's parsers, which name the
   // field itself (from the path or the body key) as DESIGN.md §5 asks.
   app.use(rejectUnsafeStrings({ except: [/^\/api\/1\.0\/cards\/[^/]+\/attributes(\/|$)/] }));

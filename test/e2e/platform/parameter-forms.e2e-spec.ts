@@ -1,0 +1,42 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
+
+// DESIGN.md §2: parameters as a JSON body, form fields or the query string.
+describe('request parameter forms', () => {
+  let t: TestApp;
+  let u: TestUser;
+  let project: { id: number; top_level_card_id: number };
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    u = await t.user();
+    const org = (await t.http.post('/api/1.0/organizations').set(as(u)).send({ name: 'o' }).expect(201)).body;
+    project = (await t.http.post(`/api/1.0/organizations/${org.id}/projects`).set(as(u)).send({ title: 'p' }).expect(201)).body;
+  });
+  afterAll(() => t.close());
+
+  it('takes the same parameters from JSON, form fields and the query string', async () => {
+    const top = project.top_level_card_id;
+    const json = await t.http.post(`/api/1.0/cards/${top}/children`).set(as(u)).send({ title: 'json' }).expect(201);
+    const form = await t.http.post(`/api/1.0/cards/${top}/children`).set(as(u)).type('form').send({ title: 'form' }).expect(201);
+    const query = await t.http.post(`/api/1.0/cards/${top}/children`).query({ title: 'query' }).set(as(u)).expect(201);
+    expect([json.body.title, form.body.title, query.body.title]).toEqual(['json', 'form', 'query']);
+
+    const closed = await t.http.post(`/api/1.0/cards/${query.body.id}/state`).query({ state: 'closed' }).set(as(u)).expect(200);
+    expect(closed.body.state).toBe('closed');
+    const moved = await t.http
+      .post(`/api/1.0/cards/${query.body.id}/relocate`)
+      .query({ parent_id: String(json.body.id) })
+      .set(as(u))
+      .expect(200);
+    expect(moved.body.parent_id).toBe(json.body.id);
+  });
+
+  it('validates the query form like a body, and lets a sent body win', async () => {
+    const top = project.top_level_card_id;
+    const bad = await t.http.post(`/api/1.0/cards/${top}/children`).query({ title: 'x', color: 'red' }).set(as(u)).expect(400);
+    expect(bad.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ field: 'color' })]));
+    const both = await t.http.post(`/api/1.0/cards/${top}/children`).query({ title: 'ignored' }).set(as(u)).send({ title: 'body' }).expect(201);
+    expect(both.body.title).toBe('body');
+  });
+});
