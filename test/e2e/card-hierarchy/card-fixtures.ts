@@ -1,7 +1,8 @@
 import { expect } from '@jest/globals';
 import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, workspaceClient, type ProjectJson, type StreamEntryJson } from '../../support/workspace-client.js';
 
-export const API = '/api/1.0';
+export { API, type ProjectJson, type StreamEntryJson } from '../../support/workspace-client.js';
 
 export interface CardJson {
   id: number;
@@ -20,42 +21,10 @@ export interface CardJson {
   updated_at: string;
 }
 
-export interface ProjectJson {
-  id: number;
-  organization_id: number;
-  title: string;
-  top_level_card_id: number;
-}
-
-export interface StreamEntryJson {
-  id: number;
-  card_id: number;
-  kind: 'comment' | 'activity' | 'log';
-  action: string;
-  user_id: number | null;
-  content: string | null;
-  data: Record<string, unknown>;
-  created_at: string;
-}
-
 /** Small HTTP helpers bound to one app; each asserts the status it expects. */
 export function cardClient(t: TestApp) {
   const c = {
-    async team(u: TestUser, name = 'Team'): Promise<number> {
-      const res = await t.http.post(`${API}/organizations`).set(as(u)).send({ name }).expect(201);
-      return res.body.id as number;
-    },
-    async project(u: TestUser, orgId: number, title = 'Project'): Promise<ProjectJson> {
-      const res = await t.http.post(`${API}/organizations/${orgId}/projects`).set(as(u)).send({ title }).expect(201);
-      return res.body as ProjectJson;
-    },
-    async addMember(admin: TestUser, orgId: number, user: TestUser, role: 'admin' | 'member' | 'viewer'): Promise<void> {
-      await t.http
-        .post(`${API}/organizations/${orgId}/members`)
-        .set(as(admin))
-        .send({ user: `@${user.username}`, role })
-        .expect(201);
-    },
+    ...workspaceClient(t),
     async create(u: TestUser, parentId: number, title: string): Promise<CardJson> {
       const res = await t.http.post(`${API}/cards/${parentId}/children`).set(as(u)).send({ title }).expect(201);
       return res.body as CardJson;

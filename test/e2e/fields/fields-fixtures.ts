@@ -1,7 +1,8 @@
 import { expect } from '@jest/globals';
 import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, workspaceClient } from '../../support/workspace-client.js';
 
-export const API = '/api/1.0';
+export { API } from '../../support/workspace-client.js';
 
 export interface CardJson {
   id: number;
@@ -32,21 +33,19 @@ export interface World {
 /** Small HTTP helpers shared by the fields suites. */
 export function fieldsClient(t: TestApp) {
   const http = t.http;
+  const workspace = workspaceClient(t);
   return {
-    async team(owner: TestUser, name = 'Acme'): Promise<number> {
-      return (await http.post(`${API}/organizations`).set(as(owner)).send({ name }).expect(201)).body.id as number;
-    },
-    async addMember(admin: TestUser, org: number, user: TestUser, role: 'admin' | 'member' | 'viewer' = 'member') {
-      await http.post(`${API}/organizations/${org}/members`).set(as(admin)).send({ user: user.id, role }).expect(201);
-    },
+    team: (owner: TestUser, name = 'Acme') => workspace.team(owner, name),
+    addMember: (admin: TestUser, org: number, user: TestUser, role: 'admin' | 'member' | 'viewer' = 'member') =>
+      workspace.addMember(admin, org, user, role),
     async world(owner: TestUser, name = 'Acme'): Promise<World> {
-      const org = await this.team(owner, name);
-      const res = await http.post(`${API}/organizations/${org}/projects`).set(as(owner)).send({ title: `${name} project` }).expect(201);
-      return { org, project: res.body.id as number, root: res.body.top_level_card_id as number };
+      const org = await workspace.team(owner, name);
+      const p = await workspace.project(owner, org, `${name} project`);
+      return { org, project: p.id, root: p.top_level_card_id };
     },
     async project(owner: TestUser, org: number, title = 'Second'): Promise<{ project: number; root: number }> {
-      const res = await http.post(`${API}/organizations/${org}/projects`).set(as(owner)).send({ title }).expect(201);
-      return { project: res.body.id as number, root: res.body.top_level_card_id as number };
+      const p = await workspace.project(owner, org, title);
+      return { project: p.id, root: p.top_level_card_id };
     },
     async field(user: TestUser, project: number, name: string, type: string, options?: Record<string, boolean>): Promise<AttributeJson> {
       const res = await http.post(`${API}/projects/${project}/attributes`).set(as(user)).send({ name, type, options }).expect(201);

@@ -1,7 +1,8 @@
 import { expect } from '@jest/globals';
 import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, workspaceClient, type StreamEntryJson } from '../../support/workspace-client.js';
 
-export const API = '/api/1.0';
+export { API, type ProjectJson, type StreamEntryJson } from '../../support/workspace-client.js';
 
 export interface CardGroupJson {
   id: number;
@@ -21,12 +22,6 @@ export interface CardJson {
   [key: string]: unknown;
 }
 
-export interface ProjectJson {
-  id: number;
-  organization_id: number;
-  top_level_card_id: number;
-}
-
 export interface GroupTypeJson {
   id: number;
   project_id: number;
@@ -43,27 +38,10 @@ export interface GroupJson {
   position: number;
 }
 
-export interface StreamEntryJson {
-  id: number;
-  card_id: number;
-  kind: string;
-  action: string;
-  user_id: number | null;
-  data: Record<string, unknown>;
-}
-
 /** HTTP helpers bound to one app; each asserts the status it expects. */
 export function groupingClient(t: TestApp) {
   const c = {
-    async team(u: TestUser, name = 'Team'): Promise<number> {
-      return (await t.http.post(`${API}/organizations`).set(as(u)).send({ name }).expect(201)).body.id as number;
-    },
-    async project(u: TestUser, orgId: number, title = 'Project'): Promise<ProjectJson> {
-      return (await t.http.post(`${API}/organizations/${orgId}/projects`).set(as(u)).send({ title }).expect(201)).body;
-    },
-    async addMember(admin: TestUser, orgId: number, user: TestUser, role: 'admin' | 'member' | 'viewer'): Promise<void> {
-      await t.http.post(`${API}/organizations/${orgId}/members`).set(as(admin)).send({ user: `@${user.username}`, role }).expect(201);
-    },
+    ...workspaceClient(t),
     async card(u: TestUser, parentId: number, title: string, extra: Record<string, unknown> = {}): Promise<CardJson> {
       return (await t.http.post(`${API}/cards/${parentId}/children`).set(as(u)).send({ title, ...extra }).expect(201)).body;
     },
