@@ -30,10 +30,6 @@ export class WorkspaceApiImpl extends WorkspaceApi {
     return access;
   }
 
-  visibleProjectIds(userId: number): Promise<number[]> {
-    return this.repo.visibleProjectIds(userId);
-  }
-
   membersAmong(organizationId: number, userIds: number[]): Promise<number[]> {
     return this.repo.membersAmong(organizationId, userIds);
   }

@@ -30,8 +30,6 @@ export abstract class WorkspaceApi {
   abstract requireOrganization(organizationId: number, actor: Actor, mode: AccessMode): Promise<OrganizationAccess>;
   /** The caller's access to a project, with the same rules as its team. */
   abstract requireProject(projectId: number, actor: Actor, mode: AccessMode): Promise<ProjectAccess>;
-  /** Ids of the projects the user can see. */
-  abstract visibleProjectIds(userId: number): Promise<number[]>;
   /** Ids of the team's members among `userIds`. */
   abstract membersAmong(organizationId: number, userIds: number[]): Promise<number[]>;
   /** All member ids of a team. */

@@ -96,15 +96,6 @@ export class WorkspaceRepository {
     return { items, total };
   }
 
-  async visibleProjectIds(userId: number): Promise<number[]> {
-    const rows: { id: number }[] = await this.m.query(
-      `SELECT p.id FROM workspace.projects p
-         JOIN workspace.memberships m ON m.organization_id = p.organization_id AND m.user_id = $1`,
-      [userId],
-    );
-    return rows.map((r) => Number(r.id));
-  }
-
   saveProject(p: Project): Promise<Project> {
     return this.m.getRepository(Project).save(p);
   }

@@ -1,17 +1,4 @@
-export type FieldType =
-  | 'text'
-  | 'content'
-  | 'number'
-  | 'bool'
-  | 'date'
-  | 'time'
-  | 'members'
-  | 'likes'
-  | 'relationships'
-  | 'files'
-  | 'group_type';
-
-export const FIELD_TYPES: readonly FieldType[] = [
+export const FIELD_TYPES = [
   'text',
   'content',
   'number',
@@ -23,7 +10,9 @@ export const FIELD_TYPES: readonly FieldType[] = [
   'relationships',
   'files',
   'group_type',
-];
+] as const;
+
+export type FieldType = (typeof FIELD_TYPES)[number];
 
 export interface FieldOptions {
   time?: boolean;
