@@ -86,7 +86,7 @@ describe('cards: create, read, update, state', () => {
     const two = await c.create(ann, p.top_level_card_id, '2');
     const three = await c.create(ann, two.id, '3');
     expect([one.ref, two.ref, three.ref]).toEqual([1, 2, 3]);
-    await t.http.delete(`${API}/cards/${two.id}`).set(as(ann)).expect(204);
+    await t.http.delete(`${API}/cards/${two.id}`).set(as(ann)).expect(200);
     expect((await c.create(ann, p.top_level_card_id, '4')).ref).toBe(4);
   });
 
@@ -353,7 +353,7 @@ describe('cards: archive, restore, delete', () => {
     expect(await c.get(ann, a.id)).toMatchObject({ parent_id: top, depth: 1 });
   });
 
-  it('deletes a card with its subtree: 204, children gone, siblings dense, total down by the subtree size', async () => {
+  it('deletes a card with its subtree: 200 naming it, children gone, siblings dense, total down by the subtree size', async () => {
     const p = await c.project(ann, org, 'Delete');
     const top = p.top_level_card_id;
     const s0 = await c.create(ann, top, 's0');
@@ -366,8 +366,8 @@ describe('cards: archive, restore, delete', () => {
     const before = await c.listing(ann, p.id);
     expect(before.total).toBe(7);
 
-    const res = await t.http.delete(`${API}/cards/${s1.id}`).set(as(ann)).expect(204);
-    expect(res.text).toBe('');
+    const res = await t.http.delete(`${API}/cards/${s1.id}`).set(as(ann)).expect(200);
+    expect(res.body).toEqual({ id: s1.id, deleted: true });
     for (const gone of [s1, x, y, z]) {
       await t.http.get(`${API}/cards/${gone.id}`).set(as(ann)).expect(404);
       await t.http.get(`${API}/cards/${gone.id}/children`).set(as(ann)).expect(404);
@@ -391,7 +391,7 @@ describe('cards: archive, restore, delete', () => {
     await t.http.post(`${API}/cards/${a1.id}/archive`).set(as(ann)).expect(200);
     expect((await c.listing(ann, p.id)).total).toBe(2);
     expect((await c.listing(ann, p.id, { with_archived: 'true' })).total).toBe(4);
-    await t.http.delete(`${API}/cards/${a.id}`).set(as(ann)).expect(204);
+    await t.http.delete(`${API}/cards/${a.id}`).set(as(ann)).expect(200);
     const visible = await c.listing(ann, p.id);
     expect(ids(visible.cards)).toEqual([b.id]);
     expect(visible.total).toBe(1);
@@ -407,7 +407,7 @@ describe('cards: archive, restore, delete', () => {
     const survivor = await c.project(ann, org, 'Survivor');
     const kept = await c.create(ann, survivor.top_level_card_id, 'kept');
 
-    await t.http.delete(`${API}/projects/${p.id}`).set(as(ann)).expect(204);
+    await t.http.delete(`${API}/projects/${p.id}`).set(as(ann)).expect(200);
     await t.http.get(`${API}/projects/${p.id}`).set(as(ann)).expect(404);
     await t.http.get(`${API}/projects/${p.id}/cards`).set(as(ann)).expect(404);
     for (const id of [p.top_level_card_id, a.id, a1.id]) {

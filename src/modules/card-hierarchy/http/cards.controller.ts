@@ -3,6 +3,7 @@ import { ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
+import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
 import { pageRequest, setPageHeaders } from '../../../shared/http/pagination.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { CardStreamService } from '../application/card-stream.service.js';
@@ -57,10 +58,10 @@ export class CardsController {
     return this.cards.setArchived(id, false, actor);
   }
 
-  @Delete(':id')
-  @HttpCode(204)
+  @DeletionRoute(':id', 'the card and its subtree are gone')
   async delete(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
     await this.cards.delete(id, actor);
+    return deleted(id);
   }
 
   @Post(':id/relocate')

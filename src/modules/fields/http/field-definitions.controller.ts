@@ -1,7 +1,8 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
-import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, Param, Post, Put } from '@nestjs/common';
+import { ApiCreatedResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
+import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { FieldDefinitionsService } from '../application/field-definitions.service.js';
 import {
@@ -49,11 +50,10 @@ export class FieldDefinitionsController {
     return this.definitions.updateField(id, { ...dto }, actor);
   }
 
-  @Delete('attributes/:id')
-  @HttpCode(204)
-  @ApiNoContentResponse({ description: 'the field and all its values are gone' })
+  @DeletionRoute('attributes/:id', 'the field and all its values are gone')
   async delete(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
     await this.definitions.deleteField(id, actor);
+    return deleted(id);
   }
 }
 

@@ -1,7 +1,8 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
+import { Body, Controller, Get, Param, Post, Put } from '@nestjs/common';
 import { ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
+import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { GroupTypesService } from '../application/group-types.service.js';
 import { CreateGroupTypeDto, UpdateGroupTypeDto } from './dto/grouping.dto.js';
@@ -32,9 +33,9 @@ export class GroupTypesController {
     return this.types.update(id, dto, actor);
   }
 
-  @Delete('group-types/:id')
-  @HttpCode(204)
+  @DeletionRoute('group-types/:id', 'the group type, its groups, memberships and field are gone; the cards stay')
   async delete(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
     await this.types.delete(id, actor);
+    return deleted(id);
   }
 }

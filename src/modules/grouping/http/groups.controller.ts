@@ -1,7 +1,8 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Get, Param, Post, Put, Query } from '@nestjs/common';
 import { ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
+import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { GroupsService } from '../application/groups.service.js';
 import { CreateGroupDto, GroupsQueryDto, UpdateGroupDto } from './dto/grouping.dto.js';
@@ -33,9 +34,9 @@ export class GroupsController {
     return this.groups.update(id, dto, actor);
   }
 
-  @Delete('groups/:id')
-  @HttpCode(204)
+  @DeletionRoute('groups/:id', 'the group and its memberships are gone; the cards stay')
   async delete(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
     await this.groups.delete(id, actor);
+    return deleted(id);
   }
 }

@@ -9,7 +9,8 @@ export const API_KEY_BASIC = 'api-key-basic';
 
 /**
  * HTTP Basic with the API key as username and an empty password (the spec's
- * form). passport-http refuses an empty password before calling `validate`, so
+ * form), or the key alone with no colon (what the original's clients send,
+ * DESIGN.md §3). passport-http refuses both before calling `validate`, so
  * `authenticate` reads the header itself and keeps the strategy's challenge.
  */
 @Injectable()
@@ -38,13 +39,18 @@ export class ApiKeyBasicStrategy extends PassportStrategy(BasicStrategy, API_KEY
   }
 }
 
-/** The username of a Basic credential whose password is empty; undefined otherwise. */
+/**
+ * The key a Basic credential carries: the username when the password is
+ * empty (`key:`), or the whole decoded value when it has no colon (`key`);
+ * undefined otherwise.
+ */
 export function basicUsername(header: string | undefined): string | undefined {
   const match = /^Basic\s+([A-Za-z0-9+/=_-]+)\s*$/i.exec(header ?? '');
   if (!match) return undefined;
   const decoded = Buffer.from(match[1], 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
-  if (colon <= 0) return undefined;
+  if (colon === -1) return decoded === '' ? undefined : decoded;
+  if (colon === 0) return undefined;
   const password = decoded.slice(colon + 1);
   return password === '' ? decoded.slice(0, colon) : undefined;
 }

@@ -1,7 +1,8 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, ParseIntPipe, Post } from '@nestjs/common';
+import { Body, Controller, Get, Param, ParseIntPipe, Post } from '@nestjs/common';
 import { ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
+import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
 import { ApiKeysService, toApiKeyView } from '../application/api-keys.service.js';
 import { toUserView, UsersService } from '../application/users.service.js';
 import { CreateApiKeyDto } from './dto/create-api-key.dto.js';
@@ -32,9 +33,9 @@ export class MeController {
     return { ...toApiKeyView(record), api_key: key };
   }
 
-  @Delete('api-keys/:id')
-  @HttpCode(204)
+  @DeletionRoute('api-keys/:id', 'the key is revoked')
   async revokeKey(@CurrentActor() actor: Actor, @Param('id', ParseIntPipe) id: number) {
     await this.keys.revoke(actor.userId, id);
+    return deleted(id);
   }
 }

@@ -1,8 +1,9 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
+import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
 import { pageRequest, setPageHeaders } from '../../../shared/http/pagination.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { OrganizationsService } from '../application/organizations.service.js';
@@ -46,14 +47,15 @@ export class OrganizationsController {
     return this.organizations.addMember(id, actor, dto.user, dto.role);
   }
 
-  @Delete(':id/members/:userId')
-  @HttpCode(204)
+  /** The answer's id is the user's: the membership has no id of its own. */
+  @DeletionRoute(':id/members/:userId', 'the user is no longer a member of the team')
   async removeMember(
     @CurrentActor() actor: Actor,
     @Param('id', ParseIdPipe) id: number,
     @Param('userId', ParseIdPipe) userId: number,
   ) {
     await this.organizations.removeMember(id, actor, userId);
+    return deleted(userId);
   }
 
   @Get(':id/projects')

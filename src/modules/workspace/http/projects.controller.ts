@@ -1,7 +1,8 @@
-import { Controller, Delete, Get, HttpCode, Param } from '@nestjs/common';
+import { Controller, Get, Param } from '@nestjs/common';
 import { ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
+import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { ProjectsService } from '../application/projects.service.js';
 
@@ -16,9 +17,9 @@ export class ProjectsController {
     return this.projects.get(id, actor);
   }
 
-  @Delete(':id')
-  @HttpCode(204)
+  @DeletionRoute(':id', 'the project, its cards, fields and groups are gone')
   async delete(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
     await this.projects.delete(id, actor);
+    return deleted(id);
   }
 }
