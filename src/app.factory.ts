@@ -5,6 +5,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { AppConfig } from './config/app-config.js';
 import { AppModule, type AppModuleOptions } from './app.module.js';
+import { PAGE_LINK_SETTING, type PageLinkSetting } from './shared/http/pagination.js';
 import { ProblemDetailsFilter } from './shared/http/problem-details.filter.js';
 import { sendProblem } from './shared/http/problem.js';
 import { queryAsBody } from './shared/http/query-as-body.middleware.js';
@@ -32,6 +33,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
   app.set('query parser', 'simple');
+  app.set(PAGE_LINK_SETTING, { publicBase: config.baseUrl, prefix: `/${API_PREFIX}` } satisfies PageLinkSetting);
   // Body parsers first, then an error handler that turns their failures
   // (malformed JSON, too large) into problem+json before any route runs.
   app.use(express.json({ limit: JSON_LIMIT, type: ['application/json', 'application/*+json'] }));

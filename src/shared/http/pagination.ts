@@ -38,11 +38,66 @@ export function pageOffset(p: PageRequest): number {
   return (p.page - 1) * p.perPage;
 }
 
-/** Emits the X-Service-* headers of the spec; NextPage is absent on the last page. */
-export function setPageHeaders(res: Response, p: PageRequest, total: number): void {
+/** Where a listing was asked for, to build its `Link` header. */
+export interface PageLocation {
+  /** BASE_URL: the public base of API calls. */
+  publicBase: string;
+  /** The request's path below the API prefix, e.g. `/projects/5/cards`. */
+  path: string;
+  /** The request's query string, without `?`. */
+  query: string;
+}
+
+/**
+ * The pagination headers of DESIGN.md §2: the X-Service-* ones, the same
+ * values under the original's X-Kantree-* names (its clients read those), and
+ * `Link: <…>; rel="next"` (RFC 8288), absolute under BASE_URL and keeping the
+ * other query parameters. NextPage and Link are absent on the last page.
+ */
+export function pageHeaders(p: PageRequest, total: number, at?: PageLocation): Record<string, string> {
   const totalPages = Math.max(1, Math.ceil(total / p.perPage));
-  res.setHeader('X-Service-Page', String(p.page));
-  if (p.page < totalPages) res.setHeader('X-Service-NextPage', String(p.page + 1));
-  res.setHeader('X-Service-Total', String(total));
-  res.setHeader('X-Service-TotalPages', String(totalPages));
+  const values: Record<string, string | undefined> = {
+    Page: String(p.page),
+    NextPage: p.page < totalPages ? String(p.page + 1) : undefined,
+    Total: String(total),
+    TotalPages: String(totalPages),
+  };
+  const headers: Record<string, string> = {};
+  for (const prefix of ['X-Service-', 'X-Kantree-']) {
+    for (const [name, value] of Object.entries(values)) if (value !== undefined) headers[prefix + name] = value;
+  }
+  if (values.NextPage && at) headers.Link = `<${pageUrl(at, values.NextPage)}>; rel="next"`;
+  return headers;
+}
+
+function pageUrl(at: PageLocation, page: string): string {
+  const query = new URLSearchParams(at.query);
+  query.set('page', page);
+  return `${at.publicBase}${at.path}?${query.toString()}`;
+}
+
+/** Express setting through which configureApp hands the public base and the local API prefix to listings. */
+export const PAGE_LINK_SETTING = 'cardwork:page-links';
+
+export interface PageLinkSetting {
+  publicBase: string;
+  /** The local path prefix of API routes, e.g. `/api/1.0`. */
+  prefix: string;
+}
+
+/** Sets the pagination headers on a listing's answer; the `Link` is built from the request being answered. */
+export function setPageHeaders(res: Response, p: PageRequest, total: number): void {
+  res.set(pageHeaders(p, total, pageLocation(res)));
+}
+
+function pageLocation(res: Response): PageLocation | undefined {
+  const setting = res.app?.get(PAGE_LINK_SETTING) as PageLinkSetting | undefined;
+  const url = res.req?.originalUrl;
+  if (!setting || !url?.startsWith(setting.prefix)) return undefined;
+  const q = url.indexOf('?');
+  return {
+    publicBase: setting.publicBase,
+    path: url.slice(setting.prefix.length, q === -1 ? undefined : q),
+    query: q === -1 ? '' : url.slice(q + 1),
+  };
 }

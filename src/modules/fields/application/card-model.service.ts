@@ -24,12 +24,12 @@ export class CardModelService {
   ) {}
 
   async setModel(cardId: number, body: unknown, actor: Actor): Promise<CardView> {
-    if (!isPlainObject(body) || !('model_id' in body) || body.model_id === undefined) {
-      throw new InvalidFieldInputError('model_id', 'is required: a model id, or null to remove the model');
-    }
-    const extra = Object.keys(body).find((k) => k !== 'model_id');
+    // No body, `{}` and `{"model_id": null}` all remove the model: the original's clients send the first two.
+    const input = body ?? {};
+    if (!isPlainObject(input)) throw new InvalidFieldInputError('model_id', 'send an object: {"model_id": id or null}');
+    const extra = Object.keys(input).find((k) => k !== 'model_id');
     if (extra !== undefined) throw new InvalidFieldInputError(extra, 'is not a known property');
-    const modelId = body.model_id === null ? null : requireId(body.model_id, 'model_id');
+    const modelId = input.model_id === undefined || input.model_id === null ? null : requireId(input.model_id, 'model_id');
     await this.uow.run(async () => {
       await this.cards.touch(cardId);
       const { card } = await this.cards.requireCard(cardId, actor, 'write');

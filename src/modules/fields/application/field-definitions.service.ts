@@ -87,6 +87,10 @@ export class FieldDefinitionsService {
     });
   }
 
+  async getModel(modelId: number, actor: Actor): Promise<ModelView> {
+    return toModelView(await this.requireModel(modelId, actor, 'read'));
+  }
+
   async listModelFields(modelId: number, actor: Actor): Promise<AttributeView[]> {
     await this.requireModel(modelId, actor, 'read');
     return (await this.repo.modelFields(modelId)).map(toAttributeView);

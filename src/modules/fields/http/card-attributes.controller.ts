@@ -100,9 +100,9 @@ export class CardAttributesController {
 
   @Post(':id/model')
   @HttpCode(200)
-  @ApiBody({ schema: MODEL_BODY_SCHEMA })
+  @ApiBody({ schema: MODEL_BODY_SCHEMA, required: false })
   @ApiOkResponse(CARD_RESPONSE)
-  setModel(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() body: Record<string, unknown>) {
+  setModel(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() body: Record<string, unknown> | undefined) {
     return this.models.setModel(id, body, actor);
   }
 }

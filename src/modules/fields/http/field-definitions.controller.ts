@@ -75,6 +75,12 @@ export class ModelsController {
     return this.definitions.createModel(id, { ...dto }, actor);
   }
 
+  @Get('models/:id')
+  @ApiOkResponse({ type: ModelDto })
+  get(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
+    return this.definitions.getModel(id, actor);
+  }
+
   @Get('models/:id/attributes')
   @ApiOkResponse({ type: [AttributeDto] })
   fields(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {

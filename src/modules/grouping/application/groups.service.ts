@@ -56,6 +56,12 @@ export class GroupsService {
     return toGroupView(await this.access.group(groupId, actor, 'read'));
   }
 
+  /** GET /group-types/{id}/groups: the type's groups in every scope. */
+  async ofType(typeId: number, actor: Actor): Promise<GroupView[]> {
+    const type = await this.access.groupType(typeId, actor, 'read');
+    return (await this.groups.ofType(type.id)).map(toGroupView);
+  }
+
   /** POST /cards/{id}/groups: a group of `type_id` scoped at the card, last unless a position is given. */
   async create(scopeCardId: number, input: CreateGroupInput, actor: Actor): Promise<GroupView> {
     const title = readName(input.title, 'title');

@@ -19,6 +19,12 @@ export class GroupsController {
     return this.groups.availableUnder(cardId, query, actor);
   }
 
+  /** All groups of the type, scoped at any card (ordered by scope card, then position). */
+  @Get('group-types/:id/groups')
+  ofType(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) typeId: number) {
+    return this.groups.ofType(typeId, actor);
+  }
+
   @Post('cards/:id/groups')
   create(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) cardId: number, @Body() dto: CreateGroupDto) {
     return this.groups.create(cardId, dto, actor);

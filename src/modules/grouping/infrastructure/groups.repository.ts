@@ -128,6 +128,15 @@ export class GroupsRepository {
     );
   }
 
+  /** Every group of a type, whatever its scope: by scope card, then position. */
+  async ofType(typeId: number): Promise<Group[]> {
+    const rows = await this.q(
+      `SELECT ${GROUP_COLUMNS} FROM grouping.groups WHERE type_id = $1 ORDER BY card_id, position, id`,
+      [typeId],
+    );
+    return rows.map(toGroup);
+  }
+
   async idsOfType(typeId: number): Promise<number[]> {
     const rows = await this.q(`SELECT id FROM grouping.groups WHERE type_id = $1 ORDER BY id`, [typeId]);
     return rows.map((r) => Number(r.id));

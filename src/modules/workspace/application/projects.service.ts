@@ -31,6 +31,12 @@ export class ProjectsService {
     return { items: items.map(toProjectView), total };
   }
 
+  /** GET /projects/all: the projects of every team the caller belongs to. */
+  async listVisible(actor: Actor, page: PageRequest): Promise<Page<ProjectView>> {
+    const { items, total } = await this.repo.projectsVisibleTo(actor.userId, page);
+    return { items: items.map(toProjectView), total };
+  }
+
   /** The project and its top-level card are created in one transaction. */
   create(organizationId: number, actor: Actor, title: string): Promise<ProjectView> {
     return this.uow.run(async () => {

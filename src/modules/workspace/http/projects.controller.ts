@@ -1,16 +1,29 @@
-import { Controller, Get, Param } from '@nestjs/common';
-import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Param, Query, Res } from '@nestjs/common';
+import { ApiOperation, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
+import { pageRequest, setPageHeaders } from '../../../shared/http/pagination.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { ProjectsService } from '../application/projects.service.js';
+import { PageQueryDto } from './dto/workspace.dto.js';
 
 @ApiTags('workspace')
 @ApiSecurity('api_key')
 @Controller('projects')
 export class ProjectsController {
   constructor(private readonly projects: ProjectsService) {}
+
+  /** Declared before `:id`, which would otherwise take `all` for an id (and answer 404). */
+  @Get('all')
+  @ApiOperation({ summary: 'every project the caller can see, in all of their teams (paginated)' })
+  async listVisible(@CurrentActor() actor: Actor, @Query() query: PageQueryDto, @Res({ passthrough: true }) res: Response) {
+    const page = pageRequest(query);
+    const result = await this.projects.listVisible(actor, page);
+    setPageHeaders(res, page, result.total);
+    return result.items;
+  }
 
   @Get(':id')
   get(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {

@@ -96,6 +96,19 @@ export class WorkspaceRepository {
     return { items, total };
   }
 
+  /** Every project of every team the user belongs to, by id. */
+  async projectsVisibleTo(userId: number, page: PageRequest): Promise<{ items: Project[]; total: number }> {
+    const [items, total] = await this.m
+      .getRepository(Project)
+      .createQueryBuilder('p')
+      .innerJoin(Membership, 'm', 'm.organization_id = p.organization_id AND m.user_id = :userId', { userId })
+      .orderBy('p.id', 'ASC')
+      .skip(pageOffset(page))
+      .take(page.perPage)
+      .getManyAndCount();
+    return { items, total };
+  }
+
   saveProject(p: Project): Promise<Project> {
     return this.m.getRepository(Project).save(p);
   }

@@ -103,6 +103,7 @@ export const POP_BODY_SCHEMA: SchemaObject = {
 
 export const MODEL_BODY_SCHEMA: SchemaObject = {
   type: 'object',
-  properties: { model_id: { type: 'integer', nullable: true, description: 'null removes the model' } },
-  required: ['model_id'],
+  properties: {
+    model_id: { type: 'integer', nullable: true, description: 'null, or no model_id at all (as the original allows), removes the model' },
+  },
 };
