@@ -5,7 +5,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { AppConfig } from './config/app-config.js';
 import { AppModule, type AppModuleOptions } from './app.module.js';
-import { PAGE_LINK_SETTING, type PageLinkSetting } from './shared/http/pagination.js';
+import { documentPagination, PAGE_LINK_SETTING, type PageLinkSetting } from './shared/http/pagination.js';
 import { ProblemDetailsFilter } from './shared/http/problem-details.filter.js';
 import { sendProblem } from './shared/http/problem.js';
 import { queryAsBody } from './shared/http/query-as-body.middleware.js';
@@ -56,10 +56,14 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
       .setDescription('Card and workspace management API')
       .setVersion('1.0')
       .addServer(config.baseUrl.replace(/\/api\/1\.0$/, ''))
-      .addBasicAuth({ type: 'http', scheme: 'basic', description: 'API key as username, empty password' }, 'basic')
+      .addBasicAuth(
+        { type: 'http', scheme: 'basic', description: 'API key as username with an empty password, or the key alone without a colon' },
+        'basic',
+      )
       .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Api-Key' }, 'api_key')
       .build(),
   );
+  documentPagination(document);
   const server = app.getHttpAdapter().getInstance() as express.Express;
   server.get(`/${API_PREFIX}/spec.json`, (_req, res) => void res.json(document));
 }

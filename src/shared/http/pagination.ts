@@ -1,3 +1,4 @@
+import type { OpenAPIObject } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { InvalidInputError } from '../domain/domain-error.js';
 
@@ -100,4 +101,32 @@ function pageLocation(res: Response): PageLocation | undefined {
     path: url.slice(setting.prefix.length, q === -1 ? undefined : q),
     query: q === -1 ? '' : url.slice(q + 1),
   };
+}
+
+const HEADER_DOCS: Record<string, string> = {
+  Page: 'this page (from 1)',
+  NextPage: 'the next page; absent on the last page',
+  Total: 'items in all pages',
+  TotalPages: 'number of pages (at least 1)',
+};
+
+/**
+ * Adds the pagination headers to the 200 answer of every operation that takes
+ * `per_page` in its query, so each listing documents them (new ones included)
+ * without a decorator per route.
+ */
+export function documentPagination(document: OpenAPIObject): void {
+  const headers: Record<string, { description: string; schema: { type: 'string' } }> = {};
+  for (const prefix of ['X-Service-', 'X-Kantree-']) {
+    for (const [name, description] of Object.entries(HEADER_DOCS)) {
+      const alias = prefix === 'X-Kantree-' ? ` (the X-Service-${name} value, under the original's name)` : '';
+      headers[prefix + name] = { description: description + alias, schema: { type: 'string' } };
+    }
+  }
+  headers.Link = { description: '`<absolute URL of the next page>; rel="next"` (RFC 8288); absent on the last page', schema: { type: 'string' } };
+  for (const { get } of Object.values(document.paths)) {
+    const paged = get?.parameters?.some((p) => 'name' in p && p.name === 'per_page' && p.in === 'query');
+    const ok = get?.responses['200'];
+    if (paged && ok && !('$ref' in ok)) ok.headers = { ...ok.headers, ...headers };
+  }
 }
