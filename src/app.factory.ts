@@ -6,6 +6,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { AppConfig } from './config/app-config.js';
 import { AppModule, type AppModuleOptions } from './app.module.js';
 import { documentPagination, PAGE_LINK_SETTING, type PageLinkSetting } from './shared/http/pagination.js';
+import { answerClientErrors, limitParsedBodies, refuseDeepJson } from './shared/http/body-limits.js';
 import { ProblemDetailsFilter } from './shared/http/problem-details.filter.js';
 import { sendProblem } from './shared/http/problem.js';
 import { queryAsBody } from './shared/http/query-as-body.middleware.js';
@@ -13,7 +14,8 @@ import { rejectUnsafeStrings } from './shared/http/safe-strings.middleware.js';
 import { createValidationPipe } from './shared/http/validation.pipe.js';
 
 export const API_PREFIX = 'api/1.0';
-export const JSON_LIMIT = '1mb';
+/** JSON and form bodies (DESIGN.md §2). */
+export const JSON_LIMIT_BYTES = 1024 * 1024;
 
 export interface CreateAppOptions extends AppModuleOptions {
   logger?: LoggerService | false;
@@ -36,8 +38,11 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   app.set(PAGE_LINK_SETTING, { publicBase: config.baseUrl, prefix: `/${API_PREFIX}` } satisfies PageLinkSetting);
   // Body parsers first, then an error handler that turns their failures
   // (malformed JSON, too large) into problem+json before any route runs.
-  app.use(express.json({ limit: JSON_LIMIT, type: ['application/json', 'application/*+json'] }));
-  app.use(express.urlencoded({ limit: JSON_LIMIT, extended: false }));
+  answerClientErrors(app.getHttpServer());
+  app.use(limitParsedBodies(JSON_LIMIT_BYTES));
+  app.use(express.json({ limit: JSON_LIMIT_BYTES, type: ['application/json', 'application/*+json'] }));
+  app.use(express.urlencoded({ limit: JSON_LIMIT_BYTES, extended: false }));
+  app.use(refuseDeepJson);
   app.use(queryAsBody);
   // Field values are checked by the fields module's parsers, which name the
   // field itself (from the path or the body key) as DESIGN.md §5 asks.

@@ -1,8 +1,9 @@
-import { Body, Controller, Get, Param, ParseIntPipe, Post } from '@nestjs/common';
+import { Body, Controller, Get, Param, Post } from '@nestjs/common';
 import { ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
+import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { ApiKeysService, toApiKeyView } from '../application/api-keys.service.js';
 import { toUserView, UsersService } from '../application/users.service.js';
 import { CreateApiKeyDto } from './dto/create-api-key.dto.js';
@@ -34,7 +35,7 @@ export class MeController {
   }
 
   @DeletionRoute('api-keys/:id', 'the key is revoked')
-  async revokeKey(@CurrentActor() actor: Actor, @Param('id', ParseIntPipe) id: number) {
+  async revokeKey(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
     await this.keys.revoke(actor.userId, id);
     return deleted(id);
   }

@@ -1,0 +1,121 @@
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
+import type { NextFunction, Request, Response } from 'express';
+import { InvalidInputError } from '../domain/domain-error.js';
+import { sendProblem, titleFor } from './problem.js';
+
+/** Content types the JSON and form parsers read; DESIGN.md §2 caps them at 1 MiB. */
+export const PARSED_BODY_TYPES = ['application/json', 'application/*+json', 'application/x-www-form-urlencoded'];
+export const MAX_JSON_DEPTH = 64;
+
+/** After an early answer, how much of the unread body is still taken in (and dropped) before the socket closes. */
+const LINGER_MS = 2000;
+const LINGER_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Closes the connection after the answer, like a web server's lingering close:
+ * our side is half-closed at once, and what the client still sends is dropped
+ * for a short bounded while, so the client reads its 413 instead of having it
+ * wiped by a TCP reset; then the socket is destroyed.
+ */
+function closeAfterAnswer(res: Response): void {
+  res.setHeader('Connection', 'close');
+  const socket = res.socket;
+  if (!socket) return;
+  socket.destroySoon = () => {
+    socket.end();
+    let dropped = 0;
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+    timer.unref();
+    socket.on('data', (chunk: Buffer) => {
+      dropped += chunk.length;
+      if (dropped > LINGER_BYTES) socket.destroy();
+    });
+    socket.once('close', () => clearTimeout(timer));
+    socket.resume();
+  };
+}
+
+function refuseTooLarge(res: Response, limit: number): void {
+  // body-parser alone would read the whole body before its 413.
+  closeAfterAnswer(res);
+  sendProblem(res, {
+    status: 413,
+    type: 'INPUT.TOO_LARGE',
+    title: titleFor(413),
+    detail: `Request body is larger than ${limit} bytes`,
+  });
+}
+
+/**
+ * Runs before the body parsers: a declared Content-Length over the limit is
+ * refused at once, and a chunked body as soon as the bytes read pass it. The
+ * byte counter is attached in the same tick as the parser's own listener, so
+ * the parser sees every chunk.
+ */
+export function limitParsedBodies(limit: number) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    if (!req.is(PARSED_BODY_TYPES)) return next();
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > limit) return refuseTooLarge(res, limit);
+    let seen = 0;
+    const count = (chunk: Buffer): void => {
+      seen += chunk.length;
+      if (seen <= limit) return;
+      req.off('data', count);
+      refuseTooLarge(res, limit);
+    };
+    req.on('data', count);
+    next();
+  };
+}
+
+/** Nesting depth of a parsed JSON value (a scalar is 0, `[]` is 1); stops counting past `max`. */
+export function jsonDepth(value: unknown, max = MAX_JSON_DEPTH): number {
+  if (value === null || typeof value !== 'object') return 0;
+  if (max < 0) return 1;
+  let deepest = 0;
+  for (const item of Object.values(value)) {
+    deepest = Math.max(deepest, jsonDepth(item, max - 1));
+    if (deepest > max) break;
+  }
+  return 1 + deepest;
+}
+
+/** JSON nested deeper than 64 levels → 400 saying so (not a message about strings). */
+export function refuseDeepJson(req: Request, _res: Response, next: NextFunction): void {
+  if (jsonDepth(req.body) <= MAX_JSON_DEPTH) return next();
+  next(
+    new InvalidInputError(`The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`, [
+      { field: '(body)', message: `nested deeper than ${MAX_JSON_DEPTH} levels` },
+    ]),
+  );
+}
+
+const PARSE_ERROR_STATUS: Record<string, number> = {
+  HPE_HEADER_OVERFLOW: 431,
+  ERR_HTTP_REQUEST_TIMEOUT: 408,
+  HPE_HEADERS_TIMEOUT: 408,
+};
+
+/**
+ * Requests Node's HTTP parser refuses before any route runs (headers over
+ * 16 KiB, malformed request lines) get a problem+json answer instead of Node's
+ * bare status line or a reset (DESIGN.md §2).
+ */
+export function answerClientErrors(server: Server): void {
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+    const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+      socket.destroy();
+      return;
+    }
+    const status = PARSE_ERROR_STATUS[error.code ?? ''] ?? 400;
+    const detail = status === 431 ? 'Request headers are larger than 16 KiB' : status === 408 ? 'Request timed out' : 'Malformed HTTP request';
+    const body = JSON.stringify({ type: `HTTP.${status}`, title: titleFor(status), status, detail, error: detail });
+    socket.end(
+      `HTTP/1.1 ${status} ${titleFor(status)}\r\nContent-Type: application/problem+json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
+}
