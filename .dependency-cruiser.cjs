@@ -1,14 +1,22 @@
 // Module boundaries of STYLE.md §2, checked by `npm test` and CI.
-// Order of dependence: identity ← workspace ← card-hierarchy ← fields ← grouping ← import.
-const order = ['identity', 'workspace', 'card-hierarchy', 'fields', 'grouping', 'import'];
+// Order of dependence: identity ← workspace ← card-hierarchy ← fields, grouping (siblings) ← cards ← import.
+// Each layer may depend only on the layers before it; siblings not on each other.
+const layers = [['identity'], ['workspace'], ['card-hierarchy'], ['fields', 'grouping'], ['cards'], ['import']];
 
-const downstreamRules = order.map((mod, i) => ({
-  name: `no-upstream-calls-from-${mod}`,
-  comment: `${mod} may not depend on modules downstream of it (${order.slice(i + 1).join(', ') || 'none'}); report changes with events instead.`,
-  severity: 'error',
-  from: { path: `^src/modules/${mod}/` },
-  to: { path: `^src/modules/(${order.slice(i + 1).join('|') || '$^'})/` },
-}));
+const downstreamRules = layers.flatMap((layer, i) =>
+  layer.map((mod) => {
+    const forbidden = [...layer.filter((m) => m !== mod), ...layers.slice(i + 1).flat()];
+    return {
+      name: `no-upstream-calls-from-${mod}`,
+      comment:
+        `${mod} may not depend on ${forbidden.join(', ') || 'nothing downstream'}: ` +
+        'report changes with events, or let `cards` compose the use case.',
+      severity: 'error',
+      from: { path: `^src/modules/${mod}/` },
+      to: { path: `^src/modules/(${forbidden.join('|') || '$^'})/` },
+    };
+  }),
+);
 
 module.exports = {
   forbidden: [

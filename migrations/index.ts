@@ -4,6 +4,9 @@ import { CardsInit1763769600200 } from './1763769600200-cards-init.js';
 import { FieldsInit1763769600300 } from './1763769600300-fields-init.js';
 import { GroupingInit1763769600400 } from './1763769600400-grouping-init.js';
 import { CardsTeamCardsIndex1763769600500 } from './1763769600500-cards-team-cards-index.js';
+import { LinksOneOwnerBackfill1763800000000 } from './1763800000000-links-one-owner-backfill.js';
+import { CardsCountersDropTopLevelCard1763800000100 } from './1763800000100-cards-counters-drop-top-level-card.js';
+import { GroupingDropGroupTypeAttribute1763800000200 } from './1763800000200-grouping-drop-group-type-attribute.js';
 
 /** Every migration, in order. Listed explicitly so ESM builds, the CLI and tests load the same set. */
 export const MIGRATIONS = [
@@ -13,4 +16,7 @@ export const MIGRATIONS = [
   FieldsInit1763769600300,
   GroupingInit1763769600400,
   CardsTeamCardsIndex1763769600500,
+  LinksOneOwnerBackfill1763800000000,
+  CardsCountersDropTopLevelCard1763800000100,
+  GroupingDropGroupTypeAttribute1763800000200,
 ];

@@ -4,6 +4,7 @@ import type { AppConfig } from './config/app-config.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthController } from './health.controller.js';
 import { CardHierarchyModule } from './modules/card-hierarchy/index.js';
+import { CardsModule } from './modules/cards/index.js';
 import { FieldsModule } from './modules/fields/index.js';
 import { GroupingModule } from './modules/grouping/index.js';
 import { IdentityModule } from './modules/identity/index.js';
@@ -30,6 +31,7 @@ export class AppModule {
         CardHierarchyModule,
         FieldsModule,
         GroupingModule,
+        CardsModule,
         ImportModule,
       ],
       controllers: [HealthController],

@@ -5,7 +5,6 @@ import { CardHierarchyModule } from '../card-hierarchy/index.js';
 import { IdentityModule } from '../identity/index.js';
 import { WorkspaceModule } from '../workspace/index.js';
 import { AttributeValuesReader } from './application/attribute-values.reader.js';
-import { CardAttributesExtension } from './application/card-attributes.extension.js';
 import { CardModelService } from './application/card-model.service.js';
 import { CardValuesService } from './application/card-values.service.js';
 import { FieldChoicesService } from './application/field-choices.service.js';
@@ -14,20 +13,17 @@ import { FieldsApiImpl } from './application/fields.api-impl.js';
 import { FileBlobs } from './application/file-blobs.service.js';
 import { FileDownloadsService } from './application/file-downloads.service.js';
 import { FileInputs, FileUrlPolicy } from './application/file-inputs.service.js';
-import { GroupTypeBridge } from './application/group-type-bridge.js';
-import { FieldsProjectLifecycleHandler } from './application/project-lifecycle.handler.js';
+import { FieldsProjectDeletedHandler } from './application/project-deleted.handler.js';
 import { FieldsApi } from './contracts/fields.api.js';
-import { CardAttributesController } from './http/card-attributes.controller.js';
 import { FieldDefinitionsController, ModelsController } from './http/field-definitions.controller.js';
 import { FilesController } from './http/files.controller.js';
-import { UploadInterceptor } from './http/upload.interceptor.js';
 import { FieldDefinitionsRepository } from './infrastructure/field-definitions.repository.js';
 import { FieldValuesRepository } from './infrastructure/field-values.repository.js';
 import { DiskFileStorage, FileStorage } from './infrastructure/file-storage.js';
 
 @Module({
   imports: [IdentityModule, WorkspaceModule, CardHierarchyModule],
-  controllers: [FieldDefinitionsController, ModelsController, CardAttributesController, FilesController],
+  controllers: [FieldDefinitionsController, ModelsController, FilesController],
   providers: [
     FieldDefinitionsRepository,
     FieldValuesRepository,
@@ -39,16 +35,13 @@ import { DiskFileStorage, FileStorage } from './infrastructure/file-storage.js';
     FileBlobs,
     FileUrlPolicy,
     FileInputs,
-    GroupTypeBridge,
     AttributeValuesReader,
     FieldDefinitionsService,
     CardValuesService,
     CardModelService,
     FieldChoicesService,
     FileDownloadsService,
-    CardAttributesExtension,
-    FieldsProjectLifecycleHandler,
-    UploadInterceptor,
+    FieldsProjectDeletedHandler,
     { provide: FieldsApi, useClass: FieldsApiImpl },
   ],
   exports: [FieldsApi],

@@ -1,7 +1,12 @@
 export { FieldsModule } from './fields.module.js';
 export {
   FieldsApi,
-  type GroupTypeChoicesProvider,
+  type CardAttributes,
+  type Choice,
+  type FieldCardRef,
+  type FieldChoices,
+  type GroupTypeFieldRef,
   type GroupTypeFieldSpec,
-  type GroupTypeValuesProvider,
+  type PreparedValues,
+  type UploadedFile,
 } from './contracts/fields.api.js';

@@ -1,2 +1,9 @@
 export { GroupingModule } from './grouping.module.js';
-export { GroupingApi, type GroupInfo, type GroupTypeInfo } from './contracts/grouping.api.js';
+export {
+  GroupingApi,
+  type CardMembershipInfo,
+  type GroupInfo,
+  type GroupTypeChanges,
+  type GroupTypeInfo,
+  type NewCardGroups,
+} from './contracts/grouping.api.js';

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import { CardHierarchyModule } from '../card-hierarchy/index.js';
+import { CardsModule } from '../cards/index.js';
 
 /** Shell: the import capability is built in its own issue. */
-@Module({ imports: [CardHierarchyModule] })
+@Module({ imports: [CardsModule] })
 export class ImportModule {}

@@ -5,6 +5,6 @@ export {
   type OrganizationAccess,
   type ProjectAccess,
   type Role,
-  type RootCardProvisioner,
-  type RootCardRequest,
+  type NewProject,
+  type ProjectView,
 } from './contracts/workspace.api.js';

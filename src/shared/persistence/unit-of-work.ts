@@ -2,9 +2,12 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 
+type Hook = () => Promise<void> | void;
+
 interface TxContext {
   manager: EntityManager;
-  afterCommit: Array<() => Promise<void> | void>;
+  afterCommit: Hook[];
+  afterRollback: Hook[];
 }
 
 /** SQLSTATEs after which re-running the whole transaction can succeed. */
@@ -43,16 +46,17 @@ export class UnitOfWork {
   async run<T>(work: () => Promise<T>, isolation?: Isolation): Promise<T> {
     if (this.storage.getStore()) return work();
     for (let attempt = 1; ; attempt++) {
-      const ctx: TxContext = { manager: this.dataSource.manager, afterCommit: [] };
+      const ctx: TxContext = { manager: this.dataSource.manager, afterCommit: [], afterRollback: [] };
       const body = (manager: EntityManager) => {
         ctx.manager = manager;
         return this.storage.run(ctx, work);
       };
       try {
         const result = await (isolation ? this.dataSource.transaction(isolation, body) : this.dataSource.transaction(body));
-        await this.runAfterCommit(ctx);
+        await this.runHooks(ctx.afterCommit, 'after-commit');
         return result;
       } catch (error) {
+        await this.runHooks(ctx.afterRollback, 'after-rollback');
         if (attempt < MAX_ATTEMPTS && RETRYABLE.has(sqlState(error))) continue;
         throw error;
       }
@@ -66,12 +70,23 @@ export class UnitOfWork {
     ctx.afterCommit.push(fn);
   }
 
-  private async runAfterCommit(ctx: TxContext): Promise<void> {
-    for (const fn of ctx.afterCommit) {
+  /**
+   * Queues clean-up of work done outside the database (files written) for when
+   * the outermost transaction rolls back (each attempt of a retried one);
+   * dropped on commit.
+   */
+  afterRollback(fn: () => Promise<void> | void): void {
+    const ctx = this.storage.getStore();
+    if (!ctx) throw new Error('afterRollback called outside a unit of work');
+    ctx.afterRollback.push(fn);
+  }
+
+  private async runHooks(hooks: Hook[], phase: string): Promise<void> {
+    for (const fn of hooks) {
       try {
         await fn();
       } catch (error) {
-        this.logger.error(`after-commit handler failed: ${String(error)}`);
+        this.logger.error(`${phase} handler failed: ${String(error)}`);
       }
     }
   }

@@ -1,13 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Actor } from '../../../src/shared/domain/actor.js';
+import { CardsApi } from '../../../src/modules/cards/index.js';
 import { GroupingApi } from '../../../src/modules/grouping/index.js';
 import { createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { groupingClient, type ProjectJson } from './grouping-fixtures.js';
 
-/** The contract downstream modules (the importer) use. */
+/** The contract downstream modules (the importer) use; group types come with their field, through CardsApi. */
 describe('GroupingApi', () => {
   let t: TestApp;
   let api: GroupingApi;
+  let cards: CardsApi;
   let ann: TestUser;
   let actor: Actor;
   let project: ProjectJson;
@@ -15,6 +17,7 @@ describe('GroupingApi', () => {
   beforeAll(async () => {
     t = await createTestApp();
     api = t.app.get(GroupingApi);
+    cards = t.app.get(CardsApi);
     ann = await t.user();
     actor = { userId: ann.id, username: ann.username, isAdmin: false, scopes: null };
     const c = groupingClient(t);
@@ -23,10 +26,11 @@ describe('GroupingApi', () => {
   afterAll(() => t.close());
 
   it('finds or creates group types (by name, any case) and groups (by title, any case)', async () => {
-    const created = await api.ensureGroupType(project.id, 'Context', false, actor);
+    const created = await cards.ensureGroupType(project.id, 'Context', false, actor);
     expect(created).toMatchObject({ projectId: project.id, name: 'Context', oneGroupPerCard: false, attributeId: expect.any(Number) });
-    expect(await api.ensureGroupType(project.id, 'context', true, actor)).toEqual(created);
-    expect(await api.groupTypes(project.id)).toEqual([created]);
+    expect(await cards.ensureGroupType(project.id, 'context', true, actor)).toEqual(created);
+    const { attributeId: _field, ...type } = created;
+    expect(await api.groupTypes(project.id)).toEqual([type]);
 
     const group = await api.ensureGroup(created.id, project.top_level_card_id, 'Backend', actor);
     expect(group).toMatchObject({ typeId: created.id, title: 'Backend', cardId: project.top_level_card_id, position: 0 });
@@ -37,7 +41,7 @@ describe('GroupingApi', () => {
 
   it('adds a card to a group as system work, recorded as a log entry', async () => {
     const c = groupingClient(t);
-    const type = await api.ensureGroupType(project.id, 'Imported', false, actor);
+    const type = await cards.ensureGroupType(project.id, 'Imported', false, actor);
     const group = await api.ensureGroup(type.id, project.top_level_card_id, 'Row 1', actor);
     const card = await c.card(ann, project.top_level_card_id, 'imported card');
     await api.addCardToGroup(card.id, group.id, actor, { system: true });

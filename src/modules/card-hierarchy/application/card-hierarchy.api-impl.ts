@@ -1,19 +1,25 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
+import type { PageRequest } from '../../../shared/http/pagination.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import type { AccessMode } from '../../workspace/index.js';
 import {
   CardHierarchyApi,
   type CardAccess,
-  type CardExtension,
+  type CardChanges,
+  type CardRecord,
   type CardSummary,
-  type CardView,
+  type DoomedSubtree,
+  type MovedCard,
+  type ProjectListing,
   type TeamCard,
+  type TreeMove,
 } from '../contracts/card-hierarchy.api.js';
 import { CardTreeRepository, type CardRow } from '../infrastructure/card-tree.repository.js';
 import { CardAccessService } from './card-access.service.js';
-import { CardExtensions } from './card-extensions.js';
-import { CardViewsService } from './card-views.service.js';
+import { CardTreeService, toRecord } from './card-tree.service.js';
+import { MoveCardService } from './move-card.service.js';
+import { ProjectCardsService } from './project-cards.service.js';
 
 const summary = ({ position: _p, hidden: _h, createdAt: _c, updatedAt: _u, ...s }: CardRow): CardSummary => s;
 
@@ -23,8 +29,9 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
     private readonly uow: UnitOfWork,
     private readonly access: CardAccessService,
     private readonly cards: CardTreeRepository,
-    private readonly views: CardViewsService,
-    private readonly extensions: CardExtensions,
+    private readonly tree: CardTreeService,
+    private readonly moves: MoveCardService,
+    private readonly listing: ProjectCardsService,
   ) {
     super();
   }
@@ -39,8 +46,45 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
     return rows.filter((c) => c.organizationId === organizationId).map(summary);
   }
 
-  view(cardId: number, actor: Actor | null): Promise<CardView> {
-    return this.views.one(cardId, actor);
+  async records(cardIds: number[]): Promise<CardRecord[]> {
+    const byId = new Map((await this.cards.findMany([...new Set(cardIds)])).map((c) => [c.id, c]));
+    return cardIds.flatMap((id) => (byId.has(id) ? [toRecord(byId.get(id)!)] : []));
+  }
+
+  children(cardId: number, actor: Actor): Promise<CardRecord[]> {
+    return this.tree.children(cardId, actor);
+  }
+
+  listProject(projectId: number, actor: Actor, page: PageRequest, options: ProjectListing) {
+    return this.listing.list(projectId, actor, page, options);
+  }
+
+  createChild(parentId: number, title: unknown, actor: Actor, options?: { system?: boolean }): Promise<CardRecord> {
+    return this.tree.createChild(parentId, title, actor, options);
+  }
+
+  createTopLevelCard(project: { projectId: number; organizationId: number; title: string }, actorId: number): Promise<number> {
+    return this.tree.createTopLevelCard(project, actorId);
+  }
+
+  update(cardId: number, changes: CardChanges, actor: Actor): Promise<void> {
+    return this.tree.update(cardId, changes, actor);
+  }
+
+  setArchived(cardId: number, archived: boolean, actor: Actor): Promise<void> {
+    return this.tree.setArchived(cardId, archived, actor);
+  }
+
+  move(cardId: number, move: TreeMove, actor: Actor): Promise<MovedCard> {
+    return this.moves.move(cardId, move, actor);
+  }
+
+  prepareDeletion(cardId: number, actor: Actor): Promise<DoomedSubtree> {
+    return this.tree.prepareDeletion(cardId, actor);
+  }
+
+  finishDeletion(doomed: DoomedSubtree, actor: Actor): Promise<void> {
+    return this.tree.finishDeletion(doomed, actor);
   }
 
   setModelId(cardId: number, modelId: number | null): Promise<void> {
@@ -66,9 +110,5 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
 
   subtreeIds(cardId: number): Promise<number[]> {
     return this.cards.subtreeIds(cardId);
-  }
-
-  registerExtension(extension: CardExtension): void {
-    this.extensions.register(extension);
   }
 }

@@ -3,14 +3,9 @@ import type { Actor } from '../../../shared/domain/actor.js';
 import type { PageRequest } from '../../../shared/http/pagination.js';
 import { pageOffset } from '../../../shared/http/pagination.js';
 import { WorkspaceApi } from '../../workspace/index.js';
-import type { CardView } from '../contracts/card-hierarchy.api.js';
+import type { CardRecord, ProjectListing } from '../contracts/card-hierarchy.api.js';
 import { CardTreeRepository } from '../infrastructure/card-tree.repository.js';
-import { CardViewsService } from './card-views.service.js';
-
-export interface ListOptions {
-  withArchived: boolean;
-  onlyIds: boolean;
-}
+import { toRecord } from './card-tree.service.js';
 
 /**
  * The project listing: every card of the project but the top-level one, in id
@@ -22,24 +17,23 @@ export class ProjectCardsService {
   constructor(
     private readonly workspace: WorkspaceApi,
     private readonly cards: CardTreeRepository,
-    private readonly views: CardViewsService,
   ) {}
 
   async list(
     projectId: number,
     actor: Actor,
     page: PageRequest,
-    opts: ListOptions,
-  ): Promise<{ items: CardView[] | number[]; total: number }> {
+    opts: ProjectListing,
+  ): Promise<{ records: CardRecord[]; ids: number[]; total: number }> {
     await this.workspace.requireProject(projectId, actor, 'read');
     const counters = await this.cards.counters(projectId);
     const total = opts.withArchived ? counters.cardCount : counters.visibleCount;
     const offset = pageOffset(page);
-    if (offset >= total) return { items: [], total };
+    if (offset >= total) return { records: [], ids: [], total };
     if (opts.onlyIds) {
-      return { items: await this.cards.listIds(projectId, opts.withArchived, page.perPage, offset), total };
+      return { records: [], ids: await this.cards.listIds(projectId, opts.withArchived, page.perPage, offset), total };
     }
     const rows = await this.cards.listPage(projectId, opts.withArchived, page.perPage, offset);
-    return { items: await this.views.many(rows, actor), total };
+    return { records: rows.map(toRecord), ids: rows.map((r) => r.id), total };
   }
 }

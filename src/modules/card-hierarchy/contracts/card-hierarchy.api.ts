@@ -1,4 +1,5 @@
 import type { Actor } from '../../../shared/domain/actor.js';
+import type { PageRequest } from '../../../shared/http/pagination.js';
 import type { AccessMode, Role } from '../../workspace/index.js';
 
 export const CARD_STATES = ['undecided', 'dropped', 'accepted', 'in_progress', 'waiting', 'completed', 'closed'] as const;
@@ -20,69 +21,16 @@ export interface CardSummary {
   modelId: number | null;
 }
 
+/** A card row with what the card JSON shows besides the summary. */
+export interface CardRecord extends CardSummary {
+  position: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
 export interface CardAccess {
   card: CardSummary;
   role: Role;
-}
-
-/** The card JSON of DESIGN.md §4; extensions add keys such as `attributes` and `groups`. */
-export interface CardView {
-  id: number;
-  ref: number;
-  project_id: number;
-  parent_id: number | null;
-  title: string;
-  state: CardState;
-  is_archived: boolean;
-  position: number;
-  depth: number;
-  model_id: number | null;
-  attributes: Record<string, unknown>;
-  groups: unknown[];
-  created_at: string;
-  updated_at: string;
-  [extension: string]: unknown;
-}
-
-/**
- * How a downstream module (fields, grouping) takes part in cards without
- * card-hierarchy depending on it: it fills its key of the card JSON, and it
- * consumes its part of a creation or relocation request.
- */
-export interface CardExtension {
-  /** Key of the card JSON this extension fills (`attributes`, `groups`). */
-  key: string;
-  /** The key's value for each card, fetched for the whole batch at once. */
-  view(cards: CardSummary[], actor: Actor | null): Promise<Map<number, unknown>>;
-  /**
-   * True when a card just created without any of this extension's creation
-   * keys always shows the empty value of the base card JSON under `key` (its
-   * `view` would find nothing for it): the creation response then skips `view`.
-   */
-  emptyOnNewCard?: boolean;
-  /** Request body keys this extension accepts on card creation. */
-  creationKeys?: string[];
-  /** Applies those keys inside the creation transaction; throwing rolls the creation back. */
-  onCreate?(card: CardSummary, input: Record<string, unknown>, actor: Actor): Promise<void>;
-  /** Request body keys accepted on relocation (besides parent_id and position). */
-  relocationKeys?: string[];
-  /**
-   * Applies those keys inside the relocation transaction, after the card has
-   * moved (`card` is the card at its new place). When the request carries one
-   * of the extension's keys with a non-null value, `position` is the
-   * extension's (a position in a group column) and the card does not move
-   * among its siblings. The return value is no longer used.
-   */
-  onRelocate?(card: CardSummary, input: Record<string, unknown>, actor: Actor): Promise<boolean>;
-  /**
-   * Called inside the relocation transaction after every change of parent,
-   * once the card and its subtree have moved (after any `onRelocate`): `card`
-   * is the moved card at its new place, `previousAncestorIds` its ancestor ids
-   * before the move (top-level card first). The moved card, its old parent,
-   * its new parent's chain and its whole subtree are held FOR UPDATE, so the
-   * extension's own locks come after the tree's. Throwing rolls the move back.
-   */
-  onMoved?(card: CardSummary, previousAncestorIds: number[], actor: Actor): Promise<void>;
 }
 
 /** A card as a choice for a relationships field. */
@@ -91,17 +39,88 @@ export interface TeamCard {
   title: string;
 }
 
-/** Public API of the card-hierarchy module. */
+export interface CardChanges {
+  title?: unknown;
+  state?: unknown;
+}
+
+/** Where a relocation puts the card among its siblings; absent keys keep the parent or put it last. */
+export interface TreeMove {
+  parentId?: unknown;
+  position?: number;
+}
+
+/** The card before and after a move (`after` equals `before` when nothing moved). */
+export interface MovedCard {
+  before: CardRecord;
+  after: CardRecord;
+  parentChanged: boolean;
+}
+
+/** A card and its subtree, locked for deletion by `prepareDeletion`. */
+export interface DoomedSubtree {
+  card: CardSummary;
+  /** The card and every descendant, ascending id. */
+  subtreeIds: number[];
+}
+
+export interface ProjectListing {
+  withArchived: boolean;
+  onlyIds: boolean;
+}
+
+/**
+ * Public API of the card-hierarchy module: the card tree (places, refs,
+ * titles, states, archive), the project counters and the card stream. It
+ * knows nothing of field values or groups; `cards` composes those.
+ * Writes join the caller's unit of work (and open one when there is none).
+ */
 export abstract class CardHierarchyApi {
   /** The card and the caller's role: 404 when the caller cannot see it, 403 when the role is too weak. */
   abstract requireCard(cardId: number, actor: Actor, mode: AccessMode): Promise<CardAccess>;
   /** Cards by id that belong to the given team (others are left out). */
   abstract cardsInOrganization(cardIds: number[], organizationId: number): Promise<CardSummary[]>;
-  /** The card JSON, with every extension's key. */
-  abstract view(cardId: number, actor: Actor | null): Promise<CardView>;
+  /** The rows of the given cards, in the order of `cardIds` (missing ones left out). */
+  abstract records(cardIds: number[]): Promise<CardRecord[]>;
+  /** The children of a card the caller may read, in position order. */
+  abstract children(cardId: number, actor: Actor): Promise<CardRecord[]>;
+  /** A page of the project listing (top-level card excluded, id order) and the total. */
+  abstract listProject(
+    projectId: number,
+    actor: Actor,
+    page: PageRequest,
+    options: ProjectListing,
+  ): Promise<{ records: CardRecord[]; ids: number[]; total: number }>;
+  /**
+   * Creates the last child of a card: locks the parent, checks write access
+   * on the locked row, takes the project's next ref (its counter row) and
+   * records `card.created`. `system` records the entry as a log (imports).
+   */
+  abstract createChild(parentId: number, title: unknown, actor: Actor, options?: { system?: boolean }): Promise<CardRecord>;
+  /** Creates a project's top-level card (ref 0) and its counters; returns its id. */
+  abstract createTopLevelCard(project: { projectId: number; organizationId: number; title: string }, actorId: number): Promise<number>;
+  /** Changes title and/or state (400 on bad values). */
+  abstract update(cardId: number, changes: CardChanges, actor: Actor): Promise<void>;
+  /** Archives or restores a card with its subtree; the counters follow. */
+  abstract setArchived(cardId: number, archived: boolean, actor: Actor): Promise<void>;
+  /**
+   * The tree part of a relocation: locks the card, its old parent, the new
+   * parent's chain (and the subtree when the parent changes), checks for a
+   * cycle, moves. Records `card.moved` when the card moved.
+   */
+  abstract move(cardId: number, move: TreeMove, actor: Actor): Promise<MovedCard>;
+  /**
+   * First step of a deletion (inside the caller's unit of work): locks the
+   * parent and the whole subtree, then the project's counter row (it takes the
+   * subtree out of the totals). Other modules lock their rows of the subtree
+   * between this and `finishDeletion`.
+   */
+  abstract prepareDeletion(cardId: number, actor: Actor): Promise<DoomedSubtree>;
+  /** Second step: `card.deleted` on the parent's stream, the rows (cascading to other modules' rows), the gap. */
+  abstract finishDeletion(doomed: DoomedSubtree, actor: Actor): Promise<void>;
   /** Sets the card's model association (owned by fields, stored on the card row). */
   abstract setModelId(cardId: number, modelId: number | null): Promise<void>;
-  /** Marks the card as changed (updated_at) after an extension changed it. */
+  /** Marks the card as changed (updated_at); locks its row until the commit. */
   abstract touch(cardId: number): Promise<void>;
   /**
    * Visible (not archived, not under an archived card), non-top-level cards of
@@ -112,9 +131,7 @@ export abstract class CardHierarchyApi {
    * Takes FOR KEY SHARE on the given cards, in ascending id order, inside the
    * caller's transaction (it must be in one): they cannot be deleted (nor their
    * key changed) until it commits, while their other columns (positions,
-   * titles) stay writable. Cards that no longer exist are skipped. Callers
-   * that take their own locks afterwards rely on this order (see grouping's
-   * CardLocks).
+   * titles) stay writable. Cards that no longer exist are skipped.
    */
   abstract lockCardsShared(cardIds: number[]): Promise<void>;
   /**
@@ -122,6 +139,4 @@ export abstract class CardHierarchyApi {
    * not exist. Read in the caller's transaction (uses the ancestor-ids index).
    */
   abstract subtreeIds(cardId: number): Promise<number[]>;
-  /** Adds a downstream module's part of the card JSON and of card requests. */
-  abstract registerExtension(extension: CardExtension): void;
 }

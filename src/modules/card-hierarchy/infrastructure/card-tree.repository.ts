@@ -1,17 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
-import type { CardState, CardSummary } from '../contracts/card-hierarchy.api.js';
+import type { CardRecord, CardState } from '../contracts/card-hierarchy.api.js';
 import { TreeBusyError } from '../domain/card.errors.js';
 
 /** Rounds of lockSubtree before giving up on a subtree that keeps growing. */
 const MAX_SUBTREE_LOCK_ROUNDS = 20;
 
 /** A card row as read for views and tree work. */
-export interface CardRow extends CardSummary {
-  position: number;
+export interface CardRow extends CardRecord {
+  /** Archived, or under an archived card: left out of listings. */
   hidden: boolean;
-  createdAt: Date;
-  updatedAt: Date;
 }
 
 const COLUMNS = `id, project_id, organization_id, parent_id, ancestor_ids, depth, ref, title, state,
@@ -192,11 +190,8 @@ export class CardTreeRepository {
     return Number(row.n);
   }
 
-  async createCounters(projectId: number, topLevelCardId: number): Promise<void> {
-    await this.q(`INSERT INTO cards.project_counters (project_id, top_level_card_id) VALUES ($1, $2)`, [
-      projectId,
-      topLevelCardId,
-    ]);
+  async createCounters(projectId: number): Promise<void> {
+    await this.q(`INSERT INTO cards.project_counters (project_id) VALUES ($1)`, [projectId]);
   }
 
   async counters(projectId: number): Promise<{ cardCount: number; visibleCount: number }> {

@@ -1,14 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../../config/app-config.js';
-import type { CardSummary } from '../../card-hierarchy/index.js';
+import type { CardAttributes, FieldCardRef, GroupTypeFieldRef } from '../contracts/fields.api.js';
 import { isFieldAvailable, type FieldDefinition } from '../domain/field-definition.js';
 import { emptyValue } from '../domain/values/index.js';
 import { FieldDefinitionsRepository } from '../infrastructure/field-definitions.repository.js';
 import { FieldValuesRepository, type StoredFileRow } from '../infrastructure/field-values.repository.js';
-import { GroupTypeBridge } from './group-type-bridge.js';
 
 /** A card's field as read: where to find it, and the card it belongs to. */
-export type CardRef = Pick<CardSummary, 'id' | 'projectId' | 'modelId'>;
+export type CardRef = FieldCardRef;
 
 export interface LikesValue {
   score: number;
@@ -34,7 +33,6 @@ export class AttributeValuesReader {
   constructor(
     private readonly definitions: FieldDefinitionsRepository,
     private readonly values: FieldValuesRepository,
-    private readonly groupTypes: GroupTypeBridge,
     private readonly config: AppConfig,
   ) {}
 
@@ -46,9 +44,9 @@ export class AttributeValuesReader {
     return { id: f.id, name: f.name, size: f.size, mime_type: f.mimeType, url: this.fileUrl(f.id) };
   }
 
-  async attributesOf(cards: CardRef[]): Promise<Map<number, Record<string, unknown>>> {
+  async attributesOf(cards: CardRef[]): Promise<CardAttributes> {
     const result = new Map<number, Record<string, unknown>>();
-    if (!cards.length) return result;
+    if (!cards.length) return { byCard: result, groupTypeFields: [] };
     const fields = await this.definitions.fieldsOfProjects([...new Set(cards.map((c) => c.projectId))]);
     const shownByCard = new Map(cards.map((c) => [c.id, fields.filter((f) => f.projectId === c.projectId && isFieldAvailable(f, c.modelId))]));
     const shownTypes = new Set([...shownByCard.values()].flat().map((f) => f.type));
@@ -82,17 +80,6 @@ export class AttributeValuesReader {
         values.set(k, likes);
       }
     }
-    if (shownTypes.has('group_type')) {
-      const groupFields = fields.filter((f) => f.type === 'group_type' && f.groupTypeId !== null);
-      const byCard = await this.groupTypes.values(cardIds, groupFields.map((f) => f.groupTypeId!));
-      for (const f of groupFields) {
-        for (const [cardId, perType] of byCard) {
-          const groups = perType.get(f.groupTypeId!);
-          if (groups?.length) values.set(key(cardId, f.id), [...groups]);
-        }
-      }
-    }
-
     for (const card of cards) {
       const attributes: Record<string, unknown> = {};
       for (const f of shownByCard.get(card.id) ?? []) {
@@ -100,11 +87,15 @@ export class AttributeValuesReader {
       }
       result.set(card.id, attributes);
     }
-    return result;
+    const groupTypeFields: GroupTypeFieldRef[] = fields
+      .filter((f) => f.type === 'group_type' && f.groupTypeId !== null && shownTypes.has('group_type'))
+      .map((f) => ({ attributeId: f.id, projectId: f.projectId, name: f.name, groupTypeId: f.groupTypeId! }));
+    return { byCard: result, groupTypeFields };
   }
 
+  /** One card's values (group_type fields show `[]`: their value is grouping's, never written here). */
   async attributesOfOne(card: CardRef): Promise<Record<string, unknown>> {
-    return (await this.attributesOf([card])).get(card.id) ?? {};
+    return (await this.attributesOf([card])).byCard.get(card.id) ?? {};
   }
 }
 

@@ -4,7 +4,7 @@ import { requireId } from '../../../shared/domain/ids.js';
 import { CardModelChanged } from '../../../shared/events/card.events.js';
 import { EventBus } from '../../../shared/events/event-bus.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
-import { CardHierarchyApi, type CardView } from '../../card-hierarchy/index.js';
+import { CardHierarchyApi } from '../../card-hierarchy/index.js';
 import { InvalidFieldInputError } from '../domain/fields.errors.js';
 import { isPlainObject } from '../domain/values/json.guards.js';
 import { FieldDefinitionsRepository } from '../infrastructure/field-definitions.repository.js';
@@ -23,7 +23,7 @@ export class CardModelService {
     private readonly events: EventBus,
   ) {}
 
-  async setModel(cardId: number, body: unknown, actor: Actor): Promise<CardView> {
+  async setModel(cardId: number, body: unknown, actor: Actor): Promise<void> {
     // No body, `{}` and `{"model_id": null}` all remove the model: the original's clients send the first two.
     const input = body ?? {};
     if (!isPlainObject(input)) throw new InvalidFieldInputError('model_id', 'send an object: {"model_id": id or null}');
@@ -52,6 +52,5 @@ export class CardModelService {
         }),
       );
     });
-    return this.cards.view(cardId, actor);
   }
 }

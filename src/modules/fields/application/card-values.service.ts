@@ -3,7 +3,7 @@ import type { Actor } from '../../../shared/domain/actor.js';
 import { CardAttributeChanged } from '../../../shared/events/card.events.js';
 import { EventBus } from '../../../shared/events/event-bus.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
-import { CardHierarchyApi, type CardSummary, type CardView } from '../../card-hierarchy/index.js';
+import { CardHierarchyApi, type CardSummary } from '../../card-hierarchy/index.js';
 import { IdentityApi } from '../../identity/index.js';
 import { WorkspaceApi } from '../../workspace/index.js';
 import { isFieldAvailable, type FieldDefinition } from '../domain/field-definition.js';
@@ -23,6 +23,7 @@ import {
   type MemberRef,
 } from '../domain/values/index.js';
 import { isPlainObject } from '../domain/values/json.guards.js';
+import type { PreparedValues } from '../contracts/fields.api.js';
 import { FieldDefinitionsRepository } from '../infrastructure/field-definitions.repository.js';
 import { FieldValuesRepository } from '../infrastructure/field-values.repository.js';
 import { AttributeValuesReader } from './attribute-values.reader.js';
@@ -39,6 +40,18 @@ type Write =
   | { kind: 'set'; field: FieldDefinition; value: unknown }
   | { kind: 'append'; field: FieldDefinition; item: unknown }
   | { kind: 'pop'; field: FieldDefinition; item: MemberRef | number | undefined };
+
+/** Writes planned and files fetched for one new card, before the creation's transaction. */
+export class PreparedWrites implements PreparedValues {
+  constructor(
+    readonly projectId: number,
+    readonly writes: Write[],
+  ) {}
+
+  get isEmpty(): boolean {
+    return this.writes.length === 0;
+  }
+}
 
 /** Card the writes apply to, as locked inside the transaction. */
 type TargetCard = Pick<CardSummary, 'id' | 'projectId' | 'organizationId' | 'modelId'>;
@@ -66,7 +79,7 @@ export class CardValuesService {
   ) {}
 
   /** POST /cards/{id}/attributes: `{"attributes": {...}}` or a flat `{name: value}` object. */
-  setMany(cardId: number, body: unknown, actor: Actor): Promise<CardView> {
+  setMany(cardId: number, body: unknown, actor: Actor): Promise<void> {
     return this.run(cardId, actor, (card, fields) => {
       if (!isPlainObject(body)) throw new InvalidFieldInputError('attributes', 'expected a JSON object of field values');
       const keys = Object.keys(body);
@@ -82,7 +95,7 @@ export class CardValuesService {
   }
 
   /** POST /cards/{id}/attributes/{name_or_id}: `{"value": v}`, or a multipart upload for a files field. */
-  setOne(cardId: number, key: string, body: unknown, upload: UploadedFile | undefined, actor: Actor): Promise<CardView> {
+  setOne(cardId: number, key: string, body: unknown, upload: UploadedFile | undefined, actor: Actor): Promise<void> {
     return this.run(cardId, actor, (card, fields) => {
       const field = this.pathField(fields, card.modelId, key);
       if (upload) return [{ kind: 'set', field: this.filesField(field), value: [this.fileInputs.fromUpload(upload)] }];
@@ -92,7 +105,7 @@ export class CardValuesService {
   }
 
   /** POST …/append: adds one value to a members, relationships or files field. */
-  append(cardId: number, key: string, body: unknown, upload: UploadedFile | undefined, actor: Actor): Promise<CardView> {
+  append(cardId: number, key: string, body: unknown, upload: UploadedFile | undefined, actor: Actor): Promise<void> {
     return this.run(cardId, actor, (card, fields) => {
       const field = this.pathField(fields, card.modelId, key);
       if (upload) return [{ kind: 'append', field: this.filesField(field), item: this.fileInputs.fromUpload(upload) }];
@@ -101,7 +114,7 @@ export class CardValuesService {
   }
 
   /** POST …/pop: `{"value": v}` removes v; no value removes the last one. */
-  pop(cardId: number, key: string, body: unknown, actor: Actor): Promise<CardView> {
+  pop(cardId: number, key: string, body: unknown, actor: Actor): Promise<void> {
     return this.run(cardId, actor, (card, fields) => {
       const field = this.pathField(fields, card.modelId, key);
       const value = this.valueOf(body, false);
@@ -116,26 +129,42 @@ export class CardValuesService {
     });
   }
 
-  /** `attributes` of POST /cards/{parent}/children, inside the creation's transaction. */
-  async applyOnCreate(card: CardSummary, attributes: unknown, actor: Actor): Promise<void> {
-    if (!isPlainObject(attributes)) throw new InvalidFieldInputError('attributes', 'expected an object mapping field names to values');
-    const fields = await this.definitions.fieldsOfProjects([card.projectId]);
-    const writes = this.planBatch(fields, card.modelId, attributes, 'attributes.');
-    await this.prepareFiles(writes);
-    const written: string[] = [];
-    try {
-      await this.apply(card, writes, actor, written);
-    } catch (error) {
-      await this.blobs.deleteNow(written);
-      throw error;
+  /**
+   * Values of new cards of a project (card creation, imports): parsed and
+   * their files fetched now, before any transaction.
+   */
+  async prepare(projectId: number, entries: Array<{ attributes: unknown; property: string }>): Promise<PreparedWrites[]> {
+    const fields = await this.definitions.fieldsOfProjects([projectId]);
+    const prepared: PreparedWrites[] = [];
+    for (const { attributes, property } of entries) {
+      if (attributes === undefined) {
+        prepared.push(new PreparedWrites(projectId, []));
+        continue;
+      }
+      if (!isPlainObject(attributes)) throw new InvalidFieldInputError(property, 'expected an object mapping field names to values');
+      const writes = this.planBatch(fields, null, attributes, `${property}.`);
+      await this.prepareFiles(writes);
+      prepared.push(new PreparedWrites(projectId, writes));
     }
+    return prepared;
+  }
+
+  /** Writes prepared values on a card in the caller's transaction; stored files go again if it rolls back. */
+  async write(card: CardSummary, prepared: PreparedValues, actor: Actor): Promise<void> {
+    if (!(prepared instanceof PreparedWrites) || prepared.projectId !== card.projectId) {
+      throw new Error('writeValues takes what prepareValues returned for the card\'s project');
+    }
+    if (prepared.isEmpty) return;
+    const written: string[] = [];
+    this.uow.afterRollback(() => this.blobs.deleteNow(written));
+    await this.apply(card, prepared.writes, actor, written);
   }
 
   private async run(
     cardId: number,
     actor: Actor,
     plan: (card: CardSummary, fields: FieldDefinition[]) => Write[],
-  ): Promise<CardView> {
+  ): Promise<void> {
     const { card } = await this.cards.requireCard(cardId, actor, 'write');
     const writes = plan(card, await this.definitions.fieldsOfProjects([card.projectId]));
     // Downloads happen before the transaction opens, so a slow URL never holds locks.
@@ -152,7 +181,6 @@ export class CardValuesService {
       await this.blobs.deleteNow(written);
       throw error;
     }
-    return this.cards.view(cardId, actor);
   }
 
   private planBatch(fields: FieldDefinition[], modelId: number | null, values: Record<string, unknown>, prefix: string): Write[] {

@@ -1,14 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import type { Actor } from '../../../shared/domain/actor.js';
-import { CardHierarchyApi } from '../../card-hierarchy/index.js';
+import { CardHierarchyApi, type CardSummary } from '../../card-hierarchy/index.js';
 import { IdentityApi } from '../../identity/index.js';
 import { WorkspaceApi } from '../../workspace/index.js';
 import { FieldNotAvailableError, FieldNotFoundError } from '../domain/fields.errors.js';
 import { FieldDefinitionsRepository } from '../infrastructure/field-definitions.repository.js';
+import type { Choice, FieldChoices } from '../contracts/fields.api.js';
 import { lookupField } from './field-lookup.js';
-import { GroupTypeBridge } from './group-type-bridge.js';
-
-export type Choice = [value: unknown, label: string];
 
 /** At most this many cards are offered as relationship choices. */
 export const MAX_CARD_CHOICES = 1000;
@@ -21,16 +18,20 @@ export class FieldChoicesService {
     private readonly workspace: WorkspaceApi,
     private readonly identity: IdentityApi,
     private readonly definitions: FieldDefinitionsRepository,
-    private readonly groupTypes: GroupTypeBridge,
   ) {}
 
-  async choices(cardId: number, key: string, actor: Actor): Promise<Choice[]> {
-    const { card } = await this.cards.requireCard(cardId, actor, 'read');
+  /** For a card the caller may read (the caller checked). A group_type field's choices are grouping's. */
+  async choices(card: CardSummary, key: string): Promise<FieldChoices> {
     const found = lookupField(await this.definitions.fieldsOfProjects([card.projectId]), card.modelId, key);
     if (!found) throw new FieldNotFoundError();
     if ('unavailable' in found) throw new FieldNotAvailableError('attribute', found.unavailable.name);
     const { field } = found;
-    switch (field.type) {
+    if (field.type === 'group_type' && field.groupTypeId !== null) return { kind: 'group_type', groupTypeId: field.groupTypeId };
+    return { kind: 'choices', choices: await this.listed(field.type, card) };
+  }
+
+  private async listed(type: string, card: CardSummary): Promise<Choice[]> {
+    switch (type) {
       case 'bool':
         return [
           [true, 'Yes'],
@@ -52,8 +53,6 @@ export class FieldChoicesService {
         const cards = await this.cards.teamCards(card.organizationId, { exceptCardId: card.id, limit: MAX_CARD_CHOICES });
         return cards.map((c) => [c.id, c.title]);
       }
-      case 'group_type':
-        return field.groupTypeId === null ? [] : this.groupTypes.choices(field.groupTypeId, card.id);
       default:
         return [];
     }

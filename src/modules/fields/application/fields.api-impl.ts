@@ -1,20 +1,73 @@
 import { Injectable } from '@nestjs/common';
+import type { Actor } from '../../../shared/domain/actor.js';
+import type { CardSummary } from '../../card-hierarchy/index.js';
 import {
   FieldsApi,
-  type GroupTypeChoicesProvider,
+  type CardAttributes,
+  type FieldCardRef,
+  type FieldChoices,
   type GroupTypeFieldSpec,
-  type GroupTypeValuesProvider,
+  type PreparedValues,
+  type UploadedFile,
 } from '../contracts/fields.api.js';
+import { FieldDefinitionsRepository } from '../infrastructure/field-definitions.repository.js';
+import { AttributeValuesReader } from './attribute-values.reader.js';
+import { CardModelService } from './card-model.service.js';
+import { CardValuesService } from './card-values.service.js';
+import { FieldChoicesService } from './field-choices.service.js';
 import { FieldDefinitionsService } from './field-definitions.service.js';
-import { GroupTypeBridge } from './group-type-bridge.js';
 
 @Injectable()
 export class FieldsApiImpl extends FieldsApi {
   constructor(
     private readonly definitions: FieldDefinitionsService,
-    private readonly bridge: GroupTypeBridge,
+    private readonly definitionRows: FieldDefinitionsRepository,
+    private readonly reader: AttributeValuesReader,
+    private readonly values: CardValuesService,
+    private readonly models: CardModelService,
+    private readonly fieldChoices: FieldChoicesService,
   ) {
     super();
+  }
+
+  attributesOf(cards: FieldCardRef[]): Promise<CardAttributes> {
+    return this.reader.attributesOf(cards);
+  }
+
+  prepareValues(projectId: number, entries: Array<{ attributes: unknown; property: string }>): Promise<PreparedValues[]> {
+    return this.values.prepare(projectId, entries);
+  }
+
+  writeValues(card: CardSummary, prepared: PreparedValues, actor: Actor): Promise<void> {
+    return this.values.write(card, prepared, actor);
+  }
+
+  setValues(cardId: number, body: unknown, actor: Actor): Promise<void> {
+    return this.values.setMany(cardId, body, actor);
+  }
+
+  setValue(cardId: number, key: string, body: unknown, upload: UploadedFile | undefined, actor: Actor): Promise<void> {
+    return this.values.setOne(cardId, key, body, upload, actor);
+  }
+
+  appendValue(cardId: number, key: string, body: unknown, upload: UploadedFile | undefined, actor: Actor): Promise<void> {
+    return this.values.append(cardId, key, body, upload, actor);
+  }
+
+  popValue(cardId: number, key: string, body: unknown, actor: Actor): Promise<void> {
+    return this.values.pop(cardId, key, body, actor);
+  }
+
+  setModel(cardId: number, body: unknown, actor: Actor): Promise<void> {
+    return this.models.setModel(cardId, body, actor);
+  }
+
+  choices(card: CardSummary, key: string): Promise<FieldChoices> {
+    return this.fieldChoices.choices(card, key);
+  }
+
+  groupTypeFieldIds(groupTypeIds: number[]): Promise<Map<number, number>> {
+    return this.definitionRows.groupTypeFieldIds(groupTypeIds);
   }
 
   createGroupTypeField(spec: GroupTypeFieldSpec): Promise<number> {
@@ -27,9 +80,5 @@ export class FieldsApiImpl extends FieldsApi {
 
   deleteGroupTypeField(groupTypeId: number): Promise<void> {
     return this.definitions.deleteGroupTypeField(groupTypeId);
-  }
-
-  registerGroupTypeProviders(values: GroupTypeValuesProvider, choices: GroupTypeChoicesProvider): void {
-    this.bridge.register(values, choices);
   }
 }

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../../config/app-config.js';
 import { PayloadTooLargeError } from '../../../shared/domain/domain-error.js';
+import type { UploadedFile } from '../contracts/fields.api.js';
 import { isValidFileName, type FileInput } from '../domain/values/index.js';
 import { fetchFileByUrl, isForbiddenAddress } from '../infrastructure/safe-url-fetcher.js';
 
@@ -12,12 +13,7 @@ export interface PreparedFile {
   bytes: Buffer;
 }
 
-/** An upload as multer hands it over. */
-export interface UploadedFile {
-  originalname: string;
-  mimetype: string;
-  buffer: Buffer;
-}
+export type { UploadedFile } from '../contracts/fields.api.js';
 
 const FETCH_TIMEOUT_MS = 30_000;
 const MIME_TYPE = /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/;

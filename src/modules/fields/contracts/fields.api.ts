@@ -1,8 +1,54 @@
+import type { Actor } from '../../../shared/domain/actor.js';
+import type { CardSummary } from '../../card-hierarchy/index.js';
+
+/** What fields needs of a card to show its values. */
+export type FieldCardRef = Pick<CardSummary, 'id' | 'projectId' | 'modelId'>;
+
 /**
- * Public API of the fields module. Grouping uses it to own the `group_type`
- * field of each group type, and hands fields the functions it needs to show
- * those fields' values and choices (fields does not depend on grouping).
+ * A `group_type` field: fields owns the link to its group type
+ * (`attributes.group_type_id`); grouping owns the memberships that are its value.
  */
+export interface GroupTypeFieldRef {
+  attributeId: number;
+  projectId: number;
+  name: string;
+  groupTypeId: number;
+}
+
+export interface CardAttributes {
+  /**
+   * The `attributes` map of each card: every field the card may use, keyed by
+   * name, `null` or `[]` when unset. `group_type` fields show `[]`: their
+   * value is the card's groups of that type, which `cards` fills in.
+   */
+  byCard: Map<number, Record<string, unknown>>;
+  /** The group_type fields shown on these cards. */
+  groupTypeFields: GroupTypeFieldRef[];
+}
+
+export type Choice = [value: unknown, label: string];
+
+/** Choices of a field for a card; a group_type field's are its type's groups, which grouping knows. */
+export type FieldChoices = { kind: 'choices'; choices: Choice[] } | { kind: 'group_type'; groupTypeId: number };
+
+/** A file upload as multer hands it over. */
+export interface UploadedFile {
+  originalname: string;
+  mimetype: string;
+  buffer: Buffer;
+}
+
+/**
+ * Field values parsed, and files read or downloaded, before a transaction
+ * opens (no row lock is held while a remote server is slow). Opaque: pass
+ * it to `writeValues`.
+ */
+export interface PreparedValues {
+  readonly projectId: number;
+  /** True when there is nothing to write. */
+  readonly isEmpty: boolean;
+}
+
 export interface GroupTypeFieldSpec {
   projectId: number;
   groupTypeId: number;
@@ -10,21 +56,41 @@ export interface GroupTypeFieldSpec {
   name: string;
 }
 
-/** Ids of the groups of each requested group type that each card is in. */
-export type GroupTypeValuesProvider = (
-  cardIds: number[],
-  groupTypeIds: number[],
-) => Promise<Map<number, Map<number, number[]>>>;
-
-/** `[value, label]` choices of a group_type field for a card (its groups visible from that card). */
-export type GroupTypeChoicesProvider = (groupTypeId: number, cardId: number) => Promise<Array<[number, string]>>;
-
+/**
+ * Public API of the fields module: field definitions, models, and the values
+ * of cards' fields. Writes join the caller's unit of work. Routes that answer
+ * with the whole card live in `cards`, which calls these.
+ */
 export abstract class FieldsApi {
-  /** Creates the group type's field in the caller's transaction; returns the attribute id. */
+  /** The `attributes` of each card, in a fixed number of queries for the batch. */
+  abstract attributesOf(cards: FieldCardRef[]): Promise<CardAttributes>;
+  /**
+   * Parses objects of field values given on card creation (names or ids →
+   * values) for new cards (no model) of a project, and fetches their files;
+   * 400 naming `<property>.<field>` on a bad value; `undefined` writes
+   * nothing. Runs outside any transaction.
+   */
+  abstract prepareValues(projectId: number, entries: Array<{ attributes: unknown; property: string }>): Promise<PreparedValues[]>;
+  /** Writes prepared values on a card, in the caller's transaction (records `card.attribute_changed`). */
+  abstract writeValues(card: CardSummary, prepared: PreparedValues, actor: Actor): Promise<void>;
+  /** POST /cards/{id}/attributes: `{"attributes": {...}}` or a flat `{name: value}` object. */
+  abstract setValues(cardId: number, body: unknown, actor: Actor): Promise<void>;
+  /** POST /cards/{id}/attributes/{name_or_id}: `{"value": v}`, or an upload for a files field. */
+  abstract setValue(cardId: number, key: string, body: unknown, upload: UploadedFile | undefined, actor: Actor): Promise<void>;
+  /** POST …/append. */
+  abstract appendValue(cardId: number, key: string, body: unknown, upload: UploadedFile | undefined, actor: Actor): Promise<void>;
+  /** POST …/pop. */
+  abstract popValue(cardId: number, key: string, body: unknown, actor: Actor): Promise<void>;
+  /** POST /cards/{id}/model. */
+  abstract setModel(cardId: number, body: unknown, actor: Actor): Promise<void>;
+  /** Choices of the field `key` for a card the caller may read (404 for an unknown field). */
+  abstract choices(card: CardSummary, key: string): Promise<FieldChoices>;
+  /** The attribute id of each group type's field. */
+  abstract groupTypeFieldIds(groupTypeIds: number[]): Promise<Map<number, number>>;
+  /** Creates a group type's field in the caller's transaction; returns the attribute id. */
   abstract createGroupTypeField(spec: GroupTypeFieldSpec): Promise<number>;
   /** Renames it (the group type was renamed). */
   abstract renameGroupTypeField(groupTypeId: number, name: string): Promise<void>;
   /** Removes it (the group type was deleted). */
   abstract deleteGroupTypeField(groupTypeId: number): Promise<void>;
-  abstract registerGroupTypeProviders(values: GroupTypeValuesProvider, choices: GroupTypeChoicesProvider): void;
 }

@@ -90,6 +90,16 @@ export class FieldDefinitionsRepository {
     return rows[0] ? toField(rows[0]) : null;
   }
 
+  /** group type id → its field's id. */
+  async groupTypeFieldIds(groupTypeIds: number[]): Promise<Map<number, number>> {
+    if (!groupTypeIds.length) return new Map();
+    const rows = await this.q<{ id: number | string; group_type_id: number | string }[]>(
+      `SELECT id, group_type_id FROM fields.attributes WHERE group_type_id = ANY($1::bigint[])`,
+      [groupTypeIds],
+    );
+    return new Map(rows.map((r) => [Number(r.group_type_id), Number(r.id)]));
+  }
+
   /** Project-wide fields (no model), id order. */
   async projectFields(projectId: number): Promise<FieldDefinition[]> {
     const rows = await this.q<RawField[]>(

@@ -1,15 +1,23 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
-import { CardHierarchyApi } from '../../card-hierarchy/index.js';
-import { WorkspaceApi } from '../../workspace/index.js';
-import { GroupingApi, type GroupInfo, type GroupTypeInfo } from '../contracts/grouping.api.js';
+import { CardHierarchyApi, type CardSummary } from '../../card-hierarchy/index.js';
+import {
+  GroupingApi,
+  type CardMembershipInfo,
+  type GroupInfo,
+  type GroupTypeChanges,
+  type GroupTypeInfo,
+  type NewCardGroups,
+} from '../contracts/grouping.api.js';
 import type { Group } from '../domain/group.entity.js';
 import type { GroupType } from '../domain/group-type.entity.js';
 import { readName } from '../domain/grouping.policy.js';
 import { GroupTypesRepository } from '../infrastructure/group-types.repository.js';
 import { GroupsRepository } from '../infrastructure/groups.repository.js';
+import { CardGroupsReader } from './card-groups.reader.js';
 import { GroupTypesService } from './group-types.service.js';
+import { GroupingAccess } from './grouping-access.service.js';
 import { GroupsService } from './groups.service.js';
 import { MembershipsService } from './memberships.service.js';
 
@@ -18,7 +26,7 @@ const typeInfo = (t: GroupType): GroupTypeInfo => ({
   projectId: t.projectId,
   name: t.name,
   oneGroupPerCard: t.oneGroupPerCard,
-  attributeId: t.attributeId,
+  createdAt: t.createdAt,
 });
 
 const groupInfo = (g: Group): GroupInfo => ({ id: g.id, typeId: g.typeId, title: g.title, cardId: g.cardId, position: g.position });
@@ -28,12 +36,13 @@ export class GroupingApiImpl extends GroupingApi {
   constructor(
     private readonly uow: UnitOfWork,
     private readonly hierarchy: CardHierarchyApi,
-    private readonly workspace: WorkspaceApi,
+    private readonly access: GroupingAccess,
     private readonly types: GroupTypesRepository,
     private readonly groups: GroupsRepository,
     private readonly typesService: GroupTypesService,
     private readonly groupsService: GroupsService,
     private readonly memberships: MembershipsService,
+    private readonly reader: CardGroupsReader,
   ) {
     super();
   }
@@ -42,13 +51,26 @@ export class GroupingApiImpl extends GroupingApi {
     return (await this.types.ofProject(projectId)).map(typeInfo);
   }
 
-  ensureGroupType(projectId: number, name: string, oneGroupPerCard: boolean, actor: Actor): Promise<GroupTypeInfo> {
-    const valid = readName(name, 'name');
-    return this.uow.run(async () => {
-      await this.workspace.requireProject(projectId, actor, 'read');
-      const found = await this.types.findByName(projectId, valid);
-      return typeInfo(found ?? (await this.typesService.createIn(projectId, valid, oneGroupPerCard, actor)));
-    });
+  async requireGroupType(typeId: number, actor: Actor, mode: 'read' | 'write'): Promise<GroupTypeInfo> {
+    return typeInfo(await this.access.groupType(typeId, actor, mode));
+  }
+
+  async findGroupType(projectId: number, name: string): Promise<GroupTypeInfo | null> {
+    const found = await this.types.findByName(projectId, readName(name, 'name'));
+    return found ? typeInfo(found) : null;
+  }
+
+  async createGroupType(projectId: number, input: { name: unknown; one_group_per_card?: unknown }, actor: Actor): Promise<GroupTypeInfo> {
+    return typeInfo(await this.typesService.create(projectId, input, actor));
+  }
+
+  async updateGroupType(typeId: number, changes: GroupTypeChanges, actor: Actor) {
+    const { type, previousName } = await this.typesService.update(typeId, changes, actor);
+    return { type: typeInfo(type), previousName };
+  }
+
+  deleteGroupType(typeId: number, actor: Actor): Promise<void> {
+    return this.typesService.delete(typeId, actor);
   }
 
   ensureGroup(typeId: number, scopeCardId: number, title: string, actor: Actor): Promise<GroupInfo> {
@@ -63,5 +85,41 @@ export class GroupingApiImpl extends GroupingApi {
 
   addCardToGroup(cardId: number, groupId: number, actor: Actor, options: { system?: boolean } = {}): Promise<void> {
     return this.memberships.addForApi(cardId, groupId, actor, options);
+  }
+
+  membershipsOf(cardIds: number[]): Promise<CardMembershipInfo[]> {
+    return this.reader.membershipsOf(cardIds);
+  }
+
+  groupChoices(typeId: number, card: CardSummary): Promise<Array<[number, string]>> {
+    return this.reader.choices(typeId, card);
+  }
+
+  joinNewCards(entries: NewCardGroups[], actor: Actor, options?: { system?: boolean }): Promise<void> {
+    return this.uow.run(() => this.memberships.joinNewCards(entries, actor, options));
+  }
+
+  moveIntoGroup(card: CardSummary, group: { id: unknown; property: string }, position: number | undefined, actor: Actor): Promise<void> {
+    return this.uow.run(() => this.memberships.moveIntoGroup(card, group, position, actor));
+  }
+
+  leaveLostScopes(card: CardSummary, previousAncestorIds: number[], actor: Actor): Promise<void> {
+    return this.uow.run(() => this.memberships.leaveLostScopes(card, previousAncestorIds, actor));
+  }
+
+  lockForCardDeletion(subtreeIds: number[]): Promise<void> {
+    return this.groups.lockForSubtreeDeletion(subtreeIds);
+  }
+
+  addToGroup(cardId: number, input: { group_id: unknown; position?: unknown }, actor: Actor): Promise<void> {
+    return this.memberships.addToGroup(cardId, input, actor);
+  }
+
+  removeFromGroup(cardId: number, input: { group_id: unknown }, actor: Actor): Promise<void> {
+    return this.memberships.removeFromGroup(cardId, input, actor);
+  }
+
+  removeFromGroupType(cardId: number, input: { type_id: unknown }, actor: Actor): Promise<void> {
+    return this.memberships.removeFromGroupType(cardId, input, actor);
   }
 }

@@ -3,7 +3,8 @@ import type { Actor } from '../../../shared/domain/actor.js';
 import { CardGroupChanged } from '../../../shared/events/card.events.js';
 import { EventBus } from '../../../shared/events/event-bus.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
-import { CardHierarchyApi, type CardSummary, type CardView } from '../../card-hierarchy/index.js';
+import { CardHierarchyApi, type CardSummary } from '../../card-hierarchy/index.js';
+import type { NewCardGroups } from '../contracts/grouping.api.js';
 import type { CardMembership } from '../domain/card-membership.entity.js';
 import type { Group } from '../domain/group.entity.js';
 import type { GroupType } from '../domain/group-type.entity.js';
@@ -24,8 +25,8 @@ export interface MembershipEventOptions {
 
 /**
  * Card memberships and their places in the groups' columns. Lock order (see
- * CardLocks): the card (KEY SHARE, then its advisory lock; card-hierarchy's
- * hooks come with the card FOR UPDATE instead), the type row FOR SHARE, the
+ * CardLocks): the card (KEY SHARE, then its advisory lock; the steps `cards`
+ * composes after a card write come with the card FOR UPDATE instead), the type row FOR SHARE, the
  * groups involved in ascending id, then the writes, then touching the card.
  * The card locks serialize the changes of one card (one group per card holds);
  * a group's lock serializes the shifts of its column (positions stay dense).
@@ -44,18 +45,17 @@ export class MembershipsService {
   ) {}
 
   /** POST /cards/{id}/add-to-group: a further group of the type (409 on a one-group type already used). */
-  async addToGroup(cardId: number, input: { group_id: unknown; position?: unknown }, actor: Actor): Promise<CardView> {
+  async addToGroup(cardId: number, input: { group_id: unknown; position?: unknown }, actor: Actor): Promise<void> {
     const position = readPosition(input.position);
     await this.uow.run(async () => {
       const card = await this.lockCard(cardId, actor);
       const group = await this.access.bodyGroup(input.group_id, card, 'join');
       if (await this.join(card, group, position, actor, { leaveOthers: false })) await this.hierarchy.touch(card.id);
     });
-    return this.hierarchy.view(cardId, actor);
   }
 
   /** POST /cards/{id}/remove-from-group: nothing to do when the card is not in the group. */
-  async removeFromGroup(cardId: number, input: { group_id: unknown }, actor: Actor): Promise<CardView> {
+  async removeFromGroup(cardId: number, input: { group_id: unknown }, actor: Actor): Promise<void> {
     await this.uow.run(async () => {
       const card = await this.lockCard(cardId, actor);
       const group = await this.access.bodyGroup(input.group_id, card, 'leave');
@@ -63,11 +63,10 @@ export class MembershipsService {
       const locked = await this.groups.lockMany([group.id]);
       if (await this.leave(card, type, locked, actor)) await this.hierarchy.touch(card.id);
     });
-    return this.hierarchy.view(cardId, actor);
   }
 
   /** POST /cards/{id}/remove-from-group-type: out of every group of the type. */
-  async removeFromGroupType(cardId: number, input: { type_id: unknown }, actor: Actor): Promise<CardView> {
+  async removeFromGroupType(cardId: number, input: { type_id: unknown }, actor: Actor): Promise<void> {
     await this.uow.run(async () => {
       const card = await this.lockCard(cardId, actor);
       const type = await this.lockType((await this.access.bodyType(input.type_id, card)).id, 'type_id');
@@ -75,41 +74,67 @@ export class MembershipsService {
       const locked = await this.groups.lockMany(current.map((m) => m.groupId));
       if (await this.leave(card, type, locked, actor)) await this.hierarchy.touch(card.id);
     });
-    return this.hierarchy.view(cardId, actor);
-  }
-
-  /** `group_id` on card creation (card-hierarchy's transaction; the new card is locked): last in the group. */
-  async joinOnCreate(card: CardSummary, rawGroupId: unknown, actor: Actor): Promise<void> {
-    if (rawGroupId === null || rawGroupId === undefined) return;
-    const group = await this.access.bodyGroup(rawGroupId, card, 'join');
-    if (await this.join(card, group, undefined, actor, { leaveOthers: false })) await this.hierarchy.touch(card.id);
   }
 
   /**
-   * `group_id` (+ `position`) on relocate, in card-hierarchy's transaction
-   * after the card has moved (`card` is where it now is; card-hierarchy holds
-   * it FOR UPDATE): the card moves into that group, which must be scoped above
-   * its new place, at that place in the column, leaving its other groups of the type.
+   * New cards join groups (on their creation, in imports), last in each
+   * column. The cards are the creation's, locked by it and seen by no one
+   * else. Every type (FOR SHARE), then every group, is locked once for the
+   * whole batch in ascending id, then the memberships are written, then the
+   * cards touched (ascending id).
    */
-  async onRelocate(card: CardSummary, input: { group_id?: unknown; position?: unknown }, actor: Actor): Promise<boolean> {
-    if (input.group_id === null || input.group_id === undefined) return false;
-    const position = readPosition(input.position);
-    const group = await this.access.bodyGroup(input.group_id, card, 'join');
+  async joinNewCards(entries: NewCardGroups[], actor: Actor, options: MembershipEventOptions = {}): Promise<void> {
+    const wanted: Array<{ card: CardSummary; group: Group; property: string }> = [];
+    for (const { card, groupIds, property } of entries) {
+      for (const raw of groupIds) {
+        if (raw === null || raw === undefined) continue;
+        wanted.push({ card, property, group: await this.access.bodyGroup(raw, card, 'join', property) });
+      }
+    }
+    if (!wanted.length) return;
+    const types = new Map<number, GroupType>();
+    for (const typeId of ascending(wanted.map((w) => w.group.typeId))) types.set(typeId, await this.lockType(typeId, 'group_id'));
+    const locked = new Map((await this.groups.lockMany(wanted.map((w) => w.group.id))).map((g) => [g.id, g]));
+    const joined = new Map<number, Group[]>();
+    for (const { card, group: found, property } of wanted) {
+      const group = locked.get(found.id);
+      if (!group) throw new InvalidGroupingInputError(property, 'no such group');
+      const type = types.get(group.typeId)!;
+      const mine = joined.get(card.id) ?? [];
+      if (mine.some((g) => g.id === group.id)) continue;
+      const sameType = mine.filter((g) => g.typeId === type.id).map((g) => g.id);
+      if (!type.mayAlsoJoin(group.id, sameType)) throw new OneGroupPerCardError();
+      const at = await this.memberships.count(group.id);
+      await this.memberships.insertAt({ cardId: card.id, groupId: group.id, typeId: type.id, position: at });
+      await this.publish('added', card.id, type, group, actor, { position: at }, options);
+      joined.set(card.id, [...mine, group]);
+    }
+    for (const id of ascending([...joined.keys()])) await this.hierarchy.touch(id);
+  }
+
+  /**
+   * A group (and `position` in its column) on relocate, after the card has moved (`card` is
+   * where it now is; the move holds it FOR UPDATE): the card moves into that
+   * group, which must be scoped above its new place, at that place in the
+   * column, leaving its other groups of the type.
+   */
+  async moveIntoGroup(card: CardSummary, target: { id: unknown; property: string }, position: number | undefined, actor: Actor): Promise<void> {
+    if (target.id === null || target.id === undefined) return;
+    const group = await this.access.bodyGroup(target.id, card, 'join', target.property);
     await this.lockAheadOfMove(card, group);
     if (await this.join(card, group, position, actor, { leaveOthers: true })) await this.hierarchy.touch(card.id);
-    return true;
   }
 
   /**
-   * When the relocation also changed the card's parent, `onMoved` comes next
+   * When the relocation also changed the card's parent, `leaveLostScopes` comes next
    * and takes the subtree out of the groups it is no longer under. So that the
    * transaction still takes grouping's locks in one order (types, then groups,
-   * ascending), lock in one pass now what the join and `onMoved` will both
+   * ascending), lock in one pass now what the join and `leaveLostScopes` will both
    * lock: the target's type and the types of those groups, then the target,
    * the card's other groups of that type and those groups. The join and
-   * `onMoved` then find them held. We cannot tell here whether the parent
+   * `leaveLostScopes` then find them held. We cannot tell here whether the parent
    * changed; the subtree's groups scoped neither at the card's new ancestors
-   * nor inside the subtree include all `onMoved` removes (and are none, short
+   * nor inside the subtree include all `leaveLostScopes` removes (and are none, short
    * of a move, unless memberships were left out of scope by older versions).
    */
   private async lockAheadOfMove(card: CardSummary, target: Group): Promise<void> {
@@ -124,9 +149,9 @@ export class MembershipsService {
   }
 
   /**
-   * After card-hierarchy moved `card` and its subtree under another parent, in
-   * its transaction (the subtree, the old parent and the new parent's chain are
-   * held FOR UPDATE). A group scoped at S is usable by the cards strictly under
+   * After the move put `card` and its subtree under another parent, in the
+   * relocation's transaction (the subtree, the old parent and the new parent's
+   * chain are held FOR UPDATE). A group scoped at S is usable by the cards strictly under
    * S. The subtree's own structure is unchanged, so the scopes it lost are
    * exactly the old ancestors of the moved card that are no longer its
    * ancestors: every membership of a subtree card in a group scoped at one of
@@ -142,14 +167,14 @@ export class MembershipsService {
    * PostgreSQL breaks that deadlock and the unit of work retries the loser
    * (test/e2e/grouping/scope-on-move.e2e-spec.ts races exactly this).
    */
-  async onMoved(card: CardSummary, previousAncestorIds: number[], actor: Actor): Promise<void> {
+  async leaveLostScopes(card: CardSummary, previousAncestorIds: number[], actor: Actor): Promise<void> {
     const kept = new Set(card.ancestorIds);
     const lostScopes = previousAncestorIds.filter((id) => !kept.has(id));
     if (!lostScopes.length) return;
     const subtree = await this.hierarchy.subtreeIds(card.id);
-    // No grouping use case changes these cards' memberships while card-hierarchy
+    // No grouping use case changes these cards' memberships while the move
     // holds them, so what we read now is what we remove after locking. (With a
-    // group_id in the same request, onRelocate has locked all of it already.)
+    // group_id in the same request, moveIntoGroup has locked all of it already.)
     const found = await this.memberships.ofCardsScopedAt(subtree, lostScopes);
     if (!found.length) return;
     const types = new Map<number, GroupType>();
@@ -261,4 +286,8 @@ export class MembershipsService {
       }),
     );
   }
+}
+
+function ascending(ids: number[]): number[] {
+  return [...new Set(ids)].sort((a, b) => a - b);
 }

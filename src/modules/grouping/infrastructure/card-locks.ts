@@ -11,7 +11,7 @@ const CARD_MEMBERSHIPS_LOCK = 0x47525043;
  * group type row → group rows (ascending id) → writes → touching the cards.
  *
  * KEY SHARE is the lock our foreign keys take anyway. Taking it first means a
- * card-hierarchy use case that holds the card FOR UPDATE and then calls into
+ * `cards` use case that holds the card FOR UPDATE (a tree write) and then calls
  * grouping (relocate with group_id) is waited for before we hold any grouping
  * lock, while card-hierarchy's sibling-position shifts (plain updates) never
  * conflict with it. Taking it after the group locks would deadlock with both.
@@ -31,7 +31,7 @@ export class CardLocks {
 
   /**
    * Serializes the membership changes of one card among grouping's own use
-   * cases (KEY SHARE does not exclude itself); card-hierarchy's hooks run
+   * cases (KEY SHARE does not exclude itself); the steps `cards` composes after a tree write run
    * under the card's FOR UPDATE lock, which excludes both.
    */
   async memberships(cardId: number): Promise<void> {

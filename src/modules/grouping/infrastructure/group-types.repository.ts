@@ -4,12 +4,10 @@ import type { GroupType } from '../domain/group-type.entity.js';
 import { GROUP_TYPE_COLUMNS, toGroupType } from './rows.js';
 
 export interface NewGroupType {
-  id: number;
   projectId: number;
   organizationId: number;
   name: string;
   oneGroupPerCard: boolean;
-  attributeId: number;
   createdBy: number | null;
 }
 
@@ -27,17 +25,11 @@ export class GroupTypesRepository {
     return this.uow.manager.query(sql, params) as Promise<T>;
   }
 
-  /** Reserves the id first, so the type's field can be created before the row that stores its id. */
-  async reserveId(): Promise<number> {
-    const [row] = await this.q(`SELECT nextval(pg_get_serial_sequence('grouping.group_types', 'id')) AS id`);
-    return Number(row.id);
-  }
-
   async insert(t: NewGroupType): Promise<GroupType> {
     const [row] = await this.q(
-      `INSERT INTO grouping.group_types (id, project_id, organization_id, name, one_group_per_card, attribute_id, created_by)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${GROUP_TYPE_COLUMNS}`,
-      [t.id, t.projectId, t.organizationId, t.name, t.oneGroupPerCard, t.attributeId, t.createdBy],
+      `INSERT INTO grouping.group_types (project_id, organization_id, name, one_group_per_card, created_by)
+       VALUES ($1, $2, $3, $4, $5) RETURNING ${GROUP_TYPE_COLUMNS}`,
+      [t.projectId, t.organizationId, t.name, t.oneGroupPerCard, t.createdBy],
     );
     return toGroupType(row);
   }

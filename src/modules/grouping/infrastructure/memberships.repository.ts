@@ -1,16 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+import type { CardMembershipInfo } from '../contracts/grouping.api.js';
 import type { CardMembership } from '../domain/card-membership.entity.js';
 import { MEMBERSHIP_COLUMNS, returnedRows, toMembership } from './rows.js';
 
 /** A membership with its group's title, as card views show it. */
-export interface MembershipRow {
-  cardId: number;
-  groupId: number;
-  typeId: number;
-  title: string;
-  position: number;
-}
+export type MembershipRow = CardMembershipInfo;
 
 /**
  * Card memberships and their positions in a group's column. Callers hold the
@@ -157,18 +152,5 @@ export class MembershipsRepository {
       title: r.title as string,
       position: Number(r.position),
     }));
-  }
-
-  /** Group ids per card and type, for the group_type fields' values. */
-  async groupIds(cardIds: number[], typeIds: number[]): Promise<Array<{ cardId: number; typeId: number; groupId: number }>> {
-    if (!cardIds.length || !typeIds.length) return [];
-    const rows = await this.q(
-      `SELECT m.card_id, m.type_id, m.group_id
-         FROM grouping.memberships m JOIN grouping.groups g ON g.id = m.group_id
-        WHERE m.card_id = ANY($1::bigint[]) AND m.type_id = ANY($2::bigint[])
-        ORDER BY m.card_id, m.type_id, g.position, g.id`,
-      [cardIds, typeIds],
-    );
-    return rows.map((r) => ({ cardId: Number(r.card_id), typeId: Number(r.type_id), groupId: Number(r.group_id) }));
   }
 }

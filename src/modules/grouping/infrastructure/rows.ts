@@ -8,7 +8,7 @@ const num = (v: unknown): number => Number(v);
 const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 const date = (v: unknown): Date => new Date(v as string);
 
-export const GROUP_TYPE_COLUMNS = 'id, project_id, organization_id, name, one_group_per_card, attribute_id, created_by, created_at';
+export const GROUP_TYPE_COLUMNS = 'id, project_id, organization_id, name, one_group_per_card, created_by, created_at';
 export const GROUP_COLUMNS = 'id, type_id, project_id, organization_id, card_id, title, position, created_by, created_at';
 export const MEMBERSHIP_COLUMNS = 'card_id, group_id, type_id, position, created_at';
 
@@ -19,7 +19,6 @@ export function toGroupType(r: Raw): GroupType {
     organizationId: num(r.organization_id),
     name: r.name as string,
     oneGroupPerCard: Boolean(r.one_group_per_card),
-    attributeId: num(r.attribute_id),
     createdBy: numOrNull(r.created_by),
     createdAt: date(r.created_at),
   });

@@ -4,26 +4,20 @@ import { EventBus } from '../../../shared/events/event-bus.js';
 import { ProjectCreated, ProjectDeleted } from '../../../shared/events/workspace.events.js';
 import type { Page, PageRequest } from '../../../shared/http/pagination.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
-import type { RootCardProvisioner } from '../contracts/workspace.api.js';
+import type { NewProject, ProjectView } from '../contracts/workspace.api.js';
 import { Project } from '../domain/project.entity.js';
 import { WorkspaceRepository } from '../infrastructure/workspace.repository.js';
 import { WorkspaceAccess } from './workspace-access.service.js';
-import { toProjectView, type ProjectView } from './workspace.views.js';
+import { toProjectView } from './workspace.views.js';
 
 @Injectable()
 export class ProjectsService {
-  private provisioner: RootCardProvisioner | undefined;
-
   constructor(
     private readonly uow: UnitOfWork,
     private readonly repo: WorkspaceRepository,
     private readonly access: WorkspaceAccess,
     private readonly events: EventBus,
   ) {}
-
-  useRootCardProvisioner(provisioner: RootCardProvisioner): void {
-    this.provisioner = provisioner;
-  }
 
   async list(organizationId: number, actor: Actor, page: PageRequest): Promise<Page<ProjectView>> {
     await this.access.organization(organizationId, actor, 'read');
@@ -37,18 +31,25 @@ export class ProjectsService {
     return { items: items.map(toProjectView), total };
   }
 
-  /** The project and its top-level card are created in one transaction. */
-  create(organizationId: number, actor: Actor, title: string): Promise<ProjectView> {
+  /** The project row; `cards` creates the top-level card in the same transaction and attaches it. */
+  createProject(organizationId: number, title: string, actor: Actor): Promise<NewProject> {
     return this.uow.run(async () => {
       await this.access.organization(organizationId, actor, 'write');
-      if (!this.provisioner) throw new Error('no root card provisioner registered');
       const project = Object.assign(new Project(), { organizationId, title, createdBy: actor.userId, topLevelCardId: null });
       const saved = await this.repo.saveProject(project);
-      const projectId = Number(saved.id);
-      saved.topLevelCardId = await this.provisioner({ projectId, organizationId, title, actorId: actor.userId });
-      await this.repo.setTopLevelCard(projectId, saved.topLevelCardId);
-      await this.events.publish(new ProjectCreated(projectId, organizationId, saved.topLevelCardId, actor.userId));
-      return toProjectView(saved);
+      return { projectId: Number(saved.id), organizationId, title };
+    });
+  }
+
+  /** The last step of project creation: the link to the top-level card, then `workspace.project.created`. */
+  attachTopLevelCard(projectId: number, topLevelCardId: number): Promise<ProjectView> {
+    return this.uow.run(async () => {
+      await this.repo.setTopLevelCard(projectId, topLevelCardId);
+      const project = (await this.repo.findProject(projectId))!;
+      await this.events.publish(
+        new ProjectCreated(projectId, Number(project.organizationId), topLevelCardId, Number(project.createdBy)),
+      );
+      return toProjectView(project);
     });
   }
 

@@ -4,8 +4,9 @@ import {
   WorkspaceApi,
   type AccessMode,
   type OrganizationAccess,
+  type NewProject,
   type ProjectAccess,
-  type RootCardProvisioner,
+  type ProjectView,
 } from '../contracts/workspace.api.js';
 import { WorkspaceRepository } from '../infrastructure/workspace.repository.js';
 import { ProjectsService } from './projects.service.js';
@@ -38,7 +39,11 @@ export class WorkspaceApiImpl extends WorkspaceApi {
     return (await this.repo.members(organizationId)).map((m) => Number(m.userId));
   }
 
-  registerRootCardProvisioner(provisioner: RootCardProvisioner): void {
-    this.projects.useRootCardProvisioner(provisioner);
+  createProject(organizationId: number, title: string, actor: Actor): Promise<NewProject> {
+    return this.projects.createProject(organizationId, title, actor);
+  }
+
+  attachTopLevelCard(projectId: number, topLevelCardId: number): Promise<ProjectView> {
+    return this.projects.attachTopLevelCard(projectId, topLevelCardId);
   }
 }

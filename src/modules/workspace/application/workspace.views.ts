@@ -1,4 +1,4 @@
-import type { Role } from '../contracts/workspace.api.js';
+import type { ProjectView, Role } from '../contracts/workspace.api.js';
 import type { Organization } from '../domain/organization.entity.js';
 import type { Project } from '../domain/project.entity.js';
 
@@ -6,14 +6,6 @@ export interface OrganizationView {
   id: number;
   name: string;
   role: Role;
-  created_at: string;
-}
-
-export interface ProjectView {
-  id: number;
-  organization_id: number;
-  title: string;
-  top_level_card_id: number;
   created_at: string;
 }
 

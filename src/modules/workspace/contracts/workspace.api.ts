@@ -14,15 +14,21 @@ export interface ProjectAccess extends OrganizationAccess {
   topLevelCardId: number;
 }
 
-export interface RootCardRequest {
+/** A project just created, before it has its top-level card. */
+export interface NewProject {
   projectId: number;
   organizationId: number;
   title: string;
-  actorId: number;
 }
 
-/** Creates a project's top-level card in the caller's transaction and returns its id. */
-export type RootCardProvisioner = (request: RootCardRequest) => Promise<number>;
+/** The project JSON of DESIGN.md §4. */
+export interface ProjectView {
+  id: number;
+  organization_id: number;
+  title: string;
+  top_level_card_id: number;
+  created_at: string;
+}
 
 /** Public API of the workspace module: teams, membership and projects. */
 export abstract class WorkspaceApi {
@@ -35,9 +41,11 @@ export abstract class WorkspaceApi {
   /** All member ids of a team. */
   abstract memberIds(organizationId: number): Promise<number[]>;
   /**
-   * Card-hierarchy owns the card table, so it registers how a project's
-   * top-level card is made; workspace calls it inside project creation.
-   * (Registration keeps the dependency pointing from card-hierarchy to workspace.)
+   * First step of creating a project (in the caller's unit of work): checks
+   * write access to the team and inserts the project row. `cards` then makes
+   * the top-level card and calls `attachTopLevelCard`.
    */
-  abstract registerRootCardProvisioner(provisioner: RootCardProvisioner): void;
+  abstract createProject(organizationId: number, title: string, actor: Actor): Promise<NewProject>;
+  /** Records the project's top-level card (workspace owns this link) and returns the project JSON. */
+  abstract attachTopLevelCard(projectId: number, topLevelCardId: number): Promise<ProjectView>;
 }

@@ -8,7 +8,7 @@ import { pageRequest, setPageHeaders } from '../../../shared/http/pagination.js'
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { OrganizationsService } from '../application/organizations.service.js';
 import { ProjectsService } from '../application/projects.service.js';
-import { AddMemberDto, CreateOrganizationDto, CreateProjectDto, PageQueryDto } from './dto/workspace.dto.js';
+import { AddMemberDto, CreateOrganizationDto, PageQueryDto } from './dto/workspace.dto.js';
 
 @ApiTags('workspace')
 @ApiSecurity('api_key')
@@ -69,10 +69,5 @@ export class OrganizationsController {
     const result = await this.projects.list(id, actor, page);
     setPageHeaders(res, page, result.total);
     return result.items;
-  }
-
-  @Post(':id/projects')
-  createProject(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: CreateProjectDto) {
-    return this.projects.create(id, actor, dto.title);
   }
 }

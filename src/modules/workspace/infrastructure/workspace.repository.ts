@@ -109,6 +109,10 @@ export class WorkspaceRepository {
     return { items, total };
   }
 
+  findProject(id: number): Promise<Project | null> {
+    return this.m.getRepository(Project).findOneBy({ id });
+  }
+
   saveProject(p: Project): Promise<Project> {
     return this.m.getRepository(Project).save(p);
   }

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional, type SchemaObject } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsNotEmpty, IsObject, IsOptional, IsString, MaxLength } from 'class-validator';
 import { FIELD_TYPES } from '../../domain/values/index.js';
 
@@ -77,33 +77,3 @@ export class ModelDto {
   @ApiProperty() name: string;
 }
 
-/** Schemas of the free-form bodies (checked by the service, not by class-validator). */
-export const VALUE_BODY_SCHEMA: SchemaObject = {
-  type: 'object',
-  properties: { value: { description: 'type per field type (see GET /attribute-types and DESIGN.md §5)' } },
-  required: ['value'],
-  example: { value: 3 },
-};
-
-export const ATTRIBUTES_BODY_SCHEMA: SchemaObject = {
-  type: 'object',
-  description:
-    '{"attributes": {<field name or id>: value, …}}, or the flat form {<field name>: value, …}. ' +
-    'Either every value is set or none.',
-  properties: { attributes: { type: 'object', additionalProperties: true } },
-  additionalProperties: true,
-  example: { attributes: { Estimate: 3, Owner: '@ann' } },
-};
-
-export const POP_BODY_SCHEMA: SchemaObject = {
-  type: 'object',
-  description: '{"value": v} removes v (a user id or @username, a card id, a file id); no body removes the last value',
-  properties: { value: {} },
-};
-
-export const MODEL_BODY_SCHEMA: SchemaObject = {
-  type: 'object',
-  properties: {
-    model_id: { type: 'integer', nullable: true, description: 'null, or no model_id at all (as the original allows), removes the model' },
-  },
-};

@@ -1,42 +1,11 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsInt, IsNotEmpty, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsInt, IsNotEmpty, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 
 // Form fields and query strings carry numbers as text: accept their decimal form.
 const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : value);
 
-const toBool = ({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value);
-
 const MAX_POSITION = 1_000_000_000;
-
-export class CreateGroupTypeDto {
-  @ApiProperty({ maxLength: 1024, description: 'also the name of the group_type field the type owns' })
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(1024)
-  name: string;
-
-  @ApiPropertyOptional({ default: false, description: 'a card may be in one group of this type at most (columns)' })
-  @IsOptional()
-  @Transform(toBool)
-  @IsBoolean()
-  one_group_per_card?: boolean;
-}
-
-export class UpdateGroupTypeDto {
-  @ApiPropertyOptional({ maxLength: 1024 })
-  @IsOptional()
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(1024)
-  name?: string;
-
-  @ApiPropertyOptional()
-  @IsOptional()
-  @Transform(toBool)
-  @IsBoolean()
-  one_group_per_card?: boolean;
-}
 
 export class CreateGroupDto {
   @ApiProperty({ type: 'integer', description: 'group type (of the card’s project)' })
@@ -84,36 +53,4 @@ export class GroupsQueryDto {
   @IsInt()
   @Min(1)
   type_id?: number;
-}
-
-export class AddToGroupDto {
-  @ApiProperty({ type: 'integer', description: 'a group scoped at one of the card’s ancestors' })
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  group_id: number;
-
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'place in the group’s column; default last' })
-  @IsOptional()
-  @Transform(toInt)
-  @IsInt()
-  @Min(0)
-  @Max(MAX_POSITION)
-  position?: number;
-}
-
-export class RemoveFromGroupDto {
-  @ApiProperty({ type: 'integer' })
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  group_id: number;
-}
-
-export class RemoveFromGroupTypeDto {
-  @ApiProperty({ type: 'integer' })
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  type_id: number;
 }

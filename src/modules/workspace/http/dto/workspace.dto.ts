@@ -32,14 +32,6 @@ export class AddMemberDto {
   role?: Role;
 }
 
-export class CreateProjectDto {
-  @ApiProperty({ maxLength: 1024 })
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(1024)
-  title: string;
-}
-
 export class PageQueryDto {
   @ApiPropertyOptional({ minimum: 1 })
   @IsOptional()

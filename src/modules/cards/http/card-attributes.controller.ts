@@ -4,15 +4,11 @@ import type { Request } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
-import { CardModelService } from '../application/card-model.service.js';
-import { CardValuesService } from '../application/card-values.service.js';
-import { FieldChoicesService } from '../application/field-choices.service.js';
-import {
-  ATTRIBUTES_BODY_SCHEMA,
-  MODEL_BODY_SCHEMA,
-  POP_BODY_SCHEMA,
-  VALUE_BODY_SCHEMA,
-} from './dto/fields.dto.js';
+import { CardHierarchyApi } from '../../card-hierarchy/index.js';
+import { FieldsApi } from '../../fields/index.js';
+import { GroupingApi } from '../../grouping/index.js';
+import { CardViewsService } from '../application/card-views.service.js';
+import { ATTRIBUTES_BODY_SCHEMA, MODEL_BODY_SCHEMA, POP_BODY_SCHEMA, VALUE_BODY_SCHEMA } from './dto/cards.dto.js';
 import { UploadInterceptor, type UploadedValue } from './upload.interceptor.js';
 
 const CARD_RESPONSE = { description: 'the whole updated card' };
@@ -22,26 +18,29 @@ function uploadOf(req: Request): UploadedValue | undefined {
 }
 
 /**
- * Field values of a card. Bodies are free-form (values of any JSON type, keys
- * named after fields), so they are typed as plain objects, which the global
- * ValidationPipe leaves alone, and checked by the service.
+ * Field values of a card (fields' use cases), answered with the whole card.
+ * Bodies are free-form (values of any JSON type, keys named after fields), so
+ * they are typed as plain objects, which the global ValidationPipe leaves
+ * alone, and checked by fields.
  */
 @ApiTags('cards')
 @ApiSecurity('api_key')
 @Controller('cards')
 export class CardAttributesController {
   constructor(
-    private readonly values: CardValuesService,
-    private readonly choices: FieldChoicesService,
-    private readonly models: CardModelService,
+    private readonly hierarchy: CardHierarchyApi,
+    private readonly fields: FieldsApi,
+    private readonly grouping: GroupingApi,
+    private readonly views: CardViewsService,
   ) {}
 
   @Post(':id/attributes')
   @HttpCode(200)
   @ApiBody({ schema: ATTRIBUTES_BODY_SCHEMA })
   @ApiOkResponse(CARD_RESPONSE)
-  setMany(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() body: Record<string, unknown>) {
-    return this.values.setMany(id, body, actor);
+  async setMany(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() body: Record<string, unknown>) {
+    await this.fields.setValues(id, body, actor);
+    return this.views.one(id);
   }
 
   @Post(':id/attributes/:attr')
@@ -50,14 +49,15 @@ export class CardAttributesController {
   @ApiConsumes('application/json', 'multipart/form-data')
   @ApiBody({ schema: VALUE_BODY_SCHEMA, description: 'a files field also takes a multipart upload in the part "value"' })
   @ApiOkResponse(CARD_RESPONSE)
-  setOne(
+  async setOne(
     @CurrentActor() actor: Actor,
     @Param('id', ParseIdPipe) id: number,
     @Param('attr') attr: string,
     @Body() body: Record<string, unknown>,
     @Req() req: Request,
   ) {
-    return this.values.setOne(id, attr, body, uploadOf(req), actor);
+    await this.fields.setValue(id, attr, body, uploadOf(req), actor);
+    return this.views.one(id);
   }
 
   @Post(':id/attributes/:attr/append')
@@ -66,27 +66,29 @@ export class CardAttributesController {
   @ApiConsumes('application/json', 'multipart/form-data')
   @ApiBody({ schema: VALUE_BODY_SCHEMA, description: 'for files also multipart, the file in the part "value"' })
   @ApiOkResponse(CARD_RESPONSE)
-  append(
+  async append(
     @CurrentActor() actor: Actor,
     @Param('id', ParseIdPipe) id: number,
     @Param('attr') attr: string,
     @Body() body: Record<string, unknown>,
     @Req() req: Request,
   ) {
-    return this.values.append(id, attr, body, uploadOf(req), actor);
+    await this.fields.appendValue(id, attr, body, uploadOf(req), actor);
+    return this.views.one(id);
   }
 
   @Post(':id/attributes/:attr/pop')
   @HttpCode(200)
   @ApiBody({ schema: POP_BODY_SCHEMA, required: false })
   @ApiOkResponse(CARD_RESPONSE)
-  pop(
+  async pop(
     @CurrentActor() actor: Actor,
     @Param('id', ParseIdPipe) id: number,
     @Param('attr') attr: string,
     @Body() body: Record<string, unknown> | undefined,
   ) {
-    return this.values.pop(id, attr, body, actor);
+    await this.fields.popValue(id, attr, body, actor);
+    return this.views.one(id);
   }
 
   @Get(':id/attributes/:attr/choices')
@@ -94,15 +96,18 @@ export class CardAttributesController {
     description: '[[value, label], …] for members, relationships, bool, likes and group_type fields; [] for others',
     schema: { type: 'array', items: { type: 'array', minItems: 2, maxItems: 2, items: {} } },
   })
-  getChoices(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Param('attr') attr: string) {
-    return this.choices.choices(id, attr, actor);
+  async getChoices(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Param('attr') attr: string) {
+    const { card } = await this.hierarchy.requireCard(id, actor, 'read');
+    const found = await this.fields.choices(card, attr);
+    return found.kind === 'group_type' ? this.grouping.groupChoices(found.groupTypeId, card) : found.choices;
   }
 
   @Post(':id/model')
   @HttpCode(200)
   @ApiBody({ schema: MODEL_BODY_SCHEMA, required: false })
   @ApiOkResponse(CARD_RESPONSE)
-  setModel(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() body: Record<string, unknown> | undefined) {
-    return this.models.setModel(id, body, actor);
+  async setModel(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() body: Record<string, unknown> | undefined) {
+    await this.fields.setModel(id, body, actor);
+    return this.views.one(id);
   }
 }

@@ -4,14 +4,15 @@ import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
-import { GroupTypesService } from '../application/group-types.service.js';
-import { CreateGroupTypeDto, UpdateGroupTypeDto } from './dto/grouping.dto.js';
+import { GroupTypesWithFieldService } from '../application/group-types-with-field.service.js';
+import { CreateGroupTypeDto, UpdateGroupTypeDto } from './dto/cards.dto.js';
 
+/** Group types (grouping) with their `group_type` field (fields). */
 @ApiTags('grouping')
 @ApiSecurity('api_key')
 @Controller()
 export class GroupTypesController {
-  constructor(private readonly types: GroupTypesService) {}
+  constructor(private readonly types: GroupTypesWithFieldService) {}
 
   @Get('projects/:id/group-types')
   list(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) projectId: number) {

@@ -9,7 +9,7 @@ import { FieldDefinitionsRepository } from '../infrastructure/field-definitions.
  * (FileBlobs).
  */
 @Injectable()
-export class FieldsProjectLifecycleHandler {
+export class FieldsProjectDeletedHandler {
   constructor(private readonly definitions: FieldDefinitionsRepository) {}
 
   @OnAppEvent(ProjectDeleted, { phase: 'in-tx' })

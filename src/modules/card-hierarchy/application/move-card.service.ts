@@ -4,31 +4,23 @@ import { isId } from '../../../shared/domain/ids.js';
 import { CardMoved } from '../../../shared/events/card.events.js';
 import { EventBus } from '../../../shared/events/event-bus.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
-import type { CardView } from '../contracts/card-hierarchy.api.js';
+import type { MovedCard, TreeMove } from '../contracts/card-hierarchy.api.js';
 import { assertNoCycle, assertNotTopLevel, targetPosition } from '../domain/card-tree.policy.js';
 import { CardNotFoundError, InvalidCardInputError, TreeBusyError } from '../domain/card.errors.js';
 import { CardTreeRepository, type CardRow } from '../infrastructure/card-tree.repository.js';
 import { CardAccessService } from './card-access.service.js';
-import { CardExtensions } from './card-extensions.js';
-import { CardViewsService } from './card-views.service.js';
-
-export interface RelocateInput {
-  parent_id?: unknown;
-  position?: unknown;
-  [extensionKey: string]: unknown;
-}
+import { toRecord } from './card-tree.service.js';
 
 /** How often the lock set is recomputed when the new parent's chain moved meanwhile. */
 const MAX_LOCK_ROUNDS = 5;
 
+/** The tree part of a relocation; `cards` composes it with group moves. */
 @Injectable()
-export class RelocateCardService {
+export class MoveCardService {
   constructor(
     private readonly uow: UnitOfWork,
     private readonly cards: CardTreeRepository,
     private readonly access: CardAccessService,
-    private readonly views: CardViewsService,
-    private readonly extensions: CardExtensions,
     private readonly events: EventBus,
   ) {}
 
@@ -36,58 +28,31 @@ export class RelocateCardService {
    * Moves a card (and its subtree) under a new parent and/or to a new position.
    * Locks the card, its old parent and the new parent's whole ancestor chain
    * before the cycle check, so two racing moves can never make a cycle.
+   * With neither a new parent nor a position, only the locks are taken.
    */
-  async relocate(cardId: number, input: RelocateInput, actor: Actor): Promise<CardView> {
-    const position = readPosition(input.position);
-    const extra = Object.entries(input).filter(([k, v]) => k !== 'parent_id' && k !== 'position' && v !== undefined);
-    for (const [key] of extra) {
-      if (!this.extensions.forRelocationKey(key)) throw new InvalidCardInputError(key, 'is not supported on relocation yet');
-    }
-    await this.uow.run(async () => {
+  move(cardId: number, request: TreeMove, actor: Actor): Promise<MovedCard> {
+    const position = readPosition(request.position);
+    return this.uow.run(async () => {
       const { card: found } = await this.access.require(cardId, actor, 'write');
       // The top-level card never moves, whatever the body says (409, not a 400 about its missing parent).
       assertNotTopLevel(found, 'relocated');
-      const parentId = input.parent_id === undefined || input.parent_id === null ? found.parentId! : readParentId(input.parent_id);
+      const parentId =
+        request.parentId === undefined || request.parentId === null ? found.parentId! : readParentId(request.parentId);
       const { card, parent, oldParent } = await this.lockTree(cardId, parentId);
-      const extensionCalls = this.extensions
-        .all()
-        .map((ext) => ({ ext, keys: ext.relocationKeys?.filter((k) => input[k] !== undefined) ?? [] }))
-        .filter(({ ext, keys }) => keys.length && ext.onRelocate);
-      // With an extension's key (group_id), `position` is that extension's (a
-      // place in a group column), not a place among siblings.
-      const positionUsed = extensionCalls.some(({ keys }) => keys.some((k) => input[k] !== null));
-      const siblingPosition = positionUsed ? undefined : position;
       const parentChanged = card.parentId !== parent.id;
-      if (parentChanged || siblingPosition !== undefined) {
-        await this.move(card, parent, oldParent, siblingPosition);
-        await this.events.publish(
-          new CardMoved({
-            cardId: card.id,
-            projectId: card.projectId,
-            actorId: actor.userId,
-            data: { from_parent_id: card.parentId, to_parent_id: parent.id, from_position: card.position },
-          }),
-        );
-      }
-      // Extensions run after the move: they see the card where it now is (a
-      // group must be scoped at one of its new ancestors), and their locks come
-      // after the tree's and the counters', the order creation takes them in.
-      const moved = (await this.cards.find(cardId))!;
-      for (const { ext, keys } of extensionCalls) {
-        const payload = Object.fromEntries([...keys.map((k) => [k, input[k]]), ['position', position]]);
-        await ext.onRelocate!(moved, payload, actor);
-      }
-      // Then every extension learns of the new parent (what it keeps may depend
-      // on the card's ancestry: a group is usable only under its scope card).
-      // After onRelocate, so that a group_id in the request has already taken
-      // the card out of the other groups of its type in one pass of locks.
-      if (parentChanged) {
-        for (const ext of this.extensions.all()) {
-          if (ext.onMoved) await ext.onMoved(moved, card.ancestorIds, actor);
-        }
-      }
+      if (!parentChanged && position === undefined) return { before: toRecord(card), after: toRecord(card), parentChanged };
+      await this.moveLocked(card, parent, oldParent, position);
+      await this.events.publish(
+        new CardMoved({
+          cardId: card.id,
+          projectId: card.projectId,
+          actorId: actor.userId,
+          data: { from_parent_id: card.parentId, to_parent_id: parent.id, from_position: card.position },
+        }),
+      );
+      const after = (await this.cards.find(cardId))!;
+      return { before: toRecord(card), after: toRecord(after), parentChanged };
     });
-    return this.views.one(cardId, actor);
   }
 
   /**
@@ -122,7 +87,7 @@ export class RelocateCardService {
     throw new TreeBusyError();
   }
 
-  private async move(card: CardRow, parent: CardRow, oldParent: CardRow | null, position: number | undefined): Promise<void> {
+  private async moveLocked(card: CardRow, parent: CardRow, oldParent: CardRow | null, position: number | undefined): Promise<void> {
     if (card.parentId === parent.id) {
       const last = (await this.cards.childCount(parent.id)) - 1;
       await this.cards.reorder(card, targetPosition(position, last));

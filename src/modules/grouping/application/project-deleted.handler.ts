@@ -5,7 +5,7 @@ import { GroupTypesRepository } from '../infrastructure/group-types.repository.j
 
 /** Drops a deleted project's group types (their groups and memberships cascade) in the deleting transaction. */
 @Injectable()
-export class ProjectLifecycleHandler {
+export class GroupingProjectDeletedHandler {
   constructor(private readonly types: GroupTypesRepository) {}
 
   @OnAppEvent(ProjectDeleted, { phase: 'in-tx' })

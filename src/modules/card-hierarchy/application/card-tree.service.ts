@@ -1,0 +1,197 @@
+import { Injectable } from '@nestjs/common';
+import type { Actor } from '../../../shared/domain/actor.js';
+import {
+  CardArchived,
+  CardCreated,
+  CardDeleted,
+  CardRestored,
+  CardStateChanged,
+  CardUpdated,
+} from '../../../shared/events/card.events.js';
+import { EventBus } from '../../../shared/events/event-bus.js';
+import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+import type { CardChanges, CardRecord, CardState, DoomedSubtree } from '../contracts/card-hierarchy.api.js';
+import { assertNotTopLevel, isCardState } from '../domain/card-tree.policy.js';
+import { CardNotFoundError, InvalidCardInputError, TreeBusyError } from '../domain/card.errors.js';
+import { CardTreeRepository, type CardRow } from '../infrastructure/card-tree.repository.js';
+import { CardAccessService } from './card-access.service.js';
+
+export const MAX_TITLE = 1024;
+
+/** How often a deletion re-locks when the card moved to another parent meanwhile. */
+const MAX_LOCK_ROUNDS = 5;
+
+export function validTitle(title: unknown): string {
+  if (typeof title !== 'string' || !title.trim()) throw new InvalidCardInputError('title', 'must be a non-empty string');
+  if (title.length > MAX_TITLE) throw new InvalidCardInputError('title', `must be at most ${MAX_TITLE} characters`);
+  return title;
+}
+
+function validState(state: unknown): CardState {
+  if (!isCardState(state)) {
+    throw new InvalidCardInputError(
+      'state',
+      'must be one of undecided, dropped, accepted, in_progress, waiting, completed, closed',
+    );
+  }
+  return state;
+}
+
+/** Strips the row's internal columns: what other modules may see of a card row. */
+export function toRecord({ hidden: _hidden, ...record }: CardRow): CardRecord {
+  return record;
+}
+
+/** Card tree use cases other than moves (see move-card.service.ts). Each joins the caller's unit of work. */
+@Injectable()
+export class CardTreeService {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly cards: CardTreeRepository,
+    private readonly access: CardAccessService,
+    private readonly events: EventBus,
+  ) {}
+
+  async children(cardId: number, actor: Actor): Promise<CardRecord[]> {
+    await this.access.require(cardId, actor, 'read');
+    return (await this.cards.children(cardId)).map(toRecord);
+  }
+
+  /** New cards are `undecided` and last among their siblings (DESIGN.md §4). */
+  createChild(parentId: number, rawTitle: unknown, actor: Actor, options: { system?: boolean } = {}): Promise<CardRecord> {
+    const title = validTitle(rawTitle);
+    return this.uow.run(async () => {
+      // The parent's lock orders this insert with sibling moves (positions) and
+      // with subtree-wide changes (ancestors, hidden), which lock the parent too.
+      // It is taken first and the access check reads the locked row; nothing is
+      // written before the check (404 outside the team, 403 for viewers).
+      const parent = await this.lockCard(parentId);
+      await this.access.requireFor(parent, actor, 'write');
+      const card = await this.cards.insertChild(parent, title, actor.userId);
+      if (!card) throw new CardNotFoundError();
+      await this.events.publish(
+        new CardCreated({
+          ...this.eventBase(card, actor),
+          system: options.system,
+          data: { title, ref: card.ref, parent_id: parent.id },
+        }),
+      );
+      return toRecord(card);
+    });
+  }
+
+  /** Creates a project's top-level card (ref 0) and its counters, inside project creation. */
+  createTopLevelCard(project: { projectId: number; organizationId: number; title: string }, actorId: number): Promise<number> {
+    const { projectId, organizationId, title } = project;
+    return this.uow.run(async () => {
+      const card = await this.cards.insert({
+        projectId,
+        organizationId,
+        parent: null,
+        ref: 0,
+        title: title.slice(0, MAX_TITLE),
+        position: 0,
+        createdBy: actorId,
+      });
+      await this.cards.createCounters(projectId);
+      await this.events.publish(new CardCreated({ cardId: card.id, projectId, actorId, data: { title, ref: 0 } }));
+      return card.id;
+    });
+  }
+
+  update(cardId: number, input: CardChanges, actor: Actor): Promise<void> {
+    if (input.title === undefined && input.state === undefined) {
+      throw new InvalidCardInputError('title', 'give a title and/or a state');
+    }
+    const title = input.title === undefined ? undefined : validTitle(input.title);
+    const state = input.state === undefined ? undefined : validState(input.state);
+    return this.uow.run(async () => {
+      await this.access.require(cardId, actor, 'write');
+      const card = await this.lockCard(cardId);
+      await this.cards.update(cardId, { title, state });
+      if (title !== undefined && title !== card.title) {
+        await this.events.publish(new CardUpdated({ ...this.eventBase(card, actor), data: { title: { from: card.title, to: title } } }));
+      }
+      if (state !== undefined && state !== card.state) {
+        await this.events.publish(new CardStateChanged({ ...this.eventBase(card, actor), data: { from: card.state, to: state } }));
+      }
+    });
+  }
+
+  /** Archiving hides the card and its subtree from listings; the counters follow. */
+  setArchived(cardId: number, archived: boolean, actor: Actor): Promise<void> {
+    return this.uow.run(async () => {
+      const { card: found } = await this.access.require(cardId, actor, 'write');
+      assertNotTopLevel(found, archived ? 'archived' : 'restored');
+      // The whole subtree, so that no card is added under it unseen while its
+      // `hidden` flags and the visible count are recomputed.
+      await this.cards.lockSubtree([], cardId);
+      const card = await this.lockCard(cardId);
+      if (card.isArchived === archived) return;
+      const before = await this.cards.subtreeCounts(cardId);
+      await this.cards.setArchived(cardId, archived);
+      const after = await this.cards.subtreeCounts(cardId);
+      await this.cards.adjustCounters(card.projectId, 0, after.visible - before.visible);
+      const Event = archived ? CardArchived : CardRestored;
+      await this.events.publish(new Event(this.eventBase(card, actor)));
+    });
+  }
+
+  /**
+   * First step of a deletion. Locks the parent (its children's positions close
+   * up) and the whole subtree (so the counts match what the cascade deletes),
+   * then takes the subtree out of the project's totals: the counter row is
+   * locked here, right after the card rows, as in every card write. The card
+   * may have moved between reading it and locking it; then the parent we
+   * locked is not its parent any more, and we lock the new one.
+   */
+  async prepareDeletion(cardId: number, actor: Actor): Promise<DoomedSubtree> {
+    // Row locks outside a transaction would be released at once: a caller's bug.
+    if (!this.uow.inTransaction) throw new Error('prepareDeletion must run inside a unit of work');
+    const { card: found } = await this.access.require(cardId, actor, 'write');
+    assertNotTopLevel(found, 'deleted');
+    const card = await this.lockSubtreeWithParent(found);
+    const counts = await this.cards.subtreeCounts(card.id);
+    await this.cards.adjustCounters(card.projectId, -counts.all, -counts.visible);
+    return { card: toRecord(card), subtreeIds: await this.cards.subtreeIds(card.id) };
+  }
+
+  /** Second step: `card.deleted` on the parent's stream (which survives), the rows (cascading), the gap. */
+  async finishDeletion(doomed: DoomedSubtree, actor: Actor): Promise<void> {
+    const [card] = await this.cards.findMany([doomed.card.id]);
+    if (!card || card.parentId !== doomed.card.parentId) throw new Error('finishDeletion needs the locks of prepareDeletion');
+    await this.events.publish(
+      new CardDeleted({
+        cardId: card.parentId!,
+        projectId: card.projectId,
+        actorId: actor.userId,
+        data: { card_id: card.id, ref: card.ref, title: card.title, subtree_size: doomed.subtreeIds.length },
+      }),
+    );
+    await this.cards.delete(card.id);
+    await this.cards.closeGap(card.parentId!, card.position);
+  }
+
+  private async lockSubtreeWithParent(found: CardRow): Promise<CardRow> {
+    let parentId = found.parentId!;
+    for (let round = 0; round < MAX_LOCK_ROUNDS; round++) {
+      await this.cards.lockSubtree([parentId], found.id);
+      const [card] = await this.cards.findMany([found.id]);
+      if (!card) throw new CardNotFoundError();
+      if (card.parentId === parentId) return card;
+      parentId = card.parentId!;
+    }
+    throw new TreeBusyError();
+  }
+
+  /** Locks a card (FOR UPDATE) and reads it afresh; 404 when a concurrent deletion won. */
+  private async lockCard(cardId: number): Promise<CardRow> {
+    const [card] = await this.cards.lockMany([cardId]);
+    if (!card) throw new CardNotFoundError();
+    return card;
+  }
+
+  private eventBase(card: CardRow, actor: Actor) {
+    return { cardId: card.id, projectId: card.projectId, actorId: actor.userId };
+  }
+}

@@ -1,0 +1,35 @@
+import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import type { Actor } from '../../../shared/domain/actor.js';
+import { CurrentActor } from '../../../shared/http/actor.decorator.js';
+import { pageRequest, setPageHeaders } from '../../../shared/http/pagination.js';
+import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
+import { CardStreamService } from '../application/card-stream.service.js';
+import { CommentDto, PageQueryDto } from './dto/card.dto.js';
+
+/** A card's stream: its comments, activity and log entries. */
+@ApiTags('cards')
+@ApiSecurity('api_key')
+@Controller('cards')
+export class CardStreamController {
+  constructor(private readonly stream: CardStreamService) {}
+
+  @Get(':id/stream')
+  async streamPage(
+    @CurrentActor() actor: Actor,
+    @Param('id', ParseIdPipe) id: number,
+    @Query() query: PageQueryDto,
+    @Res({ passthrough: true }) res: Response,
+  ) {
+    const page = pageRequest(query);
+    const result = await this.stream.list(id, actor, page);
+    setPageHeaders(res, page, result.total);
+    return result.items;
+  }
+
+  @Post(':id/comments')
+  comment(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: CommentDto) {
+    return this.stream.comment(id, dto.content, actor);
+  }
+}

@@ -1,0 +1,92 @@
+import { Injectable } from '@nestjs/common';
+import type { Actor } from '../../../shared/domain/actor.js';
+import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+import { CardHierarchyApi, type CardRecord } from '../../card-hierarchy/index.js';
+import { FieldsApi, type PreparedValues } from '../../fields/index.js';
+import { GroupingApi } from '../../grouping/index.js';
+import type { CardView, CreateCardInput, CreatedCard, NewCard } from '../contracts/cards.api.js';
+import { CardViewsService } from './card-views.service.js';
+
+/** A card of a `createMany` batch, flattened depth-first (parents before their children). */
+interface PlannedCard {
+  card: NewCard;
+  /** Index of the parent in the batch; undefined for the batch's own parent. */
+  parentIndex?: number;
+  /** Request path of the card, for 400s (`cards[0].children[2]`). */
+  path: string;
+}
+
+/** Card creation, one card (POST /cards/{id}/children) or a batch (imports). Lock order: lock-order.ts. */
+@Injectable()
+export class CreateCardsService {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly hierarchy: CardHierarchyApi,
+    private readonly fields: FieldsApi,
+    private readonly grouping: GroupingApi,
+    private readonly views: CardViewsService,
+  ) {}
+
+  async create(parentId: number, input: CreateCardInput, actor: Actor): Promise<CardView> {
+    // Values are parsed and their files fetched before the transaction: a slow
+    // URL never holds the parent's or the project counter's lock.
+    let prepared: PreparedValues | undefined;
+    if (input.attributes !== undefined) {
+      const { card: parent } = await this.hierarchy.requireCard(parentId, actor, 'write');
+      [prepared] = await this.fields.prepareValues(parent.projectId, [{ attributes: input.attributes, property: 'attributes' }]);
+    }
+    const intoGroup = input.group_id !== undefined && input.group_id !== null;
+    const card = await this.uow.run(async () => {
+      const created = await this.hierarchy.createChild(parentId, input.title, actor); // 1. parent, 2. counter
+      if (intoGroup) await this.grouping.joinNewCards([{ card: created, groupIds: [input.group_id], property: 'group_id' }], actor); // 3.
+      if (prepared) await this.fields.writeValues(created, prepared, actor); // 4.
+      return created;
+    });
+    // Without values or a group, the row the insert returned is the card as committed.
+    if (!intoGroup && (!prepared || prepared.isEmpty)) return this.views.ofNewCard(card);
+    return this.views.one(card.id);
+  }
+
+  async createMany(parentId: number, cards: NewCard[], actor: Actor, options: { system?: boolean } = {}): Promise<CreatedCard[]> {
+    const plan = flatten(cards);
+    if (!plan.length) return [];
+    const { card: parent } = await this.hierarchy.requireCard(parentId, actor, 'write');
+    const prepared = await this.fields.prepareValues(
+      parent.projectId,
+      plan.map((p) => ({ attributes: p.card.attributes, property: `${p.path}.attributes` })),
+    );
+    return this.uow.run(async () => {
+      // 1–2. the tree: parents before children (a new card is locked by its own creation)
+      const created: CardRecord[] = [];
+      for (const p of plan) {
+        const under = p.parentIndex === undefined ? parentId : created[p.parentIndex].id;
+        created.push(await this.hierarchy.createChild(under, p.card.title, actor, options));
+      }
+      // 3. every group of the batch, locked once in ascending id
+      await this.grouping.joinNewCards(
+        plan.map((p, i) => ({ card: created[i], groupIds: p.card.groupIds ?? [], property: `${p.path}.group_ids` })),
+        actor,
+        options,
+      );
+      // 4. values
+      for (let i = 0; i < plan.length; i++) await this.fields.writeValues(created[i], prepared[i], actor);
+      return nest(plan, created, parentId);
+    });
+  }
+}
+
+function flatten(cards: NewCard[], parentIndex?: number, prefix = 'cards', into: PlannedCard[] = []): PlannedCard[] {
+  cards.forEach((card, i) => {
+    const path = `${prefix}[${i}]`;
+    const index = into.push({ card, parentIndex, path }) - 1;
+    flatten(card.children ?? [], index, `${path}.children`, into);
+  });
+  return into;
+}
+
+function nest(plan: PlannedCard[], created: CardRecord[], parentId: number): CreatedCard[] {
+  const out = created.map((c): CreatedCard => ({ id: c.id, ref: c.ref, parentId: c.parentId ?? parentId, children: [] }));
+  const roots: CreatedCard[] = [];
+  plan.forEach((p, i) => (p.parentIndex === undefined ? roots : out[p.parentIndex].children).push(out[i]));
+  return roots;
+}

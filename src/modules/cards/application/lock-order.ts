@@ -1,0 +1,22 @@
+/**
+ * THE LOCK ORDER of every write that spans modules. Each use case of `cards`
+ * is one `uow.run` that calls the lower modules' APIs in this order, so that
+ * two transactions always wait for each other instead of deadlocking:
+ *
+ *  1. card-hierarchy, card rows: FOR UPDATE in ascending id (the parent on a
+ *     creation; card, old parent, new parent's chain and subtree on a move;
+ *     parent and subtree on a deletion). Grouping's own use cases take
+ *     FOR KEY SHARE on their cards here instead.
+ *  2. card-hierarchy, the project's counter row (refs, totals): creation,
+ *     deletion, a move that changes what is hidden.
+ *  3. grouping: group type rows (FOR SHARE for memberships, FOR NO KEY UPDATE
+ *     for the type's own changes), ascending id; then group rows, ascending
+ *     id; then memberships (a column's positions change under its group's lock).
+ *  4. fields: the project's field-name lock, then value rows of the cards
+ *     already locked in step 1.
+ *  5. touching the cards (`updated_at`), ascending id.
+ *
+ * Files named by URL are downloaded before step 1 (FieldsApi.prepareValues),
+ * so no lock is held while a remote server is slow. See docs/ARCHITECTURE.md.
+ */
+export {};

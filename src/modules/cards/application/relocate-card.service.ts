@@ -1,0 +1,38 @@
+import { Injectable } from '@nestjs/common';
+import type { Actor } from '../../../shared/domain/actor.js';
+import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+import { CardHierarchyApi } from '../../card-hierarchy/index.js';
+import { GroupingApi } from '../../grouping/index.js';
+import type { CardView } from '../contracts/cards.api.js';
+import { CardViewsService } from './card-views.service.js';
+
+export interface RelocateInput {
+  parent_id?: unknown;
+  position?: number;
+  group_id?: unknown;
+}
+
+/** POST /cards/{id}/relocate: a move in the tree, into a group's column, or both (lock order: lock-order.ts). */
+@Injectable()
+export class RelocateCardService {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly hierarchy: CardHierarchyApi,
+    private readonly grouping: GroupingApi,
+    private readonly views: CardViewsService,
+  ) {}
+
+  async relocate(cardId: number, input: RelocateInput, actor: Actor): Promise<CardView> {
+    const intoGroup = input.group_id !== undefined && input.group_id !== null;
+    await this.uow.run(async () => {
+      // 1–2. The tree. With a group_id, `position` is the card's place in that
+      // group's column (DESIGN.md §4), not among its siblings.
+      const moved = await this.hierarchy.move(cardId, { parentId: input.parent_id, position: intoGroup ? undefined : input.position }, actor);
+      // 3. Groups, with the card at its new place: the group must be scoped above it.
+      if (intoGroup) await this.grouping.moveIntoGroup(moved.after, { id: input.group_id, property: 'group_id' }, input.position, actor);
+      // After the join, so a group_id has already taken the card out of its type's other groups.
+      if (moved.parentChanged) await this.grouping.leaveLostScopes(moved.after, moved.before.ancestorIds, actor);
+    });
+    return this.views.one(cardId);
+  }
+}

@@ -1,0 +1,48 @@
+import { Module } from '@nestjs/common';
+import { CardHierarchyModule } from '../card-hierarchy/index.js';
+import { FieldsModule } from '../fields/index.js';
+import { GroupingModule } from '../grouping/index.js';
+import { WorkspaceModule } from '../workspace/index.js';
+import { CardViewsService } from './application/card-views.service.js';
+import { CardsApiImpl } from './application/cards.api-impl.js';
+import { CreateCardsService } from './application/create-cards.service.js';
+import { CreateProjectService } from './application/create-project.service.js';
+import { DeleteCardService } from './application/delete-card.service.js';
+import { GroupTypesWithFieldService } from './application/group-types-with-field.service.js';
+import { RelocateCardService } from './application/relocate-card.service.js';
+import { CardsApi } from './contracts/cards.api.js';
+import { CardAttributesController } from './http/card-attributes.controller.js';
+import { CardMembershipsController } from './http/card-memberships.controller.js';
+import { CardsController } from './http/cards.controller.js';
+import { GroupTypesController } from './http/group-types.controller.js';
+import { ProjectCardsController, ProjectCreationController } from './http/project-cards.controller.js';
+import { UploadInterceptor } from './http/upload.interceptor.js';
+
+/**
+ * The composition layer (STYLE.md §2.4): the card as the API shows it, and
+ * every use case that spans card-hierarchy, fields and grouping, in the one
+ * lock order of application/lock-order.ts.
+ */
+@Module({
+  imports: [WorkspaceModule, CardHierarchyModule, FieldsModule, GroupingModule],
+  controllers: [
+    CardsController,
+    ProjectCardsController,
+    ProjectCreationController,
+    CardAttributesController,
+    CardMembershipsController,
+    GroupTypesController,
+  ],
+  providers: [
+    CardViewsService,
+    CreateCardsService,
+    RelocateCardService,
+    DeleteCardService,
+    GroupTypesWithFieldService,
+    CreateProjectService,
+    UploadInterceptor,
+    { provide: CardsApi, useClass: CardsApiImpl },
+  ],
+  exports: [CardsApi],
+})
+export class CardsModule {}

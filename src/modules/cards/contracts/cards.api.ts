@@ -1,0 +1,101 @@
+import type { Actor } from '../../../shared/domain/actor.js';
+import type { CardState } from '../../card-hierarchy/index.js';
+import type { GroupTypeInfo } from '../../grouping/index.js';
+import type { ProjectView } from '../../workspace/index.js';
+
+/** An entry of the card JSON's `groups`; `card_position` is the card's place in that group's column. */
+export interface CardGroupView {
+  id: number;
+  type_id: number;
+  title: string;
+  card_position: number;
+}
+
+/** The card JSON of DESIGN.md §4. */
+export interface CardView {
+  id: number;
+  ref: number;
+  project_id: number;
+  parent_id: number | null;
+  title: string;
+  state: CardState;
+  is_archived: boolean;
+  position: number;
+  depth: number;
+  model_id: number | null;
+  attributes: Record<string, unknown>;
+  groups: CardGroupView[];
+  created_at: string;
+  updated_at: string;
+}
+
+/** The group_type JSON of DESIGN.md §4 (`attribute_id`: its `group_type` field, owned by fields). */
+export interface GroupTypeView {
+  id: number;
+  project_id: number;
+  name: string;
+  one_group_per_card: boolean;
+  attribute_id: number;
+  created_at: string;
+}
+
+/** A group type with its `group_type` field. */
+export interface GroupTypeWithField extends GroupTypeInfo {
+  attributeId: number;
+}
+
+/** The body of POST /cards/{id}/children. */
+export interface CreateCardInput {
+  title: unknown;
+  /** Field name or id → value (DESIGN.md §5). */
+  attributes?: unknown;
+  /** A group the new card joins, last in its column. */
+  group_id?: unknown;
+}
+
+/** One card of a `createMany` batch, with the cards to create under it. */
+export interface NewCard {
+  title: string;
+  /** Field name or id → value, as on POST /cards/{id}/children. */
+  attributes?: Record<string, unknown>;
+  /** Groups the card joins, last in each column. */
+  groupIds?: number[];
+  children?: NewCard[];
+}
+
+/** A card created by `createMany`, in the shape of the request. */
+export interface CreatedCard {
+  id: number;
+  ref: number;
+  parentId: number;
+  children: CreatedCard[];
+}
+
+/**
+ * Public API of the cards module: the card as the API shows it, composed
+ * from card-hierarchy (tree), fields (values) and grouping (memberships).
+ * Every write is one unit of work that calls the lower modules in the lock
+ * order of `application/lock-order.ts`; a caller's open unit of work is joined.
+ */
+export abstract class CardsApi {
+  /** The card JSON of a card the caller may read (404 otherwise). */
+  abstract view(cardId: number, actor: Actor): Promise<CardView>;
+  /**
+   * The card JSON of many cards, in the order given (missing ones left out),
+   * in a fixed number of queries. No access check: for callers that checked
+   * (a listing, a search whose query only reaches the caller's projects).
+   */
+  abstract views(cardIds: number[]): Promise<CardView[]>;
+  /** POST /cards/{id}/children: a card with `attributes` and `group_id`. */
+  abstract create(parentId: number, input: CreateCardInput, actor: Actor): Promise<CardView>;
+  /**
+   * Creates cards (with their children) under a parent in one transaction:
+   * all or nothing. Values are parsed and files fetched before it opens.
+   * `system: true` records the stream entries as `log` (imports).
+   */
+  abstract createMany(parentId: number, cards: NewCard[], actor: Actor, options?: { system?: boolean }): Promise<CreatedCard[]>;
+  /** The project's group type of that name (any case) with its field, created (with its field) when there is none. */
+  abstract ensureGroupType(projectId: number, name: string, oneGroupPerCard: boolean, actor: Actor): Promise<GroupTypeWithField>;
+  /** A project with its top-level card, in one transaction. */
+  abstract createProject(organizationId: number, title: string, actor: Actor): Promise<ProjectView>;
+}

@@ -1,0 +1,40 @@
+import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import type { Actor } from '../../../shared/domain/actor.js';
+import { CurrentActor } from '../../../shared/http/actor.decorator.js';
+import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
+import { GroupingApi } from '../../grouping/index.js';
+import { CardViewsService } from '../application/card-views.service.js';
+import { AddToGroupDto, RemoveFromGroupDto, RemoveFromGroupTypeDto } from './dto/cards.dto.js';
+
+/** Card operations on memberships (grouping's use cases): each answers 200 with the whole card. */
+@ApiTags('grouping')
+@ApiSecurity('api_key')
+@Controller('cards')
+export class CardMembershipsController {
+  constructor(
+    private readonly grouping: GroupingApi,
+    private readonly views: CardViewsService,
+  ) {}
+
+  @Post(':id/add-to-group')
+  @HttpCode(200)
+  async addToGroup(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: AddToGroupDto) {
+    await this.grouping.addToGroup(id, dto, actor);
+    return this.views.one(id);
+  }
+
+  @Post(':id/remove-from-group')
+  @HttpCode(200)
+  async removeFromGroup(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: RemoveFromGroupDto) {
+    await this.grouping.removeFromGroup(id, dto, actor);
+    return this.views.one(id);
+  }
+
+  @Post(':id/remove-from-group-type')
+  @HttpCode(200)
+  async removeFromGroupType(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: RemoveFromGroupTypeDto) {
+    await this.grouping.removeFromGroupType(id, dto, actor);
+    return this.views.one(id);
+  }
+}

@@ -1,0 +1,80 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
+import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import type { Actor } from '../../../shared/domain/actor.js';
+import { CurrentActor } from '../../../shared/http/actor.decorator.js';
+import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
+import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
+import { CardHierarchyApi } from '../../card-hierarchy/index.js';
+import { CardViewsService } from '../application/card-views.service.js';
+import { CreateCardsService } from '../application/create-cards.service.js';
+import { DeleteCardService } from '../application/delete-card.service.js';
+import { RelocateCardService } from '../application/relocate-card.service.js';
+import { CreateCardDto, RelocateCardDto, SetStateDto, UpdateCardDto } from './dto/cards.dto.js';
+
+/** The card routes that answer with the card JSON; the tree-only use cases are card-hierarchy's. */
+@ApiTags('cards')
+@ApiSecurity('api_key')
+@Controller('cards')
+export class CardsController {
+  constructor(
+    private readonly hierarchy: CardHierarchyApi,
+    private readonly views: CardViewsService,
+    private readonly creation: CreateCardsService,
+    private readonly relocation: RelocateCardService,
+    private readonly deletion: DeleteCardService,
+  ) {}
+
+  @Get(':id')
+  async get(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
+    await this.hierarchy.requireCard(id, actor, 'read');
+    return this.views.one(id);
+  }
+
+  @Get(':id/children')
+  async children(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
+    return this.views.many(await this.hierarchy.children(id, actor));
+  }
+
+  @Post(':id/children')
+  create(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: CreateCardDto) {
+    return this.creation.create(id, dto, actor);
+  }
+
+  @Put(':id')
+  async update(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: UpdateCardDto) {
+    await this.hierarchy.update(id, dto, actor);
+    return this.views.one(id);
+  }
+
+  @Post(':id/state')
+  @HttpCode(200)
+  async setState(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: SetStateDto) {
+    await this.hierarchy.update(id, { state: dto.state }, actor);
+    return this.views.one(id);
+  }
+
+  @Post(':id/archive')
+  @HttpCode(200)
+  async archive(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
+    await this.hierarchy.setArchived(id, true, actor);
+    return this.views.one(id);
+  }
+
+  @Delete(':id/archive')
+  async restore(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
+    await this.hierarchy.setArchived(id, false, actor);
+    return this.views.one(id);
+  }
+
+  @DeletionRoute(':id', 'the card and its subtree are gone')
+  async delete(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
+    await this.deletion.delete(id, actor);
+    return deleted(id);
+  }
+
+  @Post(':id/relocate')
+  @HttpCode(200)
+  relocate(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: RelocateCardDto) {
+    return this.relocation.relocate(id, dto, actor);
+  }
+}

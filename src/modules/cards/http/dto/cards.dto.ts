@@ -1,0 +1,191 @@
+import { ApiProperty, ApiPropertyOptional, type SchemaObject } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import {
+  Allow,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+} from 'class-validator';
+import { CARD_STATES, type CardState } from '../../../card-hierarchy/index.js';
+
+// Form fields and query strings carry numbers as text (DESIGN.md §2): accept their decimal form.
+const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : value);
+
+const toBool = ({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value);
+
+const MAX_POSITION = 1_000_000_000;
+
+export class CreateCardDto {
+  @ApiProperty({ maxLength: 1024 })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(1024)
+  title: string;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'field name or id → value' })
+  @IsOptional()
+  @IsObject()
+  attributes?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ type: 'integer', description: 'group to put the new card in' })
+  @IsOptional()
+  @Allow()
+  group_id?: unknown;
+}
+
+export class UpdateCardDto {
+  @ApiPropertyOptional({ maxLength: 1024 })
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(1024)
+  title?: string;
+
+  @ApiPropertyOptional({ enum: CARD_STATES })
+  @IsOptional()
+  @IsIn(CARD_STATES as unknown as string[])
+  state?: CardState;
+}
+
+export class SetStateDto {
+  @ApiProperty({ enum: CARD_STATES })
+  @IsIn(CARD_STATES as unknown as string[])
+  state: CardState;
+}
+
+export class RelocateCardDto {
+  @ApiPropertyOptional({ type: 'integer', description: 'new parent; the current one keeps it' })
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  parent_id?: number;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 0 })
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(MAX_POSITION)
+  position?: number;
+
+  @ApiPropertyOptional({ type: 'integer', description: 'group (column) to move the card into' })
+  @IsOptional()
+  @Allow()
+  group_id?: unknown;
+}
+
+export class CardListQueryDto {
+  @ApiPropertyOptional() @IsOptional() @IsString() page?: string;
+  @ApiPropertyOptional() @IsOptional() @IsString() per_page?: string;
+  @ApiPropertyOptional({ enum: ['true', 'false'] }) @IsOptional() @IsString() with_archived?: string;
+  @ApiPropertyOptional({ enum: ['true', 'false'] }) @IsOptional() @IsString() only_ids?: string;
+  @ApiPropertyOptional({ description: 'filter expression (DESIGN.md §7)' }) @IsOptional() @IsString() filter?: string;
+}
+
+export class CreateProjectDto {
+  @ApiProperty({ maxLength: 1024 })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(1024)
+  title: string;
+}
+
+export class CreateGroupTypeDto {
+  @ApiProperty({ maxLength: 1024, description: 'also the name of the group_type field the type owns' })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(1024)
+  name: string;
+
+  @ApiPropertyOptional({ default: false, description: 'a card may be in one group of this type at most (columns)' })
+  @IsOptional()
+  @Transform(toBool)
+  @IsBoolean()
+  one_group_per_card?: boolean;
+}
+
+export class UpdateGroupTypeDto {
+  @ApiPropertyOptional({ maxLength: 1024 })
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(1024)
+  name?: string;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @Transform(toBool)
+  @IsBoolean()
+  one_group_per_card?: boolean;
+}
+
+export class AddToGroupDto {
+  @ApiProperty({ type: 'integer', description: 'a group scoped at one of the card’s ancestors' })
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  group_id: number;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'place in the group’s column; default last' })
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(MAX_POSITION)
+  position?: number;
+}
+
+export class RemoveFromGroupDto {
+  @ApiProperty({ type: 'integer' })
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  group_id: number;
+}
+
+export class RemoveFromGroupTypeDto {
+  @ApiProperty({ type: 'integer' })
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  type_id: number;
+}
+
+/** Schemas of the free-form bodies (checked by the service, not by class-validator). */
+export const VALUE_BODY_SCHEMA: SchemaObject = {
+  type: 'object',
+  properties: { value: { description: 'type per field type (see GET /attribute-types and DESIGN.md §5)' } },
+  required: ['value'],
+  example: { value: 3 },
+};
+
+export const ATTRIBUTES_BODY_SCHEMA: SchemaObject = {
+  type: 'object',
+  description:
+    '{"attributes": {<field name or id>: value, …}}, or the flat form {<field name>: value, …}. ' +
+    'Either every value is set or none.',
+  properties: { attributes: { type: 'object', additionalProperties: true } },
+  additionalProperties: true,
+  example: { attributes: { Estimate: 3, Owner: '@ann' } },
+};
+
+export const POP_BODY_SCHEMA: SchemaObject = {
+  type: 'object',
+  description: '{"value": v} removes v (a user id or @username, a card id, a file id); no body removes the last value',
+  properties: { value: {} },
+};
+
+export const MODEL_BODY_SCHEMA: SchemaObject = {
+  type: 'object',
+  properties: {
+    model_id: { type: 'integer', nullable: true, description: 'null, or no model_id at all (as the original allows), removes the model' },
+  },
+};
