@@ -69,7 +69,7 @@ export class CreateCardsService {
         options,
       );
       // 4. values
-      for (let i = 0; i < plan.length; i++) await this.fields.writeValues(created[i], prepared[i], actor);
+      for (let i = 0; i < plan.length; i++) await this.fields.writeValues(created[i], prepared[i], actor, options);
       return nest(plan, created, parentId);
     });
   }

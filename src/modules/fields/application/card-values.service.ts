@@ -150,14 +150,14 @@ export class CardValuesService {
   }
 
   /** Writes prepared values on a card in the caller's transaction; stored files go again if it rolls back. */
-  async write(card: CardSummary, prepared: PreparedValues, actor: Actor): Promise<void> {
+  async write(card: CardSummary, prepared: PreparedValues, actor: Actor, options: { system?: boolean } = {}): Promise<void> {
     if (!(prepared instanceof PreparedWrites) || prepared.projectId !== card.projectId) {
       throw new Error('writeValues takes what prepareValues returned for the card\'s project');
     }
     if (prepared.isEmpty) return;
     const written: string[] = [];
     this.uow.afterRollback(() => this.blobs.deleteNow(written));
-    await this.apply(card, prepared.writes, actor, written);
+    await this.apply(card, prepared.writes, actor, written, options);
   }
 
   private async run(
@@ -243,7 +243,7 @@ export class CardValuesService {
     return 'kind' in input ? this.fileInputs.prepare(field.name, input) : Promise.resolve(input);
   }
 
-  private async apply(card: TargetCard, writes: Write[], actor: Actor, written: string[]): Promise<void> {
+  private async apply(card: TargetCard, writes: Write[], actor: Actor, written: string[], options: { system?: boolean } = {}): Promise<void> {
     for (const w of writes) {
       if (!isFieldAvailable(w.field, card.modelId)) throw new FieldNotAvailableError(w.field.name, w.field.name);
     }
@@ -259,6 +259,7 @@ export class CardValuesService {
           cardId: card.id,
           projectId: card.projectId,
           actorId: actor.userId,
+          system: options.system,
           data: { attribute_id: w.field.id, attribute: w.field.name, type: w.field.type, operation: w.kind, from, to },
         }),
       );

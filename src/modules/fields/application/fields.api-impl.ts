@@ -38,8 +38,8 @@ export class FieldsApiImpl extends FieldsApi {
     return this.values.prepare(projectId, entries);
   }
 
-  writeValues(card: CardSummary, prepared: PreparedValues, actor: Actor): Promise<void> {
-    return this.values.write(card, prepared, actor);
+  writeValues(card: CardSummary, prepared: PreparedValues, actor: Actor, options?: { system?: boolean }): Promise<void> {
+    return this.values.write(card, prepared, actor, options);
   }
 
   setValues(cardId: number, body: unknown, actor: Actor): Promise<void> {

@@ -71,8 +71,11 @@ export abstract class FieldsApi {
    * nothing. Runs outside any transaction.
    */
   abstract prepareValues(projectId: number, entries: Array<{ attributes: unknown; property: string }>): Promise<PreparedValues[]>;
-  /** Writes prepared values on a card, in the caller's transaction (records `card.attribute_changed`). */
-  abstract writeValues(card: CardSummary, prepared: PreparedValues, actor: Actor): Promise<void>;
+  /**
+   * Writes prepared values on a card, in the caller's transaction (records
+   * `card.attribute_changed`; `system`: as a log entry, for imports).
+   */
+  abstract writeValues(card: CardSummary, prepared: PreparedValues, actor: Actor, options?: { system?: boolean }): Promise<void>;
   /** POST /cards/{id}/attributes: `{"attributes": {...}}` or a flat `{name: value}` object. */
   abstract setValues(cardId: number, body: unknown, actor: Actor): Promise<void>;
   /** POST /cards/{id}/attributes/{name_or_id}: `{"value": v}`, or an upload for a files field. */

@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { CardsApi } from '../../../src/modules/cards/index.js';
+import type { Actor } from '../../../src/shared/domain/actor.js';
+import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, groupingClient, type ProjectJson } from '../grouping/grouping-fixtures.js';
+
+/** CardsApi.createMany: what the importer builds on (cards with values, groups and children, all or nothing). */
+describe('CardsApi.createMany', () => {
+  let t: TestApp;
+  let api: CardsApi;
+  let ann: TestUser;
+  let actor: Actor;
+  let project: ProjectJson;
+  let c: ReturnType<typeof groupingClient>;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    api = t.app.get(CardsApi);
+    ann = await t.user();
+    actor = { userId: ann.id, username: ann.username, isAdmin: false, scopes: null };
+    c = groupingClient(t);
+    project = await c.project(ann, await c.team(ann));
+    await t.http.post(`${API}/projects/${project.id}/attributes`).set(as(ann)).send({ name: 'Estimate', type: 'number' }).expect(201);
+  });
+  afterAll(() => t.close());
+
+  it('creates cards with values, groups and children in one go, recorded as system work', async () => {
+    const type = await api.ensureGroupType(project.id, 'Context', false, actor);
+    const backend = await c.group(ann, project.top_level_card_id, type.id, 'Backend');
+    const frontend = await c.group(ann, project.top_level_card_id, type.id, 'Frontend');
+    const created = await api.createMany(
+      project.top_level_card_id,
+      [
+        { title: 'Row 1', attributes: { Estimate: '3' }, groupIds: [frontend.id, backend.id], children: [{ title: 'Sub 1' }] },
+        { title: 'Row 2', groupIds: [backend.id] },
+      ],
+      actor,
+      { system: true },
+    );
+    expect(created).toEqual([
+      { id: expect.any(Number), ref: 1, parentId: project.top_level_card_id, children: [{ id: expect.any(Number), ref: 2, parentId: created[0].id, children: [] }] },
+      { id: expect.any(Number), ref: 3, parentId: project.top_level_card_id, children: [] },
+    ]);
+    const row1 = await c.get(ann, created[0].id);
+    expect(row1.attributes).toEqual({ Estimate: 3, Context: [backend.id, frontend.id] });
+    expect(row1.groups.map((g) => g.id)).toEqual([backend.id, frontend.id]);
+    expect(await c.column(ann, project.id, backend.id)).toEqual([created[0].id, created[1].id]);
+    expect((await c.get(ann, created[0].children[0].id)).parent_id).toBe(created[0].id);
+    const kinds = new Set((await c.stream(ann, created[0].id)).map((e) => `${e.kind}:${e.action}`));
+    expect(kinds).toEqual(new Set(['log:card.created', 'log:card.group_changed', 'log:card.attribute_changed']));
+  });
+
+  it('writes nothing when one card of the batch is refused, and names it', async () => {
+    const before = (await c.allCards(ann, project.id)).length;
+    await expect(
+      api.createMany(project.top_level_card_id, [{ title: 'ok' }, { title: 'bad', children: [{ title: 'x', attributes: { Estimate: 'lots' } }] }], actor),
+    ).rejects.toMatchObject({ errors: [{ field: 'Estimate', message: 'expected a number' }] });
+    await expect(api.createMany(project.top_level_card_id, [{ title: 'ok' }, { title: 'bad', groupIds: [999_999] }], actor)).rejects.toMatchObject({
+      errors: [{ field: 'cards[1].group_ids' }],
+    });
+    expect((await c.allCards(ann, project.id)).length).toBe(before);
+  });
+});
