@@ -18,6 +18,15 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ MAX_UPLOAD_BYTES: '0' })).toThrow(/MAX_UPLOAD_BYTES/);
   });
 
+  it('reads the importer caps, each with a default and a range', () => {
+    expect(loadConfig({}).importLimits).toMatchObject({ maxRows: 200_000, maxColumns: 200, maxCellChars: 100_000 });
+    const c = loadConfig({ IMPORT_MAX_ROWS: '500000', IMPORT_ZIP_MAX_RATIO: '300', IMPORT_PARSE_TIMEOUT_MS: '5000' });
+    expect(c.importLimits).toMatchObject({ maxRows: 500_000, zipMaxRatio: 300, parseTimeoutMs: 5000 });
+    expect(() => loadConfig({ IMPORT_MAX_ROWS: 'many' })).toThrow(/IMPORT_MAX_ROWS/);
+    expect(() => loadConfig({ IMPORT_MAX_COLUMNS: '0' })).toThrow(/IMPORT_MAX_COLUMNS/);
+    expect(() => loadConfig({ IMPORT_WORKER_HEAP_MB: '8' })).toThrow(/IMPORT_WORKER_HEAP_MB/);
+  });
+
   it('reads a real server URL', () => {
     const c = loadConfig({ DATABASE_URL: 'postgres://u@localhost/db', PORT: '8080' });
     expect(c.embedded).toBe(false);

@@ -7,6 +7,34 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * Caps on spreadsheets given to the importer (DESIGN.md §8). Every one is an
+ * environment variable; docs/IMPORT.md says what each guards and how to raise it.
+ * The byte cap of the upload itself is MAX_UPLOAD_BYTES.
+ */
+export interface ImportLimits {
+  /** Rows of the sheet, header included (IMPORT_MAX_ROWS). */
+  maxRows: number;
+  /** Columns of the sheet (IMPORT_MAX_COLUMNS). */
+  maxColumns: number;
+  /** Characters in one cell (IMPORT_MAX_CELL_CHARS). */
+  maxCellChars: number;
+  /** Wall-clock time one XLSX/ODS parse may take (IMPORT_PARSE_TIMEOUT_MS). */
+  parseTimeoutMs: number;
+  /** Old-generation heap of the parsing worker, in MiB (IMPORT_WORKER_HEAP_MB). */
+  workerHeapMb: number;
+  /** Workers parsing at the same time; further parses wait (IMPORT_PARALLEL_PARSES). */
+  parallelParses: number;
+  /** Entries in the zip of an XLSX/ODS file (IMPORT_ZIP_MAX_ENTRIES). */
+  zipMaxEntries: number;
+  /** Decompressed bytes of one zip entry (IMPORT_ZIP_MAX_ENTRY_BYTES). */
+  zipMaxEntryBytes: number;
+  /** Decompressed bytes of all entries together (IMPORT_ZIP_MAX_TOTAL_BYTES). */
+  zipMaxTotalBytes: number;
+  /** Decompressed/compressed size of an entry of 1 MiB or more (IMPORT_ZIP_MAX_RATIO). */
+  zipMaxRatio: number;
+}
+
 /** Typed configuration, read once from the environment (DESIGN.md §1). */
 export class AppConfig {
   readonly port: number;
@@ -21,6 +49,7 @@ export class AppConfig {
   readonly migrationsRun: boolean;
   /** Requests per minute allowed for one credential. */
   readonly rateLimitPerMinute: number;
+  readonly importLimits: ImportLimits;
 
   constructor(values: Omit<AppConfig, never>) {
     Object.assign(this, values);
@@ -81,5 +110,23 @@ export function loadConfig(env: Env = process.env): AppConfig {
     fileUrlAllowPrivate: readBool(env, 'FILE_URL_ALLOW_PRIVATE', false),
     migrationsRun: readBool(env, 'MIGRATIONS_RUN', true),
     rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 6000, 1, 10_000_000),
+    importLimits: readImportLimits(env),
   } as AppConfig);
+}
+
+const MIB = 1024 * 1024;
+
+function readImportLimits(env: Env): ImportLimits {
+  return {
+    maxRows: readInt(env, 'IMPORT_MAX_ROWS', 200_000, 1, 10_000_000),
+    maxColumns: readInt(env, 'IMPORT_MAX_COLUMNS', 200, 1, 16_384),
+    maxCellChars: readInt(env, 'IMPORT_MAX_CELL_CHARS', 100_000, 1, 100_000_000),
+    parseTimeoutMs: readInt(env, 'IMPORT_PARSE_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    workerHeapMb: readInt(env, 'IMPORT_WORKER_HEAP_MB', 256, 16, 65_536),
+    parallelParses: readInt(env, 'IMPORT_PARALLEL_PARSES', 2, 1, 256),
+    zipMaxEntries: readInt(env, 'IMPORT_ZIP_MAX_ENTRIES', 1000, 1, 1_000_000),
+    zipMaxEntryBytes: readInt(env, 'IMPORT_ZIP_MAX_ENTRY_BYTES', 128 * MIB, 1, 2 ** 40),
+    zipMaxTotalBytes: readInt(env, 'IMPORT_ZIP_MAX_TOTAL_BYTES', 256 * MIB, 1, 2 ** 40),
+    zipMaxRatio: readInt(env, 'IMPORT_ZIP_MAX_RATIO', 100, 1, 1_000_000),
+  };
 }

@@ -1,6 +1,22 @@
 import { Module } from '@nestjs/common';
+import { AppConfig } from '../../config/app-config.js';
 import { CardsModule } from '../cards/index.js';
+import { DiscoverSpreadsheetService } from './application/discover-spreadsheet.service.js';
+import { UploadCleanup } from './application/upload-cleanup.service.js';
+import { SpreadsheetImportController, SpreadsheetUploadInterceptor } from './http/spreadsheet-import.controller.js';
+import { SheetSandbox } from './infrastructure/sheet-sandbox.js';
+import { UploadsRepository } from './infrastructure/uploads.repository.js';
 
-/** Shell: the import capability is built in its own issue. */
-@Module({ imports: [CardsModule] })
+/** The spreadsheet importer (DESIGN.md §8). */
+@Module({
+  imports: [CardsModule],
+  controllers: [SpreadsheetImportController],
+  providers: [
+    UploadsRepository,
+    UploadCleanup,
+    DiscoverSpreadsheetService,
+    SpreadsheetUploadInterceptor,
+    { provide: SheetSandbox, useFactory: (config: AppConfig) => new SheetSandbox(config.importLimits), inject: [AppConfig] },
+  ],
+})
 export class ImportModule {}

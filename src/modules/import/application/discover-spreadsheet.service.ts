@@ -1,0 +1,75 @@
+import { Injectable } from '@nestjs/common';
+import { AppConfig } from '../../../config/app-config.js';
+import type { Actor } from '../../../shared/domain/actor.js';
+import { invalidImportInput } from '../domain/import.errors.js';
+import { SheetSummary, trimRow, type DiscoveredField } from '../domain/sheet-summary.js';
+import { classifyZip, sniffContainer, type SpreadsheetFormat } from '../domain/spreadsheet-format.js';
+import { readCsv } from '../infrastructure/csv-reader.js';
+import { RowStoreWriter, type SheetRow } from '../infrastructure/row-store.js';
+import { SheetSandbox } from '../infrastructure/sheet-sandbox.js';
+import { UploadsRepository } from '../infrastructure/uploads.repository.js';
+import { prescanZip } from '../infrastructure/zip-prescan.js';
+
+/** The discover answer (DESIGN.md §8). */
+export interface DiscoverResult {
+  file_id: number;
+  format: SpreadsheetFormat;
+  rows: number;
+  fields: DiscoveredField[];
+}
+
+/** The uploaded part, as the upload interceptor leaves it on the request. */
+export interface SpreadsheetUpload {
+  buffer: Buffer;
+  originalname?: string;
+}
+
+/**
+ * Step 1 of an import: reads an untrusted spreadsheet safely (format by
+ * content, zip pre-scan, SheetJS in a sandbox or a streaming CSV parser, caps
+ * on everything), keeps its rows for 24 hours and describes its columns.
+ */
+@Injectable()
+export class DiscoverSpreadsheetService {
+  constructor(
+    private readonly config: AppConfig,
+    private readonly uploads: UploadsRepository,
+    private readonly sandbox: SheetSandbox,
+  ) {}
+
+  async discover(file: SpreadsheetUpload | undefined, actor: Actor): Promise<DiscoverResult> {
+    if (!file) throw invalidImportInput('file', 'send the spreadsheet as a multipart/form-data part named "file"');
+    const summary = new SheetSummary(this.config.importLimits);
+    const store = new RowStoreWriter();
+    const collect = (rows: SheetRow[]) => {
+      const trimmed = rows.map(trimRow);
+      for (const row of trimmed) summary.add(row);
+      store.push(trimmed);
+    };
+    const format = await this.read(file.buffer, collect);
+    const fields = summary.fields();
+    const id = await this.uploads.insert({
+      userId: actor.userId,
+      format,
+      fileName: (file.originalname ?? '').slice(0, 1024),
+      byteSize: file.buffer.length,
+      rowCount: summary.rowCount,
+      columnCount: summary.columnCount,
+      fields,
+      rowsGz: store.finish(),
+    });
+    return { file_id: id, format, rows: summary.rowCount, fields };
+  }
+
+  private async read(bytes: Buffer, collect: (rows: SheetRow[]) => void): Promise<SpreadsheetFormat> {
+    const container = sniffContainer(bytes);
+    if (container.kind === 'text') {
+      await readCsv(bytes.subarray(container.bomLength), container.encoding, this.config.importLimits.maxCellChars, collect);
+      return 'csv';
+    }
+    const listing = await prescanZip(bytes, this.config.importLimits);
+    const format = classifyZip(listing.entryNames, listing.mimetype);
+    await this.sandbox.parse(bytes, collect);
+    return format;
+  }
+}

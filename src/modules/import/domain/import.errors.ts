@@ -1,0 +1,54 @@
+import {
+  DomainError,
+  InvalidInputError,
+  PayloadTooLargeError,
+  UnsupportedMediaError,
+  type FieldProblem,
+} from '../../../shared/domain/domain-error.js';
+
+/** Not XLSX, CSV or ODS by its content (DESIGN.md §8): 415. */
+export class UnsupportedSpreadsheetError extends UnsupportedMediaError {
+  constructor(detail: string) {
+    super(`Unsupported spreadsheet format: ${detail}. Send an XLSX, CSV or ODS file`);
+  }
+}
+
+/** A cap of docs/IMPORT.md was passed (bytes, rows, columns, cell length, zip sizes): 413. */
+export class SpreadsheetTooLargeError extends PayloadTooLargeError {
+  constructor(detail: string, variable: string) {
+    super(`${detail} (limit set by ${variable})`, undefined, { limit: variable });
+  }
+}
+
+/** The file claims a supported format but cannot be read safely: corrupt, hostile or too slow to parse. */
+export class UnreadableSpreadsheetError extends DomainError {
+  readonly code = 'IMPORT.UNREADABLE_FILE';
+  readonly kind = 'invalid' as const;
+  constructor(detail: string) {
+    super(`The spreadsheet cannot be read: ${detail}`, [{ field: 'file', message: detail }]);
+  }
+}
+
+/** One problem of one row: `row` is the spreadsheet's 1-based row, `column` the mapping key. */
+export interface RowProblem extends FieldProblem {
+  row: number;
+  column: string;
+  message: string;
+}
+
+/** Some rows cannot be imported; nothing was written (DESIGN.md §8). */
+export class ImportRowsInvalidError extends DomainError {
+  readonly code = 'IMPORT.ROWS_INVALID';
+  readonly kind = 'invalid' as const;
+  constructor(problems: RowProblem[], total: number) {
+    const shown = problems.length < total ? ` (the first ${problems.length} are listed)` : '';
+    super(`${total} problem${total === 1 ? '' : 's'} in the spreadsheet's rows; nothing was imported${shown}`, problems, {
+      error_count: total,
+    });
+  }
+}
+
+/** A body property of the import request is wrong: 400 naming it. */
+export function invalidImportInput(field: string, message: string): InvalidInputError {
+  return new InvalidInputError(`${field}: ${message}`, [{ field, message }]);
+}

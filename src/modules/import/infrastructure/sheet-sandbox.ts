@@ -1,0 +1,147 @@
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import type { ImportLimits } from '../../../config/app-config.js';
+import { SpreadsheetTooLargeError, UnreadableSpreadsheetError } from '../domain/import.errors.js';
+import type { SheetRow } from './row-store.js';
+import { sheetWorkerMain, type SheetWorkerInput, type SheetWorkerMessage } from './sheet-worker.js';
+
+const WORKER_SOURCE = `(${sheetWorkerMain.toString()})();`;
+const BATCH_ROWS = 2000;
+const XLSX_PATH = createRequire(import.meta.url).resolve('xlsx');
+
+type SandboxLimits = Pick<ImportLimits, 'maxRows' | 'maxColumns' | 'parseTimeoutMs' | 'workerHeapMb' | 'parallelParses'>;
+
+/** Only arrays of strings cross back from the worker; anything else means it misbehaved. */
+function isRows(value: unknown): value is SheetRow[] {
+  return Array.isArray(value) && value.every((row) => Array.isArray(row) && row.every((cell) => typeof cell === 'string'));
+}
+
+/** A small counting semaphore: at most `size` workers parse at once, the others wait their turn. */
+class Slots {
+  private free: number;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(size: number) {
+    this.free = size;
+  }
+
+  async take(): Promise<() => void> {
+    if (this.free > 0) this.free--;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.free++;
+    };
+  }
+}
+
+/**
+ * Parses XLSX and ODS files with SheetJS in a fresh worker thread per file
+ * (DESIGN.md §8): a heap cap, a wall-clock timeout after which the worker is
+ * terminated (a regex stuck in catastrophic backtracking included), and no
+ * reuse, so whatever a hostile file did to the parser's isolate dies with it.
+ * The worker posts back batches of plain string rows.
+ */
+export class SheetSandbox {
+  private readonly slots: Slots;
+
+  constructor(
+    private readonly limits: SandboxLimits,
+    /** The parser module; tests substitute a misbehaving one to prove the isolation. */
+    private readonly parserPath = XLSX_PATH,
+  ) {
+    this.slots = new Slots(limits.parallelParses);
+  }
+
+  async parse(bytes: Buffer, onRows: (rows: SheetRow[]) => void): Promise<void> {
+    const release = await this.slots.take();
+    try {
+      await this.run(bytes, onRows);
+    } finally {
+      release();
+    }
+  }
+
+  private run(bytes: Buffer, onRows: (rows: SheetRow[]) => void): Promise<void> {
+    const input: SheetWorkerInput = {
+      bytes: new Uint8Array(bytes),
+      parserPath: this.parserPath,
+      maxRows: this.limits.maxRows,
+      maxColumns: this.limits.maxColumns,
+      batchRows: BATCH_ROWS,
+    };
+    const worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: input,
+      transferList: [input.bytes.buffer as ArrayBuffer],
+      resourceLimits: { maxOldGenerationSizeMb: this.limits.workerHeapMb, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 },
+      stdout: true,
+      stderr: true,
+      env: {},
+    });
+    // Whatever the parser prints is dropped rather than left to pile up.
+    worker.stdout.resume();
+    worker.stderr.resume();
+    return new Promise<void>((resolve, reject) => {
+      let settled = false;
+      const finish = (error?: unknown) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        void worker.terminate();
+        if (error) reject(error);
+        else resolve();
+      };
+      const timer = setTimeout(
+        () => finish(new UnreadableSpreadsheetError(`parsing took longer than ${this.limits.parseTimeoutMs} ms (IMPORT_PARSE_TIMEOUT_MS)`)),
+        this.limits.parseTimeoutMs,
+      );
+      worker.on('message', (message: SheetWorkerMessage) => {
+        try {
+          this.receive(message, onRows, finish);
+        } catch (error) {
+          finish(error);
+        }
+      });
+      worker.on('error', (error: Error & { code?: string }) => finish(this.workerError(error)));
+      worker.on('exit', () => finish(new UnreadableSpreadsheetError('the parser stopped before the end of the file')));
+    });
+  }
+
+  private receive(message: SheetWorkerMessage, onRows: (rows: SheetRow[]) => void, finish: (error?: unknown) => void): void {
+    switch (message?.type) {
+      case 'rows':
+        if (!isRows(message.rows)) return finish(new UnreadableSpreadsheetError('the parser returned something other than rows'));
+        return onRows(message.rows);
+      case 'done':
+        return finish();
+      case 'too_many':
+        return finish(
+          message.what === 'rows'
+            ? new SpreadsheetTooLargeError(`The spreadsheet has more than ${this.limits.maxRows} rows`, 'IMPORT_MAX_ROWS')
+            : new SpreadsheetTooLargeError(
+                `The spreadsheet has ${message.count} columns, more than ${this.limits.maxColumns}`,
+                'IMPORT_MAX_COLUMNS',
+              ),
+        );
+      case 'failed':
+        return finish(new UnreadableSpreadsheetError(`the parser rejected it (${message.message})`));
+      default:
+        return finish(new UnreadableSpreadsheetError('the parser sent an unexpected message'));
+    }
+  }
+
+  private workerError(error: Error & { code?: string }): Error {
+    if (error.code === 'ERR_WORKER_OUT_OF_MEMORY') {
+      return new SpreadsheetTooLargeError(
+        `Parsing the spreadsheet needs more than ${this.limits.workerHeapMb} MiB of memory`,
+        'IMPORT_WORKER_HEAP_MB',
+      );
+    }
+    return new UnreadableSpreadsheetError('the parser failed');
+  }
+}

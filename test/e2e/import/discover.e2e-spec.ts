@@ -1,0 +1,145 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API } from '../../support/workspace-client.js';
+import {
+  commentRegexBombXlsx,
+  giantFieldCsv,
+  prototypePollutionXlsx,
+  sheetFile,
+  writeZip,
+  zipBombXlsx,
+  zipEntries,
+  type SheetFormat,
+} from '../../support/spreadsheets.js';
+
+const DISCOVER = `${API}/importers/spreadsheet/discover`;
+/** Short enough to keep the suite quick; the default (30 s) is documented in docs/IMPORT.md. */
+const PARSE_TIMEOUT_MS = 4000;
+
+describe('POST /importers/spreadsheet/discover', () => {
+  let t: TestApp;
+  let alice: TestUser;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { IMPORT_PARSE_TIMEOUT_MS: String(PARSE_TIMEOUT_MS) } });
+    alice = await t.user();
+  });
+  afterAll(() => t.close());
+
+  const upload = (file: Buffer, name = 'sheet') => t.http.post(DISCOVER).set(as(alice)).attach('file', file, name);
+
+  const rows = [
+    ['Title', 'Estimate', 'Tags', ''],
+    ['Write docs', 3, 'docs, writing'],
+    ['Fix bug', 5, 'bug'],
+    ['Ship', '', 'release', 'extra'],
+  ];
+
+  it.each<SheetFormat>(['xlsx', 'csv', 'ods'])('reads a %s file by its content, whatever its name', async (format) => {
+    const res = await upload(sheetFile(rows, format), 'upload.bin').expect(201);
+    expect(res.body).toEqual({
+      file_id: expect.any(Number),
+      format,
+      rows: 4,
+      fields: [
+        { column: 0, name: 'Title', samples: ['Write docs', 'Fix bug', 'Ship'] },
+        { column: 1, name: 'Estimate', samples: ['3', '5'] },
+        { column: 2, name: 'Tags', samples: ['docs, writing', 'bug', 'release'] },
+        { column: 3, name: 'Column D', samples: ['extra'] },
+      ],
+    });
+  });
+
+  it('reads semicolon CSV, Windows-1252 text and a byte-order mark', async () => {
+    const semicolons = await upload(Buffer.from('\ufeffTitle;Note\nCafé;"a;b"\n')).expect(201);
+    expect(semicolons.body.fields).toEqual([
+      { column: 0, name: 'Title', samples: ['Café'] },
+      { column: 1, name: 'Note', samples: ['a;b'] },
+    ]);
+    const latin = await upload(Buffer.from('Title\nCaf\xe9\n', 'latin1')).expect(201);
+    expect(latin.body.fields[0].samples).toEqual(['Café']);
+  });
+
+  it('answers 415 for formats it does not take', async () => {
+    const png = Buffer.from('89504e470d0a1a0a0000000d4948445200000001', 'hex');
+    const notSheet = writeZip([{ name: 'readme.txt', data: Buffer.from('hello') }]);
+    const xls = Buffer.concat([Buffer.from('d0cf11e0a1b11ae1', 'hex'), Buffer.alloc(512)]);
+    for (const file of [png, notSheet, xls, Buffer.from('<html><table><tr><td>x</td></tr></table></html>')]) {
+      const res = await upload(file, 'data.csv').expect(415);
+      expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+      expect(res.body.detail).toMatch(/XLSX, CSV or ODS/);
+    }
+  });
+
+  it('needs the part "file"', async () => {
+    const res = await t.http.post(DISCOVER).set(as(alice)).attach('value', Buffer.from('a\n'), 'x.csv').expect(400);
+    expect(res.body.errors).toEqual([{ field: 'value', message: 'the file must be sent in a form part named "file"' }]);
+    const none = await t.http.post(DISCOVER).set(as(alice)).field('x', '1').expect(400);
+    expect(none.body.errors[0].field).toBe('file');
+  });
+
+  describe('hostile files', () => {
+    /** Sends `file` while pinging GET /me: the server must keep answering, and the file must be refused fast. */
+    async function refusedWhileServing(file: Buffer, status: number): Promise<Record<string, unknown>> {
+      const started = Date.now();
+      let pings = 0;
+      let slowestPing = 0;
+      let done = false;
+      const pinger = (async () => {
+        while (!done) {
+          const t0 = Date.now();
+          await t.http.get(`${API}/me`).set(as(alice)).expect(200);
+          slowestPing = Math.max(slowestPing, Date.now() - t0);
+          pings++;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      })();
+      const res = await upload(file, 'evil.xlsx');
+      done = true;
+      await pinger;
+      expect(res.status).toBe(status);
+      expect(Date.now() - started).toBeLessThan(PARSE_TIMEOUT_MS + 3000);
+      expect(slowestPing).toBeLessThan(1000);
+      expect(pings).toBeGreaterThan(0);
+      expect(({} as Record<string, unknown>).c).toBeUndefined();
+      expect(Object.getOwnPropertyNames(Object.prototype)).not.toContain('c');
+      return res.body;
+    }
+
+    it('refuses the prototype-pollution comment (CVE-2023-30533 shape) and leaves Object.prototype alone', async () => {
+      const body = await refusedWhileServing(prototypePollutionXlsx(), 400);
+      expect(body.type).toBe('IMPORT.UNREADABLE_FILE');
+      expect(body.detail).toMatch(/prototype/);
+    });
+
+    it('stops the comment-regex bomb in styles.xml (CVE-2024-22363 shape) at the parse timeout', async () => {
+      const file = commentRegexBombXlsx();
+      expect(file.length).toBeLessThan(64 * 1024);
+      const body = await refusedWhileServing(file, 400);
+      expect(body.detail).toMatch(/longer than 4000 ms/);
+    });
+
+    it('refuses a zip bomb before inflating it', async () => {
+      const body = await refusedWhileServing(zipBombXlsx(), 413);
+      expect(body.detail).toMatch(/times its compressed size/);
+      expect(body.limit).toBe('IMPORT_ZIP_MAX_RATIO');
+    });
+
+    it('refuses an entry that inflates past the size its headers declare', async () => {
+      const body = await refusedWhileServing(zipBombXlsx(64 * 1024 * 1024, 1000), 413);
+      expect(body.limit).toBe('IMPORT_ZIP_MAX_RATIO');
+    });
+
+    it('refuses a CSV with a giant field', async () => {
+      const body = await refusedWhileServing(giantFieldCsv(15 * 1024 * 1024), 413);
+      expect(body.limit).toBe('IMPORT_MAX_CELL_CHARS');
+    });
+
+    it('refuses a zip with too many entries', async () => {
+      const base = zipEntries(sheetFile([['Title']], 'xlsx'));
+      const padding = Array.from({ length: 1200 }, (_, i) => ({ name: `pad/${i}.xml`, data: Buffer.from('<x/>') }));
+      const res = await upload(writeZip([...base, ...padding])).expect(413);
+      expect(res.body.limit).toBe('IMPORT_ZIP_MAX_ENTRIES');
+    });
+  });
+});
