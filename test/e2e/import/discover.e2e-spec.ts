@@ -99,7 +99,8 @@ describe('POST /importers/spreadsheet/discover', () => {
       await pinger;
       expect(res.status).toBe(status);
       expect(Date.now() - started).toBeLessThan(PARSE_TIMEOUT_MS + 3000);
-      expect(slowestPing).toBeLessThan(1000);
+      // Generous: the suite shares two cores with other suites; a blocked event loop would show the whole parse time.
+      expect(slowestPing).toBeLessThan(2500);
       expect(pings).toBeGreaterThan(0);
       expect(({} as Record<string, unknown>).c).toBeUndefined();
       expect(Object.getOwnPropertyNames(Object.prototype)).not.toContain('c');

@@ -29,10 +29,10 @@ export class UnreadableSpreadsheetError extends DomainError {
   }
 }
 
-/** One problem of one row: `row` is the spreadsheet's 1-based row, `column` the mapping key. */
+/** One problem of one row: `row` is the spreadsheet's 1-based row, `column` the 0-based mapped column (the mapping key's number). */
 export interface RowProblem extends FieldProblem {
   row: number;
-  column: string;
+  column: number;
   message: string;
 }
 

@@ -1,0 +1,137 @@
+import { invalidImportInput } from './import.errors.js';
+
+/** Field types a cell can fill (`group_type` is a context by another name). */
+export const IMPORTABLE_TYPES = ['text', 'content', 'number', 'bool', 'date', 'time', 'group_type'] as const;
+export type ImportableType = (typeof IMPORTABLE_TYPES)[number];
+export type ScalarImportType = Exclude<ImportableType, 'group_type'>;
+
+/** What one mapped column feeds (the spec's mapping table). */
+export type ColumnSpec =
+  | { type: 'title' }
+  | { type: 'attribute'; attrType: ScalarImportType; name: string }
+  | { type: 'context'; name: string }
+  | { type: 'model' }
+  | { type: 'comment' }
+  | { type: 'children' }
+  | { type: 'ref' };
+
+export interface MappedColumn {
+  /** 0-based column: the mapping key as a number. */
+  column: number;
+  spec: ColumnSpec;
+}
+
+/** The mapping, validated against the discovered sheet; columns in ascending order. */
+export interface ImportMapping {
+  columns: MappedColumn[];
+  titleColumn: number;
+}
+
+/** How rows find the cards they update (`update_field`). */
+export type UpdateMatch =
+  | { kind: 'title'; column: number }
+  | { kind: 'ref'; column: number }
+  | { kind: 'attribute'; column: number; name: string };
+
+const MAPPING_TYPES = ['title', 'attribute', 'context', 'model', 'comment', 'children', 'ref'] as const;
+/** Types that may map at most one column. */
+const SINGLE = new Set(['title', 'model', 'ref']);
+const MAX_NAME = 1024;
+const KEY = /^(0|[1-9]\d{0,5})$/;
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function requireName(raw: Record<string, unknown>, at: string): string {
+  const name = raw.name;
+  if (typeof name !== 'string' || !name.trim()) throw invalidImportInput(`${at}.name`, 'is required: a non-empty string');
+  if (name.trim().length > MAX_NAME) throw invalidImportInput(`${at}.name`, `must be at most ${MAX_NAME} characters`);
+  return name.trim();
+}
+
+function onlyKeys(raw: Record<string, unknown>, allowed: string[], at: string): void {
+  const extra = Object.keys(raw).find((k) => !allowed.includes(k));
+  if (extra !== undefined) throw invalidImportInput(`${at}.${extra}`, `is not a key of a ${String(raw.type)} mapping`);
+}
+
+function parseSpec(raw: unknown, at: string): ColumnSpec {
+  if (!isObject(raw)) throw invalidImportInput(at, 'must be an object with a "type"');
+  const type = raw.type;
+  if (typeof type !== 'string' || !(MAPPING_TYPES as readonly string[]).includes(type)) {
+    throw invalidImportInput(`${at}.type`, `must be one of ${MAPPING_TYPES.join(', ')}`);
+  }
+  if (type === 'attribute') {
+    onlyKeys(raw, ['type', 'attr_type', 'name'], at);
+    const attrType = raw.attr_type;
+    if (typeof attrType !== 'string' || !(IMPORTABLE_TYPES as readonly string[]).includes(attrType)) {
+      throw invalidImportInput(`${at}.attr_type`, `must be one of ${IMPORTABLE_TYPES.join(', ')} (other field types cannot be filled from a spreadsheet)`);
+    }
+    const name = requireName(raw, at);
+    // A group_type field is the field of a group type: the same thing as a context.
+    return attrType === 'group_type' ? { type: 'context', name } : { type: 'attribute', attrType: attrType as ScalarImportType, name };
+  }
+  if (type === 'context') {
+    onlyKeys(raw, ['type', 'name'], at);
+    return { type, name: requireName(raw, at) };
+  }
+  onlyKeys(raw, ['type'], at);
+  return { type } as ColumnSpec;
+}
+
+/** Names given to attributes and contexts must not collide: a context is a group type with a field of its name. */
+function checkNames(columns: MappedColumn[]): void {
+  const seen = new Map<string, number>();
+  for (const { column, spec } of columns) {
+    if (spec.type !== 'attribute' && spec.type !== 'context') continue;
+    const key = spec.name.toLowerCase();
+    const other = seen.get(key);
+    if (other !== undefined) throw invalidImportInput(`mapping.${column}.name`, `"${spec.name}" is mapped from column ${other} already`);
+    seen.set(key, column);
+  }
+}
+
+/**
+ * Validates the spec's mapping object against the discovered sheet: keys are
+ * canonical column numbers within the sheet, each value a known type with its
+ * keys, exactly one title, at most one model and one ref column, and
+ * attribute and context names unique (case-insensitively).
+ */
+export function parseMapping(raw: unknown, columnCount: number): ImportMapping {
+  if (!isObject(raw)) throw invalidImportInput('mapping', 'is required: an object keyed by column number');
+  const columns: MappedColumn[] = [];
+  for (const [key, value] of Object.entries(raw)) {
+    if (!KEY.test(key)) throw invalidImportInput(`mapping.${key}`, 'keys are column numbers: "0" is the first column');
+    const column = Number(key);
+    if (column >= columnCount) {
+      throw invalidImportInput(`mapping.${key}`, `the spreadsheet has no column ${key} (it has ${columnCount})`);
+    }
+    columns.push({ column, spec: parseSpec(value, `mapping.${key}`) });
+  }
+  columns.sort((a, b) => a.column - b.column);
+  for (const type of SINGLE) {
+    const found = columns.filter((c) => c.spec.type === type);
+    if (found.length > 1) throw invalidImportInput(`mapping.${found[1].column}`, `only one column may be mapped to ${type}`);
+  }
+  const title = columns.find((c) => c.spec.type === 'title');
+  if (!title) throw invalidImportInput('mapping', 'a column must be mapped to the card title ({"type": "title"})');
+  checkNames(columns);
+  return { columns, titleColumn: title.column };
+}
+
+/** `update_field`: `title`, `ref`, or the name of a mapped attribute (DESIGN.md §8). */
+export function parseUpdateField(raw: unknown, mapping: ImportMapping): UpdateMatch | null {
+  if (raw === undefined || raw === null || raw === '') return null;
+  if (typeof raw !== 'string') throw invalidImportInput('update_field', 'must be "title", "ref" or a mapped attribute name');
+  if (raw === 'title') return { kind: 'title', column: mapping.titleColumn };
+  if (raw === 'ref') {
+    const ref = mapping.columns.find((c) => c.spec.type === 'ref');
+    if (!ref) throw invalidImportInput('update_field', 'matching by ref needs a column mapped to ref');
+    return { kind: 'ref', column: ref.column };
+  }
+  const attribute = mapping.columns.find((c) => c.spec.type === 'attribute' && c.spec.name.toLowerCase() === raw.trim().toLowerCase());
+  if (!attribute || attribute.spec.type !== 'attribute') {
+    throw invalidImportInput('update_field', `"${raw.slice(0, 100)}" is neither title, ref nor a mapped attribute`);
+  }
+  return { kind: 'attribute', column: attribute.column, name: attribute.spec.name };
+}

@@ -1,0 +1,152 @@
+import { describe, expect, it } from '@jest/globals';
+import { parseMapping, parseUpdateField } from './import-mapping.js';
+import { MAX_LISTED_PROBLEMS, RowChecker, type RowCheckContext, type RowPlan, type TargetField } from './row-checker.js';
+
+/** A stand-in for the fields module's rules: numbers must be numeric, everything else passes. */
+function parseValue(field: TargetField, text: string) {
+  if (field.type !== 'number') return { ok: true as const, value: text };
+  return Number.isFinite(Number(text)) ? { ok: true as const, value: Number(text) } : { ok: false as const, message: `${field.name}: expected a number` };
+}
+
+function checker(rawMapping: Record<string, unknown>, options: { updateField?: string; updateOnly?: boolean } = {}) {
+  const mapping = parseMapping(rawMapping, 6);
+  const fields = new Map<number, TargetField>();
+  for (const { column, spec } of mapping.columns) {
+    if (spec.type === 'attribute') fields.set(column, { name: spec.name, type: spec.attrType, options: {} });
+  }
+  const ctx: RowCheckContext = {
+    mapping,
+    fields,
+    match: parseUpdateField(options.updateField, mapping),
+    updateOnly: options.updateOnly ?? false,
+    parseValue,
+    modelIdByName: (name) => (name.toLowerCase() === 'bug' ? 7 : undefined),
+  };
+  return new RowChecker(ctx);
+}
+
+const everyType = {
+  '0': { type: 'title' },
+  '1': { type: 'attribute', attr_type: 'number', name: 'Estimate' },
+  '2': { type: 'context', name: 'Labels' },
+  '3': { type: 'model' },
+  '4': { type: 'children' },
+  '5': { type: 'ref' },
+};
+
+describe('RowChecker.check', () => {
+  it('turns every mapping type into a plan', () => {
+    const plan = checker({ ...everyType, '5': { type: 'comment' } }).check(
+      [' Write docs ', '3', 'docs, writing\nurgent, docs', 'Bug', 'outline\r\n\r\ndraft', 'first pass'],
+      2,
+    );
+    expect(plan).toEqual({
+      row: 2,
+      action: 'create',
+      cardId: null,
+      title: 'Write docs',
+      ref: undefined,
+      values: [{ column: 1, value: 3 }],
+      groups: [{ column: 2, titles: ['docs', 'writing', 'urgent'] }],
+      modelId: 7,
+      comments: ['first pass'],
+      children: ['outline', 'draft'],
+    });
+  });
+
+  it('reads refs as 5 or #5', () => {
+    const c = checker(everyType);
+    expect(c.check(['a', '', '', '', '', '#12'], 2)).toMatchObject({ ref: 12 });
+    expect(c.check(['a', '', '', '', '', '5'], 3)).toMatchObject({ ref: 5 });
+    expect(c.check(['a', '', '', '', '', 'five'], 4)).toBe('invalid');
+  });
+
+  it('skips blank rows and lists each problem with its row and column', () => {
+    const c = checker(everyType);
+    expect(c.check(['', '', '', '', '', ''], 2)).toBe('skip');
+    expect(c.check(['', '3'], 3)).toBe('invalid');
+    expect(c.check(['ok', 'three', '', 'Feature'], 4)).toBe('invalid');
+    expect(c.check(['x'.repeat(1025)], 5)).toBe('invalid');
+    expect(c.problems).toEqual([
+      { row: 3, column: 0, message: 'the title is empty' },
+      { row: 4, column: 1, message: 'Estimate: expected a number' },
+      { row: 4, column: 3, message: 'the project has no model named "Feature"' },
+      { row: 5, column: 0, message: 'the title is longer than 1024 characters' },
+    ]);
+    expect(c.problemCount).toBe(4);
+  });
+
+  it('lists at most a hundred problems but counts them all', () => {
+    const c = checker(everyType);
+    for (let row = 1; row <= 250; row++) c.check(['', 'x'], row);
+    expect(c.problems).toHaveLength(MAX_LISTED_PROBLEMS);
+    expect(c.problemCount).toBe(500);
+  });
+});
+
+describe('RowChecker matching', () => {
+  const plan = (c: RowChecker, cells: string[], row: number) => c.check(cells, row) as RowPlan;
+
+  it('matches by title, ref or a mapped attribute', () => {
+    const byTitle = checker(everyType, { updateField: 'title' });
+    expect(byTitle.matchKey(plan(byTitle, ['Ship'], 2))).toEqual({ kind: 'title', title: 'Ship' });
+    const byRef = checker(everyType, { updateField: 'ref' });
+    expect(byRef.matchKey(plan(byRef, ['Ship', '', '', '', '', '#4'], 2))).toEqual({ kind: 'ref', ref: 4 });
+    expect(byRef.matchKey(plan(byRef, ['Ship'], 3))).toBeNull();
+    const byAttribute = checker(everyType, { updateField: 'estimate' });
+    expect(byAttribute.matchKey(plan(byAttribute, ['Ship', '8'], 2))).toEqual({ kind: 'attribute', value: 8 });
+  });
+
+  it('updates the one card found, creates or skips when none, refuses several or a card matched twice', () => {
+    const c = checker(everyType, { updateField: 'title' });
+    expect(c.resolveMatch(plan(c, ['A'], 2), [41])).toMatchObject({ action: 'update', cardId: 41 });
+    expect(c.resolveMatch(plan(c, ['B'], 3), [])).toMatchObject({ action: 'create', cardId: null });
+    expect(c.resolveMatch(plan(c, ['C'], 4), [1, 2])).toBe('invalid');
+    expect(c.resolveMatch(plan(c, ['A'], 5), [41])).toBe('invalid');
+    expect(c.problems).toEqual([
+      { row: 4, column: 0, message: 'matches 2 cards; update_field must single out one card' },
+      { row: 5, column: 0, message: 'matches the same card as row 2' },
+    ]);
+    const only = checker(everyType, { updateField: 'title', updateOnly: true });
+    expect(only.resolveMatch(plan(only, ['B'], 3), [])).toBe('skip');
+  });
+});
+
+describe('parseMapping', () => {
+  const bad = (mapping: unknown, columns = 6) => {
+    try {
+      parseMapping(mapping, columns);
+    } catch (error) {
+      return (error as { errors: Array<{ field: string; message: string }> }).errors[0];
+    }
+    throw new Error('accepted');
+  };
+
+  it('names what is wrong', () => {
+    expect(bad(null).field).toBe('mapping');
+    expect(bad({ '1': { type: 'comment' } })).toEqual({ field: 'mapping', message: expect.stringMatching(/title/) });
+    expect(bad({ '0': { type: 'title' }, '01': { type: 'comment' } }).field).toBe('mapping.01');
+    expect(bad({ '0': { type: 'title' }, '9': { type: 'comment' } })).toEqual({ field: 'mapping.9', message: 'the spreadsheet has no column 9 (it has 6)' });
+    expect(bad({ '0': { type: 'title' }, '1': { type: 'title' } }).field).toBe('mapping.1');
+    expect(bad({ '0': { type: 'title' }, '1': { type: 'colour' } }).field).toBe('mapping.1.type');
+    expect(bad({ '0': { type: 'title' }, '1': { type: 'attribute', name: 'X', attr_type: 'files' } }).field).toBe('mapping.1.attr_type');
+    expect(bad({ '0': { type: 'title' }, '1': { type: 'attribute', attr_type: 'text' } }).field).toBe('mapping.1.name');
+    expect(bad({ '0': { type: 'title', name: 'x' } }).field).toBe('mapping.0.name');
+    expect(bad({ '0': { type: 'title' }, '1': { type: 'context', name: 'Tags' }, '2': { type: 'attribute', attr_type: 'text', name: 'tags' } }).field).toBe(
+      'mapping.2.name',
+    );
+  });
+
+  it('takes a group_type attribute as a context', () => {
+    const m = parseMapping({ '0': { type: 'title' }, '1': { type: 'attribute', attr_type: 'group_type', name: 'Status' } }, 2);
+    expect(m.columns[1]).toEqual({ column: 1, spec: { type: 'context', name: 'Status' } });
+  });
+
+  it('update_field must be title, ref with a ref column, or a mapped attribute', () => {
+    const m = parseMapping({ '0': { type: 'title' }, '1': { type: 'attribute', attr_type: 'text', name: 'Key' } }, 2);
+    expect(parseUpdateField(undefined, m)).toBeNull();
+    expect(parseUpdateField('KEY', m)).toEqual({ kind: 'attribute', column: 1, name: 'Key' });
+    expect(() => parseUpdateField('ref', m)).toThrow(/a column mapped to ref/);
+    expect(() => parseUpdateField('Owner', m)).toThrow(/update_field/);
+  });
+});

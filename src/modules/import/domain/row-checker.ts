@@ -1,0 +1,203 @@
+import type { RowProblem } from './import.errors.js';
+import type { ImportMapping, ScalarImportType, UpdateMatch } from './import-mapping.js';
+
+/** A project field that an attribute column fills (found in the project, or to be created). */
+export interface TargetField {
+  name: string;
+  type: ScalarImportType;
+  options: { time?: boolean; period?: boolean };
+}
+
+export type ParsedCell = { ok: true; value: unknown } | { ok: false; message: string };
+
+/** What a row is matched on, as `update_field` says. */
+export type MatchKey = { kind: 'title'; title: string } | { kind: 'ref'; ref: number } | { kind: 'attribute'; value: unknown };
+
+/** What the checker needs to know about the target project; the application layer reads it in bulk. */
+export interface RowCheckContext {
+  mapping: ImportMapping;
+  /** The field each attribute column fills, by column. */
+  fields: Map<number, TargetField>;
+  match: UpdateMatch | null;
+  updateOnly: boolean;
+  /** The fields module's value rules, applied to one cell. */
+  parseValue(field: TargetField, text: string): ParsedCell;
+  /** A model of the project by name (any case). */
+  modelIdByName(name: string): number | undefined;
+}
+
+/** One row that passed every check: what the import will do with it. */
+export interface RowPlan {
+  row: number;
+  action: 'create' | 'update';
+  /** The matched card, for updates. */
+  cardId: number | null;
+  title: string;
+  /** The ref cell's number, when a ref column is mapped and filled. */
+  ref: number | undefined;
+  values: Array<{ column: number; value: unknown }>;
+  groups: Array<{ column: number; titles: string[] }>;
+  /** The model to set; undefined when no model column is mapped or its cell is empty. */
+  modelId: number | undefined;
+  comments: string[];
+  children: string[];
+}
+
+export type RowOutcome = RowPlan | 'skip' | 'invalid';
+
+/** How many problems the 400 lists; `error_count` says how many there were. */
+export const MAX_LISTED_PROBLEMS = 100;
+const MAX_TITLE = 1024;
+const REF = /^#?\s*(\d{1,9})$/;
+const LINE_BREAKS = /\r\n|\r|\n/;
+const CONTEXT_SEPARATORS = /\r\n|\r|\n|,/;
+
+function splitCell(text: string, separators: RegExp): string[] {
+  return text
+    .split(separators)
+    .map((part) => part.trim())
+    .filter(Boolean);
+}
+
+/** Case-insensitively distinct, first spelling kept. */
+function distinct(values: string[]): string[] {
+  const seen = new Set<string>();
+  return values.filter((v) => !seen.has(v.toLowerCase()) && seen.add(v.toLowerCase()));
+}
+
+/**
+ * Checks the rows of an import one by one (DESIGN.md §8): pure, so the
+ * import can run it over a stream of rows, once to check all of them before
+ * anything is written and once more, identically, while writing. Problems
+ * name the spreadsheet's 1-based row and the 0-based mapped column.
+ *
+ * Matching is two steps, so that the caller can look the keys of a whole
+ * batch of rows up at once: `check` gives a row's plan, `matchKey` what to
+ * look it up by, and `resolveMatch` applies the rules to the cards found.
+ */
+export class RowChecker {
+  private readonly listed: RowProblem[] = [];
+  private total = 0;
+  /** Cards matched so far, with the row that matched each: two rows may not update one card. */
+  private readonly matched = new Map<number, number>();
+  private rowProblems = 0;
+
+  constructor(private readonly ctx: RowCheckContext) {}
+
+  get problems(): RowProblem[] {
+    return this.listed;
+  }
+
+  get problemCount(): number {
+    return this.total;
+  }
+
+  /** A row's plan, before matching: every action is still `create`. */
+  check(cells: string[], row: number): RowOutcome {
+    const cell = (column: number) => (cells[column] ?? '').trim();
+    if (this.ctx.mapping.columns.every(({ column }) => cell(column) === '')) return 'skip';
+    this.rowProblems = 0;
+    const report = (column: number, message: string) => this.report(row, column, message);
+    const plan: RowPlan = {
+      row,
+      action: 'create',
+      cardId: null,
+      title: this.title(cell(this.ctx.mapping.titleColumn), this.ctx.mapping.titleColumn, report),
+      ref: undefined,
+      values: [],
+      groups: [],
+      modelId: undefined,
+      comments: [],
+      children: [],
+    };
+    for (const { column, spec } of this.ctx.mapping.columns) {
+      const text = cell(column);
+      if (!text) continue;
+      switch (spec.type) {
+        case 'attribute':
+          this.value(column, text, plan, report);
+          break;
+        case 'context':
+          plan.groups.push({ column, titles: this.titles(distinct(splitCell(text, CONTEXT_SEPARATORS)), column, report) });
+          break;
+        case 'model':
+          plan.modelId = this.model(text, column, report);
+          break;
+        case 'comment':
+          plan.comments.push(text);
+          break;
+        case 'children':
+          plan.children.push(...this.titles(splitCell(text, LINE_BREAKS), column, report));
+          break;
+        case 'ref':
+          plan.ref = this.ref(text, column, report);
+          break;
+      }
+    }
+    return this.rowProblems ? 'invalid' : plan;
+  }
+
+  private report(row: number, column: number, message: string): void {
+    this.rowProblems++;
+    this.total++;
+    if (this.listed.length < MAX_LISTED_PROBLEMS) this.listed.push({ row, column, message });
+  }
+
+  private title(text: string, column: number, report: (column: number, message: string) => void): string {
+    if (!text) report(column, 'the title is empty');
+    else if (text.length > MAX_TITLE) report(column, `the title is longer than ${MAX_TITLE} characters`);
+    return text;
+  }
+
+  private titles(titles: string[], column: number, report: (column: number, message: string) => void): string[] {
+    for (const t of titles) if (t.length > MAX_TITLE) report(column, `"${t.slice(0, 40)}…" is longer than ${MAX_TITLE} characters`);
+    return titles;
+  }
+
+  private value(column: number, text: string, plan: RowPlan, report: (column: number, message: string) => void): void {
+    const field = this.ctx.fields.get(column)!;
+    const parsed = this.ctx.parseValue(field, text);
+    if (parsed.ok) plan.values.push({ column, value: parsed.value });
+    else report(column, parsed.message);
+  }
+
+  private model(text: string, column: number, report: (column: number, message: string) => void): number | undefined {
+    const id = this.ctx.modelIdByName(text);
+    if (id === undefined) report(column, `the project has no model named "${text.slice(0, 100)}"`);
+    return id;
+  }
+
+  private ref(text: string, column: number, report: (column: number, message: string) => void): number | undefined {
+    const m = REF.exec(text);
+    if (!m) report(column, 'a ref is a card number such as 5 or #5');
+    return m ? Number(m[1]) : undefined;
+  }
+
+  /** What the row is looked up by; null when it has no key (an empty ref or attribute cell matches nothing). */
+  matchKey(plan: RowPlan): MatchKey | null {
+    const match = this.ctx.match;
+    if (!match) return null;
+    if (match.kind === 'title') return { kind: 'title', title: plan.title };
+    if (match.kind === 'ref') return plan.ref === undefined ? null : { kind: 'ref', ref: plan.ref };
+    const value = plan.values.find((v) => v.column === match.column);
+    return value ? { kind: 'attribute', value: value.value } : null;
+  }
+
+  /** Applies `update_field` and `update_only` given the ids of the cards that `matchKey(plan)` matched. */
+  resolveMatch(plan: RowPlan, ids: number[]): RowOutcome {
+    const match = this.ctx.match;
+    if (!match) return plan;
+    if (ids.length > 1) {
+      this.report(plan.row, match.column, `matches ${ids.length} cards; update_field must single out one card`);
+      return 'invalid';
+    }
+    if (ids.length === 0) return this.ctx.updateOnly ? 'skip' : plan;
+    const earlier = this.matched.get(ids[0]);
+    if (earlier !== undefined && earlier !== plan.row) {
+      this.report(plan.row, match.column, `matches the same card as row ${earlier}`);
+      return 'invalid';
+    }
+    this.matched.set(ids[0], plan.row);
+    return { ...plan, action: 'update', cardId: ids[0] };
+  }
+}
