@@ -7,6 +7,7 @@ import { CardsTeamCardsIndex1763769600500 } from './1763769600500-cards-team-car
 import { LinksOneOwnerBackfill1763800000000 } from './1763800000000-links-one-owner-backfill.js';
 import { CardsCountersDropTopLevelCard1763800000100 } from './1763800000100-cards-counters-drop-top-level-card.js';
 import { GroupingDropGroupTypeAttribute1763800000200 } from './1763800000200-grouping-drop-group-type-attribute.js';
+import { IdentityRateLimits1763810000000 } from './1763810000000-identity-rate-limits.js';
 import { ImporterUploads1763850000000 } from './1763850000000-importer-uploads.js';
 
 /** Every migration, in order. Listed explicitly so ESM builds, the CLI and tests load the same set. */
@@ -20,5 +21,6 @@ export const MIGRATIONS = [
   LinksOneOwnerBackfill1763800000000,
   CardsCountersDropTopLevelCard1763800000100,
   GroupingDropGroupTypeAttribute1763800000200,
+  IdentityRateLimits1763810000000,
   ImporterUploads1763850000000,
 ];

@@ -1,10 +1,15 @@
-import { Logger, type INestApplication, type LoggerService } from '@nestjs/common';
+import type { INestApplication, LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import express, { type NextFunction, type Request, type Response } from 'express';
+import type { Logger as PinoLogger } from 'pino';
+import { DataSource } from 'typeorm';
 import type { AppConfig } from './config/app-config.js';
 import { AppModule, type AppModuleOptions } from './app.module.js';
+import { createRootLogger, PinoNestLogger, requestLogging } from './observability/logging.js';
+import { Metrics, type PoolStats } from './observability/metrics.js';
+import { closeConnectionsWhileDraining, DrainState } from './shared/http/draining.js';
 import { documentPagination, PAGE_LINK_SETTING, type PageLinkSetting } from './shared/http/pagination.js';
 import { answerClientErrors, limitParsedBodies, refuseDeepJson } from './shared/http/body-limits.js';
 import { ProblemDetailsFilter } from './shared/http/problem-details.filter.js';
@@ -18,20 +23,34 @@ export const API_PREFIX = 'api/1.0';
 export const JSON_LIMIT_BYTES = 1024 * 1024;
 
 export interface CreateAppOptions extends AppModuleOptions {
+  /** Nest's own messages; the JSON logger by default, `false` for none. */
   logger?: LoggerService | false;
+  /** The JSON logger of requests; one at LOG_LEVEL by default. */
+  rootLogger?: PinoLogger;
+  /** When given, every request is measured into it (METRICS_PORT serves it). */
+  metrics?: Metrics;
 }
 
 /** Builds the whole HTTP app as production runs it; tests use the same function. */
 export async function createApp(config: AppConfig, options: CreateAppOptions = {}): Promise<INestApplication> {
+  const root = options.rootLogger ?? createRootLogger(config.logLevel);
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, options), {
     bodyParser: false,
-    logger: options.logger ?? new Logger(),
+    logger: options.logger ?? new PinoNestLogger(root),
   });
-  configureApp(app, config);
+  configureApp(app, config, { root, metrics: options.metrics });
   return app;
 }
 
-export function configureApp(app: NestExpressApplication, config: AppConfig): void {
+export function configureApp(app: NestExpressApplication, config: AppConfig, observe: { root: PinoLogger; metrics?: Metrics }): void {
+  // First: every request gets its id, its log line and (when on) its metrics,
+  // whatever answers it; while draining, every answer closes its connection.
+  app.use(requestLogging(observe.root));
+  if (observe.metrics) {
+    app.use(observe.metrics.middleware());
+    observe.metrics.watchPool(() => poolStats(app.get(DataSource)));
+  }
+  app.use(closeConnectionsWhileDraining(app.get(DrainState)));
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
   app.set('query parser', 'simple');
@@ -71,4 +90,11 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   documentPagination(document);
   const server = app.getHttpAdapter().getInstance() as express.Express;
   server.get(`/${API_PREFIX}/spec.json`, (_req, res) => void res.json(document));
+}
+
+/** Pool counts of the PostgreSQL driver; undefined on the embedded database (one connection, no pool). */
+function poolStats(dataSource: DataSource): PoolStats | undefined {
+  const pool = (dataSource.driver as { master?: Partial<PoolStats> }).master;
+  if (typeof pool?.totalCount !== 'number') return undefined;
+  return { totalCount: pool.totalCount, idleCount: pool.idleCount ?? 0, waitingCount: pool.waitingCount ?? 0 };
 }

@@ -3,16 +3,20 @@ import { ApiTags } from '@nestjs/swagger';
 import { DataSource } from 'typeorm';
 import { DomainError } from './shared/domain/domain-error.js';
 import { Public } from './shared/http/actor.decorator.js';
+import { DrainState } from './shared/http/draining.js';
 
 class NotReadyError extends DomainError {
   readonly code = 'SERVICE.NOT_READY';
-  readonly kind = 'conflict' as const;
+  readonly kind = 'unavailable' as const;
 }
 
 @ApiTags('health')
 @Controller()
 export class HealthController {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly drain: DrainState,
+  ) {}
 
   /** Liveness: the process answers. */
   @Public()
@@ -21,10 +25,11 @@ export class HealthController {
     return { status: 'ok' };
   }
 
-  /** Readiness: the database answers. */
+  /** Readiness: not draining after SIGTERM, and the database answers; 503 otherwise. */
   @Public()
   @Get('ready')
   async ready() {
+    if (this.drain.draining) throw new NotReadyError('The server is shutting down');
     try {
       await this.dataSource.query('SELECT 1');
     } catch {

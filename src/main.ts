@@ -1,31 +1,36 @@
 import 'reflect-metadata';
-import { Logger } from '@nestjs/common';
 import { ConfigError, loadConfig } from './config/app-config.js';
 import { claimEmbedded } from './database/embedded-lock.js';
 import { createApp } from './app.factory.js';
+import { drainAndExit } from './lifecycle/graceful-shutdown.js';
+import { createRootLogger, PinoNestLogger } from './observability/logging.js';
+import { Metrics } from './observability/metrics.js';
 
 async function bootstrap(): Promise<void> {
   const config = loadConfig();
   const release = config.embedded ? claimEmbedded(config.dataDir) : () => undefined;
   process.once('exit', release);
-  const app = await createApp(config);
+  const root = createRootLogger(config.logLevel);
+  const logger = new PinoNestLogger(root);
+  const metrics = config.metricsPort !== undefined ? new Metrics() : undefined;
+  const app = await createApp(config, { rootLogger: root, logger, metrics });
   await app.listen(config.port, config.host);
-  // Graceful shutdown: stop accepting, finish in-flight requests, close the
-  // database (PGlite flushes to disk), free the data directory, exit 0.
+  const metricsServer = metrics ? await metrics.listen(config.metricsPort!, config.metricsHost) : undefined;
+  // Drain on SIGTERM/SIGINT (DESIGN.md §1): the database closes last, so
+  // PGlite flushes to disk and the data directory is freed.
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;
-    new Logger('cardwork').log(`${signal} received, shutting down`);
-    app
-      .close()
-      .then(() => process.exit(0))
-      .catch(() => process.exit(1));
+    metricsServer?.close();
+    drainAndExit(app, config.shutdownGraceMs, logger, signal);
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
-  new Logger('cardwork').log(
-    `listening on http://${config.host}:${config.port}/api/1.0 (${config.embedded ? `embedded database in ${config.dataDir}` : 'PostgreSQL'})`,
+  logger.log(
+    `listening on http://${config.host}:${config.port}/api/1.0 (${config.embedded ? `embedded database in ${config.dataDir}` : 'PostgreSQL'})` +
+      (metricsServer ? `; metrics on http://${config.metricsHost}:${config.metricsPort}/metrics` : ''),
+    'cardwork',
   );
 }
 

@@ -9,6 +9,19 @@ describe('loadConfig', () => {
     expect(c.embedded).toBe(true);
     expect(c.maxUploadBytes).toBe(20 * 1024 * 1024);
     expect(c.baseUrl).toBe('http://localhost:3000/api/1.0');
+    expect(c.shutdownGraceMs).toBe(10_000);
+    expect(c.logLevel).toBe('info');
+    expect(c.metricsPort).toBeUndefined();
+  });
+
+  it('reads the operability settings', () => {
+    const c = loadConfig({ SHUTDOWN_GRACE_MS: '2500', LOG_LEVEL: 'Silent', METRICS_PORT: '9464' });
+    expect(c.shutdownGraceMs).toBe(2500);
+    expect(c.logLevel).toBe('silent');
+    expect(c.metricsPort).toBe(9464);
+    expect(() => loadConfig({ LOG_LEVEL: 'loud' })).toThrow(/LOG_LEVEL/);
+    expect(() => loadConfig({ METRICS_PORT: '0' })).toThrow(/METRICS_PORT/);
+    expect(() => loadConfig({ SHUTDOWN_GRACE_MS: '-1' })).toThrow(/SHUTDOWN_GRACE_MS/);
   });
 
   it('names the bad variable', () => {

@@ -1,5 +1,8 @@
 import path from 'node:path';
 
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
 /** Thrown at start when an environment variable holds a value we cannot use. */
 export class ConfigError extends Error {
   constructor(variable: string, problem: string) {
@@ -50,6 +53,12 @@ export class AppConfig {
   /** Requests per minute allowed for one credential. */
   readonly rateLimitPerMinute: number;
   readonly importLimits: ImportLimits;
+  /** On SIGTERM: stop accepting, finish in-flight requests, exit by this deadline. */
+  readonly shutdownGraceMs: number;
+  readonly logLevel: LogLevel;
+  /** Port of the Prometheus `/metrics` listener; undefined = metrics off. */
+  readonly metricsPort: number | undefined;
+  readonly metricsHost: string;
 
   constructor(values: Omit<AppConfig, never>) {
     Object.assign(this, values);
@@ -78,6 +87,13 @@ function readBool(env: Env, name: string, fallback: boolean): boolean {
   if (['true', '1', 'yes'].includes(v)) return true;
   if (['false', '0', 'no'].includes(v)) return false;
   throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function readChoice<T extends string>(env: Env, name: string, fallback: T, choices: readonly T[]): T {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (!choices.includes(raw as T)) throw new ConfigError(name, `must be one of ${choices.join(', ')}, got "${raw}"`);
+  return raw as T;
 }
 
 function readUrl(env: Env, name: string, fallback: string | undefined, protocols: string[]): string | undefined {
@@ -111,6 +127,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     migrationsRun: readBool(env, 'MIGRATIONS_RUN', true),
     rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 6000, 1, 10_000_000),
     importLimits: readImportLimits(env),
+    shutdownGraceMs: readInt(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 3_600_000),
+    logLevel: readChoice(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
+    metricsPort: env.METRICS_PORT?.trim() ? readInt(env, 'METRICS_PORT', 0, 1, 65535) : undefined,
+    metricsHost: env.METRICS_HOST?.trim() || '127.0.0.1',
   } as AppConfig);
 }
 

@@ -29,7 +29,14 @@ export function dataSourceOptions(config: AppConfig, embeddedDir?: string): Data
       ...common,
       url: config.databaseUrl,
       parseInt8: true,
-      extra: { max: 20, options: '-c default_transaction_isolation=read\\ committed' },
+      // A connection attempt to an unreachable database fails after 5 s, so a
+      // request gets its 503 instead of waiting (DESIGN.md §10).
+      extra: {
+        max: 20,
+        connectionTimeoutMillis: 5000,
+        keepAlive: true,
+        options: '-c default_transaction_isolation=read\\ committed',
+      },
     };
   }
   const dir = embeddedDir ?? path.join(config.dataDir, 'db');

@@ -2,6 +2,7 @@ import { DynamicModule, Global, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { AppConfig } from '../config/app-config.js';
 import { EventBus } from './events/event-bus.js';
+import { DrainState } from './http/draining.js';
 import { UnitOfWork } from './persistence/unit-of-work.js';
 
 /** The shared kernel's providers, visible to every module. */
@@ -12,8 +13,8 @@ export class SharedModule {
     return {
       module: SharedModule,
       imports: [DiscoveryModule],
-      providers: [{ provide: AppConfig, useValue: config }, UnitOfWork, EventBus],
-      exports: [AppConfig, UnitOfWork, EventBus],
+      providers: [{ provide: AppConfig, useValue: config }, UnitOfWork, EventBus, DrainState],
+      exports: [AppConfig, UnitOfWork, EventBus, DrainState],
     };
   }
 }

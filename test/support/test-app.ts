@@ -2,7 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent.js';
 import { loadConfig, type AppConfig } from '../../src/config/app-config.js';
-import { createApp } from '../../src/app.factory.js';
+import { createApp, type CreateAppOptions } from '../../src/app.factory.js';
 import { EMBEDDED_MEMORY } from '../../src/database/data-source.js';
 import { IdentityAdminApi } from '../../src/modules/identity/index.js';
 import { createTestDatabase } from './test-db.js';
@@ -26,6 +26,10 @@ export interface TestAppOptions {
   /** Force the embedded PGlite database even when DATABASE_URL is set. */
   embedded?: boolean;
   env?: Record<string, string>;
+  /** Rewrites the test database's URL (the outage suite routes it through a relay it controls). */
+  databaseUrl?: (url: string) => string;
+  /** Observability hooks (a logger writing where the test reads, a metrics registry). */
+  observe?: Pick<CreateAppOptions, 'rootLogger' | 'metrics'>;
   /** Lets a test replace a provider (only boundaries we do not own, or fault injection). */
   override?: (app: INestApplication) => void;
 }
@@ -37,11 +41,13 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const serverUrl = options.embedded ? undefined : process.env.DATABASE_URL;
   const db = serverUrl ? await createTestDatabase(serverUrl) : undefined;
   const config = loadConfig({
-    ...(db ? { DATABASE_URL: db.url } : {}),
+    ...(db ? { DATABASE_URL: options.databaseUrl ? options.databaseUrl(db.url) : db.url } : {}),
     DATA_DIR: process.env.TEST_DATA_DIR ?? '/tmp/cardwork-test-data',
+    // Request logs stay quiet in tests unless LOG_LEVEL asks for them.
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
     ...options.env,
   });
-  const app = await createApp(config, { logger: false, embeddedDir: db ? undefined : EMBEDDED_MEMORY });
+  const app = await createApp(config, { logger: false, embeddedDir: db ? undefined : EMBEDDED_MEMORY, ...options.observe });
   options.override?.(app);
   await app.init();
   const admin = app.get(IdentityAdminApi);

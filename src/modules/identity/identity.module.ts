@@ -15,6 +15,7 @@ import { ApiKey } from './domain/api-key.entity.js';
 import { User } from './domain/user.entity.js';
 import { MeController } from './http/me.controller.js';
 import { ApiKeysRepository } from './infrastructure/api-keys.repository.js';
+import { RateLimitStore } from './infrastructure/rate-limit.store.js';
 import { UsersRepository } from './infrastructure/users.repository.js';
 
 @Module({
@@ -27,6 +28,7 @@ import { UsersRepository } from './infrastructure/users.repository.js';
     ApiKeysService,
     ApiKeyBasicStrategy,
     ApiKeyHeaderStrategy,
+    RateLimitStore,
     { provide: APP_GUARD, useClass: AuthenticationGuard },
     { provide: IdentityApi, useClass: IdentityApiImpl },
     { provide: IdentityAdminApi, useClass: IdentityAdminApiImpl },

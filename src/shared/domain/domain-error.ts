@@ -7,7 +7,8 @@ export type DomainErrorKind =
   | 'conflict'
   | 'too_large'
   | 'unsupported_media'
-  | 'rate_limited';
+  | 'rate_limited'
+  | 'unavailable';
 
 export interface FieldProblem {
   field?: string;

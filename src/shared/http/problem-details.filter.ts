@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { DomainError, RateLimitedError, type DomainErrorKind } from '../domain/domain-error.js';
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../persistence/database-availability.js';
 import { sqlState } from '../persistence/unit-of-work.js';
 import { sendProblem, titleFor, type Problem } from './problem.js';
 
@@ -13,6 +14,7 @@ const STATUS_BY_KIND: Record<DomainErrorKind, number> = {
   too_large: 413,
   unsupported_media: 415,
   rate_limited: 429,
+  unavailable: 503,
 };
 
 export const BASIC_CHALLENGE = 'Basic realm="cardwork"';
@@ -31,15 +33,35 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     if (error instanceof DomainError) return fromDomainError(error);
     const status = httpStatusOf(error);
     if (status !== undefined && status < 500) return fromClientError(error, status);
+    if (isDatabaseUnavailable(error)) {
+      // PostgreSQL is away (restart, failover, network): the client may retry
+      // shortly, and the pool reconnects by itself (DESIGN.md §10).
+      attachForLog(req, error);
+      return {
+        status: 503,
+        type: 'SERVICE.UNAVAILABLE',
+        title: titleFor(503),
+        detail: 'The database is not reachable; retry shortly',
+        headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) },
+      };
+    }
     if (sqlState(error).startsWith('22')) {
       // A PostgreSQL data exception (value out of range, bad encoding…) is bad
       // input that slipped past validation: still the client's 400, but logged.
       this.logger.warn(`${req.method} ${req.originalUrl}: data exception ${sqlState(error)}: ${(error as Error).message}`);
       return { status: 400, type: 'INPUT.INVALID', title: titleFor(400), detail: 'A value in the request cannot be stored' };
     }
-    this.logger.error(`${req.method} ${req.originalUrl} failed: ${(error as Error)?.stack ?? String(error)}`);
+    attachForLog(req, error);
     return { status: 500, type: 'SERVER.ERROR', title: titleFor(500), detail: 'Internal server error' };
   }
+}
+
+/**
+ * The request log line (pino-http) of a 5xx carries the error and its stack,
+ * next to the request id; the body never does.
+ */
+function attachForLog(req: Request, error: unknown): void {
+  if (req.res) (req.res as Response & { err?: unknown }).err = error instanceof Error ? error : new Error(String(error));
 }
 
 function fromDomainError(error: DomainError): Problem {

@@ -8,9 +8,10 @@ import { RateLimitedError, UnauthorizedError } from '../../../shared/domain/doma
 import { IS_PUBLIC } from '../../../shared/http/actor.decorator.js';
 import { API_KEY_BASIC, basicUsername } from './api-key-basic.strategy.js';
 import { API_KEY_HEADER } from './api-key-header.strategy.js';
-import { RateLimiter } from './rate-limiter.js';
+import { RateLimitStore } from '../infrastructure/rate-limit.store.js';
 
 const FAILED_AUTH_PER_MINUTE = 60;
+const WINDOW_SECONDS = 60;
 
 /**
  * Global guard: every route needs an API key unless marked @Public().
@@ -18,15 +19,12 @@ const FAILED_AUTH_PER_MINUTE = 60;
  */
 @Injectable()
 export class AuthenticationGuard extends AuthGuard([API_KEY_BASIC, API_KEY_HEADER]) {
-  private readonly perCredential: RateLimiter;
-  private readonly failuresPerAddress = new RateLimiter(FAILED_AUTH_PER_MINUTE, 60_000);
-
   constructor(
     private readonly reflector: Reflector,
-    config: AppConfig,
+    private readonly config: AppConfig,
+    private readonly limits: RateLimitStore,
   ) {
     super();
-    this.perCredential = new RateLimiter(config.rateLimitPerMinute, 60_000);
   }
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -40,11 +38,13 @@ export class AuthenticationGuard extends AuthGuard([API_KEY_BASIC, API_KEY_HEADE
     try {
       await super.canActivate(context);
     } catch (error) {
-      const attempt = this.failuresPerAddress.hit(address);
+      // Only refused credentials count; a database outage is not the client's failure.
+      if (!(error instanceof UnauthorizedError)) throw error;
+      const attempt = await this.limits.hit(`failed-auth:${address}`, FAILED_AUTH_PER_MINUTE, WINDOW_SECONDS);
       if (!attempt.allowed) throw new RateLimitedError(attempt.resetSeconds);
       throw error;
     }
-    this.limit(context.switchToHttp().getResponse<Response>(), [...credentials][0]);
+    await this.limit(context.switchToHttp().getResponse<Response>(), [...credentials][0]);
     return true;
   }
 
@@ -54,9 +54,10 @@ export class AuthenticationGuard extends AuthGuard([API_KEY_BASIC, API_KEY_HEADE
     return user;
   }
 
-  private limit(res: Response, credential: string): void {
-    const r = this.perCredential.hit(credential);
-    res.setHeader('RateLimit-Limit', String(this.perCredential.max));
+  /** Counted in PostgreSQL, so the limit holds across every instance (DESIGN.md §3). */
+  private async limit(res: Response, credential: string): Promise<void> {
+    const r = await this.limits.hit(`credential:${credential}`, this.config.rateLimitPerMinute, WINDOW_SECONDS);
+    res.setHeader('RateLimit-Limit', String(r.limit));
     res.setHeader('RateLimit-Remaining', String(r.remaining));
     res.setHeader('RateLimit-Reset', String(r.resetSeconds));
     if (!r.allowed) throw new RateLimitedError(r.resetSeconds);

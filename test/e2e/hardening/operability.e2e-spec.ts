@@ -1,0 +1,85 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { pino } from 'pino';
+import { UsersService } from '../../../src/modules/identity/application/users.service.js';
+import { Metrics } from '../../../src/observability/metrics.js';
+import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API } from '../../support/workspace-client.js';
+
+// Structured request logs with a request id, and Prometheus metrics (issue 13).
+describe('request logs and metrics', () => {
+  let t: TestApp;
+  let u: TestUser;
+  const lines: Array<Record<string, unknown>> = [];
+  const metrics = new Metrics();
+  let metricsServer: http.Server;
+  let failingUser = -1;
+
+  beforeAll(async () => {
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+        done();
+      },
+    });
+    t = await createTestApp({
+      observe: { rootLogger: pino({ level: 'info' }, sink), metrics },
+      // Fault injection: reading one user fails with an unexpected error, to see a 500 logged.
+      override: (app) => {
+        const users = app.get(UsersService);
+        const real = users.get.bind(users);
+        jest.spyOn(users, 'get').mockImplementation((id: number) => (id === failingUser ? Promise.reject(new Error('injected failure')) : real(id)));
+      },
+    });
+    u = await t.user();
+    metricsServer = await metrics.listen(0, '127.0.0.1');
+  });
+  afterAll(async () => {
+    metricsServer?.close();
+    await t.close();
+  });
+
+  it('gives every request an id, echoed as X-Request-Id and written on its JSON log line', async () => {
+    const own = await t.http.get(`${API}/me`).set(as(u)).set('X-Request-Id', 'trace-abc.123').expect(200);
+    expect(own.headers['x-request-id']).toBe('trace-abc.123');
+    const fresh = await t.http.get(`${API}/me`).set(as(u)).expect(200);
+    expect(fresh.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    const hostile = await t.http.get(`${API}/me`).set(as(u)).set('X-Request-Id', 'a b\u00e9').expect(200);
+    expect(hostile.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    const line = lines.find((l) => (l.req as { id?: string } | undefined)?.id === 'trace-abc.123');
+    expect(line).toMatchObject({ level: 30, req: { method: 'GET', url: `${API}/me` }, res: { statusCode: 200 } });
+    expect(typeof line!.responseTime).toBe('number');
+    // No credential is ever written.
+    expect(JSON.stringify(lines)).not.toContain(u.apiKey);
+  });
+
+  it('logs a 5xx at error level with its stack next to the request id, and keeps the stack out of the body', async () => {
+    const victim = await t.user();
+    failingUser = victim.id;
+    const res = await t.http.get(`${API}/me`).set(as(victim)).expect(500);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.text).not.toContain('injected failure');
+    const id = res.headers['x-request-id'];
+    const line = lines.find((l) => (l.req as { id?: string } | undefined)?.id === id);
+    expect(line).toMatchObject({ level: 50, res: { statusCode: 500 }, err: { message: 'injected failure' } });
+    expect((line!.err as { stack: string }).stack).toMatch(/injected failure\n\s+at /);
+  });
+
+  it('serves request counts and latency by route and status, pool use and event-loop lag on /metrics', async () => {
+    await t.http.get(`${API}/me`).set(as(u)).expect(200);
+    await t.http.get(`${API}/organizations/999999`).set(as(u)).expect(404);
+    const port = (metricsServer.address() as AddressInfo).port;
+    const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+    const text = await res.text();
+    expect(text).toMatch(/cardwork_http_requests_total\{method="GET",route="\/api\/1\.0\/me",status="200"\} [1-9]/);
+    expect(text).toMatch(/cardwork_http_requests_total\{method="GET",route="\/api\/1\.0\/organizations\/:id",status="404"\} 1/);
+    expect(text).toMatch(/cardwork_http_request_duration_seconds_bucket\{le="0\.1",method="GET",route="\/api\/1\.0\/me",status="200"\}/);
+    expect(text).toMatch(/cardwork_nodejs_eventloop_lag_seconds \d/);
+    if (process.env.DATABASE_URL) expect(text).toMatch(/cardwork_db_pool_connections [1-9]/);
+    expect((await fetch(`http://127.0.0.1:${port}/other`)).status).toBe(404);
+  });
+});

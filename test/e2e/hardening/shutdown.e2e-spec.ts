@@ -1,0 +1,168 @@
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { parseResponse, type RawResponse } from '../../support/raw-http.js';
+import { processDatabase, startServer, type ProcessDatabase, type ServerProcess } from '../../support/server-process.js';
+
+// SIGTERM drain of the built server (issue 13, DESIGN.md §1, §10), watched at
+// the socket level so that a reset in the middle of an answer cannot hide
+// behind a client library's retry.
+
+type Outcome =
+  | { kind: 'answered'; response: RawResponse; at: number }
+  | { kind: 'closed-before-answer' | 'cut-mid-answer' | 'refused'; at: number };
+
+/** A client on keep-alive connections sending GETs back to back until a new connection is refused. */
+async function steadyClient(port: number, request: string, outcomes: Outcome[]): Promise<void> {
+  for (;;) {
+    const refused = await oneConnection(port, request, outcomes);
+    if (refused) return;
+  }
+}
+
+function oneConnection(port: number, request: string, outcomes: Outcome[]): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let buffered = Buffer.alloc(0);
+    let waiting = false;
+    let connected = false;
+    const send = () => {
+      buffered = Buffer.alloc(0);
+      waiting = true;
+      socket.write(request);
+    };
+    socket.on('connect', () => {
+      connected = true;
+      send();
+    });
+    socket.on('data', (chunk) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      const parsed = parseResponse(buffered);
+      if (!parsed) return;
+      waiting = false;
+      outcomes.push({ kind: 'answered', response: parsed.response, at: Date.now() });
+      if (parsed.response.headers.connection === 'close') socket.end();
+      else send();
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      if (!connected) {
+        outcomes.push({ kind: 'refused', at: Date.now() });
+        return resolve(true);
+      }
+      if (waiting) outcomes.push({ kind: buffered.length ? 'cut-mid-answer' : 'closed-before-answer', at: Date.now() });
+      resolve(false);
+    });
+  });
+}
+
+/** Opens a connection and writes `first`; `then(rest)` writes the remainder and resolves with the answer. */
+function slowRequest(port: number, first: string) {
+  const socket = net.connect(port, '127.0.0.1');
+  let buffered = Buffer.alloc(0);
+  const answer = new Promise<RawResponse | 'closed'>((resolve) => {
+    socket.on('data', (chunk) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      const parsed = parseResponse(buffered);
+      if (parsed) resolve(parsed.response);
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve('closed'));
+  });
+  const ready = new Promise<void>((resolve) => socket.on('connect', () => socket.write(first, () => resolve())));
+  return {
+    ready,
+    finish(rest: string) {
+      socket.write(rest);
+      return answer;
+    },
+    destroy: () => socket.destroy(),
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('SIGTERM drain of the built server', () => {
+  let db: ProcessDatabase;
+  let apiKey: string;
+  const GRACE_MS = 4000;
+
+  beforeAll(async () => {
+    db = await processDatabase();
+    apiKey = db.createUser('drainer').apiKey;
+  });
+  afterAll(() => db.drop());
+
+  it('answers or cleanly refuses every request of 8 keep-alive clients, finishes in-flight work and exits early', async () => {
+    const server: ServerProcess = await startServer({ ...db.env, SHUTDOWN_GRACE_MS: String(GRACE_MS) });
+    try {
+      const get = `GET /api/1.0/me HTTP/1.1\r\nHost: localhost\r\nX-Api-Key: ${apiKey}\r\n\r\n`;
+      const perClient: Outcome[][] = Array.from({ length: 8 }, () => []);
+      const clients = perClient.map((outcomes) => steadyClient(server.port, get, outcomes));
+      // A write whose body is half sent, and a readiness probe whose headers are half sent, at SIGTERM.
+      const body = JSON.stringify({ name: 'Created while draining' });
+      const post = slowRequest(
+        server.port,
+        `POST /api/1.0/organizations HTTP/1.1\r\nHost: localhost\r\nX-Api-Key: ${apiKey}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+      );
+      const ready = slowRequest(server.port, 'GET /api/1.0/ready HTTP/1.1\r\nHost: localhost\r\n');
+      await Promise.all([post.ready, ready.ready]);
+      await sleep(1000);
+
+      const sigtermAt = Date.now();
+      server.proc.kill('SIGTERM');
+      await sleep(300);
+      const readiness = await ready.finish('\r\n');
+      const created = await post.finish(body.slice(5));
+      await Promise.all(clients);
+      const exit = await server.exited;
+
+      expect(readiness).not.toBe('closed');
+      expect((readiness as RawResponse).status).toBe(503);
+      expect((readiness as RawResponse).headers.connection).toBe('close');
+      expect(created).not.toBe('closed');
+      expect((created as RawResponse).status).toBe(201);
+      expect((created as RawResponse).headers.connection).toBe('close');
+
+      const all = perClient.flat();
+      expect(all.filter((o) => o.kind === 'cut-mid-answer')).toEqual([]);
+      for (const outcomes of perClient) {
+        const answered = outcomes.filter((o) => o.kind === 'answered');
+        expect(answered.length).toBeGreaterThan(5);
+        for (const o of answered) expect(o.response.status).toBe(200);
+        // Each client ends refused at connect time; at most one request was in
+        // the air on a connection the server closed while it was idle.
+        expect(outcomes.at(-1)?.kind).toBe('refused');
+        expect(outcomes.filter((o) => o.kind === 'closed-before-answer').length).toBeLessThanOrEqual(1);
+      }
+      const afterSigterm = all.filter((o): o is Extract<Outcome, { kind: 'answered' }> => o.kind === 'answered' && o.at > sigtermAt + 50);
+      for (const o of afterSigterm) expect(o.response.headers.connection).toBe('close');
+
+      expect(exit.code).toBe(0);
+      expect(exit.at - sigtermAt).toBeLessThan(GRACE_MS);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('exits by SHUTDOWN_GRACE_MS when a request never completes', async () => {
+    const server = await startServer({ ...db.env, SHUTDOWN_GRACE_MS: '1500' });
+    try {
+      const stuck = slowRequest(
+        server.port,
+        `POST /api/1.0/organizations HTTP/1.1\r\nHost: localhost\r\nX-Api-Key: ${apiKey}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`,
+      );
+      await stuck.ready;
+      await sleep(200);
+      const sigtermAt = Date.now();
+      server.proc.kill('SIGTERM');
+      const exit = await server.exited;
+      expect(exit.at - sigtermAt).toBeGreaterThanOrEqual(1400);
+      expect(exit.at - sigtermAt).toBeLessThan(1500 + 1000);
+      expect(exit.code).toBe(1);
+      stuck.destroy();
+    } finally {
+      await server.stop();
+    }
+  });
+});

@@ -1,0 +1,55 @@
+import net from 'node:net';
+
+/**
+ * A TCP relay the test controls, put between the server and PostgreSQL so an
+ * outage can be made without touching the machine's shared database: `cut()`
+ * drops every relayed connection and refuses new ones (what a stopped
+ * PostgreSQL looks like to its clients), `restore()` listens again on the same port.
+ */
+export class TcpRelay {
+  private server?: net.Server;
+  private readonly sockets = new Set<net.Socket>();
+  port = 0;
+
+  constructor(
+    private readonly targetHost: string,
+    private readonly targetPort: number,
+  ) {}
+
+  async listen(): Promise<number> {
+    this.server = net.createServer((client) => this.relay(client));
+    await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));
+    this.port = (this.server.address() as net.AddressInfo).port;
+    return this.port;
+  }
+
+  async cut(): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
+    for (const s of this.sockets) s.destroy();
+    this.sockets.clear();
+    await closed;
+  }
+
+  async restore(): Promise<void> {
+    await this.listen();
+  }
+
+  async close(): Promise<void> {
+    await this.cut();
+  }
+
+  private relay(client: net.Socket): void {
+    const upstream = net.connect(this.targetPort, this.targetHost);
+    this.sockets.add(client).add(upstream);
+    client.pipe(upstream);
+    upstream.pipe(client);
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+      this.sockets.delete(client);
+      this.sockets.delete(upstream);
+    };
+    client.on('close', end).on('error', end);
+    upstream.on('close', end).on('error', end);
+  }
+}
