@@ -107,7 +107,8 @@ describe('SIGTERM drain of the built server', () => {
       );
       const ready = slowRequest(server.port, 'GET /api/1.0/ready HTTP/1.1\r\nHost: localhost\r\n');
       await Promise.all([post.ready, ready.ready]);
-      await sleep(1000);
+      // Every client is in its stride before the signal (the machine may be busy).
+      for (let i = 0; i < 200 && perClient.some((o) => o.length < 3); i++) await sleep(50);
 
       const sigtermAt = Date.now();
       server.proc.kill('SIGTERM');
@@ -128,7 +129,7 @@ describe('SIGTERM drain of the built server', () => {
       expect(all.filter((o) => o.kind === 'cut-mid-answer')).toEqual([]);
       for (const outcomes of perClient) {
         const answered = outcomes.filter((o) => o.kind === 'answered');
-        expect(answered.length).toBeGreaterThan(5);
+        expect(answered.length).toBeGreaterThanOrEqual(3);
         for (const o of answered) expect(o.response.status).toBe(200);
         // Each client ends refused at connect time; at most one request was in
         // the air on a connection the server closed while it was idle.
