@@ -131,10 +131,12 @@ describe('SIGTERM drain of the built server', () => {
         const answered = outcomes.filter((o) => o.kind === 'answered');
         expect(answered.length).toBeGreaterThanOrEqual(3);
         for (const o of answered) expect(o.response.status).toBe(200);
-        // Each client ends refused at connect time; at most one request was in
-        // the air on a connection the server closed while it was idle.
+        // Each client ends refused at connect time. A request can go unanswered
+        // only after the signal, and then without a byte of answer: it was in the
+        // air on a connection closed while idle, or queued in the listener's
+        // backlog when it closed; such a request was not processed and may be retried.
         expect(outcomes.at(-1)?.kind).toBe('refused');
-        expect(outcomes.filter((o) => o.kind === 'closed-before-answer').length).toBeLessThanOrEqual(1);
+        for (const o of outcomes.filter((x) => x.kind === 'closed-before-answer')) expect(o.at).toBeGreaterThan(sigtermAt);
       }
       const afterSigterm = all.filter((o): o is Extract<Outcome, { kind: 'answered' }> => o.kind === 'answered' && o.at > sigtermAt + 50);
       for (const o of afterSigterm) expect(o.response.headers.connection).toBe('close');
