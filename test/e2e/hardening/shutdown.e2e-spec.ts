@@ -93,7 +93,7 @@ describe('SIGTERM drain of the built server', () => {
   afterAll(() => db.drop());
 
   it('answers or cleanly refuses every request of 8 keep-alive clients, finishes in-flight work and exits early', async () => {
-    const server: ServerProcess = await startServer({ ...db.env, SHUTDOWN_GRACE_MS: String(GRACE_MS) });
+    const server: ServerProcess = await startServer({ ...db.env, SHUTDOWN_GRACE_MS: String(GRACE_MS), LOG_LEVEL: 'info' });
     try {
       const get = `GET /api/1.0/me HTTP/1.1\r\nHost: localhost\r\nX-Api-Key: ${apiKey}\r\n\r\n`;
       const perClient: Outcome[][] = Array.from({ length: 8 }, () => []);
@@ -112,7 +112,9 @@ describe('SIGTERM drain of the built server', () => {
 
       const sigtermAt = Date.now();
       server.proc.kill('SIGTERM');
-      await sleep(300);
+      // The server logs when it starts draining; a busy machine may take a while to run the handler.
+      while (!server.output().includes('draining') && Date.now() - sigtermAt < GRACE_MS) await sleep(10);
+      const drainSeenAt = Date.now();
       const readiness = await ready.finish('\r\n');
       const created = await post.finish(body.slice(5));
       await Promise.all(clients);
@@ -138,8 +140,8 @@ describe('SIGTERM drain of the built server', () => {
         expect(outcomes.at(-1)?.kind).toBe('refused');
         for (const o of outcomes.filter((x) => x.kind === 'closed-before-answer')) expect(o.at).toBeGreaterThan(sigtermAt);
       }
-      const afterSigterm = all.filter((o): o is Extract<Outcome, { kind: 'answered' }> => o.kind === 'answered' && o.at > sigtermAt + 50);
-      for (const o of afterSigterm) expect(o.response.headers.connection).toBe('close');
+      const afterDrain = all.filter((o): o is Extract<Outcome, { kind: 'answered' }> => o.kind === 'answered' && o.at > drainSeenAt + 50);
+      for (const o of afterDrain) expect(o.response.headers.connection).toBe('close');
 
       expect(exit.code).toBe(0);
       expect(exit.at - sigtermAt).toBeLessThan(GRACE_MS);
@@ -161,7 +163,7 @@ describe('SIGTERM drain of the built server', () => {
       server.proc.kill('SIGTERM');
       const exit = await server.exited;
       expect(exit.at - sigtermAt).toBeGreaterThanOrEqual(1400);
-      expect(exit.at - sigtermAt).toBeLessThan(1500 + 1000);
+      expect(exit.at - sigtermAt).toBeLessThan(1500 + 2500);
       expect(exit.code).toBe(1);
       stuck.destroy();
     } finally {
