@@ -67,8 +67,16 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
     return this.tree.createTopLevelCard(project, actorId);
   }
 
-  update(cardId: number, changes: CardChanges, actor: Actor): Promise<void> {
-    return this.tree.update(cardId, changes, actor);
+  update(cardId: number, changes: CardChanges, actor: Actor, options?: { system?: boolean }): Promise<void> {
+    return this.tree.update(cardId, changes, actor, options);
+  }
+
+  cardsWithTitles(projectId: number, titles: string[]): Promise<Array<{ id: number; title: string }>> {
+    return this.cards.cardsWithTitles(projectId, titles);
+  }
+
+  cardsWithRefs(projectId: number, refs: number[]): Promise<Array<{ id: number; ref: number }>> {
+    return this.cards.cardsWithRefs(projectId, refs);
   }
 
   setArchived(cardId: number, archived: boolean, actor: Actor): Promise<void> {

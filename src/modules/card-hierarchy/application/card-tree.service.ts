@@ -99,7 +99,7 @@ export class CardTreeService {
     });
   }
 
-  update(cardId: number, input: CardChanges, actor: Actor): Promise<void> {
+  update(cardId: number, input: CardChanges, actor: Actor, options: { system?: boolean } = {}): Promise<void> {
     if (input.title === undefined && input.state === undefined) {
       throw new InvalidCardInputError('title', 'give a title and/or a state');
     }
@@ -110,10 +110,14 @@ export class CardTreeService {
       const card = await this.lockCard(cardId);
       await this.cards.update(cardId, { title, state });
       if (title !== undefined && title !== card.title) {
-        await this.events.publish(new CardUpdated({ ...this.eventBase(card, actor), data: { title: { from: card.title, to: title } } }));
+        await this.events.publish(
+          new CardUpdated({ ...this.eventBase(card, actor), system: options.system, data: { title: { from: card.title, to: title } } }),
+        );
       }
       if (state !== undefined && state !== card.state) {
-        await this.events.publish(new CardStateChanged({ ...this.eventBase(card, actor), data: { from: card.state, to: state } }));
+        await this.events.publish(
+          new CardStateChanged({ ...this.eventBase(card, actor), system: options.system, data: { from: card.state, to: state } }),
+        );
       }
     });
   }

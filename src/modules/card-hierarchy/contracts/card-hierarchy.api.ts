@@ -99,8 +99,12 @@ export abstract class CardHierarchyApi {
   abstract createChild(parentId: number, title: unknown, actor: Actor, options?: { system?: boolean }): Promise<CardRecord>;
   /** Creates a project's top-level card (ref 0) and its counters; returns its id. */
   abstract createTopLevelCard(project: { projectId: number; organizationId: number; title: string }, actorId: number): Promise<number>;
-  /** Changes title and/or state (400 on bad values). */
-  abstract update(cardId: number, changes: CardChanges, actor: Actor): Promise<void>;
+  /** Changes title and/or state (400 on bad values); `system` records the entries as logs (imports). */
+  abstract update(cardId: number, changes: CardChanges, actor: Actor, options?: { system?: boolean }): Promise<void>;
+  /** Non-top-level cards of the project with one of these exact titles: one query for the batch. */
+  abstract cardsWithTitles(projectId: number, titles: string[]): Promise<Array<{ id: number; title: string }>>;
+  /** Cards of the project with one of these refs: one query for the batch. */
+  abstract cardsWithRefs(projectId: number, refs: number[]): Promise<Array<{ id: number; ref: number }>>;
   /** Archives or restores a card with its subtree; the counters follow. */
   abstract setArchived(cardId: number, archived: boolean, actor: Actor): Promise<void>;
   /**

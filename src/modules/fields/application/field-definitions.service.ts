@@ -67,6 +67,11 @@ export class FieldDefinitionsService {
     });
   }
 
+  /** A project field made by an import, in the import's transaction (it checked access). */
+  createImportedField(projectId: number, input: FieldInput): Promise<FieldDefinition> {
+    return this.uow.run(() => this.createField(projectId, null, input));
+  }
+
   async listModels(projectId: number, actor: Actor): Promise<ModelView[]> {
     await this.workspace.requireProject(projectId, actor, 'read');
     return (await this.repo.models(projectId)).map(toModelView);

@@ -6,16 +6,29 @@ import {
   type CardAttributes,
   type FieldCardRef,
   type FieldChoices,
+  type FieldInfo,
   type GroupTypeFieldSpec,
+  type ModelInfo,
+  type ParsedFieldValue,
   type PreparedValues,
   type UploadedFile,
 } from '../contracts/fields.api.js';
+import { InvalidInputError } from '../../../shared/domain/domain-error.js';
+import type { FieldDefinition } from '../domain/field-definition.js';
+import { parseValue, type FieldOptions, type FieldType } from '../domain/values/index.js';
 import { FieldDefinitionsRepository } from '../infrastructure/field-definitions.repository.js';
+import { FieldValuesRepository } from '../infrastructure/field-values.repository.js';
 import { AttributeValuesReader } from './attribute-values.reader.js';
 import { CardModelService } from './card-model.service.js';
 import { CardValuesService } from './card-values.service.js';
 import { FieldChoicesService } from './field-choices.service.js';
 import { FieldDefinitionsService } from './field-definitions.service.js';
+
+const SCALAR_FIELD_TYPES = new Set(['text', 'content', 'number', 'bool', 'date', 'time']);
+
+function toFieldInfo(f: FieldDefinition): FieldInfo {
+  return { id: f.id, name: f.name, type: f.type, options: f.options, modelId: f.modelId, groupTypeId: f.groupTypeId };
+}
 
 @Injectable()
 export class FieldsApiImpl extends FieldsApi {
@@ -26,6 +39,7 @@ export class FieldsApiImpl extends FieldsApi {
     private readonly values: CardValuesService,
     private readonly models: CardModelService,
     private readonly fieldChoices: FieldChoicesService,
+    private readonly valueRows: FieldValuesRepository,
   ) {
     super();
   }
@@ -64,6 +78,32 @@ export class FieldsApiImpl extends FieldsApi {
 
   choices(card: CardSummary, key: string): Promise<FieldChoices> {
     return this.fieldChoices.choices(card, key);
+  }
+
+  async fieldsOf(projectId: number): Promise<FieldInfo[]> {
+    return (await this.definitionRows.fieldsOfProjects([projectId])).map(toFieldInfo);
+  }
+
+  async modelsOf(projectId: number): Promise<ModelInfo[]> {
+    return (await this.definitionRows.models(projectId)).map(({ id, name }) => ({ id, name }));
+  }
+
+  parseValue(field: { name: string; type: string; options: FieldOptions }, input: unknown): ParsedFieldValue {
+    if (!SCALAR_FIELD_TYPES.has(field.type)) return { ok: false, message: `${field.name}: ${field.type} values cannot be given as text` };
+    try {
+      return { ok: true, value: parseValue({ name: field.name, type: field.type as FieldType, options: field.options }, input) };
+    } catch (error) {
+      if (error instanceof InvalidInputError) return { ok: false, message: error.message };
+      throw error;
+    }
+  }
+
+  async createField(projectId: number, input: { name: string; type: string; options?: unknown }): Promise<FieldInfo> {
+    return toFieldInfo(await this.definitions.createImportedField(projectId, input));
+  }
+
+  cardsWithValues(attributeId: number, values: unknown[]): Promise<Array<{ cardId: number; value: unknown }>> {
+    return this.valueRows.cardsWithScalarValues(attributeId, values);
   }
 
   groupTypeFieldIds(groupTypeIds: number[]): Promise<Map<number, number>> {

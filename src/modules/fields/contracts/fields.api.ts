@@ -49,6 +49,26 @@ export interface PreparedValues {
   readonly isEmpty: boolean;
 }
 
+/** A field definition as other modules see it (an importer matching names and types). */
+export interface FieldInfo {
+  id: number;
+  name: string;
+  type: string;
+  options: { time?: boolean; period?: boolean };
+  /** null for a project-wide field. */
+  modelId: number | null;
+  /** Set for the field of a group type. */
+  groupTypeId: number | null;
+}
+
+export interface ModelInfo {
+  id: number;
+  name: string;
+}
+
+/** A value checked by the value rules of DESIGN.md §5, or why it was refused. */
+export type ParsedFieldValue = { ok: true; value: unknown } | { ok: false; message: string };
+
 export interface GroupTypeFieldSpec {
   projectId: number;
   groupTypeId: number;
@@ -88,6 +108,24 @@ export abstract class FieldsApi {
   abstract setModel(cardId: number, body: unknown, actor: Actor): Promise<void>;
   /** Choices of the field `key` for a card the caller may read (404 for an unknown field). */
   abstract choices(card: CardSummary, key: string): Promise<FieldChoices>;
+  /** Every field of the project, project-wide and models', id order. */
+  abstract fieldsOf(projectId: number): Promise<FieldInfo[]>;
+  /** The project's models, id order. */
+  abstract modelsOf(projectId: number): Promise<ModelInfo[]>;
+  /**
+   * Checks one value against a field's rules without storing anything: the
+   * parsed value (as `prepareValues` would store it) or the refusal's
+   * message, which names the field. Scalar types only (text, content,
+   * number, bool, date, time); other types are refused.
+   */
+  abstract parseValue(field: { name: string; type: string; options: { time?: boolean; period?: boolean } }, input: unknown): ParsedFieldValue;
+  /**
+   * Creates a project-wide field in the caller's transaction, with the same
+   * checks as POST /projects/{id}/attributes (the caller checks access).
+   */
+  abstract createField(projectId: number, input: { name: string; type: string; options?: unknown }): Promise<FieldInfo>;
+  /** Cards holding one of `values` (parsed, as stored) in a scalar field: one query for the batch. */
+  abstract cardsWithValues(attributeId: number, values: unknown[]): Promise<Array<{ cardId: number; value: unknown }>>;
   /** The attribute id of each group type's field. */
   abstract groupTypeFieldIds(groupTypeIds: number[]): Promise<Map<number, number>>;
   /** Creates a group type's field in the caller's transaction; returns the attribute id. */

@@ -129,6 +129,17 @@ export class FieldValuesRepository {
     return rows.map(toFile);
   }
 
+  /** Cards whose value of a scalar field equals one of `values` (jsonb equality, so key order does not matter). */
+  async cardsWithScalarValues(attributeId: number, values: unknown[]): Promise<Array<{ cardId: number; value: unknown }>> {
+    if (!values.length) return [];
+    const rows = await this.q(
+      `SELECT card_id, value::text AS value FROM fields.scalar_values
+        WHERE attribute_id = $1 AND value = ANY($2::jsonb[])`,
+      [attributeId, values.map((v) => JSON.stringify(v))],
+    );
+    return rows.map((r) => ({ cardId: n(r.card_id), value: JSON.parse(String(r.value)) as unknown }));
+  }
+
   async setScalar(cardId: number, attributeId: number, value: unknown): Promise<void> {
     if (value === null) {
       await this.q(`DELETE FROM fields.scalar_values WHERE card_id = $1 AND attribute_id = $2`, [cardId, attributeId]);

@@ -59,8 +59,22 @@ function ignoreHeader(raw: unknown): boolean {
   return optionalBool((options as Record<string, unknown>).ignore_header, 'options.ignore_header');
 }
 
+const KEYS = new Set([
+  'discover_file_id',
+  'project_id',
+  'title',
+  'organization_id',
+  'mapping',
+  'update_field',
+  'update_only',
+  'options',
+  'dry_run',
+]);
+
 /** Reads the import body (spec "Spreadsheet importer", DESIGN.md §8); each problem names its property. */
 export function parseImportRequest(body: Record<string, unknown>): ImportRequest {
+  const unknownKey = Object.keys(body).find((k) => !KEYS.has(k));
+  if (unknownKey !== undefined) throw invalidImportInput(unknownKey, 'is not a property of an import');
   if (body.discover_file_id === undefined) throw invalidImportInput('discover_file_id', 'is required: the file_id that discover answered');
   const request: ImportRequest = {
     discoverFileId: requireId(body.discover_file_id, 'discover_file_id'),

@@ -46,7 +46,7 @@ describe('RowChecker.check', () => {
       cardId: null,
       title: 'Write docs',
       ref: undefined,
-      values: [{ column: 1, value: 3 }],
+      values: [{ column: 1, value: 3, text: '3' }],
       groups: [{ column: 2, titles: ['docs', 'writing', 'urgent'] }],
       modelId: 7,
       comments: ['first pass'],

@@ -35,7 +35,8 @@ export interface RowPlan {
   title: string;
   /** The ref cell's number, when a ref column is mapped and filled. */
   ref: number | undefined;
-  values: Array<{ column: number; value: unknown }>;
+  /** Parsed values (for matching) with the cell text they came from (what is written). */
+  values: Array<{ column: number; value: unknown; text: string }>;
   groups: Array<{ column: number; titles: string[] }>;
   /** The model to set; undefined when no model column is mapped or its cell is empty. */
   modelId: number | undefined;
@@ -157,7 +158,7 @@ export class RowChecker {
   private value(column: number, text: string, plan: RowPlan, report: (column: number, message: string) => void): void {
     const field = this.ctx.fields.get(column)!;
     const parsed = this.ctx.parseValue(field, text);
-    if (parsed.ok) plan.values.push({ column, value: parsed.value });
+    if (parsed.ok) plan.values.push({ column, value: parsed.value, text });
     else report(column, parsed.message);
   }
 
@@ -171,6 +172,11 @@ export class RowChecker {
     const m = REF.exec(text);
     if (!m) report(column, 'a ref is a card number such as 5 or #5');
     return m ? Number(m[1]) : undefined;
+  }
+
+  /** The column `update_field` reads, when there is one. */
+  get matchColumn(): number | undefined {
+    return this.ctx.match?.column;
   }
 
   /** What the row is looked up by; null when it has no key (an empty ref or attribute cell matches nothing). */

@@ -1,10 +1,11 @@
-import { Controller, HttpCode, Post, Req, UseInterceptors } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, HttpCode, Post, Req, UseInterceptors } from '@nestjs/common';
+import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { FileUploadInterceptor } from '../../../shared/http/file-upload.interceptor.js';
 import { DiscoverSpreadsheetService, type DiscoverResult } from '../application/discover-spreadsheet.service.js';
+import { ImportSpreadsheetService, type ImportReport } from '../application/import-spreadsheet.service.js';
 
 /** The spec's multipart part holding the spreadsheet. */
 export const SpreadsheetUploadInterceptor = FileUploadInterceptor('file');
@@ -32,11 +33,58 @@ const DISCOVER_RESPONSE = {
   },
 };
 
+const MAPPING_SCHEMA = {
+  type: 'object',
+  description: 'keys are column numbers as strings ("0" is the first column); unmapped columns are ignored',
+  additionalProperties: {
+    type: 'object',
+    required: ['type'],
+    properties: {
+      type: { type: 'string', enum: ['title', 'attribute', 'context', 'model', 'comment', 'children', 'ref'] },
+      attr_type: { type: 'string', enum: ['text', 'content', 'number', 'bool', 'date', 'time', 'group_type'] },
+      name: { type: 'string' },
+    },
+  },
+};
+
+const IMPORT_BODY = {
+  type: 'object',
+  required: ['discover_file_id', 'mapping'],
+  properties: {
+    discover_file_id: { type: 'integer' },
+    project_id: { type: 'integer', description: 'an existing project; or give title and organization_id for a new one' },
+    title: { type: 'string' },
+    organization_id: { type: 'integer' },
+    mapping: MAPPING_SCHEMA,
+    update_field: { type: 'string', description: 'title, ref or a mapped attribute name' },
+    update_only: { type: 'boolean' },
+    options: { type: 'object', properties: { ignore_header: { type: 'boolean' } } },
+    dry_run: { type: 'boolean' },
+  },
+};
+
+const IMPORT_RESPONSE = {
+  description: 'what the import did (or, with dry_run, would do); any bad row is a 400 listing {row, column, message} and nothing is written',
+  schema: {
+    type: 'object',
+    properties: {
+      project_id: { type: 'integer', nullable: true },
+      created: { type: 'integer' },
+      updated: { type: 'integer' },
+      skipped: { type: 'integer' },
+      children_created: { type: 'integer' },
+    },
+  },
+};
+
 @ApiTags('importers')
 @ApiSecurity('api_key')
 @Controller('importers/spreadsheet')
 export class SpreadsheetImportController {
-  constructor(private readonly discovery: DiscoverSpreadsheetService) {}
+  constructor(
+    private readonly discovery: DiscoverSpreadsheetService,
+    private readonly importer: ImportSpreadsheetService,
+  ) {}
 
   @Post('discover')
   @HttpCode(201)
@@ -49,5 +97,13 @@ export class SpreadsheetImportController {
   @ApiCreatedResponse(DISCOVER_RESPONSE)
   discover(@CurrentActor() actor: Actor, @Req() req: Request): Promise<DiscoverResult> {
     return this.discovery.discover(req.file, actor);
+  }
+
+  @Post('import')
+  @HttpCode(200)
+  @ApiBody({ schema: IMPORT_BODY })
+  @ApiOkResponse(IMPORT_RESPONSE)
+  import(@CurrentActor() actor: Actor, @Body() body: Record<string, unknown>): Promise<ImportReport> {
+    return this.importer.import(body ?? {}, actor);
   }
 }

@@ -1,0 +1,338 @@
+import { Injectable } from '@nestjs/common';
+import type { Actor } from '../../../shared/domain/actor.js';
+import { ForbiddenError, NotFoundError } from '../../../shared/domain/domain-error.js';
+import { CommentAdded, ImportCompleted } from '../../../shared/events/card.events.js';
+import { EventBus } from '../../../shared/events/event-bus.js';
+import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+import { CardHierarchyApi } from '../../card-hierarchy/index.js';
+import { CardsApi, type NewCard } from '../../cards/index.js';
+import { FieldsApi } from '../../fields/index.js';
+import { GroupingApi } from '../../grouping/index.js';
+import { WorkspaceApi } from '../../workspace/index.js';
+import { ImportRowsInvalidError, invalidImportInput } from '../domain/import.errors.js';
+import { parseMapping, parseUpdateField } from '../domain/import-mapping.js';
+import { parseImportRequest, type ImportRequest, type ImportTarget } from '../domain/import-request.js';
+import { resolveTargets, type ImportTargets, type ProjectState } from '../domain/import-targets.js';
+import { RowChecker, type MatchKey, type RowCheckContext, type RowPlan } from '../domain/row-checker.js';
+import { readStoredRows } from '../infrastructure/row-store.js';
+import { UploadsRepository, type StoredUpload } from '../infrastructure/uploads.repository.js';
+
+/** The import answer (DESIGN.md §8); `created` counts row cards only. */
+export interface ImportReport {
+  project_id: number | null;
+  created: number;
+  updated: number;
+  skipped: number;
+  children_created: number;
+}
+
+/** Rows checked (and matched) together; also the size of each write batch. */
+const BATCH_ROWS = 1000;
+/** Decision of a row in the check pass, read again by the write pass. */
+const SKIP = -1;
+const CREATE = 0;
+
+interface Project {
+  projectId: number | null;
+  topLevelCardId: number | null;
+}
+
+interface CheckResult {
+  /** Per stored row: SKIP, CREATE or the id of the card it updates. */
+  decisions: Float64Array;
+  report: ImportReport;
+  /** Group titles each context column needs, by lower-cased title. */
+  groupTitles: Map<number, Map<string, string>>;
+}
+
+/** What the write pass resolved before writing rows: field ids and group ids. */
+interface WriteTargets {
+  projectId: number;
+  topLevelCardId: number;
+  attributeIds: Map<number, number>;
+  groupIds: Map<number, Map<string, number>>;
+}
+
+/**
+ * Step 2 of an import (DESIGN.md §8): checks every row of a discovered
+ * spreadsheet first (streaming the stored rows, matching cards a batch at a
+ * time), and only when all are good writes them in one transaction through
+ * the other modules' APIs: rows become cards through `CardsApi.createMany`.
+ */
+@Injectable()
+export class ImportSpreadsheetService {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly uploads: UploadsRepository,
+    private readonly workspace: WorkspaceApi,
+    private readonly cards: CardsApi,
+    private readonly hierarchy: CardHierarchyApi,
+    private readonly fields: FieldsApi,
+    private readonly grouping: GroupingApi,
+    private readonly events: EventBus,
+  ) {}
+
+  async import(body: Record<string, unknown>, actor: Actor): Promise<ImportReport> {
+    const request = parseImportRequest(body);
+    const upload = await this.uploads.findLive(request.discoverFileId, actor.userId);
+    if (!upload) throw invalidImportInput('discover_file_id', 'no such upload of yours (uploads are kept 24 hours)');
+    const mapping = parseMapping(request.mapping, upload.columnCount);
+    const match = parseUpdateField(request.updateField, mapping);
+    const project = await this.target(request.target, actor);
+    const state = project.projectId === null ? { fields: [], groupTypes: [], models: [] } : await this.projectState(project.projectId);
+    const targets = resolveTargets(mapping, state);
+    const ctx: RowCheckContext = {
+      mapping,
+      fields: targets.fields,
+      match,
+      updateOnly: request.updateOnly,
+      parseValue: (field, text) => this.fields.parseValue(field, text),
+      modelIdByName: (name) => state.models.find((m) => m.name.toLowerCase() === name.toLowerCase())?.id,
+    };
+    const checked = await this.check(upload, request, ctx, project.projectId, targets);
+    if (request.dryRun) return checked.report;
+    return this.uow.run(async () => {
+      const write = await this.prepareWrite(request.target, project, targets, checked, actor);
+      await this.writeRows(upload, request, new RowChecker(ctx), checked.decisions, targets, write, actor);
+      await this.events.publish(
+        new ImportCompleted({
+          cardId: write.topLevelCardId,
+          projectId: write.projectId,
+          actorId: actor.userId,
+          system: true,
+          data: { ...checked.report, project_id: write.projectId, discover_file_id: upload.id, format: upload.format },
+        }),
+      );
+      return { ...checked.report, project_id: write.projectId };
+    });
+  }
+
+  /** The target project, checked for write access: 400 naming the property when it is not visible. */
+  private async target(target: ImportTarget, actor: Actor): Promise<Project> {
+    try {
+      if (target.kind === 'new') {
+        await this.workspace.requireOrganization(target.organizationId, actor, 'write');
+        return { projectId: null, topLevelCardId: null };
+      }
+      const access = await this.workspace.requireProject(target.projectId, actor, 'write');
+      return { projectId: access.projectId, topLevelCardId: access.topLevelCardId };
+    } catch (error) {
+      const field = target.kind === 'new' ? 'organization_id' : 'project_id';
+      if (error instanceof NotFoundError) throw invalidImportInput(field, 'no such project visible to you');
+      if (error instanceof ForbiddenError) throw new ForbiddenError(`${field}: your role does not allow writing there`);
+      throw error;
+    }
+  }
+
+  private async projectState(projectId: number): Promise<ProjectState> {
+    const [fields, groupTypes, models] = await Promise.all([
+      this.fields.fieldsOf(projectId),
+      this.grouping.groupTypes(projectId),
+      this.fields.modelsOf(projectId),
+    ]);
+    return { fields, groupTypes, models };
+  }
+
+  /** Streams the stored rows, skipping the header when asked; `row` is the spreadsheet's row number. */
+  private async *rows(upload: StoredUpload, request: ImportRequest): AsyncGenerator<{ cells: string[]; row: number; index: number }> {
+    let index = 0;
+    for await (const cells of readStoredRows(upload.rowsGz)) {
+      const row = index + 1;
+      if (!(request.ignoreHeader && row === 1)) yield { cells, row, index };
+      index++;
+    }
+  }
+
+  /** The check pass: every row, before anything is written. */
+  private async check(
+    upload: StoredUpload,
+    request: ImportRequest,
+    ctx: RowCheckContext,
+    projectId: number | null,
+    targets: ImportTargets,
+  ): Promise<CheckResult> {
+    const checker = new RowChecker(ctx);
+    const decisions = new Float64Array(upload.rowCount).fill(SKIP);
+    const report: ImportReport = { project_id: projectId, created: 0, updated: 0, skipped: 0, children_created: 0 };
+    const groupTitles = new Map<number, Map<string, string>>();
+    let batch: RowPlan[] = [];
+    const flush = async () => {
+      const ids = await this.matches(checker, batch, projectId, targets);
+      batch.forEach((plan, i) => {
+        const outcome = checker.resolveMatch(plan, ids[i]);
+        if (outcome === 'invalid') return;
+        if (outcome === 'skip') return void report.skipped++;
+        decisions[plan.row - 1] = outcome.action === 'update' ? outcome.cardId! : CREATE;
+        report[outcome.action === 'update' ? 'updated' : 'created']++;
+        report.children_created += outcome.children.length;
+        for (const g of outcome.groups) {
+          const titles = groupTitles.get(g.column) ?? groupTitles.set(g.column, new Map()).get(g.column)!;
+          for (const t of g.titles) if (!titles.has(t.toLowerCase())) titles.set(t.toLowerCase(), t);
+        }
+      });
+      batch = [];
+    };
+    for await (const { cells, row } of this.rows(upload, request)) {
+      const outcome = checker.check(cells, row);
+      if (outcome === 'skip') report.skipped++;
+      else if (outcome !== 'invalid') batch.push(outcome);
+      if (batch.length >= BATCH_ROWS) await flush();
+    }
+    await flush();
+    if (checker.problemCount) throw new ImportRowsInvalidError(checker.problems, checker.problemCount);
+    return { decisions, report, groupTitles };
+  }
+
+  /** The ids of the cards each plan's key matches, looked up for the whole batch at once. */
+  private async matches(checker: RowChecker, plans: RowPlan[], projectId: number | null, targets: ImportTargets): Promise<number[][]> {
+    const keys = plans.map((p) => checker.matchKey(p));
+    if (projectId === null || keys.every((k) => k === null)) return plans.map(() => []);
+    const found = await this.lookup(projectId, keys.filter((k): k is MatchKey => k !== null), targets, checker);
+    return keys.map((k) => (k === null ? [] : (found.get(keyText(k)) ?? [])));
+  }
+
+  private async lookup(projectId: number, keys: MatchKey[], targets: ImportTargets, checker: RowChecker): Promise<Map<string, number[]>> {
+    const found = new Map<string, number[]>();
+    const add = (key: MatchKey, id: number) => {
+      const k = keyText(key);
+      found.set(k, [...(found.get(k) ?? []), id]);
+    };
+    const kind = keys[0].kind;
+    if (kind === 'title') {
+      const titles = [...new Set(keys.map((k) => (k as { title: string }).title))];
+      for (const c of await this.hierarchy.cardsWithTitles(projectId, titles)) add({ kind: 'title', title: c.title }, c.id);
+    } else if (kind === 'ref') {
+      const refs = [...new Set(keys.map((k) => (k as { ref: number }).ref))];
+      for (const c of await this.hierarchy.cardsWithRefs(projectId, refs)) add({ kind: 'ref', ref: c.ref }, c.id);
+    } else {
+      const column = checker.matchColumn!;
+      const attributeId = targets.fields.get(column)?.attributeId;
+      if (attributeId === null || attributeId === undefined) return found; // a field still to be created holds no values
+      const values = keys.map((k) => (k as { value: unknown }).value);
+      for (const c of await this.fields.cardsWithValues(attributeId, values)) add({ kind: 'attribute', value: c.value }, c.cardId);
+    }
+    return found;
+  }
+
+  /** In the transaction, before the rows: the project, missing fields and contexts, and every group the rows join. */
+  private async prepareWrite(
+    target: ImportTarget,
+    project: Project,
+    targets: ImportTargets,
+    checked: CheckResult,
+    actor: Actor,
+  ): Promise<WriteTargets> {
+    let { projectId, topLevelCardId } = project;
+    if (target.kind === 'new') {
+      const created = await this.cards.createProject(target.organizationId, target.title, actor);
+      projectId = created.id;
+      topLevelCardId = created.top_level_card_id;
+    }
+    const write: WriteTargets = { projectId: projectId!, topLevelCardId: topLevelCardId!, attributeIds: new Map(), groupIds: new Map() };
+    for (const [column, field] of targets.fields) {
+      const id = field.attributeId ?? (await this.fields.createField(write.projectId, { name: field.name, type: field.type })).id;
+      write.attributeIds.set(column, id);
+    }
+    for (const [column, context] of targets.contexts) {
+      const type = await this.cards.ensureGroupType(write.projectId, context.name, false, actor);
+      const groups = new Map<string, number>();
+      for (const [lower, title] of checked.groupTitles.get(column) ?? []) {
+        groups.set(lower, (await this.grouping.ensureGroup(type.id, write.topLevelCardId, title, actor)).id);
+      }
+      write.groupIds.set(column, groups);
+    }
+    return write;
+  }
+
+  /** The write pass: the same rows, checked again by a fresh checker, with the check pass's decisions. */
+  private async writeRows(
+    upload: StoredUpload,
+    request: ImportRequest,
+    checker: RowChecker,
+    decisions: Float64Array,
+    targets: ImportTargets,
+    write: WriteTargets,
+    actor: Actor,
+  ): Promise<void> {
+    let creates: RowPlan[] = [];
+    for await (const { cells, row, index } of this.rows(upload, request)) {
+      if (decisions[index] === SKIP) continue;
+      const plan = checker.check(cells, row) as RowPlan;
+      if (decisions[index] === CREATE) creates.push(plan);
+      else await this.updateCard(decisions[index], plan, write, actor);
+      if (creates.length >= BATCH_ROWS) {
+        await this.createCards(creates, write, actor);
+        creates = [];
+      }
+    }
+    await this.createCards(creates, write, actor);
+  }
+
+  private newCard(plan: RowPlan, write: WriteTargets): NewCard {
+    const attributes: Record<string, unknown> = {};
+    for (const v of plan.values) attributes[String(write.attributeIds.get(v.column))] = v.text;
+    return {
+      title: plan.title,
+      attributes: plan.values.length ? attributes : undefined,
+      groupIds: this.groupIdsOf(plan, write),
+      children: plan.children.map((title) => ({ title })),
+    };
+  }
+
+  private groupIdsOf(plan: RowPlan, write: WriteTargets): number[] {
+    return plan.groups.flatMap((g) => g.titles.map((t) => write.groupIds.get(g.column)!.get(t.toLowerCase())!));
+  }
+
+  private async createCards(plans: RowPlan[], write: WriteTargets, actor: Actor): Promise<void> {
+    if (!plans.length) return;
+    const created = await this.cards.createMany(
+      write.topLevelCardId,
+      plans.map((p) => this.newCard(p, write)),
+      actor,
+      { system: true },
+    );
+    for (let i = 0; i < plans.length; i++) await this.afterCard(created[i].id, plans[i], write, actor);
+  }
+
+  /** What createMany does not do: the model and the comments. */
+  private async afterCard(cardId: number, plan: RowPlan, write: WriteTargets, actor: Actor): Promise<void> {
+    if (plan.modelId !== undefined) await this.fields.setModel(cardId, { model_id: plan.modelId }, actor);
+    for (const content of plan.comments) {
+      await this.events.publish(new CommentAdded({ cardId, projectId: write.projectId, actorId: actor.userId, data: { content } }));
+    }
+  }
+
+  /** A matched card: title, values, contexts, model and comments from the row; its children are added. */
+  private async updateCard(cardId: number, plan: RowPlan, write: WriteTargets, actor: Actor): Promise<void> {
+    await this.hierarchy.update(cardId, { title: plan.title }, actor, { system: true });
+    if (plan.values.length) {
+      const [card] = await this.hierarchy.records([cardId]);
+      const [prepared] = await this.fields.prepareValues(write.projectId, [{ attributes: this.newCard(plan, write).attributes, property: 'attributes' }]);
+      await this.fields.writeValues(card, prepared, actor, { system: true });
+    }
+    const groupIds = this.groupIdsOf(plan, write);
+    if (groupIds.length) {
+      const current = new Set((await this.grouping.membershipsOf([cardId])).map((m) => m.groupId));
+      for (const groupId of groupIds) if (!current.has(groupId)) await this.grouping.addCardToGroup(cardId, groupId, actor, { system: true });
+    }
+    await this.afterCard(cardId, plan, write, actor);
+    if (plan.children.length) {
+      await this.cards.createMany(cardId, plan.children.map((title) => ({ title })), actor, { system: true });
+    }
+  }
+}
+
+/** A match key as a map key: values compare as their JSON with sorted object keys (jsonb equality). */
+function keyText(key: MatchKey): string {
+  if (key.kind === 'title') return `t:${key.title}`;
+  if (key.kind === 'ref') return `r:${key.ref}`;
+  return `v:${stableJson(key.value)}`;
+}
+
+function stableJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1));
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`;
+}
+

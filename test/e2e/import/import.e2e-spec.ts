@@ -1,0 +1,293 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, workspaceClient, type ProjectJson, type StreamEntryJson } from '../../support/workspace-client.js';
+import { sheetFile, type Cell, type SheetFormat } from '../../support/spreadsheets.js';
+
+const DISCOVER = `${API}/importers/spreadsheet/discover`;
+const IMPORT = `${API}/importers/spreadsheet/import`;
+
+interface CardJson {
+  id: number;
+  ref: number;
+  title: string;
+  parent_id: number;
+  model_id: number | null;
+  attributes: Record<string, unknown>;
+  groups: Array<{ id: number; type_id: number; title: string }>;
+}
+
+describe('POST /importers/spreadsheet/import', () => {
+  let t: TestApp;
+  let alice: TestUser;
+  let ws: ReturnType<typeof workspaceClient>;
+  let team: number;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    alice = await t.user();
+    ws = workspaceClient(t);
+    team = await ws.team(alice);
+  });
+  afterAll(() => t.close());
+
+  async function discover(rows: Cell[][], format: SheetFormat, user = alice): Promise<number> {
+    const res = await t.http.post(DISCOVER).set(as(user)).attach('file', sheetFile(rows, format), `sheet.${format}`).expect(201);
+    expect(res.body.format).toBe(format);
+    return res.body.file_id;
+  }
+
+  const importing = (body: Record<string, unknown>, user = alice) => t.http.post(IMPORT).set(as(user)).send(body);
+
+  async function cards(projectId: number): Promise<CardJson[]> {
+    return (await t.http.get(`${API}/projects/${projectId}/cards?per_page=1000`).set(as(alice)).expect(200)).body;
+  }
+
+  const rowCards = (all: CardJson[], project: ProjectJson) => all.filter((c) => c.parent_id === project.top_level_card_id);
+
+  async function stream(cardId: number): Promise<StreamEntryJson[]> {
+    return (await t.http.get(`${API}/cards/${cardId}/stream`).set(as(alice)).expect(200)).body;
+  }
+
+  /** Everything a failed import must leave unchanged. */
+  async function snapshot(project: ProjectJson) {
+    const [list, fields, types, rootStream] = await Promise.all([
+      cards(project.id),
+      t.http.get(`${API}/projects/${project.id}/attributes`).set(as(alice)).expect(200),
+      t.http.get(`${API}/projects/${project.id}/group-types`).set(as(alice)).expect(200),
+      stream(project.top_level_card_id),
+    ]);
+    return { list, fields: fields.body, types: types.body, rootStream };
+  }
+
+  it('imports every mapping type from an XLSX file', async () => {
+    const project = await ws.project(alice, team, 'Every type');
+    const model = (await t.http.post(`${API}/projects/${project.id}/models`).set(as(alice)).send({ name: 'Bug' }).expect(201)).body;
+    await t.http.post(`${API}/projects/${project.id}/attributes`).set(as(alice)).send({ name: 'Estimate', type: 'number' }).expect(201);
+    const fileId = await discover(
+      [
+        ['Title', 'Estimate', 'Notes', 'Labels', 'Kind', 'Comment', 'Subtasks', 'Ref', 'Due', 'Ignored'],
+        ['Write docs', 3, 'long text', 'docs, writing\nurgent', 'Bug', 'first pass', 'outline\ndraft', '#99', '2026-02-01', 'x'],
+        ['Fix bug', 5, '', 'bug', '', '', '', '', '', ''],
+      ],
+      'xlsx',
+    );
+    const res = await importing({
+      discover_file_id: fileId,
+      project_id: project.id,
+      options: { ignore_header: true },
+      mapping: {
+        '0': { type: 'title' },
+        '1': { type: 'attribute', attr_type: 'number', name: 'estimate' },
+        '2': { type: 'attribute', attr_type: 'content', name: 'Notes' },
+        '3': { type: 'context', name: 'Labels' },
+        '4': { type: 'model' },
+        '5': { type: 'comment' },
+        '6': { type: 'children' },
+        '7': { type: 'ref' },
+        '8': { type: 'attribute', attr_type: 'date', name: 'Due' },
+      },
+    }).expect(200);
+    expect(res.body).toEqual({ project_id: project.id, created: 2, updated: 0, skipped: 0, children_created: 2 });
+
+    const all = await cards(project.id);
+    const [docs, bug] = rowCards(all, project);
+    expect(docs).toMatchObject({
+      title: 'Write docs',
+      model_id: model.id,
+      attributes: { Estimate: 3, Notes: 'long text', Due: '2026-02-01' },
+    });
+    expect(docs.groups.map((g) => g.title).sort()).toEqual(['docs', 'urgent', 'writing']);
+    expect(bug).toMatchObject({ title: 'Fix bug', model_id: null, attributes: { Estimate: 5, Notes: null, Due: null } });
+    expect(bug.groups.map((g) => g.title)).toEqual(['bug']);
+    expect(docs.ref).not.toBe(99); // ref is read only
+    const children = (await t.http.get(`${API}/cards/${docs.id}/children`).set(as(alice)).expect(200)).body as CardJson[];
+    expect(children.map((c) => c.title)).toEqual(['outline', 'draft']);
+
+    const types = (await t.http.get(`${API}/projects/${project.id}/group-types`).set(as(alice)).expect(200)).body;
+    expect(types).toEqual([expect.objectContaining({ name: 'Labels', one_group_per_card: false })]);
+    const groups = (await t.http.get(`${API}/group-types/${types[0].id}/groups`).set(as(alice)).expect(200)).body;
+    expect(groups.every((g: { card_id: number }) => g.card_id === project.top_level_card_id)).toBe(true);
+
+    const entries = await stream(docs.id);
+    expect(entries).toContainEqual(expect.objectContaining({ kind: 'comment', content: 'first pass', user_id: alice.id }));
+    expect(entries).toContainEqual(expect.objectContaining({ kind: 'log', action: 'card.created' }));
+    expect(entries.filter((e) => e.kind === 'activity' && e.action === 'card.created')).toEqual([]);
+    const root = await stream(project.top_level_card_id);
+    expect(root).toContainEqual(
+      expect.objectContaining({ kind: 'log', action: 'import.completed', data: expect.objectContaining({ created: 2, children_created: 2 }) }),
+    );
+  });
+
+  it('without ignore_header imports the header row as a card', async () => {
+    const project = await ws.project(alice, team, 'Header');
+    const fileId = await discover([['Title'], ['One']], 'csv');
+    const res = await importing({ discover_file_id: fileId, project_id: project.id, mapping: { '0': { type: 'title' } } }).expect(200);
+    expect(res.body.created).toBe(2);
+    expect(rowCards(await cards(project.id), project).map((c) => c.title)).toEqual(['Title', 'One']);
+  });
+
+  it('updates by title (CSV), by ref (ODS) and by an attribute (XLSX); update_only skips the rest', async () => {
+    const project = await ws.project(alice, team, 'Updates');
+    const first = await discover([['Title', 'Key', 'Size'], ['Alpha', 'a-1', 1], ['Beta', 'b-2', 2]], 'xlsx');
+    const mapping = {
+      '0': { type: 'title' },
+      '1': { type: 'attribute', attr_type: 'text', name: 'Key' },
+      '2': { type: 'attribute', attr_type: 'number', name: 'Size' },
+    };
+    await importing({ discover_file_id: first, project_id: project.id, mapping, options: { ignore_header: true } }).expect(200);
+    const [alpha, beta] = rowCards(await cards(project.id), project);
+
+    const byTitle = await discover([['Title', 'Size'], ['Alpha', 10], ['Gamma', 3]], 'csv');
+    const res1 = await importing({
+      discover_file_id: byTitle,
+      project_id: project.id,
+      mapping: { '0': { type: 'title' }, '1': { type: 'attribute', attr_type: 'number', name: 'Size' } },
+      update_field: 'title',
+      options: { ignore_header: true },
+    }).expect(200);
+    expect(res1.body).toMatchObject({ created: 1, updated: 1, skipped: 0 });
+
+    const byRef = await discover([['Ref', 'Title'], [`#${beta.ref}`, 'Beta renamed'], ['9999', 'Nobody']], 'ods');
+    const res2 = await importing({
+      discover_file_id: byRef,
+      project_id: project.id,
+      mapping: { '0': { type: 'ref' }, '1': { type: 'title' } },
+      update_field: 'ref',
+      update_only: true,
+      options: { ignore_header: true },
+    }).expect(200);
+    expect(res2.body).toMatchObject({ created: 0, updated: 1, skipped: 1 });
+
+    const byKey = await discover([['Key', 'Title', 'Size'], ['a-1', 'Alpha by key', 7]], 'xlsx');
+    const res3 = await importing({
+      discover_file_id: byKey,
+      project_id: project.id,
+      mapping: { '0': { type: 'attribute', attr_type: 'text', name: 'key' }, '1': { type: 'title' }, '2': { type: 'attribute', attr_type: 'number', name: 'Size' } },
+      update_field: 'Key',
+      options: { ignore_header: true },
+    }).expect(200);
+    expect(res3.body).toMatchObject({ created: 0, updated: 1 });
+
+    const after = rowCards(await cards(project.id), project);
+    expect(after.map((c) => [c.id, c.title, c.attributes.Size])).toEqual([
+      [alpha.id, 'Alpha by key', 7],
+      [beta.id, 'Beta renamed', 2],
+      [expect.any(Number), 'Gamma', 3],
+    ]);
+    const logs = (await stream(beta.id)).filter((e) => e.action === 'card.updated');
+    expect(logs).toEqual([expect.objectContaining({ kind: 'log', data: { title: { from: 'Beta', to: 'Beta renamed' } } })]);
+  });
+
+  it('refuses a row that matches several cards', async () => {
+    const project = await ws.project(alice, team, 'Twins');
+    const twins = await discover([['Same'], ['Same']], 'csv');
+    await importing({ discover_file_id: twins, project_id: project.id, mapping: { '0': { type: 'title' } } }).expect(200);
+    const again = await discover([['Same']], 'csv');
+    const res = await importing({ discover_file_id: again, project_id: project.id, mapping: { '0': { type: 'title' } }, update_field: 'title' }).expect(400);
+    expect(res.body.errors).toEqual([{ row: 1, column: 0, message: 'matches 2 cards; update_field must single out one card' }]);
+  });
+
+  it('creates a new project from title and organization_id', async () => {
+    const fileId = await discover([['Title', 'Points'], ['A', 1], ['B', 2]], 'ods');
+    const res = await importing({
+      discover_file_id: fileId,
+      title: 'Imported project',
+      organization_id: team,
+      mapping: { '0': { type: 'title' }, '1': { type: 'attribute', attr_type: 'number', name: 'Points' } },
+      options: { ignore_header: true },
+    }).expect(200);
+    expect(res.body).toEqual({ project_id: expect.any(Number), created: 2, updated: 0, skipped: 0, children_created: 0 });
+    const project = (await t.http.get(`${API}/projects/${res.body.project_id}`).set(as(alice)).expect(200)).body as ProjectJson;
+    expect(project).toMatchObject({ title: 'Imported project', organization_id: team });
+    expect(rowCards(await cards(project.id), project).map((c) => [c.title, c.attributes.Points])).toEqual([
+      ['A', 1],
+      ['B', 2],
+    ]);
+  });
+
+  it('dry_run reports without writing', async () => {
+    const project = await ws.project(alice, team, 'Dry');
+    const before = await snapshot(project);
+    const fileId = await discover([['Title', 'Tag'], ['A', 'x'], ['', ''], ['B', 'y']], 'xlsx');
+    const res = await importing({
+      discover_file_id: fileId,
+      project_id: project.id,
+      mapping: { '0': { type: 'title' }, '1': { type: 'context', name: 'Tags' } },
+      options: { ignore_header: true },
+      dry_run: true,
+    }).expect(200);
+    expect(res.body).toEqual({ project_id: project.id, created: 2, updated: 0, skipped: 1, children_created: 0 });
+    expect(await snapshot(project)).toEqual(before);
+  });
+
+  it('a bad row: 400 listing every problem by row and column, and nothing written', async () => {
+    const project = await ws.project(alice, team, 'Bad rows');
+    await t.http.post(`${API}/projects/${project.id}/attributes`).set(as(alice)).send({ name: 'Estimate', type: 'number' }).expect(201);
+    const before = await snapshot(project);
+    const fileId = await discover(
+      [['Title', 'Estimate', 'Due', 'Kind', 'New field'], ['ok', 1, '2026-01-01', '', 'x'], ['', 2], ['bad', 'lots', 'soon', 'Epic']],
+      'csv',
+    );
+    const res = await importing({
+      discover_file_id: fileId,
+      project_id: project.id,
+      options: { ignore_header: true },
+      mapping: {
+        '0': { type: 'title' },
+        '1': { type: 'attribute', attr_type: 'number', name: 'Estimate' },
+        '2': { type: 'attribute', attr_type: 'date', name: 'Due' },
+        '3': { type: 'model' },
+        '4': { type: 'attribute', attr_type: 'text', name: 'New field' },
+      },
+    }).expect(400);
+    expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+    expect(res.body.type).toBe('IMPORT.ROWS_INVALID');
+    expect(res.body.error_count).toBe(4);
+    expect(res.body.errors).toEqual([
+      { row: 3, column: 0, message: 'the title is empty' },
+      { row: 4, column: 1, message: expect.stringMatching(/^Estimate: /) },
+      { row: 4, column: 2, message: expect.stringMatching(/^Due: /) },
+      { row: 4, column: 3, message: 'the project has no model named "Epic"' },
+    ]);
+    expect(await snapshot(project)).toEqual(before);
+  });
+
+  it('an existing field of another type is a 400 naming the mapping key', async () => {
+    const project = await ws.project(alice, team, 'Types');
+    await t.http.post(`${API}/projects/${project.id}/attributes`).set(as(alice)).send({ name: 'Estimate', type: 'number' }).expect(201);
+    const fileId = await discover([['T', 'E'], ['a', 'b']], 'csv');
+    const res = await importing({
+      discover_file_id: fileId,
+      project_id: project.id,
+      mapping: { '0': { type: 'title' }, '1': { type: 'attribute', attr_type: 'text', name: 'Estimate' } },
+    }).expect(400);
+    expect(res.body.errors).toEqual([{ field: 'mapping.1.attr_type', message: '"Estimate" exists with type number, not text' }]);
+  });
+
+  it("another team's project_id: 400 naming project_id, nothing written", async () => {
+    const mallory = await t.user();
+    const theirs = await ws.project(mallory, await ws.team(mallory), 'Not yours');
+    const before = await (async () => {
+      const list = await t.http.get(`${API}/projects/${theirs.id}/cards`).set(as(mallory)).expect(200);
+      return list.body;
+    })();
+    const fileId = await discover([['Title'], ['Intruder']], 'csv');
+    const res = await importing({ discover_file_id: fileId, project_id: theirs.id, mapping: { '0': { type: 'title' } } }).expect(400);
+    expect(res.body.errors).toEqual([{ field: 'project_id', message: expect.any(String) }]);
+    expect((await t.http.get(`${API}/projects/${theirs.id}/cards`).set(as(mallory)).expect(200)).body).toEqual(before);
+    // …and an upload of someone else is not yours to import
+    const own = await ws.project(mallory, (await t.http.get(`${API}/organizations`).set(as(mallory))).body[0].id, 'Own');
+    const stolen = await importing({ discover_file_id: fileId, project_id: own.id, mapping: { '0': { type: 'title' } } }, mallory).expect(400);
+    expect(stolen.body.errors[0].field).toBe('discover_file_id');
+  });
+
+  it('names the body property that is wrong', async () => {
+    const project = await ws.project(alice, team, 'Body');
+    const fileId = await discover([['Title']], 'csv');
+    const field = async (body: Record<string, unknown>) => (await importing(body).expect(400)).body.errors[0].field;
+    expect(await field({ project_id: project.id, mapping: { '0': { type: 'title' } } })).toBe('discover_file_id');
+    expect(await field({ discover_file_id: fileId, project_id: project.id, mapping: { '1': { type: 'title' } } })).toBe('mapping.1');
+    expect(await field({ discover_file_id: fileId, project_id: project.id, mapping: {} })).toBe('mapping');
+    expect(await field({ discover_file_id: fileId, project_id: project.id, mapping: { '0': { type: 'title' } }, colour: 1 })).toBe('colour');
+  });
+});
