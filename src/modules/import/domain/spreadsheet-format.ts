@@ -18,12 +18,11 @@ function startsWith(bytes: Buffer, magic: number[]): boolean {
 }
 
 /** C0 control bytes that never occur in text: everything below space except tab, LF, FF, CR and DOS's end-of-file. */
+const BINARY_BYTES = Array.from({ length: 0x20 }, (_, b) => b).filter((b) => ![0x09, 0x0a, 0x0c, 0x0d, 0x1a].includes(b));
+
+/** One native search per byte value: a JavaScript loop over a 20 MiB upload would hold the event loop. */
 function hasBinaryBytes(bytes: Buffer, from: number): boolean {
-  for (let i = from; i < bytes.length; i++) {
-    const b = bytes[i];
-    if (b < 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0c && b !== 0x0d && b !== 0x1a) return true;
-  }
-  return false;
+  return BINARY_BYTES.some((b) => bytes.indexOf(b, from) !== -1);
 }
 
 function looksLikeMarkup(bytes: Buffer, from: number): boolean {

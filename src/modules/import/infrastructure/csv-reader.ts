@@ -24,6 +24,19 @@ function* decodedChunks(bytes: Buffer, encoding: TextEncoding): Generator<string
   if (tail) yield tail;
 }
 
+/**
+ * Hands the chunks over one event-loop turn apart: a stream fed from memory
+ * would otherwise run the parser over the whole file in one go, and other
+ * requests would wait for it.
+ */
+async function* politely(first: string, rest: Generator<string>): AsyncGenerator<string> {
+  yield first;
+  for (const chunk of rest) {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    yield chunk;
+  }
+}
+
 interface CsvParseError {
   code: string;
   lines?: number;
@@ -64,12 +77,7 @@ export async function readCsv(
   const chunks = decodedChunks(bytes, encoding);
   const first = chunks.next();
   if (first.done) return;
-  const parser = Readable.from(
-    (function* () {
-      yield first.value;
-      yield* chunks;
-    })(),
-  ).pipe(
+  const parser = Readable.from(politely(first.value, chunks)).pipe(
     parse({
       delimiter: sniffDelimiter(first.value),
       relax_column_count: true,
