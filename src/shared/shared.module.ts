@@ -3,6 +3,7 @@ import { DiscoveryModule } from '@nestjs/core';
 import { AppConfig } from '../config/app-config.js';
 import { EventBus } from './events/event-bus.js';
 import { DrainState } from './http/draining.js';
+import { Sql } from './persistence/sql.js';
 import { UnitOfWork } from './persistence/unit-of-work.js';
 
 /** The shared kernel's providers, visible to every module. */
@@ -13,8 +14,8 @@ export class SharedModule {
     return {
       module: SharedModule,
       imports: [DiscoveryModule],
-      providers: [{ provide: AppConfig, useValue: config }, UnitOfWork, EventBus, DrainState],
-      exports: [AppConfig, UnitOfWork, EventBus, DrainState],
+      providers: [{ provide: AppConfig, useValue: config }, UnitOfWork, Sql, EventBus, DrainState],
+      exports: [AppConfig, UnitOfWork, Sql, EventBus, DrainState],
     };
   }
 }

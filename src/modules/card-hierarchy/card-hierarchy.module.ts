@@ -1,7 +1,5 @@
 import { Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { WorkspaceModule } from '../workspace/index.js';
-import { CardStreamEntry } from './activity/card-stream-entry.entity.js';
 import { CardStreamRecorder } from './activity/card-stream.recorder.js';
 import { CardStreamRepository } from './activity/card-stream.repository.js';
 import { CardAccessService } from './application/card-access.service.js';
@@ -13,13 +11,15 @@ import { ProjectCardsService } from './application/project-cards.service.js';
 import { CardTreeProjectDeletedHandler } from './application/project-deleted.handler.js';
 import { CardHierarchyApi } from './contracts/card-hierarchy.api.js';
 import { CardStreamController } from './http/card-stream.controller.js';
+import { CardListingQueries } from './infrastructure/card-listing.queries.js';
 import { CardTreeRepository } from './infrastructure/card-tree.repository.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([CardStreamEntry]), WorkspaceModule],
+  imports: [WorkspaceModule],
   controllers: [CardStreamController],
   providers: [
     CardTreeRepository,
+    CardListingQueries,
     CardStreamRepository,
     CardStreamRecorder,
     CardAccessService,

@@ -1,73 +1,108 @@
 import { AppEvent } from './app-event.js';
 
 /**
- * Catalogue of card events (DESIGN.md §9). They live in the shared kernel so
- * the stream writer can record every module's events without depending on
- * those modules.
+ * Catalogue of card events (DESIGN.md §9) and their payloads. They live in the
+ * shared kernel so the stream writer can record every module's events without
+ * depending on those modules. An event's name is also the `action` of the
+ * stream entry it becomes, and its payload the entry's `data`: this map is
+ * the type of that column (STYLE.md §3 `CardActivityData`).
  */
-export interface CardEventProps {
+export interface CardEventMap {
+  'card.created': { title: string; ref: number; parent_id?: number };
+  'card.updated': { title: { from: string; to: string } };
+  'card.state_changed': { from: string; to: string };
+  'card.moved': { from_parent_id: number | null; to_parent_id: number; from_position: number };
+  'card.archived': Record<string, never>;
+  'card.restored': Record<string, never>;
+  /** On the parent's stream (the deleted card's goes with it). */
+  'card.deleted': { card_id: number; ref: number; title: string; subtree_size: number };
+  'card.attribute_changed': {
+    attribute_id: number;
+    attribute: string;
+    type: string;
+    operation: 'set' | 'append' | 'pop';
+    from: unknown;
+    to: unknown;
+  };
+  'card.group_changed': {
+    change: 'added' | 'removed' | 'reordered';
+    group_id: number;
+    group_title: string;
+    type_id: number;
+    type_name: string;
+    /** Place in the group's column after the change (added, reordered). */
+    position?: number;
+    /** Place before it (removed, reordered). */
+    from_position?: number;
+    /** Why a membership went without a request naming it: group_deleted, group_type_deleted, moved_out_of_scope. */
+    reason?: string;
+  };
+  'card.model_changed': { from: number | null; to: number | null; model: string | null };
+}
+
+export type CardEventName = keyof CardEventMap;
+
+/** The `data` of a stream entry of kind activity or log. */
+export type CardActivityData = CardEventMap[CardEventName];
+
+export interface CardEventProps<N extends CardEventName> {
   cardId: number;
   projectId: number;
   /** null for work the system does on its own. */
   actorId: number | null;
   /** Only as much before/after data as the stream entry needs. */
-  data?: Record<string, unknown>;
+  data: CardEventMap[N];
   /** System work (imports) is recorded as `log`, user actions as `activity`. */
   system?: boolean;
 }
 
-export abstract class CardEvent extends AppEvent {
+/** A change to a card; `data` is typed by the event's name. */
+export abstract class CardEvent<N extends CardEventName = CardEventName> extends AppEvent {
+  abstract override readonly name: N;
   readonly cardId: number;
   readonly projectId: number;
   readonly actorId: number | null;
-  readonly data: Record<string, unknown>;
+  readonly data: CardEventMap[N];
   readonly system: boolean;
 
-  constructor(props: CardEventProps) {
+  constructor(props: CardEventProps<N>) {
     super();
     this.cardId = props.cardId;
     this.projectId = props.projectId;
     this.actorId = props.actorId;
-    this.data = props.data ?? {};
+    this.data = props.data;
     this.system = props.system ?? false;
   }
 }
 
-export class CardCreated extends CardEvent {
+export class CardCreated extends CardEvent<'card.created'> {
   readonly name = 'card.created';
 }
-export class CardUpdated extends CardEvent {
+export class CardUpdated extends CardEvent<'card.updated'> {
   readonly name = 'card.updated';
 }
-export class CardStateChanged extends CardEvent {
+export class CardStateChanged extends CardEvent<'card.state_changed'> {
   readonly name = 'card.state_changed';
 }
-export class CardMoved extends CardEvent {
+export class CardMoved extends CardEvent<'card.moved'> {
   readonly name = 'card.moved';
 }
-export class CardArchived extends CardEvent {
+export class CardArchived extends CardEvent<'card.archived'> {
   readonly name = 'card.archived';
 }
-export class CardRestored extends CardEvent {
+export class CardRestored extends CardEvent<'card.restored'> {
   readonly name = 'card.restored';
 }
 /** Published before the subtree goes; `cardId` is the parent that keeps the entry. */
-export class CardDeleted extends CardEvent {
+export class CardDeleted extends CardEvent<'card.deleted'> {
   readonly name = 'card.deleted';
 }
-export class CardAttributeChanged extends CardEvent {
+export class CardAttributeChanged extends CardEvent<'card.attribute_changed'> {
   readonly name = 'card.attribute_changed';
 }
-export class CardGroupChanged extends CardEvent {
+export class CardGroupChanged extends CardEvent<'card.group_changed'> {
   readonly name = 'card.group_changed';
 }
-export class CardModelChanged extends CardEvent {
+export class CardModelChanged extends CardEvent<'card.model_changed'> {
   readonly name = 'card.model_changed';
-}
-/** A comment: recorded as a stream entry of kind `comment`; `data.content` holds its text. */
-export class CommentAdded extends CardEvent {
-  readonly name = 'comment.added';
-}
-export class ImportCompleted extends CardEvent {
-  readonly name = 'import.completed';
 }

@@ -13,8 +13,8 @@ interface Subscription {
 }
 
 /**
- * The in-process event bus (STYLE.md §3). Publishing always happens inside a
- * unit of work: in-tx handlers run now, in the publisher's transaction;
+ * The in-process event bus (STYLE.md §3). Publishing happens inside a unit of
+ * work, always: in-tx handlers run now, in the publisher's transaction;
  * after-commit handlers are queued on the unit of work.
  */
 @Injectable()
@@ -47,11 +47,17 @@ export class EventBus implements OnApplicationBootstrap {
     this.subscriptions.push({ event, phase, handler });
   }
 
-  /** Publishes inside the current transaction (opening one if there is none). */
-  publish(...events: AppEvent[]): Promise<void> {
-    return this.uow.run(async () => {
-      for (const event of events) await this.dispatch(event);
-    });
+  /**
+   * Publishes inside the current transaction. Outside one it throws: a change
+   * and its events (stream entries) commit together or not at all, so an event
+   * published after the change committed would be a bug, not a quiet
+   * transaction of its own.
+   */
+  async publish(...events: AppEvent[]): Promise<void> {
+    if (!this.uow.inTransaction) {
+      throw new Error(`EventBus.publish(${events.map((e) => e.name).join(', ')}) outside a unit of work`);
+    }
+    for (const event of events) await this.dispatch(event);
   }
 
   private async dispatch(event: AppEvent): Promise<void> {

@@ -1,19 +1,11 @@
 import { AppEvent } from './app-event.js';
 
-export class ProjectCreated extends AppEvent {
-  readonly name = 'workspace.project.created';
-  constructor(
-    readonly projectId: number,
-    readonly organizationId: number,
-    readonly topLevelCardId: number,
-    readonly actorId: number,
-  ) {
-    super();
-  }
-}
-
+/**
+ * A project is being deleted (published before its row goes, in the deleting
+ * transaction): each module drops the project's rows in an in-tx handler.
+ */
 export class ProjectDeleted extends AppEvent {
-  readonly name = 'workspace.project.deleted';
+  readonly name = 'project.deleted';
   constructor(
     readonly projectId: number,
     readonly organizationId: number,

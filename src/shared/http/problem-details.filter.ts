@@ -2,7 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@n
 import type { Request, Response } from 'express';
 import { DomainError, RateLimitedError, type DomainErrorKind } from '../domain/domain-error.js';
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../persistence/database-availability.js';
-import { sqlState } from '../persistence/unit-of-work.js';
+import { sqlState } from '../persistence/sql-errors.js';
 import { sendProblem, titleFor, type Problem } from './problem.js';
 
 const STATUS_BY_KIND: Record<DomainErrorKind, number> = {

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { sqlState } from './sql-errors.js';
 
 type Hook = () => Promise<void> | void;
 
@@ -90,10 +91,4 @@ export class UnitOfWork {
       }
     }
   }
-}
-
-export function sqlState(error: unknown): string {
-  const e = error as { code?: unknown; driverError?: { code?: unknown } };
-  const code = e?.driverError?.code ?? e?.code;
-  return typeof code === 'string' ? code : '';
 }

@@ -1,31 +1,21 @@
 import { Injectable } from '@nestjs/common';
-import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
-import { CardStreamEntry } from './card-stream-entry.entity.js';
+import { Sql } from '../../../shared/persistence/sql.js';
+import { STREAM_COLUMNS, toStreamEntryView, type StreamEntryView } from './card-stream-entry.js';
 
+/** Reads of the card stream (CardStreamRecorder writes it). */
 @Injectable()
 export class CardStreamRepository {
-  constructor(private readonly uow: UnitOfWork) {}
-
-  /** Reserves an entry id, so a comment can be answered with the entry the recorder writes. */
-  async nextId(): Promise<number> {
-    const [row] = (await this.uow.manager.query(
-      `SELECT nextval(pg_get_serial_sequence('cards.card_stream', 'id')) AS id`,
-    )) as { id: number }[];
-    return Number(row.id);
-  }
-
-  find(id: number): Promise<CardStreamEntry | null> {
-    return this.uow.manager.getRepository(CardStreamEntry).findOneBy({ id });
-  }
+  constructor(private readonly sql: Sql) {}
 
   /** Newest first. */
-  async page(cardId: number, limit: number, offset: number): Promise<{ items: CardStreamEntry[]; total: number }> {
-    const [items, total] = await this.uow.manager.getRepository(CardStreamEntry).findAndCount({
-      where: { cardId },
-      order: { id: 'DESC' },
-      take: limit,
-      skip: offset,
-    });
-    return { items, total };
+  async page(cardId: number, limit: number, offset: number): Promise<{ items: StreamEntryView[]; total: number }> {
+    const rows = await this.sql.rows(
+      `SELECT ${STREAM_COLUMNS}, count(*) OVER () AS total FROM cards.card_stream
+        WHERE card_id = $1 ORDER BY id DESC LIMIT $2 OFFSET $3`,
+      [cardId, limit, offset],
+    );
+    if (rows.length) return { items: rows.map(toStreamEntryView), total: Number(rows[0].total) };
+    const [count] = await this.sql.rows<{ n: number }>(`SELECT count(*)::int AS n FROM cards.card_stream WHERE card_id = $1`, [cardId]);
+    return { items: [], total: Number(count.n) };
   }
 }

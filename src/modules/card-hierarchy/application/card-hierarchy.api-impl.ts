@@ -15,6 +15,7 @@ import {
   type TeamCard,
   type TreeMove,
 } from '../contracts/card-hierarchy.api.js';
+import { CardListingQueries } from '../infrastructure/card-listing.queries.js';
 import { CardTreeRepository, type CardRow } from '../infrastructure/card-tree.repository.js';
 import { CardAccessService } from './card-access.service.js';
 import { CardTreeService, toRecord } from './card-tree.service.js';
@@ -29,6 +30,7 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
     private readonly uow: UnitOfWork,
     private readonly access: CardAccessService,
     private readonly cards: CardTreeRepository,
+    private readonly listingQueries: CardListingQueries,
     private readonly tree: CardTreeService,
     private readonly moves: MoveCardService,
     private readonly listing: ProjectCardsService,
@@ -107,7 +109,7 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
     const limit = Math.max(0, Math.trunc(options.limit));
     if (!limit) return [];
     // Card ids start at 1, so 0 excepts nothing.
-    return this.cards.teamCards(organizationId, options.exceptCardId ?? 0, limit);
+    return this.listingQueries.teamCards(organizationId, options.exceptCardId ?? 0, limit);
   }
 
   async lockCardsShared(cardIds: number[]): Promise<void> {

@@ -13,6 +13,7 @@ import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import type { CardChanges, CardRecord, CardState, DoomedSubtree } from '../contracts/card-hierarchy.api.js';
 import { assertNotTopLevel, isCardState } from '../domain/card-tree.policy.js';
 import { CardNotFoundError, InvalidCardInputError, TreeBusyError } from '../domain/card.errors.js';
+import { CardListingQueries } from '../infrastructure/card-listing.queries.js';
 import { CardTreeRepository, type CardRow } from '../infrastructure/card-tree.repository.js';
 import { CardAccessService } from './card-access.service.js';
 
@@ -48,13 +49,14 @@ export class CardTreeService {
   constructor(
     private readonly uow: UnitOfWork,
     private readonly cards: CardTreeRepository,
+    private readonly listing: CardListingQueries,
     private readonly access: CardAccessService,
     private readonly events: EventBus,
   ) {}
 
   async children(cardId: number, actor: Actor): Promise<CardRecord[]> {
     await this.access.require(cardId, actor, 'read');
-    return (await this.cards.children(cardId)).map(toRecord);
+    return (await this.listing.children(cardId)).map(toRecord);
   }
 
   /** New cards are `undecided` and last among their siblings (DESIGN.md §4). */
@@ -137,7 +139,7 @@ export class CardTreeService {
       const after = await this.cards.subtreeCounts(cardId);
       await this.cards.adjustCounters(card.projectId, 0, after.visible - before.visible);
       const Event = archived ? CardArchived : CardRestored;
-      await this.events.publish(new Event(this.eventBase(card, actor)));
+      await this.events.publish(new Event({ ...this.eventBase(card, actor), data: {} }));
     });
   }
 

@@ -4,7 +4,7 @@ import type { PageRequest } from '../../../shared/http/pagination.js';
 import { pageOffset } from '../../../shared/http/pagination.js';
 import { WorkspaceApi } from '../../workspace/index.js';
 import type { CardRecord, ProjectListing } from '../contracts/card-hierarchy.api.js';
-import { CardTreeRepository } from '../infrastructure/card-tree.repository.js';
+import { CardListingQueries } from '../infrastructure/card-listing.queries.js';
 import { toRecord } from './card-tree.service.js';
 
 /**
@@ -16,7 +16,7 @@ import { toRecord } from './card-tree.service.js';
 export class ProjectCardsService {
   constructor(
     private readonly workspace: WorkspaceApi,
-    private readonly cards: CardTreeRepository,
+    private readonly cards: CardListingQueries,
   ) {}
 
   async list(

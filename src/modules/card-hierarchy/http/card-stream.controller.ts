@@ -6,7 +6,7 @@ import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { pageRequest, setPageHeaders } from '../../../shared/http/pagination.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { CardStreamService } from '../application/card-stream.service.js';
-import { CommentDto, PageQueryDto } from './dto/card.dto.js';
+import { CommentDto, StreamPageQueryDto } from './dto/card.dto.js';
 
 /** A card's stream: its comments, activity and log entries. */
 @ApiTags('cards')
@@ -19,7 +19,7 @@ export class CardStreamController {
   async streamPage(
     @CurrentActor() actor: Actor,
     @Param('id', ParseIdPipe) id: number,
-    @Query() query: PageQueryDto,
+    @Query() query: StreamPageQueryDto,
     @Res({ passthrough: true }) res: Response,
   ) {
     const page = pageRequest(query);

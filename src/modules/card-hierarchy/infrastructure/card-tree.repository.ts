@@ -1,63 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
-import type { CardRecord, CardState } from '../contracts/card-hierarchy.api.js';
+import { Sql, toId } from '../../../shared/persistence/sql.js';
+import type { CardState } from '../contracts/card-hierarchy.api.js';
 import { TreeBusyError } from '../domain/card.errors.js';
+import { CARD_COLUMNS, toRow, type CardRow, type RawCard } from './card-rows.js';
+
+export type { CardRow } from './card-rows.js';
 
 /** Rounds of lockSubtree before giving up on a subtree that keeps growing. */
 const MAX_SUBTREE_LOCK_ROUNDS = 20;
-
-/** A card row as read for views and tree work. */
-export interface CardRow extends CardRecord {
-  /** Archived, or under an archived card: left out of listings. */
-  hidden: boolean;
-}
-
-const COLUMNS = `id, project_id, organization_id, parent_id, ancestor_ids, depth, ref, title, state,
-  is_archived, hidden, position, model_id, created_at, updated_at`;
-
-interface RawCard {
-  id: number | string;
-  project_id: number | string;
-  organization_id: number | string;
-  parent_id: number | string | null;
-  ancestor_ids: (number | string)[] | string;
-  depth: number;
-  ref: number;
-  title: string;
-  state: CardState;
-  is_archived: boolean;
-  hidden: boolean;
-  position: number;
-  model_id: number | string | null;
-  created_at: Date | string;
-  updated_at: Date | string;
-}
-
-function parseIds(v: RawCard['ancestor_ids']): number[] {
-  if (Array.isArray(v)) return v.map(Number);
-  const inner = v.replace(/^\{|\}$/g, '');
-  return inner ? inner.split(',').map(Number) : [];
-}
-
-function toRow(r: RawCard): CardRow {
-  return {
-    id: Number(r.id),
-    projectId: Number(r.project_id),
-    organizationId: Number(r.organization_id),
-    parentId: r.parent_id === null ? null : Number(r.parent_id),
-    ancestorIds: parseIds(r.ancestor_ids),
-    depth: Number(r.depth),
-    ref: Number(r.ref),
-    title: r.title,
-    state: r.state,
-    isArchived: r.is_archived,
-    hidden: r.hidden,
-    position: Number(r.position),
-    modelId: r.model_id === null ? null : Number(r.model_id),
-    createdAt: new Date(r.created_at),
-    updatedAt: new Date(r.updated_at),
-  };
-}
 
 export interface NewCardRow {
   projectId: number;
@@ -75,28 +25,24 @@ export interface NewCardRow {
  */
 @Injectable()
 export class CardTreeRepository {
-  constructor(private readonly uow: UnitOfWork) {}
-
-  private q<T = unknown>(sql: string, params: unknown[] = []): Promise<T> {
-    return this.uow.manager.query(sql, params) as Promise<T>;
-  }
+  constructor(private readonly sql: Sql) {}
 
   async find(id: number): Promise<CardRow | null> {
-    const rows = await this.q<RawCard[]>(`SELECT ${COLUMNS} FROM cards.cards WHERE id = $1`, [id]);
+    const rows = await this.sql.rows<RawCard>(`SELECT ${CARD_COLUMNS} FROM cards.cards WHERE id = $1`, [id]);
     return rows[0] ? toRow(rows[0]) : null;
   }
 
   async findMany(ids: number[]): Promise<CardRow[]> {
     if (!ids.length) return [];
-    const rows = await this.q<RawCard[]>(`SELECT ${COLUMNS} FROM cards.cards WHERE id = ANY($1::bigint[])`, [ids]);
+    const rows = await this.sql.rows<RawCard>(`SELECT ${CARD_COLUMNS} FROM cards.cards WHERE id = ANY($1::bigint[])`, [ids]);
     return rows.map(toRow);
   }
 
   /** Locks the given cards in id order (one lock order for every transaction: no deadlock). */
   async lockMany(ids: number[]): Promise<CardRow[]> {
     const unique = [...new Set(ids)].sort((a, b) => a - b);
-    const rows = await this.q<RawCard[]>(
-      `SELECT ${COLUMNS} FROM cards.cards WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`,
+    const rows = await this.sql.rows<RawCard>(
+      `SELECT ${CARD_COLUMNS} FROM cards.cards WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`,
       [unique],
     );
     return rows.map(toRow);
@@ -115,7 +61,7 @@ export class CardTreeRepository {
   async lockSubtree(ids: number[], rootId: number): Promise<void> {
     let previous = '';
     for (let round = 0; round < MAX_SUBTREE_LOCK_ROUNDS; round++) {
-      const rows = await this.q<{ id: number | string }[]>(
+      const rows = await this.sql.rows<{ id: number | string }>(
         `SELECT id FROM cards.cards
           WHERE id = ANY($1::bigint[]) OR ancestor_ids @> ARRAY[$2]::bigint[]
           ORDER BY id FOR UPDATE`,
@@ -134,7 +80,7 @@ export class CardTreeRepository {
    * failing on the stream's foreign key when a deletion wins the race.
    */
   async holdKey(id: number): Promise<boolean> {
-    const rows = await this.q<unknown[]>(`SELECT id FROM cards.cards WHERE id = $1 FOR KEY SHARE`, [id]);
+    const rows = await this.sql.rows<unknown>(`SELECT id FROM cards.cards WHERE id = $1 FOR KEY SHARE`, [id]);
     return rows.length > 0;
   }
 
@@ -146,35 +92,16 @@ export class CardTreeRepository {
   async keyShareMany(ids: number[]): Promise<void> {
     const unique = [...new Set(ids)].sort((a, b) => a - b);
     if (!unique.length) return;
-    await this.q(`SELECT id FROM cards.cards WHERE id = ANY($1::bigint[]) ORDER BY id FOR KEY SHARE`, [unique]);
+    await this.sql.run(`SELECT id FROM cards.cards WHERE id = ANY($1::bigint[]) ORDER BY id FOR KEY SHARE`, [unique]);
   }
 
   /** The card and all its descendants (GIN index on ancestor_ids), ascending id. */
   async subtreeIds(cardId: number): Promise<number[]> {
-    const rows = await this.q<{ id: number | string }[]>(
+    const rows = await this.sql.rows<{ id: number | string }>(
       `SELECT id FROM cards.cards WHERE id = $1 OR ancestor_ids @> ARRAY[$1]::bigint[] ORDER BY id`,
       [cardId],
     );
-    return rows.map((r) => Number(r.id));
-  }
-
-  /** Visible, non-top-level cards of a team other than `exceptCardId` (0: none), by project then ref. */
-  async teamCards(organizationId: number, exceptCardId: number, limit: number): Promise<Array<{ id: number; title: string }>> {
-    const rows = await this.q<{ id: number | string; title: string }[]>(
-      `SELECT id, title FROM cards.cards
-        WHERE organization_id = $1 AND id <> $2 AND depth > 0 AND NOT hidden
-        ORDER BY project_id, ref LIMIT $3`,
-      [organizationId, exceptCardId, limit],
-    );
-    return rows.map((r) => ({ id: Number(r.id), title: r.title }));
-  }
-
-  async children(parentId: number): Promise<CardRow[]> {
-    const rows = await this.q<RawCard[]>(
-      `SELECT ${COLUMNS} FROM cards.cards WHERE parent_id = $1 ORDER BY position, id`,
-      [parentId],
-    );
-    return rows.map(toRow);
+    return rows.map((r) => toId(r.id));
   }
 
   /**
@@ -183,7 +110,7 @@ export class CardTreeRepository {
    * `cards_children_idx (parent_id, position)` instead of counting every sibling.
    */
   async childCount(parentId: number): Promise<number> {
-    const [row] = await this.q<{ n: number }[]>(
+    const [row] = await this.sql.rows<{ n: number }>(
       `SELECT coalesce(max(position) + 1, 0)::int AS n FROM cards.cards WHERE parent_id = $1`,
       [parentId],
     );
@@ -191,20 +118,12 @@ export class CardTreeRepository {
   }
 
   async createCounters(projectId: number): Promise<void> {
-    await this.q(`INSERT INTO cards.project_counters (project_id) VALUES ($1)`, [projectId]);
-  }
-
-  async counters(projectId: number): Promise<{ cardCount: number; visibleCount: number }> {
-    const [row] = await this.q<{ card_count: number; visible_count: number }[]>(
-      `SELECT card_count, visible_count FROM cards.project_counters WHERE project_id = $1`,
-      [projectId],
-    );
-    return { cardCount: Number(row?.card_count ?? 0), visibleCount: Number(row?.visible_count ?? 0) };
+    await this.sql.run(`INSERT INTO cards.project_counters (project_id) VALUES ($1)`, [projectId]);
   }
 
   async adjustCounters(projectId: number, cards: number, visible: number): Promise<void> {
     if (!cards && !visible) return;
-    await this.q(
+    await this.sql.run(
       `UPDATE cards.project_counters SET card_count = card_count + $2, visible_count = visible_count + $3
         WHERE project_id = $1`,
       [projectId, cards, visible],
@@ -213,11 +132,11 @@ export class CardTreeRepository {
 
   async insert(c: NewCardRow): Promise<CardRow> {
     const ancestors = c.parent ? [...c.parent.ancestorIds, c.parent.id] : [];
-    const rows = await this.q<RawCard[]>(
+    const rows = await this.sql.rows<RawCard>(
       `INSERT INTO cards.cards (project_id, organization_id, parent_id, ancestor_ids, depth, ref, title,
                                 position, hidden, created_by)
        VALUES ($1, $2, $3, $4::bigint[], $5, $6, $7, $8, $9, $10)
-       RETURNING ${COLUMNS}`,
+       RETURNING ${CARD_COLUMNS}`,
       [
         c.projectId,
         c.organizationId,
@@ -245,7 +164,7 @@ export class CardTreeRepository {
    */
   async insertChild(parent: CardRow, title: string, createdBy: number | null): Promise<CardRow | null> {
     const ancestors = [...parent.ancestorIds, parent.id];
-    const rows = await this.q<RawCard[]>(
+    const rows = await this.sql.rows<RawCard>(
       `WITH r AS (
          UPDATE cards.project_counters
             SET next_ref = next_ref + 1, card_count = card_count + 1,
@@ -257,7 +176,7 @@ export class CardTreeRepository {
        SELECT $1, $2, $3, $4::bigint[], $5, r.ref, $6,
               (SELECT coalesce(max(position) + 1, 0) FROM cards.cards WHERE parent_id = $3), $7, $9
          FROM r
-       RETURNING ${COLUMNS}`,
+       RETURNING ${CARD_COLUMNS}`,
       [
         parent.projectId,
         parent.organizationId,
@@ -297,12 +216,12 @@ export class CardTreeRepository {
     if (changes.title !== undefined) sets.push(`title = $${params.push(changes.title)}`);
     if (changes.state !== undefined) sets.push(`state = $${params.push(changes.state)}`);
     if (changes.modelId !== undefined) sets.push(`model_id = $${params.push(changes.modelId)}`);
-    await this.q(`UPDATE cards.cards SET ${sets.join(', ')} WHERE id = $1`, params);
+    await this.sql.run(`UPDATE cards.cards SET ${sets.join(', ')} WHERE id = $1`, params);
   }
 
   /** Closes the gap a card leaves at `position` among its old siblings. */
   async closeGap(parentId: number, position: number): Promise<void> {
-    await this.q(`UPDATE cards.cards SET position = position - 1 WHERE parent_id = $1 AND position > $2`, [
+    await this.sql.run(`UPDATE cards.cards SET position = position - 1 WHERE parent_id = $1 AND position > $2`, [
       parentId,
       position,
     ]);
@@ -310,7 +229,7 @@ export class CardTreeRepository {
 
   /** Opens a slot at `position` among a parent's children. */
   async openGap(parentId: number, position: number): Promise<void> {
-    await this.q(`UPDATE cards.cards SET position = position + 1 WHERE parent_id = $1 AND position >= $2`, [
+    await this.sql.run(`UPDATE cards.cards SET position = position + 1 WHERE parent_id = $1 AND position >= $2`, [
       parentId,
       position,
     ]);
@@ -321,17 +240,17 @@ export class CardTreeRepository {
     const from = card.position;
     if (from === to) return;
     if (to < from) {
-      await this.q(
+      await this.sql.run(
         `UPDATE cards.cards SET position = position + 1 WHERE parent_id = $1 AND position >= $2 AND position < $3`,
         [card.parentId, to, from],
       );
     } else {
-      await this.q(
+      await this.sql.run(
         `UPDATE cards.cards SET position = position - 1 WHERE parent_id = $1 AND position > $2 AND position <= $3`,
         [card.parentId, from, to],
       );
     }
-    await this.q(`UPDATE cards.cards SET position = $2, updated_at = now() WHERE id = $1`, [card.id, to]);
+    await this.sql.run(`UPDATE cards.cards SET position = $2, updated_at = now() WHERE id = $1`, [card.id, to]);
   }
 
   /**
@@ -341,12 +260,12 @@ export class CardTreeRepository {
    */
   async reparent(card: CardRow, parent: CardRow, position: number): Promise<void> {
     const prefix = [...parent.ancestorIds, parent.id];
-    await this.q(`UPDATE cards.cards SET parent_id = $2, position = $3, updated_at = now() WHERE id = $1`, [
+    await this.sql.run(`UPDATE cards.cards SET parent_id = $2, position = $3, updated_at = now() WHERE id = $1`, [
       card.id,
       parent.id,
       position,
     ]);
-    await this.q(
+    await this.sql.run(
       `UPDATE cards.cards
           SET ancestor_ids = $2::bigint[] || ancestor_ids[$3:],
               depth = cardinality($2::bigint[] || ancestor_ids[$3:])
@@ -357,7 +276,7 @@ export class CardTreeRepository {
 
   /** Counts of a subtree (the card included): all cards and the visible ones. */
   async subtreeCounts(cardId: number): Promise<{ all: number; visible: number }> {
-    const [row] = await this.q<{ all: number; visible: number }[]>(
+    const [row] = await this.sql.rows<{ all: number; visible: number }>(
       `SELECT count(*)::int AS all, (count(*) FILTER (WHERE NOT hidden))::int AS visible
          FROM cards.cards WHERE id = $1 OR ancestor_ids @> ARRAY[$1]::bigint[]`,
       [cardId],
@@ -374,7 +293,7 @@ export class CardTreeRepository {
    * visible to the EXISTS, so it is applied to its descendants explicitly.
    */
   async setArchived(cardId: number, archived: boolean): Promise<void> {
-    await this.q(
+    await this.sql.run(
       `UPDATE cards.cards c
           SET is_archived = CASE WHEN c.id = $1 THEN $2 ELSE c.is_archived END,
               updated_at  = CASE WHEN c.id = $1 THEN now() ELSE c.updated_at END,
@@ -387,7 +306,7 @@ export class CardTreeRepository {
 
   /** Recomputes `hidden` (archived or under an archived card) for a subtree. */
   async refreshHidden(cardId: number): Promise<void> {
-    await this.q(
+    await this.sql.run(
       `UPDATE cards.cards c
           SET hidden = c.is_archived OR EXISTS (
                 SELECT 1 FROM cards.cards a WHERE a.id = ANY(c.ancestor_ids) AND a.is_archived)
@@ -398,40 +317,12 @@ export class CardTreeRepository {
 
   /** Deletes a card; its subtree and stream go with it through ON DELETE CASCADE. */
   async delete(cardId: number): Promise<void> {
-    await this.q(`DELETE FROM cards.cards WHERE id = $1`, [cardId]);
+    await this.sql.run(`DELETE FROM cards.cards WHERE id = $1`, [cardId]);
   }
 
   async deleteProject(projectId: number): Promise<void> {
-    await this.q(`DELETE FROM cards.cards WHERE project_id = $1 AND parent_id IS NULL`, [projectId]);
-    await this.q(`DELETE FROM cards.project_counters WHERE project_id = $1`, [projectId]);
+    await this.sql.run(`DELETE FROM cards.cards WHERE project_id = $1 AND parent_id IS NULL`, [projectId]);
+    await this.sql.run(`DELETE FROM cards.project_counters WHERE project_id = $1`, [projectId]);
   }
 
-  /**
-   * A page of the project listing, in id order (top-level card excluded).
-   * Deferred join: the inner query skips `offset` entries of the partial
-   * listing index without touching the table (an index-only scan while the
-   * visibility map is current), and only the page's rows are read from the
-   * table. Still O(offset) index entries, but not O(offset) table rows.
-   */
-  async listPage(projectId: number, withArchived: boolean, limit: number, offset: number): Promise<CardRow[]> {
-    const rows = await this.q<RawCard[]>(
-      `SELECT ${COLUMNS} FROM cards.cards
-        WHERE id IN (SELECT id FROM cards.cards
-                      WHERE project_id = $1 AND depth > 0 ${withArchived ? '' : 'AND NOT hidden'}
-                      ORDER BY id LIMIT $2 OFFSET $3)
-        ORDER BY id`,
-      [projectId, limit, offset],
-    );
-    return rows.map(toRow);
-  }
-
-  async listIds(projectId: number, withArchived: boolean, limit: number, offset: number): Promise<number[]> {
-    const rows = await this.q<{ id: number }[]>(
-      `SELECT id FROM cards.cards
-        WHERE project_id = $1 AND depth > 0 ${withArchived ? '' : 'AND NOT hidden'}
-        ORDER BY id LIMIT $2 OFFSET $3`,
-      [projectId, limit, offset],
-    );
-    return rows.map((r) => Number(r.id));
-  }
 }

@@ -30,7 +30,8 @@ import {
   type FieldType,
   type FieldTypeInfo,
 } from '../domain/values/index.js';
-import { FieldDefinitionsRepository, UniqueViolation } from '../infrastructure/field-definitions.repository.js';
+import { mapViolations } from '../../../shared/persistence/sql-errors.js';
+import { FieldDefinitionsRepository } from '../infrastructure/field-definitions.repository.js';
 import { FieldValuesRepository } from '../infrastructure/field-values.repository.js';
 import { FileBlobs } from './file-blobs.service.js';
 
@@ -83,12 +84,7 @@ export class FieldDefinitionsService {
       await this.workspace.requireProject(projectId, actor, 'write');
       await this.repo.lockProjectNames(projectId);
       if ((await this.repo.models(projectId)).some((m) => sameName(m.name, name))) throw new ModelNameTakenError(name);
-      try {
-        return toModelView(await this.repo.insertModel(projectId, name, actor.userId));
-      } catch (error) {
-        if (error instanceof UniqueViolation) throw new ModelNameTakenError(name);
-        throw error;
-      }
+      return toModelView(await mapViolations(() => this.repo.insertModel(projectId, name, actor.userId), { unique: () => new ModelNameTakenError(name) }));
     });
   }
 
@@ -130,12 +126,7 @@ export class FieldDefinitionsService {
       if (options !== undefined && this.narrowsValues(field.options, options)) {
         if (await this.values.hasValues(field)) throw new FieldHasValuesError(field.name, 'the time and period options');
       }
-      try {
-        await this.repo.update(field.id, { name, options });
-      } catch (error) {
-        if (error instanceof UniqueViolation) throw new FieldNameTakenError(name ?? field.name);
-        throw error;
-      }
+      await mapViolations(() => this.repo.update(field.id, { name, options }), { unique: () => new FieldNameTakenError(name ?? field.name) });
       return toAttributeView((await this.repo.find(field.id))!);
     });
   }
@@ -156,13 +147,8 @@ export class FieldDefinitionsService {
     return this.uow.run(async () => {
       await this.repo.lockProjectNames(projectId);
       await this.assertNameFree(projectId, null, name);
-      try {
-        const field = await this.repo.insert({ projectId, modelId: null, name, type: 'group_type', options: {}, groupTypeId });
+      const field = await mapViolations(() => this.repo.insert({ projectId, modelId: null, name, type: 'group_type', options: {}, groupTypeId }), { unique: () => new FieldNameTakenError(name) });
         return field.id;
-      } catch (error) {
-        if (error instanceof UniqueViolation) throw new FieldNameTakenError(name);
-        throw error;
-      }
     });
   }
 
@@ -173,12 +159,7 @@ export class FieldDefinitionsService {
       if (!field) throw new FieldNotFoundError();
       await this.repo.lockProjectNames(field.projectId);
       await this.assertNameFree(field.projectId, null, name, field.id);
-      try {
-        await this.repo.update(field.id, { name });
-      } catch (error) {
-        if (error instanceof UniqueViolation) throw new FieldNameTakenError(name);
-        throw error;
-      }
+      await mapViolations(() => this.repo.update(field.id, { name }), { unique: () => new FieldNameTakenError(name) });
     });
   }
 
@@ -224,12 +205,7 @@ export class FieldDefinitionsService {
     const options = validateFieldOptions(type, input.options);
     await this.repo.lockProjectNames(projectId);
     await this.assertNameFree(projectId, modelId, name);
-    try {
-      return await this.repo.insert({ projectId, modelId, name, type, options, groupTypeId: null });
-    } catch (error) {
-      if (error instanceof UniqueViolation) throw new FieldNameTakenError(name);
-      throw error;
-    }
+    return mapViolations(() => this.repo.insert({ projectId, modelId, name, type, options, groupTypeId: null }), { unique: () => new FieldNameTakenError(name) });
   }
 
   private validType(type: unknown): FieldType {

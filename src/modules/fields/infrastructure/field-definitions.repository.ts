@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { sqlState, UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+import { Sql, toId, toIdOrNull } from '../../../shared/persistence/sql.js';
 import type { FieldDefinition, ModelDefinition } from '../domain/field-definition.js';
 import type { FieldOptions, FieldType } from '../domain/values/index.js';
 
@@ -21,23 +21,22 @@ interface RawModel {
 
 const FIELD_COLUMNS = 'id, project_id, model_id, name, type, options, group_type_id';
 
-const nullableId = (v: number | string | null): number | null => (v === null ? null : Number(v));
 
 function toField(r: RawField): FieldDefinition {
   const options = typeof r.options === 'string' ? (JSON.parse(r.options) as FieldOptions) : (r.options ?? {});
   return {
-    id: Number(r.id),
-    projectId: Number(r.project_id),
-    modelId: nullableId(r.model_id),
+    id: toId(r.id),
+    projectId: toId(r.project_id),
+    modelId: toIdOrNull(r.model_id),
     name: r.name,
     type: r.type,
     options,
-    groupTypeId: nullableId(r.group_type_id),
+    groupTypeId: toIdOrNull(r.group_type_id),
   };
 }
 
 function toModel(r: RawModel): ModelDefinition {
-  return { id: Number(r.id), projectId: Number(r.project_id), name: r.name };
+  return { id: toId(r.id), projectId: toId(r.project_id), name: r.name };
 }
 
 export interface NewField {
@@ -49,42 +48,26 @@ export interface NewField {
   groupTypeId: number | null;
 }
 
-/** Thrown when an insert or rename hits a unique index; services turn it into their 409. */
-export class UniqueViolation extends Error {}
-
-async function mapUnique<T>(work: Promise<T>): Promise<T> {
-  try {
-    return await work;
-  } catch (error) {
-    if (sqlState(error) === '23505') throw new UniqueViolation();
-    throw error;
-  }
-}
-
 /** Field and model definitions (schema `fields`). */
 @Injectable()
 export class FieldDefinitionsRepository {
-  constructor(private readonly uow: UnitOfWork) {}
-
-  private q<T = unknown>(sql: string, params: unknown[] = []): Promise<T> {
-    return this.uow.manager.query(sql, params) as Promise<T>;
-  }
+  constructor(private readonly sql: Sql) {}
 
   /**
    * Serialises name changes within a project for the rest of the transaction:
    * uniqueness across project and model fields spans rows no index covers.
    */
   async lockProjectNames(projectId: number): Promise<void> {
-    await this.q(`SELECT pg_advisory_xact_lock(hashtextextended('fields.names:' || $1::text, 0))`, [projectId]);
+    await this.sql.run(`SELECT pg_advisory_xact_lock(hashtextextended('fields.names:' || $1::text, 0))`, [projectId]);
   }
 
   async find(id: number): Promise<FieldDefinition | null> {
-    const rows = await this.q<RawField[]>(`SELECT ${FIELD_COLUMNS} FROM fields.attributes WHERE id = $1`, [id]);
+    const rows = await this.sql.rows<RawField>(`SELECT ${FIELD_COLUMNS} FROM fields.attributes WHERE id = $1`, [id]);
     return rows[0] ? toField(rows[0]) : null;
   }
 
   async findByGroupType(groupTypeId: number): Promise<FieldDefinition | null> {
-    const rows = await this.q<RawField[]>(`SELECT ${FIELD_COLUMNS} FROM fields.attributes WHERE group_type_id = $1`, [
+    const rows = await this.sql.rows<RawField>(`SELECT ${FIELD_COLUMNS} FROM fields.attributes WHERE group_type_id = $1`, [
       groupTypeId,
     ]);
     return rows[0] ? toField(rows[0]) : null;
@@ -93,16 +76,16 @@ export class FieldDefinitionsRepository {
   /** group type id → its field's id. */
   async groupTypeFieldIds(groupTypeIds: number[]): Promise<Map<number, number>> {
     if (!groupTypeIds.length) return new Map();
-    const rows = await this.q<{ id: number | string; group_type_id: number | string }[]>(
+    const rows = await this.sql.rows<{ id: number | string; group_type_id: number | string }>(
       `SELECT id, group_type_id FROM fields.attributes WHERE group_type_id = ANY($1::bigint[])`,
       [groupTypeIds],
     );
-    return new Map(rows.map((r) => [Number(r.group_type_id), Number(r.id)]));
+    return new Map(rows.map((r) => [toId(r.group_type_id), toId(r.id)]));
   }
 
   /** Project-wide fields (no model), id order. */
   async projectFields(projectId: number): Promise<FieldDefinition[]> {
-    const rows = await this.q<RawField[]>(
+    const rows = await this.sql.rows<RawField>(
       `SELECT ${FIELD_COLUMNS} FROM fields.attributes WHERE project_id = $1 AND model_id IS NULL ORDER BY id`,
       [projectId],
     );
@@ -110,7 +93,7 @@ export class FieldDefinitionsRepository {
   }
 
   async modelFields(modelId: number): Promise<FieldDefinition[]> {
-    const rows = await this.q<RawField[]>(`SELECT ${FIELD_COLUMNS} FROM fields.attributes WHERE model_id = $1 ORDER BY id`, [
+    const rows = await this.sql.rows<RawField>(`SELECT ${FIELD_COLUMNS} FROM fields.attributes WHERE model_id = $1 ORDER BY id`, [
       modelId,
     ]);
     return rows.map(toField);
@@ -119,7 +102,7 @@ export class FieldDefinitionsRepository {
   /** Every field of the given projects, project and model fields alike, id order. */
   async fieldsOfProjects(projectIds: number[]): Promise<FieldDefinition[]> {
     if (!projectIds.length) return [];
-    const rows = await this.q<RawField[]>(
+    const rows = await this.sql.rows<RawField>(
       `SELECT ${FIELD_COLUMNS} FROM fields.attributes WHERE project_id = ANY($1::bigint[]) ORDER BY id`,
       [projectIds],
     );
@@ -128,60 +111,56 @@ export class FieldDefinitionsRepository {
 
   /** Fields of the project whose name equals `name` case-insensitively (project and model fields). */
   async sameNamed(projectId: number, name: string): Promise<FieldDefinition[]> {
-    const rows = await this.q<RawField[]>(
+    const rows = await this.sql.rows<RawField>(
       `SELECT ${FIELD_COLUMNS} FROM fields.attributes WHERE project_id = $1 AND lower(name) = lower($2) ORDER BY id`,
       [projectId, name],
     );
     return rows.map(toField);
   }
 
-  insert(f: NewField): Promise<FieldDefinition> {
-    return mapUnique(
-      this.q<RawField[]>(
-        `INSERT INTO fields.attributes (project_id, model_id, name, type, options, group_type_id)
-         VALUES ($1, $2, $3, $4, $5::jsonb, $6) RETURNING ${FIELD_COLUMNS}`,
-        [f.projectId, f.modelId, f.name, f.type, JSON.stringify(f.options), f.groupTypeId],
-      ).then((rows) => toField(rows[0])),
+  async insert(f: NewField): Promise<FieldDefinition> {
+    const [row] = await this.sql.rows<RawField>(
+      `INSERT INTO fields.attributes (project_id, model_id, name, type, options, group_type_id)
+       VALUES ($1, $2, $3, $4, $5::jsonb, $6) RETURNING ${FIELD_COLUMNS}`,
+      [f.projectId, f.modelId, f.name, f.type, JSON.stringify(f.options), f.groupTypeId],
     );
+    return toField(row);
   }
 
   async update(id: number, changes: { name?: string; options?: FieldOptions }): Promise<void> {
-    await mapUnique(
-      this.q(`UPDATE fields.attributes SET name = coalesce($2, name), options = coalesce($3::jsonb, options) WHERE id = $1`, [
-        id,
-        changes.name ?? null,
-        changes.options === undefined ? null : JSON.stringify(changes.options),
-      ]),
-    );
+    await this.sql.run(`UPDATE fields.attributes SET name = coalesce($2, name), options = coalesce($3::jsonb, options) WHERE id = $1`, [
+      id,
+      changes.name ?? null,
+      changes.options === undefined ? null : JSON.stringify(changes.options),
+    ]);
   }
 
   async delete(id: number): Promise<void> {
-    await this.q(`DELETE FROM fields.attributes WHERE id = $1`, [id]);
+    await this.sql.run(`DELETE FROM fields.attributes WHERE id = $1`, [id]);
   }
 
   async deleteProject(projectId: number): Promise<void> {
-    await this.q(`DELETE FROM fields.attributes WHERE project_id = $1`, [projectId]);
-    await this.q(`DELETE FROM fields.models WHERE project_id = $1`, [projectId]);
+    await this.sql.run(`DELETE FROM fields.attributes WHERE project_id = $1`, [projectId]);
+    await this.sql.run(`DELETE FROM fields.models WHERE project_id = $1`, [projectId]);
   }
 
   async findModel(id: number): Promise<ModelDefinition | null> {
-    const rows = await this.q<RawModel[]>(`SELECT id, project_id, name FROM fields.models WHERE id = $1`, [id]);
+    const rows = await this.sql.rows<RawModel>(`SELECT id, project_id, name FROM fields.models WHERE id = $1`, [id]);
     return rows[0] ? toModel(rows[0]) : null;
   }
 
   async models(projectId: number): Promise<ModelDefinition[]> {
-    const rows = await this.q<RawModel[]>(`SELECT id, project_id, name FROM fields.models WHERE project_id = $1 ORDER BY id`, [
+    const rows = await this.sql.rows<RawModel>(`SELECT id, project_id, name FROM fields.models WHERE project_id = $1 ORDER BY id`, [
       projectId,
     ]);
     return rows.map(toModel);
   }
 
-  insertModel(projectId: number, name: string, createdBy: number): Promise<ModelDefinition> {
-    return mapUnique(
-      this.q<RawModel[]>(
-        `INSERT INTO fields.models (project_id, name, created_by) VALUES ($1, $2, $3) RETURNING id, project_id, name`,
-        [projectId, name, createdBy],
-      ).then((rows) => toModel(rows[0])),
+  async insertModel(projectId: number, name: string, createdBy: number): Promise<ModelDefinition> {
+    const [row] = await this.sql.rows<RawModel>(
+      `INSERT INTO fields.models (project_id, name, created_by) VALUES ($1, $2, $3) RETURNING id, project_id, name`,
+      [projectId, name, createdBy],
     );
+    return toModel(row);
   }
 }

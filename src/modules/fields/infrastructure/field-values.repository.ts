@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+import { Sql, toId as n, type Row as Raw } from '../../../shared/persistence/sql.js';
 import type { FieldDefinition } from '../domain/field-definition.js';
 
 export interface ScalarRow {
@@ -46,8 +46,6 @@ export interface NewStoredFile {
   createdBy: number;
 }
 
-type Raw = Record<string, unknown>;
-const n = (v: unknown): number => Number(v);
 
 function toFile(r: Raw): StoredFileRow {
   return {
@@ -79,23 +77,10 @@ const LIST_TABLES: Record<ListTable, { table: string; column: string }> = {
  */
 @Injectable()
 export class FieldValuesRepository {
-  constructor(private readonly uow: UnitOfWork) {}
-
-  private q<T = Raw[]>(sql: string, params: unknown[] = []): Promise<T> {
-    return this.uow.manager.query(sql, params) as Promise<T>;
-  }
-
-  /** TypeORM answers UPDATE/DELETE … RETURNING with [rows, affected]; INSERT … RETURNING with rows. */
-  private async returning(sql: string, params: unknown[]): Promise<Raw[]> {
-    const result = (await this.uow.manager.query(sql, params)) as unknown;
-    if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') {
-      return result[0] as Raw[];
-    }
-    return result as Raw[];
-  }
+  constructor(private readonly sql: Sql) {}
 
   async scalars(cardIds: number[]): Promise<ScalarRow[]> {
-    const rows = await this.q(
+    const rows = await this.sql.rows(
       `SELECT card_id, attribute_id, value::text AS value FROM fields.scalar_values WHERE card_id = ANY($1::bigint[])`,
       [cardIds],
     );
@@ -104,7 +89,7 @@ export class FieldValuesRepository {
 
   async lists(kind: ListTable, cardIds: number[]): Promise<ListRow[]> {
     const { table, column } = LIST_TABLES[kind];
-    const rows = await this.q(
+    const rows = await this.sql.rows(
       `SELECT card_id, attribute_id, ${column} AS ref FROM ${table}
         WHERE card_id = ANY($1::bigint[]) ORDER BY card_id, attribute_id, position`,
       [cardIds],
@@ -113,7 +98,7 @@ export class FieldValuesRepository {
   }
 
   async votes(cardIds: number[]): Promise<VoteRow[]> {
-    const rows = await this.q(
+    const rows = await this.sql.rows(
       `SELECT card_id, attribute_id, user_id, vote FROM fields.like_votes
         WHERE card_id = ANY($1::bigint[]) ORDER BY card_id, attribute_id, user_id`,
       [cardIds],
@@ -122,7 +107,7 @@ export class FieldValuesRepository {
   }
 
   async files(cardIds: number[]): Promise<StoredFileRow[]> {
-    const rows = await this.q(
+    const rows = await this.sql.rows(
       `SELECT ${FILE_COLUMNS} FROM fields.files WHERE card_id = ANY($1::bigint[]) ORDER BY card_id, attribute_id, position, id`,
       [cardIds],
     );
@@ -142,10 +127,10 @@ export class FieldValuesRepository {
 
   async setScalar(cardId: number, attributeId: number, value: unknown): Promise<void> {
     if (value === null) {
-      await this.q(`DELETE FROM fields.scalar_values WHERE card_id = $1 AND attribute_id = $2`, [cardId, attributeId]);
+      await this.sql.run(`DELETE FROM fields.scalar_values WHERE card_id = $1 AND attribute_id = $2`, [cardId, attributeId]);
       return;
     }
-    await this.q(
+    await this.sql.run(
       `INSERT INTO fields.scalar_values (card_id, attribute_id, value) VALUES ($1, $2, $3::jsonb)
        ON CONFLICT (card_id, attribute_id) DO UPDATE SET value = EXCLUDED.value`,
       [cardId, attributeId, JSON.stringify(value)],
@@ -155,9 +140,9 @@ export class FieldValuesRepository {
   /** Replaces the list with `refs` in that order. */
   async replaceList(kind: ListTable, cardId: number, attributeId: number, refs: number[]): Promise<void> {
     const { table, column } = LIST_TABLES[kind];
-    await this.q(`DELETE FROM ${table} WHERE card_id = $1 AND attribute_id = $2`, [cardId, attributeId]);
+    await this.sql.run(`DELETE FROM ${table} WHERE card_id = $1 AND attribute_id = $2`, [cardId, attributeId]);
     if (!refs.length) return;
-    await this.q(
+    await this.sql.run(
       `INSERT INTO ${table} (card_id, attribute_id, ${column}, position)
        SELECT $1, $2, ref, ord - 1 FROM unnest($3::bigint[]) WITH ORDINALITY AS t(ref, ord)`,
       [cardId, attributeId, refs],
@@ -167,7 +152,7 @@ export class FieldValuesRepository {
   /** Adds `ref` last; false when it was already in the list. */
   async appendToList(kind: ListTable, cardId: number, attributeId: number, ref: number): Promise<boolean> {
     const { table, column } = LIST_TABLES[kind];
-    const rows = await this.returning(
+    const rows = await this.sql.rows(
       `INSERT INTO ${table} (card_id, attribute_id, ${column}, position)
        SELECT $1, $2, $3, coalesce(max(position) + 1, 0) FROM ${table} WHERE card_id = $1 AND attribute_id = $2
        ON CONFLICT DO NOTHING RETURNING ${column}`,
@@ -181,14 +166,14 @@ export class FieldValuesRepository {
     const { table, column } = LIST_TABLES[kind];
     const rows =
       ref === undefined
-        ? await this.returning(
+        ? await this.sql.rows(
             `DELETE FROM ${table} WHERE (card_id, attribute_id, ${column}) IN (
                SELECT card_id, attribute_id, ${column} FROM ${table} WHERE card_id = $1 AND attribute_id = $2
                 ORDER BY position DESC LIMIT 1)
              RETURNING ${column} AS ref`,
             [cardId, attributeId],
           )
-        : await this.returning(
+        : await this.sql.rows(
             `DELETE FROM ${table} WHERE card_id = $1 AND attribute_id = $2 AND ${column} = $3 RETURNING ${column} AS ref`,
             [cardId, attributeId, ref],
           );
@@ -198,14 +183,14 @@ export class FieldValuesRepository {
   /** The user's vote; 0 removes it. */
   async setVote(cardId: number, attributeId: number, userId: number, vote: number): Promise<void> {
     if (vote === 0) {
-      await this.q(`DELETE FROM fields.like_votes WHERE card_id = $1 AND attribute_id = $2 AND user_id = $3`, [
+      await this.sql.run(`DELETE FROM fields.like_votes WHERE card_id = $1 AND attribute_id = $2 AND user_id = $3`, [
         cardId,
         attributeId,
         userId,
       ]);
       return;
     }
-    await this.q(
+    await this.sql.run(
       `INSERT INTO fields.like_votes (card_id, attribute_id, user_id, vote) VALUES ($1, $2, $3, $4)
        ON CONFLICT (card_id, attribute_id, user_id) DO UPDATE SET vote = EXCLUDED.vote`,
       [cardId, attributeId, userId, vote],
@@ -213,7 +198,7 @@ export class FieldValuesRepository {
   }
 
   async insertFile(f: NewStoredFile): Promise<StoredFileRow> {
-    const rows = await this.returning(
+    const rows = await this.sql.rows(
       `INSERT INTO fields.files (organization_id, project_id, card_id, attribute_id, position, name, size, mime_type, storage_key, created_by)
        SELECT $1, $2, $3, $4, coalesce(max(position) + 1, 0), $5, $6, $7, $8, $9
          FROM fields.files WHERE card_id = $3 AND attribute_id = $4
@@ -224,13 +209,13 @@ export class FieldValuesRepository {
   }
 
   async findFile(id: number): Promise<StoredFileRow | null> {
-    const rows = await this.q(`SELECT ${FILE_COLUMNS} FROM fields.files WHERE id = $1`, [id]);
+    const rows = await this.sql.rows(`SELECT ${FILE_COLUMNS} FROM fields.files WHERE id = $1`, [id]);
     return rows[0] ? toFile(rows[0]) : null;
   }
 
   /** Removes every file of the field on the card; returns the removed rows (their blobs go after commit). */
   async deleteFiles(cardId: number, attributeId: number): Promise<StoredFileRow[]> {
-    const rows = await this.returning(
+    const rows = await this.sql.rows(
       `DELETE FROM fields.files WHERE card_id = $1 AND attribute_id = $2 RETURNING ${FILE_COLUMNS}`,
       [cardId, attributeId],
     );
@@ -241,13 +226,13 @@ export class FieldValuesRepository {
   async deleteFile(cardId: number, attributeId: number, fileId?: number): Promise<StoredFileRow | null> {
     const rows =
       fileId === undefined
-        ? await this.returning(
+        ? await this.sql.rows(
             `DELETE FROM fields.files WHERE id = (
                SELECT id FROM fields.files WHERE card_id = $1 AND attribute_id = $2 ORDER BY position DESC, id DESC LIMIT 1)
              RETURNING ${FILE_COLUMNS}`,
             [cardId, attributeId],
           )
-        : await this.returning(
+        : await this.sql.rows(
             `DELETE FROM fields.files WHERE id = $3 AND card_id = $1 AND attribute_id = $2 RETURNING ${FILE_COLUMNS}`,
             [cardId, attributeId, fileId],
           );
@@ -256,12 +241,12 @@ export class FieldValuesRepository {
 
   /** Stored keys whose rows are gone (noted by the files_release_blob trigger). */
   async releasedBlobs(limit: number): Promise<string[]> {
-    const rows = await this.q(`SELECT storage_key FROM fields.released_blobs ORDER BY released_at LIMIT $1`, [limit]);
+    const rows = await this.sql.rows(`SELECT storage_key FROM fields.released_blobs ORDER BY released_at LIMIT $1`, [limit]);
     return rows.map((r) => String(r.storage_key));
   }
 
   async forgetReleasedBlobs(keys: string[]): Promise<void> {
-    await this.q(`DELETE FROM fields.released_blobs WHERE storage_key = ANY($1::text[])`, [keys]);
+    await this.sql.run(`DELETE FROM fields.released_blobs WHERE storage_key = ANY($1::text[])`, [keys]);
   }
 
   /** Whether any card holds a value of the field. */
@@ -276,7 +261,7 @@ export class FieldValuesRepository {
             : field.type === 'files'
               ? 'fields.files'
               : 'fields.scalar_values';
-    const rows = await this.q(`SELECT 1 FROM ${table} WHERE attribute_id = $1 LIMIT 1`, [field.id]);
+    const rows = await this.sql.rows(`SELECT 1 FROM ${table} WHERE attribute_id = $1 LIMIT 1`, [field.id]);
     return rows.length > 0;
   }
 }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
-import { UnitOfWork, sqlState } from '../../../shared/persistence/unit-of-work.js';
+import { mapViolations } from '../../../shared/persistence/sql-errors.js';
+import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { WorkspaceApi } from '../../workspace/index.js';
 import type { GroupTypeChanges } from '../contracts/grouping.api.js';
 import type { GroupType } from '../domain/group-type.entity.js';
@@ -103,12 +104,7 @@ export class GroupTypesService {
     });
   }
 
-  private async unique<T>(name: string, work: () => Promise<T>): Promise<T> {
-    try {
-      return await work();
-    } catch (error) {
-      if (sqlState(error) === '23505') throw new DuplicateGroupTypeNameError(name);
-      throw error;
-    }
+  private unique<T>(name: string, work: () => Promise<T>): Promise<T> {
+    return mapViolations(work, { unique: () => new DuplicateGroupTypeNameError(name) });
   }
 }

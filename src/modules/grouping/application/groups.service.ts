@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
-import { UnitOfWork, sqlState } from '../../../shared/persistence/unit-of-work.js';
+import { mapViolations } from '../../../shared/persistence/sql-errors.js';
+import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { CardHierarchyApi } from '../../card-hierarchy/index.js';
 import type { CardMembership } from '../domain/card-membership.entity.js';
 import type { GroupType } from '../domain/group-type.entity.js';
@@ -163,12 +164,7 @@ export class GroupsService {
   }
 
   /** The unique index is the last word on titles (a concurrent insert with another case). */
-  private async unique<T>(title: string, work: () => Promise<T>): Promise<T> {
-    try {
-      return await work();
-    } catch (error) {
-      if (sqlState(error) === '23505') throw new DuplicateGroupTitleError(title);
-      throw error;
-    }
+  private unique<T>(title: string, work: () => Promise<T>): Promise<T> {
+    return mapViolations(work, { unique: () => new DuplicateGroupTitleError(title) });
   }
 }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+import { Sql } from '../../../shared/persistence/sql.js';
 import { CardHierarchyApi } from '../../card-hierarchy/index.js';
 
 /** Advisory lock class of "memberships of one card" (the second key is the card id). */
@@ -21,7 +21,7 @@ const CARD_MEMBERSHIPS_LOCK = 0x47525043;
 @Injectable()
 export class CardLocks {
   constructor(
-    private readonly uow: UnitOfWork,
+    private readonly sql: Sql,
     private readonly hierarchy: CardHierarchyApi,
   ) {}
 
@@ -35,7 +35,7 @@ export class CardLocks {
    * under the card's FOR UPDATE lock, which excludes both.
    */
   async memberships(cardId: number): Promise<void> {
-    await this.uow.manager.query(`SELECT pg_advisory_xact_lock($1::int, ($2::bigint % 2147483648)::int)`, [
+    await this.sql.run(`SELECT pg_advisory_xact_lock($1::int, ($2::bigint % 2147483648)::int)`, [
       CARD_MEMBERSHIPS_LOCK,
       cardId,
     ]);

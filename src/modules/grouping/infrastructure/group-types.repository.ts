@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+import { Sql } from '../../../shared/persistence/sql.js';
 import type { GroupType } from '../domain/group-type.entity.js';
 import { GROUP_TYPE_COLUMNS, toGroupType } from './rows.js';
 
@@ -19,14 +19,10 @@ export interface NewGroupType {
  */
 @Injectable()
 export class GroupTypesRepository {
-  constructor(private readonly uow: UnitOfWork) {}
-
-  private q<T = Record<string, unknown>[]>(sql: string, params: unknown[] = []): Promise<T> {
-    return this.uow.manager.query(sql, params) as Promise<T>;
-  }
+  constructor(private readonly sql: Sql) {}
 
   async insert(t: NewGroupType): Promise<GroupType> {
-    const [row] = await this.q(
+    const [row] = await this.sql.rows(
       `INSERT INTO grouping.group_types (project_id, organization_id, name, one_group_per_card, created_by)
        VALUES ($1, $2, $3, $4, $5) RETURNING ${GROUP_TYPE_COLUMNS}`,
       [t.projectId, t.organizationId, t.name, t.oneGroupPerCard, t.createdBy],
@@ -35,12 +31,12 @@ export class GroupTypesRepository {
   }
 
   async find(id: number): Promise<GroupType | null> {
-    const [row] = await this.q(`SELECT ${GROUP_TYPE_COLUMNS} FROM grouping.group_types WHERE id = $1`, [id]);
+    const [row] = await this.sql.rows(`SELECT ${GROUP_TYPE_COLUMNS} FROM grouping.group_types WHERE id = $1`, [id]);
     return row ? toGroupType(row) : null;
   }
 
   async findByName(projectId: number, name: string): Promise<GroupType | null> {
-    const [row] = await this.q(
+    const [row] = await this.sql.rows(
       `SELECT ${GROUP_TYPE_COLUMNS} FROM grouping.group_types WHERE project_id = $1 AND lower(name) = lower($2)`,
       [projectId, name],
     );
@@ -48,7 +44,7 @@ export class GroupTypesRepository {
   }
 
   async lock(id: number, mode: 'update' | 'share'): Promise<GroupType | null> {
-    const [row] = await this.q(
+    const [row] = await this.sql.rows(
       `SELECT ${GROUP_TYPE_COLUMNS} FROM grouping.group_types WHERE id = $1 FOR ${mode === 'update' ? 'NO KEY UPDATE' : 'SHARE'}`,
       [id],
     );
@@ -56,7 +52,7 @@ export class GroupTypesRepository {
   }
 
   async ofProject(projectId: number): Promise<GroupType[]> {
-    const rows = await this.q(
+    const rows = await this.sql.rows(
       `SELECT ${GROUP_TYPE_COLUMNS} FROM grouping.group_types WHERE project_id = $1 ORDER BY id`,
       [projectId],
     );
@@ -69,12 +65,12 @@ export class GroupTypesRepository {
     if (changes.name !== undefined) sets.push(`name = $${params.push(changes.name)}`);
     if (changes.oneGroupPerCard !== undefined) sets.push(`one_group_per_card = $${params.push(changes.oneGroupPerCard)}`);
     if (!sets.length) return;
-    await this.q(`UPDATE grouping.group_types SET ${sets.join(', ')} WHERE id = $1`, params);
+    await this.sql.run(`UPDATE grouping.group_types SET ${sets.join(', ')} WHERE id = $1`, params);
   }
 
   /** Whether some card is in two or more groups of the type. */
   async hasCardInSeveralGroups(typeId: number): Promise<boolean> {
-    const rows = await this.q(
+    const rows = await this.sql.rows(
       `SELECT 1 FROM grouping.memberships WHERE type_id = $1 GROUP BY card_id HAVING count(*) > 1 LIMIT 1`,
       [typeId],
     );
@@ -83,10 +79,10 @@ export class GroupTypesRepository {
 
   /** Its groups and their memberships go through ON DELETE CASCADE. */
   async delete(id: number): Promise<void> {
-    await this.q(`DELETE FROM grouping.group_types WHERE id = $1`, [id]);
+    await this.sql.run(`DELETE FROM grouping.group_types WHERE id = $1`, [id]);
   }
 
   async deleteProject(projectId: number): Promise<void> {
-    await this.q(`DELETE FROM grouping.group_types WHERE project_id = $1`, [projectId]);
+    await this.sql.run(`DELETE FROM grouping.group_types WHERE project_id = $1`, [projectId]);
   }
 }

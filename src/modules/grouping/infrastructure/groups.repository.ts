@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+import { Sql, toId } from '../../../shared/persistence/sql.js';
 import type { Group } from '../domain/group.entity.js';
 import { GROUP_COLUMNS, toGroup } from './rows.js';
 
@@ -19,14 +19,10 @@ export interface NewGroup {
  */
 @Injectable()
 export class GroupsRepository {
-  constructor(private readonly uow: UnitOfWork) {}
-
-  private q<T = Record<string, unknown>[]>(sql: string, params: unknown[] = []): Promise<T> {
-    return this.uow.manager.query(sql, params) as Promise<T>;
-  }
+  constructor(private readonly sql: Sql) {}
 
   async find(id: number): Promise<Group | null> {
-    const [row] = await this.q(`SELECT ${GROUP_COLUMNS} FROM grouping.groups WHERE id = $1`, [id]);
+    const [row] = await this.sql.rows(`SELECT ${GROUP_COLUMNS} FROM grouping.groups WHERE id = $1`, [id]);
     return row ? toGroup(row) : null;
   }
 
@@ -34,7 +30,7 @@ export class GroupsRepository {
   async lockMany(ids: number[]): Promise<Group[]> {
     const unique = [...new Set(ids)].sort((a, b) => a - b);
     if (!unique.length) return [];
-    const rows = await this.q(
+    const rows = await this.sql.rows(
       `SELECT ${GROUP_COLUMNS} FROM grouping.groups WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`,
       [unique],
     );
@@ -43,7 +39,7 @@ export class GroupsRepository {
 
   /** Locks every group of a type scoped at a card (ascending id); returns them in position order. */
   async lockScope(typeId: number, cardId: number): Promise<Group[]> {
-    const rows = await this.q(
+    const rows = await this.sql.rows(
       `SELECT ${GROUP_COLUMNS} FROM grouping.groups WHERE type_id = $1 AND card_id = $2 ORDER BY id FOR UPDATE`,
       [typeId, cardId],
     );
@@ -51,11 +47,11 @@ export class GroupsRepository {
   }
 
   async insert(g: NewGroup): Promise<Group> {
-    await this.q(
+    await this.sql.run(
       `UPDATE grouping.groups SET position = position + 1 WHERE type_id = $1 AND card_id = $2 AND position >= $3`,
       [g.typeId, g.cardId, g.position],
     );
-    const [row] = await this.q(
+    const [row] = await this.sql.rows(
       `INSERT INTO grouping.groups (type_id, project_id, organization_id, card_id, title, position, created_by)
        VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${GROUP_COLUMNS}`,
       [g.typeId, g.projectId, g.organizationId, g.cardId, g.title, g.position, g.createdBy],
@@ -64,14 +60,14 @@ export class GroupsRepository {
   }
 
   async rename(id: number, title: string): Promise<void> {
-    await this.q(`UPDATE grouping.groups SET title = $2 WHERE id = $1`, [id, title]);
+    await this.sql.run(`UPDATE grouping.groups SET title = $2 WHERE id = $1`, [id, title]);
   }
 
   /** Moves a group to another place among its scope's groups, in one statement. */
   async reorder(group: Group, to: number): Promise<void> {
     const from = group.position;
     if (from === to) return;
-    await this.q(
+    await this.sql.run(
       `UPDATE grouping.groups
           SET position = CASE WHEN id = $3 THEN $5::int WHEN $5::int < $4::int THEN position + 1 ELSE position - 1 END
         WHERE type_id = $1 AND card_id = $2 AND position BETWEEN least($4::int, $5::int) AND greatest($4::int, $5::int)`,
@@ -81,8 +77,8 @@ export class GroupsRepository {
 
   /** Deletes the group (its memberships cascade) and closes the gap among its scope's groups. */
   async delete(group: Group): Promise<void> {
-    await this.q(`DELETE FROM grouping.groups WHERE id = $1`, [group.id]);
-    await this.q(
+    await this.sql.run(`DELETE FROM grouping.groups WHERE id = $1`, [group.id]);
+    await this.sql.run(
       `UPDATE grouping.groups SET position = position - 1 WHERE type_id = $1 AND card_id = $2 AND position > $3`,
       [group.typeId, group.cardId, group.position],
     );
@@ -93,7 +89,7 @@ export class GroupsRepository {
    * by type, then from the widest scope to the narrowest, then by position.
    */
   async scopedAt(scopeIds: number[], typeId?: number): Promise<Group[]> {
-    const rows = await this.q(
+    const rows = await this.sql.rows(
       `SELECT ${GROUP_COLUMNS} FROM grouping.groups
         WHERE card_id = ANY($1::bigint[]) AND ($2::bigint IS NULL OR type_id = $2)
         ORDER BY type_id, array_position($1::bigint[], card_id), position, id`,
@@ -103,7 +99,7 @@ export class GroupsRepository {
   }
 
   async findByTitle(typeId: number, cardId: number, title: string): Promise<Group | null> {
-    const [row] = await this.q(
+    const [row] = await this.sql.rows(
       `SELECT ${GROUP_COLUMNS} FROM grouping.groups WHERE type_id = $1 AND card_id = $2 AND lower(title) = lower($3)`,
       [typeId, cardId, title],
     );
@@ -119,7 +115,7 @@ export class GroupsRepository {
    */
   async lockForSubtreeDeletion(subtreeIds: number[]): Promise<void> {
     if (!subtreeIds.length) return;
-    await this.q(
+    await this.sql.run(
       `SELECT g.id FROM grouping.groups g
         WHERE g.card_id = ANY($1::bigint[])
            OR g.id IN (SELECT m.group_id FROM grouping.memberships m WHERE m.card_id = ANY($1::bigint[]))
@@ -130,7 +126,7 @@ export class GroupsRepository {
 
   /** Every group of a type, whatever its scope: by scope card, then position. */
   async ofType(typeId: number): Promise<Group[]> {
-    const rows = await this.q(
+    const rows = await this.sql.rows(
       `SELECT ${GROUP_COLUMNS} FROM grouping.groups WHERE type_id = $1 ORDER BY card_id, position, id`,
       [typeId],
     );
@@ -138,7 +134,7 @@ export class GroupsRepository {
   }
 
   async idsOfType(typeId: number): Promise<number[]> {
-    const rows = await this.q(`SELECT id FROM grouping.groups WHERE type_id = $1 ORDER BY id`, [typeId]);
-    return rows.map((r) => Number(r.id));
+    const rows = await this.sql.rows(`SELECT id FROM grouping.groups WHERE type_id = $1 ORDER BY id`, [typeId]);
+    return rows.map((r) => toId(r.id));
   }
 }

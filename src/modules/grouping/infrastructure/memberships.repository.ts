@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+import { Sql, toId } from '../../../shared/persistence/sql.js';
 import type { CardMembershipInfo } from '../contracts/grouping.api.js';
 import type { CardMembership } from '../domain/card-membership.entity.js';
-import { MEMBERSHIP_COLUMNS, returnedRows, toMembership } from './rows.js';
+import { MEMBERSHIP_COLUMNS, toMembership } from './rows.js';
 
 /** A membership with its group's title, as card views show it. */
 export type MembershipRow = CardMembershipInfo;
@@ -14,14 +14,10 @@ export type MembershipRow = CardMembershipInfo;
  */
 @Injectable()
 export class MembershipsRepository {
-  constructor(private readonly uow: UnitOfWork) {}
-
-  private q<T = Record<string, unknown>[]>(sql: string, params: unknown[] = []): Promise<T> {
-    return this.uow.manager.query(sql, params) as Promise<T>;
-  }
+  constructor(private readonly sql: Sql) {}
 
   async ofCard(cardId: number, typeId?: number): Promise<CardMembership[]> {
-    const rows = await this.q(
+    const rows = await this.sql.rows(
       `SELECT ${MEMBERSHIP_COLUMNS} FROM grouping.memberships
         WHERE card_id = $1 AND ($2::bigint IS NULL OR type_id = $2) ORDER BY group_id`,
       [cardId, typeId ?? null],
@@ -30,7 +26,7 @@ export class MembershipsRepository {
   }
 
   async find(cardId: number, groupId: number): Promise<CardMembership | null> {
-    const [row] = await this.q(
+    const [row] = await this.sql.rows(
       `SELECT ${MEMBERSHIP_COLUMNS} FROM grouping.memberships WHERE card_id = $1 AND group_id = $2`,
       [cardId, groupId],
     );
@@ -38,17 +34,17 @@ export class MembershipsRepository {
   }
 
   async count(groupId: number): Promise<number> {
-    const [row] = await this.q(`SELECT count(*)::int AS n FROM grouping.memberships WHERE group_id = $1`, [groupId]);
+    const [row] = await this.sql.rows(`SELECT count(*)::int AS n FROM grouping.memberships WHERE group_id = $1`, [groupId]);
     return Number(row.n);
   }
 
   /** Opens a slot at `position` in the column and puts the card there. */
   async insertAt(m: { cardId: number; groupId: number; typeId: number; position: number }): Promise<void> {
-    await this.q(`UPDATE grouping.memberships SET position = position + 1 WHERE group_id = $1 AND position >= $2`, [
+    await this.sql.run(`UPDATE grouping.memberships SET position = position + 1 WHERE group_id = $1 AND position >= $2`, [
       m.groupId,
       m.position,
     ]);
-    await this.q(
+    await this.sql.run(
       `INSERT INTO grouping.memberships (card_id, group_id, type_id, position) VALUES ($1, $2, $3, $4)`,
       [m.cardId, m.groupId, m.typeId, m.position],
     );
@@ -57,7 +53,7 @@ export class MembershipsRepository {
   /** Moves a card within its column, shifting the cards in between, in one statement. */
   async reorder(m: CardMembership, to: number): Promise<void> {
     if (m.position === to) return;
-    await this.q(
+    await this.sql.run(
       `UPDATE grouping.memberships
           SET position = CASE WHEN card_id = $2 THEN $4::int WHEN $4::int < $3::int THEN position + 1 ELSE position - 1 END
         WHERE group_id = $1 AND position BETWEEN least($3::int, $4::int) AND greatest($3::int, $4::int)`,
@@ -68,17 +64,17 @@ export class MembershipsRepository {
   /** Removes the card from those groups; the trigger closes the gaps. Returns what was removed. */
   async remove(cardId: number, groupIds: number[]): Promise<CardMembership[]> {
     if (!groupIds.length) return [];
-    const result = await this.q<unknown>(
+    const result = await this.sql.rows(
       `DELETE FROM grouping.memberships WHERE card_id = $1 AND group_id = ANY($2::bigint[]) RETURNING ${MEMBERSHIP_COLUMNS}`,
       [cardId, groupIds],
     );
-    return returnedRows(result).map(toMembership);
+    return result.map(toMembership);
   }
 
   /** Memberships of the cards in groups scoped at any of `scopeIds` (unlocked read). */
   async ofCardsScopedAt(cardIds: number[], scopeIds: number[]): Promise<CardMembership[]> {
     if (!cardIds.length || !scopeIds.length) return [];
-    const rows = await this.q(
+    const rows = await this.sql.rows(
       `SELECT m.card_id, m.group_id, m.type_id, m.position, m.created_at
          FROM grouping.memberships m JOIN grouping.groups g ON g.id = m.group_id
         WHERE m.card_id = ANY($1::bigint[]) AND g.card_id = ANY($2::bigint[])
@@ -91,7 +87,7 @@ export class MembershipsRepository {
   /** Memberships of the cards in groups scoped at none of `scopeIds` (unlocked read). */
   async ofCardsScopedOutside(cardIds: number[], scopeIds: number[]): Promise<CardMembership[]> {
     if (!cardIds.length) return [];
-    const rows = await this.q(
+    const rows = await this.sql.rows(
       `SELECT m.card_id, m.group_id, m.type_id, m.position, m.created_at
          FROM grouping.memberships m JOIN grouping.groups g ON g.id = m.group_id
         WHERE m.card_id = ANY($1::bigint[]) AND NOT (g.card_id = ANY($2::bigint[]))
@@ -108,19 +104,19 @@ export class MembershipsRepository {
    */
   async removeCards(cardIds: number[], groupIds: number[]): Promise<CardMembership[]> {
     if (!cardIds.length || !groupIds.length) return [];
-    const result = await this.q<unknown>(
+    const result = await this.sql.rows(
       `DELETE FROM grouping.memberships WHERE card_id = ANY($1::bigint[]) AND group_id = ANY($2::bigint[])
        RETURNING ${MEMBERSHIP_COLUMNS}`,
       [cardIds, groupIds],
     );
-    return returnedRows(result)
+    return result
       .map(toMembership)
       .sort((a, b) => a.cardId - b.cardId || a.groupId - b.groupId);
   }
 
   async ofGroups(groupIds: number[]): Promise<CardMembership[]> {
     if (!groupIds.length) return [];
-    const rows = await this.q(
+    const rows = await this.sql.rows(
       `SELECT ${MEMBERSHIP_COLUMNS} FROM grouping.memberships WHERE group_id = ANY($1::bigint[]) ORDER BY card_id, group_id`,
       [groupIds],
     );
@@ -128,7 +124,7 @@ export class MembershipsRepository {
   }
 
   async ofType(typeId: number): Promise<CardMembership[]> {
-    const rows = await this.q(
+    const rows = await this.sql.rows(
       `SELECT ${MEMBERSHIP_COLUMNS} FROM grouping.memberships WHERE type_id = $1 ORDER BY card_id, group_id`,
       [typeId],
     );
@@ -138,7 +134,7 @@ export class MembershipsRepository {
   /** Every membership of the cards, with group titles: by card, type, group position, group id. */
   async forCards(cardIds: number[]): Promise<MembershipRow[]> {
     if (!cardIds.length) return [];
-    const rows = await this.q(
+    const rows = await this.sql.rows(
       `SELECT m.card_id, m.group_id, m.type_id, m.position, g.title
          FROM grouping.memberships m JOIN grouping.groups g ON g.id = m.group_id
         WHERE m.card_id = ANY($1::bigint[])
@@ -146,9 +142,9 @@ export class MembershipsRepository {
       [cardIds],
     );
     return rows.map((r) => ({
-      cardId: Number(r.card_id),
-      groupId: Number(r.group_id),
-      typeId: Number(r.type_id),
+      cardId: toId(r.card_id),
+      groupId: toId(r.group_id),
+      typeId: toId(r.type_id),
       title: r.title as string,
       position: Number(r.position),
     }));

@@ -1,11 +1,8 @@
+import { toId as num, toIdOrNull as numOrNull, type Row as Raw } from '../../../shared/persistence/sql.js';
+import { CardMembership } from '../domain/card-membership.entity.js';
 import { Group } from '../domain/group.entity.js';
 import { GroupType } from '../domain/group-type.entity.js';
-import { CardMembership } from '../domain/card-membership.entity.js';
 
-// bigint columns arrive as numbers (pg with parseInt8) or strings (PGlite): normalise here.
-type Raw = Record<string, unknown>;
-const num = (v: unknown): number => Number(v);
-const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 const date = (v: unknown): Date => new Date(v as string);
 
 export const GROUP_TYPE_COLUMNS = 'id, project_id, organization_id, name, one_group_per_card, created_by, created_at';
@@ -46,12 +43,4 @@ export function toMembership(r: Raw): CardMembership {
     position: num(r.position),
     createdAt: date(r.created_at),
   });
-}
-
-/** TypeORM answers UPDATE/DELETE … RETURNING with `[rows, affected]`, other statements with the rows. */
-export function returnedRows(result: unknown): Raw[] {
-  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') {
-    return result[0] as Raw[];
-  }
-  return result as Raw[];
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
-import { sqlState } from '../../../shared/persistence/unit-of-work.js';
+import { mapViolations } from '../../../shared/persistence/sql-errors.js';
 import { hashPassword } from '../domain/secrets.js';
 import { InvalidUserError, UserNotFoundError, UserTakenError } from '../domain/identity.errors.js';
 import { User } from '../domain/user.entity.js';
@@ -55,12 +55,8 @@ export class UsersService {
       user.displayName = input.displayName ?? input.username;
       user.passwordHash = input.password ? await hashPassword(input.password) : null;
       user.isAdmin = input.isAdmin ?? false;
-      try {
-        return await this.users.save(user);
-      } catch (error) {
-        if (sqlState(error) === '23505') throw new UserTakenError('username');
-        throw error;
-      }
+      // Two sign-ups racing for one name: the unique index decides.
+      return mapViolations(() => this.users.save(user), { unique: () => new UserTakenError('username') });
     });
   }
 

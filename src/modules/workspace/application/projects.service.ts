@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { EventBus } from '../../../shared/events/event-bus.js';
-import { ProjectCreated, ProjectDeleted } from '../../../shared/events/workspace.events.js';
+import { ProjectDeleted } from '../../../shared/events/workspace.events.js';
 import type { Page, PageRequest } from '../../../shared/http/pagination.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import type { NewProject, ProjectView } from '../contracts/workspace.api.js';
@@ -41,15 +41,11 @@ export class ProjectsService {
     });
   }
 
-  /** The last step of project creation: the link to the top-level card, then `workspace.project.created`. */
+  /** The last step of project creation: the link to the top-level card (workspace owns it). */
   attachTopLevelCard(projectId: number, topLevelCardId: number): Promise<ProjectView> {
     return this.uow.run(async () => {
       await this.repo.setTopLevelCard(projectId, topLevelCardId);
-      const project = (await this.repo.findProject(projectId))!;
-      await this.events.publish(
-        new ProjectCreated(projectId, Number(project.organizationId), topLevelCardId, Number(project.createdBy)),
-      );
-      return toProjectView(project);
+      return toProjectView((await this.repo.findProject(projectId))!);
     });
   }
 

@@ -9,7 +9,7 @@ export class CommentDto {
   content: string;
 }
 
-export class PageQueryDto {
+export class StreamPageQueryDto {
   @ApiPropertyOptional() @IsOptional() @IsString() page?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() per_page?: string;
 }
