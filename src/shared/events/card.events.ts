@@ -38,6 +38,16 @@ export interface CardEventMap {
     reason?: string;
   };
   'card.model_changed': { from: number | null; to: number | null; model: string | null };
+  /** On the project's top-level card: what a spreadsheet import did. */
+  'import.completed': {
+    project_id: number;
+    created: number;
+    updated: number;
+    skipped: number;
+    children_created: number;
+    discover_file_id: number;
+    format: string;
+  };
 }
 
 export type CardEventName = keyof CardEventMap;
@@ -105,4 +115,7 @@ export class CardGroupChanged extends CardEvent<'card.group_changed'> {
 }
 export class CardModelChanged extends CardEvent<'card.model_changed'> {
   readonly name = 'card.model_changed';
+}
+export class ImportCompleted extends CardEvent<'import.completed'> {
+  readonly name = 'import.completed';
 }

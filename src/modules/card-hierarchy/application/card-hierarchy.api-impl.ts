@@ -18,6 +18,7 @@ import {
 import { CardListingQueries } from '../infrastructure/card-listing.queries.js';
 import { CardTreeRepository, type CardRow } from '../infrastructure/card-tree.repository.js';
 import { CardAccessService } from './card-access.service.js';
+import { CardStreamService } from './card-stream.service.js';
 import { CardTreeService, toRecord } from './card-tree.service.js';
 import { MoveCardService } from './move-card.service.js';
 import { ProjectCardsService } from './project-cards.service.js';
@@ -34,6 +35,7 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
     private readonly tree: CardTreeService,
     private readonly moves: MoveCardService,
     private readonly listing: ProjectCardsService,
+    private readonly stream: CardStreamService,
   ) {
     super();
   }
@@ -79,6 +81,10 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
 
   cardsWithRefs(projectId: number, refs: number[]): Promise<Array<{ id: number; ref: number }>> {
     return this.cards.cardsWithRefs(projectId, refs);
+  }
+
+  async addComment(cardId: number, content: string, actor: Actor): Promise<void> {
+    await this.stream.comment(cardId, content, actor);
   }
 
   setArchived(cardId: number, archived: boolean, actor: Actor): Promise<void> {

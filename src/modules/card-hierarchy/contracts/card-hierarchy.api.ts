@@ -105,6 +105,8 @@ export abstract class CardHierarchyApi {
   abstract cardsWithTitles(projectId: number, titles: string[]): Promise<Array<{ id: number; title: string }>>;
   /** Cards of the project with one of these refs: one query for the batch. */
   abstract cardsWithRefs(projectId: number, refs: number[]): Promise<Array<{ id: number; ref: number }>>;
+  /** Adds a comment (a stream entry of kind `comment`), in the caller's unit of work. */
+  abstract addComment(cardId: number, content: string, actor: Actor): Promise<void>;
   /** Archives or restores a card with its subtree; the counters follow. */
   abstract setArchived(cardId: number, archived: boolean, actor: Actor): Promise<void>;
   /**

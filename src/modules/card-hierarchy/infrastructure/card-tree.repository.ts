@@ -194,20 +194,20 @@ export class CardTreeRepository {
 
   async cardsWithTitles(projectId: number, titles: string[]): Promise<Array<{ id: number; title: string }>> {
     if (!titles.length) return [];
-    const rows = await this.q<Array<{ id: string | number; title: string }>>(
+    const rows = await this.sql.rows<{ id: string | number; title: string }>(
       `SELECT id, title FROM cards.cards WHERE project_id = $1 AND depth > 0 AND title = ANY($2::text[])`,
       [projectId, titles],
     );
-    return rows.map((r) => ({ id: Number(r.id), title: r.title }));
+    return rows.map((r) => ({ id: toId(r.id), title: r.title }));
   }
 
   async cardsWithRefs(projectId: number, refs: number[]): Promise<Array<{ id: number; ref: number }>> {
     if (!refs.length) return [];
-    const rows = await this.q<Array<{ id: string | number; ref: number }>>(
+    const rows = await this.sql.rows<{ id: string | number; ref: number }>(
       `SELECT id, ref FROM cards.cards WHERE project_id = $1 AND ref > 0 AND ref = ANY($2::int[])`,
       [projectId, refs],
     );
-    return rows.map((r) => ({ id: Number(r.id), ref: Number(r.ref) }));
+    return rows.map((r) => ({ id: toId(r.id), ref: Number(r.ref) }));
   }
 
   async update(id: number, changes: { title?: string; state?: CardState; modelId?: number | null }): Promise<void> {

@@ -117,7 +117,7 @@ export class FieldValuesRepository {
   /** Cards whose value of a scalar field equals one of `values` (jsonb equality, so key order does not matter). */
   async cardsWithScalarValues(attributeId: number, values: unknown[]): Promise<Array<{ cardId: number; value: unknown }>> {
     if (!values.length) return [];
-    const rows = await this.q(
+    const rows = await this.sql.rows(
       `SELECT card_id, value::text AS value FROM fields.scalar_values
         WHERE attribute_id = $1 AND value = ANY($2::jsonb[])`,
       [attributeId, values.map((v) => JSON.stringify(v))],

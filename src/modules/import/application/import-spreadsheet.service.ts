@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { ForbiddenError, NotFoundError } from '../../../shared/domain/domain-error.js';
-import { CommentAdded, ImportCompleted } from '../../../shared/events/card.events.js';
+import { ImportCompleted } from '../../../shared/events/card.events.js';
 import { EventBus } from '../../../shared/events/event-bus.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { CardHierarchyApi } from '../../card-hierarchy/index.js';
@@ -298,7 +298,7 @@ export class ImportSpreadsheetService {
   private async afterCard(cardId: number, plan: RowPlan, write: WriteTargets, actor: Actor): Promise<void> {
     if (plan.modelId !== undefined) await this.fields.setModel(cardId, { model_id: plan.modelId }, actor);
     for (const content of plan.comments) {
-      await this.events.publish(new CommentAdded({ cardId, projectId: write.projectId, actorId: actor.userId, data: { content } }));
+      await this.hierarchy.addComment(cardId, content, actor);
     }
   }
 
