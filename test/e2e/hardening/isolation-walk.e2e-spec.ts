@@ -24,6 +24,8 @@ interface TeamIds {
   groups: number;
   files: number;
   'api-keys': number;
+  /** A spreadsheet upload of the importer (0 when the importer serves no discover route). */
+  uploads: number;
   /** `:userId` */
   member: number;
   /** `:attr` */
@@ -40,6 +42,7 @@ const BODY_ID_KINDS: Record<string, keyof TeamIds> = {
   project_id: 'projects',
   organization_id: 'organizations',
   attribute_id: 'attributes',
+  discover_file_id: 'uploads',
 };
 
 function pathValue(ids: TeamIds, route: string) {
@@ -95,6 +98,9 @@ describe('team isolation over every route', () => {
     await post(`/cards/${card.id}/comments`, { content: title });
     const keys = await t.http.get(`${API}/me/api-keys`).set(as(u)).expect(200);
     void filesField;
+    const discover = routes.some((r) => r.path === `${API}/importers/spreadsheet/discover`)
+      ? (await t.http.post(`${API}/importers/spreadsheet/discover`).set(as(u)).attach('file', Buffer.from(`title\n${title}\n`), 'cards.csv').expect(201)).body
+      : { file_id: 0 };
     return {
       organizations: orgId,
       projects: project.id,
@@ -105,6 +111,7 @@ describe('team isolation over every route', () => {
       groups: group.id,
       files: withFile.body.attributes.Docs[0].id,
       'api-keys': keys.body[0].id,
+      uploads: discover.file_id,
       member: u.id,
       attr: 'Secret',
     };
@@ -112,13 +119,13 @@ describe('team isolation over every route', () => {
 
   beforeAll(async () => {
     t = await createTestApp();
+    routes = listRoutes(t.app).filter((r) => r.path.startsWith(`${API}/`));
     victimAdmin = await t.user();
     viewer = await t.user();
     attacker = await t.user();
     victim = await team(victimAdmin, MARKER);
     own = await team(attacker, 'Mine');
     await workspaceClient(t).addMember(victimAdmin, victim.organizations, viewer, 'viewer');
-    routes = listRoutes(t.app).filter((r) => r.path.startsWith(`${API}/`));
     ops = new Map((await loadOperations(t.http)).map((o) => [`${o.method} ${o.path}`, o]));
   });
   afterAll(() => t.close());
