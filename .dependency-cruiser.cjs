@@ -46,6 +46,6 @@ module.exports = {
     doNotFollow: { path: 'node_modules' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    exclude: { path: '\\.spec\\.ts$' },
+    exclude: { path: '\\.(int-)?spec\\.ts$' },
   },
 };

@@ -1,0 +1,78 @@
+import { Injectable } from '@nestjs/common';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { createTestKernel, type TestKernel } from '../../../test/support/test-kernel.js';
+import { Sql } from '../persistence/sql.js';
+import { AppEvent } from './app-event.js';
+import { OnAppEvent } from './on-app-event.decorator.js';
+
+class ProbeHappened extends AppEvent {
+  readonly name = 'probe.happened';
+  constructor(readonly label: string) {
+    super();
+  }
+}
+
+/** A module's handlers, found by the bus at start-up like any provider's. */
+@Injectable()
+class ProbeHandlers {
+  readonly afterCommit: string[] = [];
+  constructor(private readonly sql: Sql) {}
+
+  @OnAppEvent(ProbeHappened, { phase: 'in-tx' })
+  async record(event: ProbeHappened): Promise<void> {
+    await this.sql.run(`INSERT INTO public.bus_probe (label) VALUES ($1)`, [event.label]);
+    if (event.label.startsWith('fail')) throw new Error('in-tx handler failed');
+  }
+
+  @OnAppEvent(ProbeHappened, { phase: 'after-commit' })
+  notify(event: ProbeHappened): void {
+    this.afterCommit.push(event.label);
+  }
+}
+
+/** EventBus on a real database: in-tx handlers share the publisher's fate; after-commit ones wait for the commit. */
+describe('EventBus', () => {
+  let k: TestKernel;
+  let handlers: ProbeHandlers;
+
+  beforeAll(async () => {
+    k = await createTestKernel([ProbeHandlers]);
+    handlers = k.module.get(ProbeHandlers);
+    await k.sql.run(`CREATE TABLE public.bus_probe (label text PRIMARY KEY)`);
+  });
+  afterAll(() => k.close());
+  beforeEach(async () => {
+    await k.sql.run(`TRUNCATE public.bus_probe`);
+    handlers.afterCommit.length = 0;
+  });
+
+  const labels = async () => (await k.sql.rows<{ label: string }>(`SELECT label FROM public.bus_probe ORDER BY label`)).map((r) => r.label);
+
+  it('runs in-tx handlers inside the publisher transaction, after-commit ones after the commit', async () => {
+    await k.uow.run(async () => {
+      await k.bus.publish(new ProbeHappened('ok'));
+      expect(await labels()).toEqual(['ok']); // written by the handler, visible in this transaction
+      expect(handlers.afterCommit).toEqual([]);
+    });
+    expect(await labels()).toEqual(['ok']);
+    expect(handlers.afterCommit).toEqual(['ok']);
+  });
+
+  it('rolls the whole use case back when an in-tx handler fails, and drops the after-commit work', async () => {
+    await expect(
+      k.uow.run(async () => {
+        await k.bus.publish(new ProbeHappened('fine'));
+        await k.sql.run(`INSERT INTO public.bus_probe (label) VALUES ('the change itself')`);
+        await k.bus.publish(new ProbeHappened('fail-1'));
+      }),
+    ).rejects.toThrow('in-tx handler failed');
+    expect(await labels()).toEqual([]);
+    expect(handlers.afterCommit).toEqual([]);
+  });
+
+  it('refuses to publish outside a unit of work', async () => {
+    await expect(k.bus.publish(new ProbeHappened('loose'))).rejects.toThrow(/outside a unit of work/);
+    expect(await labels()).toEqual([]);
+    expect(handlers.afterCommit).toEqual([]);
+  });
+});

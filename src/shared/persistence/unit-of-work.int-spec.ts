@@ -1,0 +1,188 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import pg from 'pg';
+import { createTestKernel, type TestKernel } from '../../../test/support/test-kernel.js';
+import type { Sql } from './sql.js';
+import type { UnitOfWork } from './unit-of-work.js';
+
+/**
+ * UnitOfWork on a real database: nesting joins the outer transaction, the
+ * outermost run retries serialization failures (40001) and deadlocks (40P01),
+ * and after-commit work is dropped on rollback (after-rollback work runs).
+ */
+describe('UnitOfWork', () => {
+  let k: TestKernel;
+  let uow: UnitOfWork;
+  let sql: Sql;
+
+  beforeAll(async () => {
+    k = await createTestKernel();
+    ({ uow, sql } = k);
+    await sql.run(`CREATE TABLE public.uow_probe (id int PRIMARY KEY, label text NOT NULL)`);
+  });
+  afterAll(() => k.close());
+  beforeEach(() => sql.run(`TRUNCATE public.uow_probe`));
+
+  const labels = async () => (await sql.rows<{ label: string }>(`SELECT label FROM public.uow_probe ORDER BY id`)).map((r) => r.label);
+  const insert = (id: number, label: string) => sql.run(`INSERT INTO public.uow_probe (id, label) VALUES ($1, $2)`, [id, label]);
+  /** Makes PostgreSQL itself raise the error with this SQLSTATE (as the driver reports it). */
+  const raise = (state: string) => sql.run(`DO $$ BEGIN RAISE EXCEPTION 'injected' USING ERRCODE = '${state}'; END $$`);
+
+  describe('nesting', () => {
+    it('joins the outer transaction: inner writes are seen inside and roll back with it', async () => {
+      await expect(
+        uow.run(async () => {
+          await insert(1, 'outer');
+          const inner = await uow.run(async () => {
+            expect(uow.inTransaction).toBe(true);
+            await insert(2, 'inner');
+            return labels();
+          });
+          expect(inner).toEqual(['outer', 'inner']);
+          throw new Error('outer fails');
+        }),
+      ).rejects.toThrow('outer fails');
+      expect(await labels()).toEqual([]);
+      expect(uow.inTransaction).toBe(false);
+    });
+
+    it('commits inner and outer work together', async () => {
+      await uow.run(async () => {
+        await insert(1, 'outer');
+        await uow.run(() => insert(2, 'inner'));
+      });
+      expect(await labels()).toEqual(['outer', 'inner']);
+    });
+
+    it('does not retry a nested run on its own: the outermost run retries the whole transaction', async () => {
+      let outer = 0;
+      let inner = 0;
+      await uow.run(async () => {
+        outer++;
+        await insert(outer, `attempt ${outer}`);
+        await uow.run(async () => {
+          inner++;
+          if (inner === 1) await raise('40001');
+        });
+      });
+      expect({ outer, inner }).toEqual({ outer: 2, inner: 2 });
+      expect(await labels()).toEqual(['attempt 2']);
+    });
+  });
+
+  describe('retries', () => {
+    it.each([
+      ['40001', 'serialization_failure'],
+      ['40P01', 'deadlock_detected'],
+    ])('re-runs the whole transaction after %s (%s) from the database, and the failed attempt leaves nothing', async (state) => {
+      let attempts = 0;
+      const result = await uow.run(async () => {
+        attempts++;
+        await insert(attempts, `attempt ${attempts}`);
+        if (attempts < 3) await raise(state);
+        return 'done';
+      });
+      expect(result).toBe('done');
+      expect(attempts).toBe(3);
+      expect(await labels()).toEqual(['attempt 3']);
+    });
+
+    it('gives up after four attempts and rethrows', async () => {
+      let attempts = 0;
+      await expect(
+        uow.run(async () => {
+          attempts++;
+          await raise('40001');
+        }),
+      ).rejects.toMatchObject({ driverError: { code: '40001' } });
+      expect(attempts).toBe(4);
+    });
+
+    it('does not retry other errors (a unique violation)', async () => {
+      await insert(1, 'taken');
+      let attempts = 0;
+      await expect(
+        uow.run(async () => {
+          attempts++;
+          await insert(1, 'again');
+        }),
+      ).rejects.toMatchObject({ driverError: { code: '23505' } });
+      expect(attempts).toBe(1);
+    });
+  });
+
+  describe('hooks', () => {
+    it('runs after-commit work once the outermost transaction has committed', async () => {
+      const seen: string[] = [];
+      await uow.run(async () => {
+        await uow.run(async () => uow.afterCommit(async () => seen.push(`after commit: ${(await labels()).join()}`)));
+        await insert(1, 'row');
+        expect(seen).toEqual([]);
+      });
+      // Run outside the transaction: it sees the committed row.
+      expect(seen).toEqual(['after commit: row']);
+    });
+
+    it('drops after-commit work on rollback and runs after-rollback work instead, per attempt', async () => {
+      const seen: string[] = [];
+      let attempts = 0;
+      await expect(
+        uow.run(async () => {
+          attempts++;
+          uow.afterCommit(() => void seen.push(`commit ${attempts}`));
+          uow.afterRollback(() => void seen.push(`rollback ${attempts}`));
+          if (attempts === 1) await raise('40P01');
+          throw new Error('use case fails');
+        }),
+      ).rejects.toThrow('use case fails');
+      expect(seen).toEqual(['rollback 1', 'rollback 2']);
+    });
+
+    it('logs and swallows a failing after-commit hook: the change stays committed', async () => {
+      await uow.run(async () => {
+        await insert(1, 'kept');
+        uow.afterCommit(() => {
+          throw new Error('hook fails');
+        });
+      });
+      expect(await labels()).toEqual(['kept']);
+    });
+
+    it('refuses hooks outside a unit of work', () => {
+      expect(() => uow.afterCommit(() => undefined)).toThrow(/outside a unit of work/);
+      expect(() => uow.afterRollback(() => undefined)).toThrow(/outside a unit of work/);
+    });
+  });
+
+  // A real deadlock needs a second connection, which embedded PGlite does not have.
+  if (process.env.DATABASE_URL) {
+    it('survives a real deadlock against another connection', async () => {
+      await insert(1, 'a');
+      await insert(2, 'b');
+      const other = new pg.Client({ connectionString: k.databaseUrl });
+      await other.connect();
+      try {
+        // The other session waits 10 s before checking for deadlocks, so the unit of work's
+        // session (1 s, the default) detects it and is the one PostgreSQL aborts.
+        await other.query(`SET deadlock_timeout = '10s'`);
+        await other.query('BEGIN');
+        let attempts = 0;
+        let otherDone: Promise<unknown> | undefined;
+        await uow.run(async () => {
+          attempts++;
+          await sql.run(`UPDATE public.uow_probe SET label = 'uow' WHERE id = 1`);
+          if (attempts === 1) {
+            await other.query(`UPDATE public.uow_probe SET label = 'other' WHERE id = 2`);
+            otherDone = other.query(`UPDATE public.uow_probe SET label = 'other' WHERE id = 1`).then(() => other.query('COMMIT'));
+            await new Promise((resolve) => setTimeout(resolve, 100)); // the other session now waits for row 1
+          }
+          await sql.run(`UPDATE public.uow_probe SET label = 'uow' WHERE id = 2`);
+        });
+        await otherDone;
+        expect(attempts).toBe(2);
+        expect(await labels()).toEqual(['uow', 'uow']);
+      } finally {
+        await other.end();
+      }
+    });
+  }
+});
