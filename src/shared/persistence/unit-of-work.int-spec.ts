@@ -114,7 +114,7 @@ describe('UnitOfWork', () => {
     it('runs after-commit work once the outermost transaction has committed', async () => {
       const seen: string[] = [];
       await uow.run(async () => {
-        await uow.run(async () => uow.afterCommit(async () => seen.push(`after commit: ${(await labels()).join()}`)));
+        await uow.run(async () => uow.afterCommit(async () => void seen.push(`after commit: ${(await labels()).join()}`)));
         await insert(1, 'row');
         expect(seen).toEqual([]);
       });
