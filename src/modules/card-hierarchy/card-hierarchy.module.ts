@@ -1,3 +1,5 @@
+import { CardFilterApi } from './contracts/card-filter.api.js';
+import { CardFilterSql } from './infrastructure/card-filter.sql.js';
 import { Module } from '@nestjs/common';
 import { WorkspaceModule } from '../workspace/index.js';
 import { CardStreamRecorder } from './activity/card-stream.recorder.js';
@@ -29,7 +31,8 @@ import { CardTreeRepository } from './infrastructure/card-tree.repository.js';
     ProjectCardsService,
     CardTreeProjectDeletedHandler,
     { provide: CardHierarchyApi, useClass: CardHierarchyApiImpl },
+    { provide: CardFilterApi, useClass: CardFilterSql },
   ],
-  exports: [CardHierarchyApi],
+  exports: [CardHierarchyApi, CardFilterApi],
 })
 export class CardHierarchyModule {}

@@ -13,3 +13,4 @@ export {
   type TeamCard,
   type TreeMove,
 } from './contracts/card-hierarchy.api.js';
+export { CardFilterApi, type CardTerm, type FilterCondition, type FilterScope } from './contracts/card-filter.api.js';

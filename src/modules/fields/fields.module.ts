@@ -1,3 +1,5 @@
+import { FieldFilterApi } from './contracts/field-filter.api.js';
+import { FieldFilterSql } from './infrastructure/field-filter.sql.js';
 import path from 'node:path';
 import { Module } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config.js';
@@ -43,7 +45,8 @@ import { DiskFileStorage, FileStorage } from './infrastructure/file-storage.js';
     FileDownloadsService,
     FieldsProjectDeletedHandler,
     { provide: FieldsApi, useClass: FieldsApiImpl },
+    { provide: FieldFilterApi, useClass: FieldFilterSql },
   ],
-  exports: [FieldsApi],
+  exports: [FieldsApi, FieldFilterApi],
 })
 export class FieldsModule {}

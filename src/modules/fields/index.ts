@@ -13,3 +13,11 @@ export {
   type PreparedValues,
   type UploadedFile,
 } from './contracts/fields.api.js';
+export {
+  FieldFilterApi,
+  type FieldTerm,
+  type FilterField,
+  type FilterFieldRef,
+  type FilterModel,
+  type FilterSchema,
+} from './contracts/field-filter.api.js';

@@ -1,3 +1,5 @@
+import { GroupFilterApi } from './contracts/group-filter.api.js';
+import { GroupFilterSql } from './infrastructure/group-filter.sql.js';
 import { Module } from '@nestjs/common';
 import { CardHierarchyModule } from '../card-hierarchy/index.js';
 import { WorkspaceModule } from '../workspace/index.js';
@@ -30,7 +32,8 @@ import { MembershipsRepository } from './infrastructure/memberships.repository.j
     CardGroupsReader,
     GroupingProjectDeletedHandler,
     { provide: GroupingApi, useClass: GroupingApiImpl },
+    { provide: GroupFilterApi, useClass: GroupFilterSql },
   ],
-  exports: [GroupingApi],
+  exports: [GroupingApi, GroupFilterApi],
 })
 export class GroupingModule {}

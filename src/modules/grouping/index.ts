@@ -7,3 +7,4 @@ export {
   type GroupTypeInfo,
   type NewCardGroups,
 } from './contracts/grouping.api.js';
+export { GroupFilterApi, type GroupTerm } from './contracts/group-filter.api.js';

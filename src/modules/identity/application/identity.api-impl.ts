@@ -22,4 +22,9 @@ export class IdentityApiImpl extends IdentityApi {
     else if (/^\d{1,15}$/.test(ref)) user = await this.users.findById(Number(ref));
     return user ? summary(user) : null;
   }
+
+  async usersNamed(usernames: string[], names: string[]): Promise<UserSummary[]> {
+    if (!usernames.length && !names.length) return [];
+    return (await this.users.findByNames(usernames, names)).map(summary);
+  }
 }

@@ -11,4 +11,9 @@ export abstract class IdentityApi {
   abstract findUsers(ids: number[]): Promise<UserSummary[]>;
   /** A user by id or by `@username`; null when there is none. */
   abstract resolveUser(ref: number | string): Promise<UserSummary | null>;
+  /**
+   * Users named in a filter, ignoring case: those whose username is one of
+   * `usernames`, and those whose username or display name is one of `names`.
+   */
+  abstract usersNamed(usernames: string[], names: string[]): Promise<UserSummary[]>;
 }

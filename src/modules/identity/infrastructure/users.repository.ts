@@ -23,6 +23,17 @@ export class UsersRepository {
     return this.repo.createQueryBuilder('u').where('lower(u.username) = lower(:username)', { username }).getOne();
   }
 
+  findByNames(usernames: string[], names: string[]): Promise<User[]> {
+    const lower = (list: string[]) => list.map((n) => n.toLowerCase());
+    return this.repo
+      .createQueryBuilder('u')
+      .where('lower(u.username) = ANY(:usernames) OR lower(u.username) = ANY(:names) OR lower(u.display_name) = ANY(:names)', {
+        usernames: lower(usernames),
+        names: lower(names),
+      })
+      .getMany();
+  }
+
   async exists(username: string, email: string): Promise<'username' | 'email' | null> {
     const row = await this.repo
       .createQueryBuilder('u')

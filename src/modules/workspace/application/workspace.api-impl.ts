@@ -39,6 +39,10 @@ export class WorkspaceApiImpl extends WorkspaceApi {
     return (await this.repo.members(organizationId)).map((m) => Number(m.userId));
   }
 
+  visibleProjectIds(actor: Actor): Promise<number[]> {
+    return this.repo.visibleProjectIds(actor.userId);
+  }
+
   createProject(organizationId: number, title: string, actor: Actor): Promise<NewProject> {
     return this.projects.createProject(organizationId, title, actor);
   }

@@ -40,6 +40,8 @@ export abstract class WorkspaceApi {
   abstract membersAmong(organizationId: number, userIds: number[]): Promise<number[]>;
   /** All member ids of a team. */
   abstract memberIds(organizationId: number): Promise<number[]>;
+  /** Ids of every project the caller can see: all projects of every team they belong to. */
+  abstract visibleProjectIds(actor: Actor): Promise<number[]>;
   /**
    * First step of creating a project (in the caller's unit of work): checks
    * write access to the team and inserts the project row. `cards` then makes

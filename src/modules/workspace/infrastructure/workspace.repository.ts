@@ -109,6 +109,15 @@ export class WorkspaceRepository {
     return { items, total };
   }
 
+  async visibleProjectIds(userId: number): Promise<number[]> {
+    const rows = (await this.m.query(
+      `SELECT p.id FROM workspace.memberships m JOIN workspace.projects p ON p.organization_id = m.organization_id
+        WHERE m.user_id = $1 ORDER BY p.id`,
+      [userId],
+    )) as Array<{ id: string | number }>;
+    return rows.map((r) => Number(r.id));
+  }
+
   findProject(id: number): Promise<Project | null> {
     return this.m.getRepository(Project).findOneBy({ id });
   }

@@ -1,0 +1,40 @@
+import type { FilterCardColumns, FilterOrderOp, FilterTextMatch, SqlParams } from '../../../shared/persistence/sql-params.js';
+import type { CardState } from './card-hierarchy.api.js';
+
+/** A filter term about the card row itself (docs/FILTERS.md). */
+export type CardTerm =
+  | { kind: 'title'; match: FilterTextMatch; text: string }
+  | { kind: 'ref' | 'hlevel'; op: FilterOrderOp; value: number }
+  | { kind: 'state'; state: CardState }
+  /** Archived, or under an archived card (the cards a listing hides). */
+  | { kind: 'archived'; archived: boolean }
+  /** The parent's ref (0: the top-level card) in the card's own project. */
+  | { kind: 'parent'; ref: number }
+  /** `day` is a UTC calendar day `YYYY-MM-DD`; the timestamp's day is compared with it. */
+  | { kind: 'created' | 'updated'; op: FilterOrderOp; day: string }
+  | { kind: 'model'; modelIds: number[] };
+
+export interface FilterScope {
+  projectIds: number[];
+  /** Include archived cards and cards under them. */
+  withArchived: boolean;
+}
+
+/** Builds the WHERE condition of the filter query from the card columns. */
+export type FilterCondition = (card: FilterCardColumns, params: SqlParams) => string;
+
+/**
+ * The card-hierarchy part of the filter language: the SQL of its own terms,
+ * and the filter query over its table, into which the composition layer puts
+ * a condition assembled from every module's terms.
+ */
+export abstract class CardFilterApi {
+  /** A boolean SQL expression (never NULL) for `term` on the row of the filter query. */
+  abstract predicate(term: CardTerm, params: SqlParams): string;
+  /** A subquery of the ids of the cards with that ref in the project of the filter query's row. */
+  abstract cardsWithRef(ref: number, params: SqlParams): string;
+  /** One page of matching cards (not the top-level ones), in id order: one query. */
+  abstract pageIds(scope: FilterScope, where: FilterCondition, limit: number, offset: number): Promise<number[]>;
+  /** How many cards match: one query. */
+  abstract count(scope: FilterScope, where: FilterCondition): Promise<number>;
+}

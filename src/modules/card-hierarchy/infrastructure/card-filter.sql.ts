@@ -1,0 +1,103 @@
+import { Injectable } from '@nestjs/common';
+import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+import { likeContains, SqlParams, type FilterCardColumns, type FilterOrderOp } from '../../../shared/persistence/sql-params.js';
+import { CardFilterApi, type CardTerm, type FilterCondition, type FilterScope } from '../contracts/card-filter.api.js';
+
+/** The row of the filter query, as other modules' predicates may name it. */
+const ROW: FilterCardColumns = { id: 'c.id', projectId: 'c.project_id', modelId: 'c.model_id' };
+
+/** The UTC day `day` as [start, end) instants. */
+function dayBounds(day: string): [string, string] {
+  const start = new Date(`${day}T00:00:00Z`);
+  const end = new Date(start.getTime() + 86_400_000);
+  return [start.toISOString(), end.toISOString()];
+}
+
+/** A timestamp column compared by UTC day, as a range the column's index can use. */
+function dayComparison(column: string, op: FilterOrderOp, day: string, params: SqlParams): string {
+  const [start, end] = dayBounds(day);
+  const at = (instant: string) => params.add(instant, 'timestamptz');
+  switch (op) {
+    case '=':
+      return `(${column} >= ${at(start)} AND ${column} < ${at(end)})`;
+    case '<':
+      return `${column} < ${at(start)}`;
+    case '<=':
+      return `${column} < ${at(end)}`;
+    case '>':
+      return `${column} >= ${at(end)}`;
+    case '>=':
+      return `${column} >= ${at(start)}`;
+  }
+}
+
+/**
+ * The filter query over the card table and the SQL of the card's own terms.
+ * Other modules' predicates arrive as a condition built on `ROW`; every value
+ * is a parameter.
+ */
+@Injectable()
+export class CardFilterSql extends CardFilterApi {
+  constructor(private readonly uow: UnitOfWork) {
+    super();
+  }
+
+  predicate(term: CardTerm, params: SqlParams): string {
+    switch (term.kind) {
+      case 'title':
+        return term.match === 'equals'
+          ? `lower(c.title) = lower(${params.add(term.text)})`
+          : `c.title ILIKE ${params.add(likeContains(term.text))}`;
+      case 'ref':
+        return `c.ref ${term.op} ${params.add(term.value, 'bigint')}`;
+      case 'hlevel':
+        return `c.depth ${term.op} ${params.add(term.value, 'bigint')}`;
+      case 'state':
+        return `c.state = ${params.add(term.state)}`;
+      case 'archived':
+        return term.archived ? 'c.hidden' : 'NOT c.hidden';
+      case 'parent':
+        return `coalesce(c.parent_id IN (${this.cardsWithRef(term.ref, params)}), false)`;
+      case 'created':
+      case 'updated':
+        return dayComparison(`c.${term.kind}_at`, term.op, term.day, params);
+      case 'model':
+        return `coalesce(c.model_id = ANY(${params.add(term.modelIds, 'bigint[]')}), false)`;
+    }
+  }
+
+  cardsWithRef(ref: number, params: SqlParams): string {
+    return `SELECT t.id FROM cards.cards t WHERE t.project_id = c.project_id AND t.ref = ${params.add(ref, 'bigint')}`;
+  }
+
+  async pageIds(scope: FilterScope, where: FilterCondition, limit: number, offset: number): Promise<number[]> {
+    if (!scope.projectIds.length) return [];
+    const params = new SqlParams();
+    const sql = `SELECT c.id FROM cards.cards c
+      WHERE ${this.scope(scope, params)} AND (${where(ROW, params)})
+      ORDER BY c.id LIMIT ${params.add(limit, 'int')} OFFSET ${params.add(offset, 'bigint')}`;
+    const rows = (await this.uow.manager.query(sql, params.values)) as Array<{ id: string | number }>;
+    return rows.map((r) => Number(r.id));
+  }
+
+  async count(scope: FilterScope, where: FilterCondition): Promise<number> {
+    if (!scope.projectIds.length) return 0;
+    const params = new SqlParams();
+    const sql = `SELECT count(*)::bigint AS n FROM cards.cards c WHERE ${this.scope(scope, params)} AND (${where(ROW, params)})`;
+    const [row] = (await this.uow.manager.query(sql, params.values)) as Array<{ n: string | number }>;
+    return Number(row.n);
+  }
+
+  /**
+   * The listing's cards: never the top-level card, and without archived ones
+   * unless asked. Written as the partial listing indexes are, so they apply;
+   * one project is compared with `=` so its index scan comes out in id order.
+   */
+  private scope(scope: FilterScope, params: SqlParams): string {
+    const project =
+      scope.projectIds.length === 1
+        ? `c.project_id = ${params.add(scope.projectIds[0], 'bigint')}`
+        : `c.project_id = ANY(${params.add(scope.projectIds, 'bigint[]')})`;
+    return `${project} AND c.depth > 0${scope.withArchived ? '' : ' AND NOT c.hidden'}`;
+  }
+}

@@ -1,0 +1,46 @@
+import type { FilterCardColumns, SqlParams } from '../../../shared/persistence/sql-params.js';
+import type { CardFilterApi, FilterCondition } from '../../card-hierarchy/index.js';
+import type { FieldFilterApi } from '../../fields/index.js';
+import type { GroupFilterApi } from '../../grouping/index.js';
+import type { Condition } from './filter.condition.js';
+
+/** The modules that write the SQL of their own terms. */
+export interface FilterSqlParts {
+  cards: CardFilterApi;
+  fields: FieldFilterApi;
+  groups: GroupFilterApi;
+}
+
+/**
+ * Compiles a resolved filter into the WHERE condition of card-hierarchy's
+ * filter query: `and`/`or`/`not` here, each leaf by the module that owns its
+ * data. Every predicate is a boolean that is never NULL, so `not` is the
+ * exact complement (`!=` includes cards where the field is unset).
+ */
+export function compileFilter(condition: Condition, parts: FilterSqlParts): FilterCondition {
+  return (card, params) => toSql(condition, parts, card, params);
+}
+
+function toSql(c: Condition, parts: FilterSqlParts, card: FilterCardColumns, params: SqlParams): string {
+  switch (c.kind) {
+    case 'all':
+      return 'true';
+    case 'none':
+      return 'false';
+    case 'and':
+    case 'or':
+      return `(${c.items.map((item) => toSql(item, parts, card, params)).join(c.kind === 'and' ? ' AND ' : ' OR ')})`;
+    case 'not':
+      return `NOT (${toSql(c.item, parts, card, params)})`;
+    case 'card':
+      return parts.cards.predicate(c.term, params);
+    case 'group':
+      return parts.groups.predicate(c.term, card, params);
+    case 'field':
+      if (c.term.kind === 'relationship') {
+        const targets = parts.cards.cardsWithRef(c.term.ref, params);
+        return parts.fields.predicate({ kind: 'relationship', fields: c.term.fields, targets }, card, params);
+      }
+      return parts.fields.predicate(c.term, card, params);
+  }
+}

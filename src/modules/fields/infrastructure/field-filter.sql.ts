@@ -1,0 +1,166 @@
+import { Injectable } from '@nestjs/common';
+import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+import { likeContains, type FilterCardColumns, type FilterOrderOp, type FilterTextMatch, type SqlParams } from '../../../shared/persistence/sql-params.js';
+import {
+  FieldFilterApi,
+  type FieldTerm,
+  type FilterFieldRef,
+  type FilterSchema,
+} from '../contracts/field-filter.api.js';
+import type { FieldOptions, FieldType } from '../domain/values/index.js';
+
+type Raw = Record<string, unknown>;
+
+/** Case-insensitive match of a text expression. */
+function textMatch(expr: string, match: FilterTextMatch, text: string, params: SqlParams): string {
+  return match === 'equals' ? `lower(${expr}) = lower(${params.add(text)})` : `${expr} ILIKE ${params.add(likeContains(text))}`;
+}
+
+/**
+ * `column` (a field id) is one of `fields` as the card uses them: a project
+ * field always, a model field only on a card of that model (a card keeps a
+ * hidden model field's values, which the filter must not see).
+ */
+function fieldsOf(column: string, fields: FilterFieldRef[], card: FilterCardColumns, params: SqlParams): string {
+  const projectFields = fields.filter((f) => f.modelId === null).map((f) => f.id);
+  const modelFields = fields.filter((f) => f.modelId !== null);
+  const parts: string[] = [];
+  if (projectFields.length) parts.push(`${column} = ANY(${params.add(projectFields, 'bigint[]')})`);
+  if (modelFields.length) {
+    parts.push(
+      `(${column}, ${card.modelId}) IN (SELECT * FROM unnest(${params.add(
+        modelFields.map((f) => f.id),
+        'bigint[]',
+      )}, ${params.add(
+        modelFields.map((f) => f.modelId),
+        'bigint[]',
+      )}))`,
+    );
+  }
+  return parts.length ? `(${parts.join(' OR ')})` : 'false';
+}
+
+/** Any field of `alias`'s table the card uses (for `@user`: every members field). */
+function anyFieldOf(alias: string, card: FilterCardColumns): string {
+  return `EXISTS (SELECT 1 FROM fields.attributes a WHERE a.id = ${alias}.attribute_id
+                     AND (a.model_id IS NULL OR a.model_id = ${card.modelId}))`;
+}
+
+/** Compares a period's days with `day`: covers it (=), ends before (<, <=), starts after (>, >=). */
+function periodComparison(op: FilterOrderOp, day: string, params: SqlParams): string {
+  const start = `left(v.value ->> 'start', 10) COLLATE "C"`;
+  const end = `left(v.value ->> 'end', 10) COLLATE "C"`;
+  const d = params.add(day, 'text');
+  switch (op) {
+    case '=':
+      return `${start} <= ${d} AND ${end} >= ${d}`;
+    case '<':
+    case '<=':
+      return `${end} ${op} ${d}`;
+    case '>':
+    case '>=':
+      return `${start} ${op} ${d}`;
+  }
+}
+
+/** The comparison of a scalar value `v.value` (jsonb) for a scalar term. */
+function scalarComparison(term: Extract<FieldTerm, { fields: FilterFieldRef[]; kind: 'text' | 'number' | 'bool' | 'date' | 'period' | 'time' }>, params: SqlParams): string {
+  const asText = `(v.value #>> '{}')`;
+  switch (term.kind) {
+    case 'text':
+      return `jsonb_typeof(v.value) = 'string' AND ${textMatch(asText, term.match, term.text, params)}`;
+    case 'number':
+      // jsonb orders numbers numerically; the type test keeps other kinds of value out.
+      return `jsonb_typeof(v.value) = 'number' AND v.value ${term.op} ${params.add(JSON.stringify(term.value), 'jsonb')}`;
+    case 'bool':
+      return `v.value = ${params.add(JSON.stringify(term.value), 'jsonb')}`;
+    case 'date':
+      return `jsonb_typeof(v.value) = 'string' AND left(${asText}, 10) COLLATE "C" ${term.op} ${params.add(term.day, 'text')}`;
+    case 'period':
+      return `jsonb_typeof(v.value) = 'object' AND ${periodComparison(term.op, term.day, params)}`;
+    case 'time':
+      return `jsonb_typeof(v.value) = 'string' AND ${asText} COLLATE "C" ${term.op} ${params.add(term.time, 'text')}`;
+  }
+}
+
+/**
+ * The fields part of the filter language: each term is an EXISTS over the
+ * fields module's own value tables, correlated on the card's id (and model).
+ */
+@Injectable()
+export class FieldFilterSql extends FieldFilterApi {
+  constructor(private readonly uow: UnitOfWork) {
+    super();
+  }
+
+  async schema(projectIds: number[]): Promise<FilterSchema> {
+    if (!projectIds.length) return { fields: [], models: [] };
+    const rows = (await this.uow.manager.query(
+      `SELECT 'field' AS what, id, project_id, model_id, name, type, options, group_type_id
+         FROM fields.attributes WHERE project_id = ANY($1::bigint[])
+       UNION ALL
+       SELECT 'model', id, project_id, NULL, name, NULL, NULL, NULL
+         FROM fields.models WHERE project_id = ANY($1::bigint[])`,
+      [projectIds],
+    )) as Raw[];
+    const id = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+    const schema: FilterSchema = { fields: [], models: [] };
+    for (const r of rows) {
+      if (r.what === 'model') {
+        schema.models.push({ id: Number(r.id), projectId: Number(r.project_id), name: String(r.name) });
+        continue;
+      }
+      const options = (typeof r.options === 'string' ? JSON.parse(r.options) : (r.options ?? {})) as FieldOptions;
+      schema.fields.push({
+        id: Number(r.id),
+        projectId: Number(r.project_id),
+        modelId: id(r.model_id),
+        name: String(r.name),
+        type: r.type as FieldType,
+        options: { time: options.time === true, period: options.period === true },
+        groupTypeId: id(r.group_type_id),
+      });
+    }
+    return schema;
+  }
+
+  predicate(term: FieldTerm, card: FilterCardColumns, params: SqlParams): string {
+    switch (term.kind) {
+      case 'text':
+      case 'number':
+      case 'bool':
+      case 'date':
+      case 'period':
+      case 'time':
+        return `EXISTS (SELECT 1 FROM fields.scalar_values v
+                         WHERE v.card_id = ${card.id} AND ${fieldsOf('v.attribute_id', term.fields, card, params)}
+                           AND ${scalarComparison(term, params)})`;
+      case 'member': {
+        const fields = term.fields === null ? anyFieldOf('m', card) : fieldsOf('m.attribute_id', term.fields, card, params);
+        return `EXISTS (SELECT 1 FROM fields.member_values m
+                         WHERE m.card_id = ${card.id} AND m.user_id = ANY(${params.add(term.userIds, 'bigint[]')})
+                           AND ${fields})`;
+      }
+      case 'relationship':
+        return `EXISTS (SELECT 1 FROM fields.relationship_values r
+                         WHERE r.card_id = ${card.id} AND ${fieldsOf('r.attribute_id', term.fields, card, params)}
+                           AND r.target_card_id IN (${term.targets}))`;
+      case 'liked':
+        return `EXISTS (SELECT 1 FROM fields.like_votes l
+                         WHERE l.card_id = ${card.id} AND ${fieldsOf('l.attribute_id', term.fields, card, params)}
+                           AND l.user_id = ANY(${params.add(term.userIds, 'bigint[]')}) AND l.vote = 1)`;
+      case 'likes':
+        // A likes field always has a score (0 without votes), so the test runs
+        // over the fields the card uses, not over its vote rows.
+        return `EXISTS (SELECT 1 FROM fields.attributes l
+                         WHERE l.project_id = ${card.projectId} AND ${fieldsOf('l.id', term.fields, card, params)}
+                           AND coalesce((SELECT sum(lv.vote) FROM fields.like_votes lv
+                                          WHERE lv.card_id = ${card.id} AND lv.attribute_id = l.id), 0)
+                               ${term.op} ${params.add(term.value, 'numeric')})`;
+      case 'file':
+        return `EXISTS (SELECT 1 FROM fields.files f
+                         WHERE f.card_id = ${card.id} AND ${fieldsOf('f.attribute_id', term.fields, card, params)}
+                           AND ${textMatch('f.name', term.match, term.text, params)})`;
+    }
+  }
+}
