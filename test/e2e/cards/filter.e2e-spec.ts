@@ -1,0 +1,331 @@
+/**
+ * The filter language end to end (DESIGN.md §7, docs/FILTERS.md): every
+ * construct on GET /projects/{id}/cards, `filters` as another name, the
+ * listing options with a filter, error positions, /search across two teams,
+ * and random junk that must never be a 5xx.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import { DataSource } from 'typeorm';
+import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, workspaceClient } from '../../support/workspace-client.js';
+
+interface Card {
+  id: number;
+  ref: number;
+  title: string;
+  attributes: Record<string, unknown>;
+}
+
+function utcDay(offsetDays: number): string {
+  const d = new Date();
+  d.setUTCDate(d.getUTCDate() + offsetDays);
+  return d.toISOString().slice(0, 10);
+}
+
+describe('filter language', () => {
+  let t: TestApp;
+  let alice: TestUser;
+  let bob: TestUser;
+  let carol: TestUser;
+  let project: number;
+  let root: number;
+  const cards: Record<string, Card> = {};
+
+  const post = (u: TestUser, url: string, body: object, status = 201) =>
+    t.http.post(`${API}${url}`).set(as(u)).send(body).expect(status);
+
+  /** Titles of the cards a filter selects in the project (all pages, id order). */
+  async function titles(filter: string, query: Record<string, string> = {}, u = alice): Promise<string[]> {
+    const res = await t.http.get(`${API}/projects/${project}/cards`).query({ filter, per_page: '1000', ...query }).set(as(u));
+    if (res.status !== 200) throw new Error(`${filter} → ${res.status} ${JSON.stringify(res.body)}`);
+    expect(res.headers['x-service-total']).toBe(String(res.body.length));
+    return (res.body as Card[]).map((c) => c.title);
+  }
+
+  async function refusal(filter: string, parameter = 'filter', url = `/projects/${project}/cards`) {
+    const res = await t.http.get(`${API}${url}`).query({ [parameter]: filter }).set(as(alice));
+    expect(res.status).toBe(400);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.body.type).toBe('FILTER.INVALID');
+    expect(res.body.errors[0].field).toBe(parameter);
+    return res.body as { position: number; expected: string; detail: string };
+  }
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    [alice, bob, carol] = [await t.user(), await t.user(), await t.user()];
+    await t.app.get(DataSource).query(`UPDATE identity.users SET display_name = 'Carol King' WHERE id = $1`, [carol.id]);
+    const ws = workspaceClient(t);
+    const org = await ws.team(alice, 'Acme');
+    await ws.addMember(alice, org, bob);
+    await ws.addMember(alice, org, carol);
+    const p = await ws.project(alice, org, 'Roadmap');
+    project = p.id;
+    root = p.top_level_card_id;
+
+    for (const [name, type, options] of [
+      ['Estimate', 'number'],
+      ['Notes', 'text'],
+      ['Done', 'bool'],
+      ['Due date', 'date'],
+      ['Sprint', 'date', { period: true }],
+      ['At', 'time'],
+      ['Owners', 'members'],
+      ['Blocks', 'relationships'],
+      ['Likes', 'likes'],
+      ['Docs', 'files'],
+    ] as Array<[string, string, Record<string, boolean>?]>) {
+      await post(alice, `/projects/${project}/attributes`, { name, type, options });
+    }
+    const model = (await post(alice, `/projects/${project}/models`, { name: 'Bug' })).body.id as number;
+    await post(alice, `/models/${model}/attributes`, { name: 'Severity', type: 'text' });
+    const status = (await post(alice, `/projects/${project}/group-types`, { name: 'Status', one_group_per_card: true })).body.id;
+    const tags = (await post(alice, `/projects/${project}/group-types`, { name: 'Tags', one_group_per_card: false })).body.id;
+    const todo = (await post(alice, `/cards/${root}/groups`, { type_id: status, title: 'Todo' })).body.id;
+    const review = (await post(alice, `/cards/${root}/groups`, { type_id: status, title: 'In review' })).body.id;
+    const urgent = (await post(alice, `/cards/${root}/groups`, { type_id: tags, title: 'Urgent' })).body.id;
+
+    const card = async (key: string, parent: number, body: Record<string, unknown>) => {
+      cards[key] = (await post(alice, `/cards/${parent}/children`, body)).body as Card;
+      return cards[key];
+    };
+    const login = await card('login', root, {
+      title: 'Fix login bug',
+      group_id: todo,
+      attributes: {
+        Estimate: 3,
+        Notes: 'Crash on submit',
+        Done: false,
+        'Due date': utcDay(-10),
+        Sprint: { start: utcDay(-3), end: utcDay(4) },
+        At: '09:30:00',
+        Owners: [alice.id],
+      },
+    });
+    const page = await card('page', root, {
+      title: 'Login page redesign',
+      group_id: review,
+      attributes: { Estimate: 8, Notes: 'needs 50% more', Done: true, 'Due date': utcDay(5), Owners: [bob.id, carol.id] },
+    });
+    await card('docs', root, { title: 'Write docs', attributes: { Estimate: 1.5, Blocks: [login.id] } });
+    await card('child', page.id, { title: 'Login form child', attributes: { Notes: 'in progress' } });
+    const old = await card('old', root, { title: 'Old archived idea' });
+
+    await post(alice, `/cards/${page.id}/add-to-group`, { group_id: urgent }, 200);
+    await post(alice, `/cards/${login.id}/state`, { state: 'in_progress' }, 200);
+    await post(alice, `/cards/${cards.docs.id}/model`, { model_id: model }, 200);
+    await post(alice, `/cards/${cards.docs.id}/attributes/Severity`, { value: 'high' }, 200);
+    await post(alice, `/cards/${page.id}/attributes/Likes`, { value: 1 }, 200);
+    await post(bob, `/cards/${page.id}/attributes/Likes`, { value: 1 }, 200);
+    await post(carol, `/cards/${login.id}/attributes/Likes`, { value: -1 }, 200);
+    await post(alice, `/cards/${login.id}/attributes/Docs/append`, { value: { name: 'trace.log', data: 'boom' } }, 200);
+    await post(alice, `/cards/${old.id}/archive`, {}, 200);
+  });
+
+  afterAll(() => t.close());
+
+  it('matches bare words and quoted phrases in titles, ignoring case, with an implicit and', async () => {
+    expect(await titles('login')).toEqual(['Fix login bug', 'Login page redesign', 'Login form child']);
+    expect(await titles('LOGIN bug')).toEqual(['Fix login bug']);
+    expect(await titles('"page redesign"')).toEqual(['Login page redesign']);
+    expect(await titles('"redesign page"')).toEqual([]);
+  });
+
+  it('combines with and, or, not and parentheses', async () => {
+    expect(await titles('docs or bug')).toEqual(['Fix login bug', 'Write docs']);
+    expect(await titles('login and not bug')).toEqual(['Login page redesign', 'Login form child']);
+    expect(await titles('(docs or bug) and not state = in_progress')).toEqual(['Write docs']);
+    expect(await titles('not (login or docs)')).toEqual([]);
+  });
+
+  it('finds a card by #ref, and by group with #group and #{Group name}', async () => {
+    expect(await titles(`#${cards.docs.ref}`)).toEqual(['Write docs']);
+    expect(await titles('#todo')).toEqual(['Fix login bug']);
+    expect(await titles('#{in REVIEW}')).toEqual(['Login page redesign']);
+    expect(await titles('#Urgent')).toEqual(['Login page redesign']);
+    expect(await titles('#{No such group}')).toEqual([]);
+  });
+
+  it('finds members with @user, @me and @{display name}', async () => {
+    expect(await titles(`@${bob.username}`)).toEqual(['Login page redesign']);
+    expect(await titles('@me')).toEqual(['Fix login bug']);
+    expect(await titles('@me', {}, carol)).toEqual(['Login page redesign']);
+    expect(await titles('@{carol king}')).toEqual(['Login page redesign']);
+    expect(await titles('@nobody_at_all')).toEqual([]);
+  });
+
+  it('compares numbers with every operator; != includes cards without a value', async () => {
+    expect(await titles('Estimate = 3')).toEqual(['Fix login bug']);
+    expect(await titles('Estimate != 3')).toEqual(['Login page redesign', 'Write docs', 'Login form child']);
+    expect(await titles('Estimate > 3')).toEqual(['Login page redesign']);
+    expect(await titles('Estimate >= 3')).toEqual(['Fix login bug', 'Login page redesign']);
+    expect(await titles('Estimate < 3')).toEqual(['Write docs']);
+    expect(await titles('estimate<=1.5')).toEqual(['Write docs']);
+  });
+
+  it('compares texts with = and ~= ignoring case, and % as a plain character', async () => {
+    expect(await titles('Notes = "crash on SUBMIT"')).toEqual(['Fix login bug']);
+    expect(await titles('Notes ~= crash')).toEqual(['Fix login bug']);
+    expect(await titles('Notes ~= "50%"')).toEqual(['Login page redesign']);
+    expect(await titles('Notes ~= "%"')).toEqual(['Login page redesign']);
+    expect(await titles('title ~= REDESIGN')).toEqual(['Login page redesign']);
+    expect(await titles('title = "write docs"')).toEqual(['Write docs']);
+  });
+
+  it('compares bools, dates (written, today, -7d, +2w), periods and times', async () => {
+    expect(await titles('Done = true')).toEqual(['Login page redesign']);
+    expect(await titles('Done = no')).toEqual(['Fix login bug']);
+    expect(await titles('Done != true')).toEqual(['Fix login bug', 'Write docs', 'Login form child']);
+    expect(await titles('{Due date} < today')).toEqual(['Fix login bug']);
+    expect(await titles('{Due date} < -7d')).toEqual(['Fix login bug']);
+    expect(await titles('{Due date} > +2w')).toEqual([]);
+    expect(await titles(`{Due date} = ${utcDay(5)}`)).toEqual(['Login page redesign']);
+    expect(await titles('{Due date} >= today and {Due date} <= +1w')).toEqual(['Login page redesign']);
+    expect(await titles('Sprint = today')).toEqual(['Fix login bug']);
+    expect(await titles('Sprint < today')).toEqual([]);
+    expect(await titles('Sprint <= +4d')).toEqual(['Fix login bug']);
+    expect(await titles('At >= 09:00 and At < 10:00')).toEqual(['Fix login bug']);
+  });
+
+  it('reads value in field for members, relationships, group types and files; likes by score and voter', async () => {
+    expect(await titles(`@${carol.username} in Owners`)).toEqual(['Login page redesign']);
+    expect(await titles('Owners = @me')).toEqual(['Fix login bug']);
+    expect(await titles(`${cards.login.ref} in Blocks`)).toEqual(['Write docs']);
+    expect(await titles('urgent in Tags')).toEqual(['Login page redesign']);
+    expect(await titles('Status = todo')).toEqual(['Fix login bug']);
+    expect(await titles('Status ~= REV')).toEqual(['Login page redesign']);
+    expect(await titles('"trace.log" in Docs')).toEqual(['Fix login bug']);
+    expect(await titles('Docs ~= .LOG')).toEqual(['Fix login bug']);
+    expect(await titles('Likes > 1')).toEqual(['Login page redesign']);
+    expect(await titles('Likes < 0')).toEqual(['Fix login bug']);
+    expect(await titles('Likes = 0')).toEqual(['Write docs', 'Login form child']);
+    expect(await titles(`@${bob.username} in Likes`)).toEqual(['Login page redesign']);
+  });
+
+  it('filters on state, title, ref, hlevel, model, created, updated and parent', async () => {
+    expect(await titles('state = in_progress')).toEqual(['Fix login bug']);
+    expect(await titles('state != undecided')).toEqual(['Fix login bug']);
+    expect(await titles(`ref > ${cards.docs.ref}`)).toEqual(['Login form child']);
+    expect(await titles('hlevel = 1')).toEqual(['Fix login bug', 'Login page redesign', 'Write docs']);
+    expect(await titles('hlevel > 1')).toEqual(['Login form child']);
+    expect(await titles('model = bug')).toEqual(['Write docs']);
+    expect(await titles('model != Bug')).toEqual(['Fix login bug', 'Login page redesign', 'Login form child']);
+    expect(await titles('Severity = high')).toEqual(['Write docs']);
+    expect(await titles('created = today and updated >= -1d')).toHaveLength(4);
+    expect(await titles('created < today')).toEqual([]);
+    expect(await titles(`parent = ${cards.page.ref}`)).toEqual(['Login form child']);
+    expect(await titles(`parent = #${cards.page.ref}`)).toEqual(['Login form child']);
+    expect(await titles('parent = 0')).toEqual(['Fix login bug', 'Login page redesign', 'Write docs']);
+  });
+
+  it('leaves archived cards out unless asked, and archived = … decides by itself', async () => {
+    expect(await titles('idea')).toEqual([]);
+    expect(await titles('idea', { with_archived: 'true' })).toEqual(['Old archived idea']);
+    expect(await titles('archived = true')).toEqual(['Old archived idea']);
+    expect(await titles('archived = false')).toHaveLength(4);
+  });
+
+  it('accepts filters as another name for filter, with only_ids and pagination', async () => {
+    const res = await t.http
+      .get(`${API}/projects/${project}/cards`)
+      .query({ filters: 'login', only_ids: 'true', per_page: '2', page: '1' })
+      .set(as(alice))
+      .expect(200);
+    expect(res.body).toEqual([cards.login.id, cards.page.id]);
+    expect(res.headers['x-service-total']).toBe('3');
+    expect(res.headers['x-service-nextpage']).toBe('2');
+    const second = await t.http
+      .get(`${API}/projects/${project}/cards`)
+      .query({ filters: 'login', only_ids: 'true', per_page: '2', page: '2' })
+      .set(as(alice))
+      .expect(200);
+    expect(second.body).toEqual([cards.child.id]);
+    expect(second.headers['x-service-nextpage']).toBeUndefined();
+    const both = await t.http.get(`${API}/projects/${project}/cards`).query({ filter: 'a', filters: 'b' }).set(as(alice));
+    expect(both.status).toBe(400);
+  });
+
+  it('reports syntax errors, unknown fields and bad values with the position and what was expected', async () => {
+    expect(await refusal('(login or')).toMatchObject({ position: 9, expected: expect.stringContaining('a term') });
+    expect(await refusal('login )')).toMatchObject({ position: 6 });
+    expect(await refusal('{Nope} = 3')).toMatchObject({ position: 0, expected: expect.stringContaining('a field') });
+    expect(await refusal('bug and Estimate > soon')).toMatchObject({ position: 19, expected: 'a number' });
+    expect(await refusal('state = open')).toMatchObject({ position: 8, expected: expect.stringContaining('a state') });
+    expect(await refusal('"unterminated')).toMatchObject({ position: 13 });
+    const alias = await refusal('Estimate >', 'filters');
+    expect(alias).toMatchObject({ position: 10 });
+    expect(alias.detail).toMatch(/^filters: /);
+    expect(await refusal('x = 1', 'filter', '/search')).toMatchObject({ position: 0 });
+  });
+
+  it('never answers a 5xx to random filters', async () => {
+    const piece = fc.constantFrom(
+      'login', '"a b', '#', '#12', '#{x', '@', '@me', '@{', '{Estimate}', 'Estimate', 'state', 'hlevel', '=', '!=', '>=', '~=',
+      '<', 'and', 'or', 'not', 'in', '(', ')', '-7d', '+2w', 'today', '2026-02-30', '1e999', '99999999999999999999', '%',
+      '\\', '}', 'Owners', 'Likes', 'Sprint', 'At', '25:61', 'ß', '💥', '\u00a0',
+    );
+    const junk = fc.oneof(fc.array(piece, { maxLength: 12 }).map((a) => a.join(' ')), fc.string({ maxLength: 40 }));
+    await fc.assert(
+      fc.asyncProperty(junk, fc.boolean(), async (filter, search) => {
+        const url = search ? `${API}/search` : `${API}/projects/${project}/cards`;
+        const res = await t.http.get(url).query({ filter }).set(as(alice));
+        expect([200, 400]).toContain(res.status);
+      }),
+      { numRuns: 300, seed: 20261123 },
+    );
+  });
+});
+
+describe('/search', () => {
+  let t: TestApp;
+  let ann: TestUser;
+  let ben: TestUser;
+  let outsider: TestUser;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    [ann, ben, outsider] = [await t.user(), await t.user(), await t.user()];
+  });
+
+  afterAll(() => t.close());
+
+  it("searches every project of every team the caller is in, never another team's", async () => {
+    const ws = workspaceClient(t);
+    const make = async (owner: TestUser, team: string, projects: string[]) => {
+      const org = await ws.team(owner, team);
+      const ids: number[] = [];
+      for (const title of projects) {
+        const p = await ws.project(owner, org, title);
+        await t.http.post(`${API}/projects/${p.id}/attributes`).set(as(owner)).send({ name: 'Owners', type: 'members' }).expect(201);
+        for (const c of ['Shared word alpha', 'Shared word beta']) {
+          const card = await t.http.post(`${API}/cards/${p.top_level_card_id}/children`).set(as(owner)).send({ title: `${c} ${title}` }).expect(201);
+          ids.push(card.body.id);
+        }
+      }
+      return { org, ids };
+    };
+    const a = await make(ann, 'Ann team', ['A1', 'A2']);
+    const b = await make(ben, 'Ben team', ['B1']);
+    await ws.addMember(ben, b.org, ann, 'viewer');
+    const hidden = await make(outsider, 'Outsiders', ['X1']);
+    await t.http.post(`${API}/cards/${a.ids[0]}/attributes/Owners`).set(as(ann)).send({ value: [ann.id] }).expect(200);
+    await t.http.post(`${API}/cards/${hidden.ids[0]}/attributes/Owners`).set(as(outsider)).send({ value: [outsider.id] }).expect(200);
+
+    const search = (u: TestUser, query: Record<string, string>) => t.http.get(`${API}/search`).query(query).set(as(u)).expect(200);
+    const all = await search(ann, { filter: 'shared', only_ids: 'true' });
+    expect(all.body).toEqual([...a.ids, ...b.ids]);
+    expect(all.headers['x-service-total']).toBe('6');
+    const mine = await search(ann, { filters: '@me' });
+    expect(mine.body.map((c: Card) => c.id)).toEqual([a.ids[0]]);
+    expect(mine.body[0].attributes.Owners).toEqual([ann.id]);
+    expect((await search(outsider, { filter: 'shared', only_ids: 'true' })).body).toEqual(hidden.ids);
+    expect((await search(ben, { filter: 'alpha', only_ids: 'true' })).body).toEqual([b.ids[0]]);
+
+    const page = await search(ann, { filter: 'beta', per_page: '2', page: '2' });
+    expect(page.body.map((c: Card) => c.id)).toEqual([b.ids[1]]);
+    expect(page.headers['x-service-total']).toBe('3');
+    expect(page.headers['x-service-page']).toBe('2');
+    expect(page.headers['x-service-nextpage']).toBeUndefined();
+  });
+});
