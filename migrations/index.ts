@@ -8,6 +8,7 @@ import { LinksOneOwnerBackfill1763800000000 } from './1763800000000-links-one-ow
 import { CardsCountersDropTopLevelCard1763800000100 } from './1763800000100-cards-counters-drop-top-level-card.js';
 import { GroupingDropGroupTypeAttribute1763800000200 } from './1763800000200-grouping-drop-group-type-attribute.js';
 import { IdentityRateLimits1763810000000 } from './1763810000000-identity-rate-limits.js';
+import { FilterIndexes1763840000100 } from './1763840000100-filter-indexes.js';
 import { ImporterUploads1763850000000 } from './1763850000000-importer-uploads.js';
 
 /** Every migration, in order. Listed explicitly so ESM builds, the CLI and tests load the same set. */
@@ -22,5 +23,6 @@ export const MIGRATIONS = [
   CardsCountersDropTopLevelCard1763800000100,
   GroupingDropGroupTypeAttribute1763800000200,
   IdentityRateLimits1763810000000,
+  FilterIndexes1763840000100,
   ImporterUploads1763850000000,
 ];

@@ -6,7 +6,6 @@ import { HealthController } from './health.controller.js';
 import { CardHierarchyModule } from './modules/card-hierarchy/index.js';
 import { CardsModule } from './modules/cards/index.js';
 import { FieldsModule } from './modules/fields/index.js';
-import { CardFilterModule } from './modules/cards/filter/card-filter.module.js';
 import { GroupingModule } from './modules/grouping/index.js';
 import { IdentityModule } from './modules/identity/index.js';
 import { ImportModule } from './modules/import/index.js';
@@ -33,7 +32,6 @@ export class AppModule {
         FieldsModule,
         GroupingModule,
         CardsModule,
-        CardFilterModule,
         ImportModule,
       ],
       controllers: [HealthController],

@@ -3,6 +3,7 @@ import { CardHierarchyModule } from '../card-hierarchy/index.js';
 import { FieldsModule } from '../fields/index.js';
 import { GroupingModule } from '../grouping/index.js';
 import { WorkspaceModule } from '../workspace/index.js';
+import { CardSearchService } from './application/card-search.service.js';
 import { CardViewsService } from './application/card-views.service.js';
 import { CardsApiImpl } from './application/cards.api-impl.js';
 import { CreateCardsService } from './application/create-cards.service.js';
@@ -16,7 +17,9 @@ import { CardMembershipsController } from './http/card-memberships.controller.js
 import { CardsController } from './http/cards.controller.js';
 import { GroupTypesController } from './http/group-types.controller.js';
 import { ProjectCardsController, ProjectCreationController } from './http/project-cards.controller.js';
+import { SearchController } from './http/search.controller.js';
 import { UploadInterceptor } from './http/upload.interceptor.js';
+import { CardFilterModule } from './filter/card-filter.module.js';
 
 /**
  * The composition layer (STYLE.md §2.4): the card as the API shows it, and
@@ -24,7 +27,7 @@ import { UploadInterceptor } from './http/upload.interceptor.js';
  * lock order of application/lock-order.ts.
  */
 @Module({
-  imports: [WorkspaceModule, CardHierarchyModule, FieldsModule, GroupingModule],
+  imports: [WorkspaceModule, CardHierarchyModule, FieldsModule, GroupingModule, CardFilterModule],
   controllers: [
     CardsController,
     ProjectCardsController,
@@ -32,9 +35,11 @@ import { UploadInterceptor } from './http/upload.interceptor.js';
     CardAttributesController,
     CardMembershipsController,
     GroupTypesController,
+    SearchController,
   ],
   providers: [
     CardViewsService,
+    CardSearchService,
     CreateCardsService,
     RelocateCardService,
     DeleteCardService,

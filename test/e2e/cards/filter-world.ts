@@ -268,12 +268,11 @@ export async function insertWorld(ds: DataSource, gw: GeneratedWorld, creatorId:
     w.fields,
   );
   await rows(
-    `INSERT INTO grouping.group_types (id, project_id, organization_id, name, attribute_id)
-     SELECT id, project_id, org, name, attribute_id FROM jsonb_to_recordset($1::jsonb)
-         AS x(id bigint, project_id bigint, org bigint, name text, attribute_id bigint)`,
+    `INSERT INTO grouping.group_types (id, project_id, organization_id, name)
+     SELECT id, project_id, org, name FROM jsonb_to_recordset($1::jsonb) AS x(id bigint, project_id bigint, org bigint, name text)`,
     w.fields
       .filter((f) => f.groupTypeId !== null)
-      .map((f) => ({ id: f.groupTypeId, project_id: f.projectId, org: gw.organizationId, name: f.name, attribute_id: f.id })),
+      .map((f) => ({ id: f.groupTypeId, project_id: f.projectId, org: gw.organizationId, name: f.name })),
   );
   const topLevel = new Map(w.cards.filter((c) => c.depth === 0).map((c) => [c.projectId, c.id]));
   await rows(

@@ -42,7 +42,9 @@ describe('hostile input', () => {
       t.http.post(`/api/1.0/projects/${project.id}/attributes`).set(as(u)).send({ name: bad, type: 'text' }),
       t.http.post(`/api/1.0/cards/${card.id}/attributes`).set(as(u)).send({ [bad]: 1 }),
       t.http.post(`/api/1.0/cards/${card.id}/attributes/${encodeURIComponent('Notes')}`).set(as(u)).send({ value: bad }),
-      t.http.get(`/api/1.0/projects/${project.id}/cards`).query({ filter: bad }).set(as(u)),
+      // A query string cannot carry an unpaired surrogate: the client's encoder
+      // (qs) sends U+FFFD in its place, which is a valid filter word. NUL it can.
+      ...(bad.includes('\u0000') ? [t.http.get(`/api/1.0/projects/${project.id}/cards`).query({ filter: bad }).set(as(u))] : []),
     ];
     for (const res of await Promise.all(writes)) {
       expectProblem(res);

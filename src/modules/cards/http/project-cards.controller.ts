@@ -8,16 +8,9 @@ import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { CardHierarchyApi } from '../../card-hierarchy/index.js';
 import { CardViewsService } from '../application/card-views.service.js';
 import { CreateProjectService } from '../application/create-project.service.js';
-import { InvalidListingInputError } from '../domain/cards.errors.js';
+import { CardSearchService } from '../application/card-search.service.js';
 import { CardListQueryDto, CreateProjectDto } from './dto/cards.dto.js';
-
-function readBool(value: string | undefined, field: string): boolean {
-  if (value === undefined || value === '') return false;
-  const v = value.toLowerCase();
-  if (v === 'true' || v === '1') return true;
-  if (v === 'false' || v === '0') return false;
-  throw new InvalidListingInputError(field, 'must be true or false');
-}
+import { readFilter, readListingOptions } from './listing-params.js';
 
 /** A project's card listing. */
 @ApiTags('cards')
@@ -27,6 +20,7 @@ export class ProjectCardsController {
   constructor(
     private readonly hierarchy: CardHierarchyApi,
     private readonly views: CardViewsService,
+    private readonly search: CardSearchService,
   ) {}
 
   @Get(':id/cards')
@@ -36,15 +30,17 @@ export class ProjectCardsController {
     @Query() query: CardListQueryDto,
     @Res({ passthrough: true }) res: Response,
   ) {
-    if (query.filter !== undefined) throw new InvalidListingInputError('filter', 'filter expressions are not supported yet');
     const page = pageRequest(query);
-    const onlyIds = readBool(query.only_ids, 'only_ids');
-    const result = await this.hierarchy.listProject(id, actor, page, {
-      withArchived: readBool(query.with_archived, 'with_archived'),
-      onlyIds,
-    });
+    const options = readListingOptions(query);
+    const filter = readFilter(query);
+    if (filter) {
+      const found = await this.search.inProject(id, filter, page, options, actor);
+      setPageHeaders(res, page, found.total);
+      return found.items;
+    }
+    const result = await this.hierarchy.listProject(id, actor, page, options);
     setPageHeaders(res, page, result.total);
-    return onlyIds ? result.ids : this.views.many(result.records);
+    return options.onlyIds ? result.ids : this.views.many(result.records);
   }
 }
 

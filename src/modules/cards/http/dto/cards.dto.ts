@@ -87,8 +87,15 @@ export class CardListQueryDto {
   @ApiPropertyOptional() @IsOptional() @IsString() per_page?: string;
   @ApiPropertyOptional({ enum: ['true', 'false'] }) @IsOptional() @IsString() with_archived?: string;
   @ApiPropertyOptional({ enum: ['true', 'false'] }) @IsOptional() @IsString() only_ids?: string;
-  @ApiPropertyOptional({ description: 'filter expression (DESIGN.md §7)' }) @IsOptional() @IsString() filter?: string;
+  @ApiPropertyOptional({ description: 'filter expression (DESIGN.md §7, docs/FILTERS.md)' }) @IsOptional() @IsString() filter?: string;
+  @ApiPropertyOptional({ description: 'another name for `filter` (sent by the original\'s clients)' })
+  @IsOptional()
+  @IsString()
+  filters?: string;
 }
+
+/** GET /search: the listing's parameters, over every project the caller can see. */
+export class SearchQueryDto extends CardListQueryDto {}
 
 export class CreateProjectDto {
   @ApiProperty({ maxLength: 1024 })

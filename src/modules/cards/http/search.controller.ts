@@ -1,0 +1,26 @@
+import { Controller, Get, Query, Res } from '@nestjs/common';
+import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import type { Actor } from '../../../shared/domain/actor.js';
+import { CurrentActor } from '../../../shared/http/actor.decorator.js';
+import { pageRequest, setPageHeaders } from '../../../shared/http/pagination.js';
+import { CardSearchService } from '../application/card-search.service.js';
+import { SearchQueryDto } from './dto/cards.dto.js';
+import { readFilter, readListingOptions } from './listing-params.js';
+
+/** GET /search: cards matching a filter in every project the caller can see, in every team. */
+@ApiTags('cards')
+@ApiSecurity('api_key')
+@Controller('search')
+export class SearchController {
+  constructor(private readonly search: CardSearchService) {}
+
+  @Get()
+  async find(@CurrentActor() actor: Actor, @Query() query: SearchQueryDto, @Res({ passthrough: true }) res: Response) {
+    const page = pageRequest(query);
+    const filter = readFilter(query) ?? { text: '', parameter: 'filter' };
+    const found = await this.search.everywhere(filter, page, readListingOptions(query), actor);
+    setPageHeaders(res, page, found.total);
+    return found.items;
+  }
+}
