@@ -1,7 +1,8 @@
 // Module boundaries of STYLE.md §2, checked by `npm test` and CI.
 // Order of dependence: identity ← workspace ← card-hierarchy ← fields, grouping (siblings) ← cards ← import.
 // Each layer may depend only on the layers before it; siblings not on each other.
-const layers = [['identity'], ['workspace'], ['card-hierarchy'], ['fields', 'grouping'], ['cards'], ['import']];
+// web (the pages and /oauth/* on AUTH_URL) depends on identity only, and nothing depends on it.
+const layers = [['identity'], ['workspace'], ['card-hierarchy'], ['fields', 'grouping'], ['cards'], ['import'], ['web']];
 
 const downstreamRules = layers.flatMap((layer, i) =>
   layer.map((mod) => {

@@ -10,6 +10,8 @@ import { GroupingDropGroupTypeAttribute1763800000200 } from './1763800000200-gro
 import { IdentityRateLimits1763810000000 } from './1763810000000-identity-rate-limits.js';
 import { FilterIndexes1763840000100 } from './1763840000100-filter-indexes.js';
 import { ImporterUploads1763850000000 } from './1763850000000-importer-uploads.js';
+import { IdentityOAuth1763820000000 } from './1763820000000-identity-oauth.js';
+import { WebSessions1763820000100 } from './1763820000100-web-sessions.js';
 
 /** Every migration, in order. Listed explicitly so ESM builds, the CLI and tests load the same set. */
 export const MIGRATIONS = [
@@ -25,4 +27,6 @@ export const MIGRATIONS = [
   IdentityRateLimits1763810000000,
   FilterIndexes1763840000100,
   ImporterUploads1763850000000,
+  IdentityOAuth1763820000000,
+  WebSessions1763820000100,
 ];

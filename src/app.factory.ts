@@ -12,6 +12,7 @@ import { Metrics, type PoolStats } from './observability/metrics.js';
 import { closeConnectionsWhileDraining, DrainState } from './shared/http/draining.js';
 import { documentPagination, PAGE_LINK_SETTING, type PageLinkSetting } from './shared/http/pagination.js';
 import { answerClientErrors, limitParsedBodies, refuseDeepJson } from './shared/http/body-limits.js';
+import { WEB_PATHS } from './modules/web/index.js';
 import { ProblemDetailsFilter } from './shared/http/problem-details.filter.js';
 import { sendProblem } from './shared/http/problem.js';
 import { queryAsBody } from './shared/http/query-as-body.middleware.js';
@@ -71,7 +72,8 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, obs
     if (!err) return next();
     sendProblem(res, filter.toProblem(err, req));
   });
-  app.setGlobalPrefix(API_PREFIX);
+  // The web pages and /oauth/* live at the root of AUTH_URL, the API under its prefix.
+  app.setGlobalPrefix(API_PREFIX, { exclude: WEB_PATHS });
   app.useGlobalPipes(createValidationPipe());
   const document = SwaggerModule.createDocument(
     app,

@@ -9,6 +9,7 @@ import { FieldsModule } from './modules/fields/index.js';
 import { GroupingModule } from './modules/grouping/index.js';
 import { IdentityModule } from './modules/identity/index.js';
 import { ImportModule } from './modules/import/index.js';
+import { WebModule } from './modules/web/index.js';
 import { WorkspaceModule } from './modules/workspace/index.js';
 import { ProblemDetailsFilter } from './shared/http/problem-details.filter.js';
 import { SharedModule } from './shared/shared.module.js';
@@ -33,6 +34,7 @@ export class AppModule {
         GroupingModule,
         CardsModule,
         ImportModule,
+        WebModule,
       ],
       controllers: [HealthController],
       providers: [{ provide: APP_FILTER, useClass: ProblemDetailsFilter }],

@@ -6,3 +6,13 @@ export {
   type CreatedUser,
   type NewUserInput,
 } from './contracts/identity-admin.api.js';
+export { AccountsApi, type Account, type SignUpInput } from './contracts/accounts.api.js';
+export {
+  OAuthApi,
+  type AuthorizationOutcome,
+  type AuthorizeParams,
+  type NewOAuthClient,
+  type OAuthClientSummary,
+  type OAuthEndpointAnswer,
+  type OAuthEndpointRequest,
+} from './contracts/oauth.api.js';

@@ -58,6 +58,13 @@ export class ForbiddenError extends DomainError {
 export class UnauthorizedError extends DomainError {
   readonly code = 'AUTH.UNAUTHORIZED';
   readonly kind = 'unauthorized' as const;
+  /** The `WWW-Authenticate` challenge: Basic for API keys, Bearer for OAuth tokens (RFC 6750). */
+  constructor(
+    message: string,
+    readonly challenge = 'Basic realm="cardwork"',
+  ) {
+    super(message);
+  }
 }
 
 export class ConflictError extends DomainError {

@@ -27,13 +27,18 @@ describe('authentication and /me', () => {
     ['no credentials', {}],
     ['an unknown key', { 'X-Api-Key': 'cwk_nope_nope_nope_nope_nope_nope_nope' }],
     ['a key with a password', { Authorization: `Basic ${Buffer.from('cwk_x:secret').toString('base64')}` }],
-    ['a Bearer token we never issued', { Authorization: 'Bearer abc' }],
   ])('refuses %s with 401 problem+json and a Basic challenge', async (_label, headers) => {
     const res = await t.http.get('/api/1.0/me').set(headers as Record<string, string>).expect(401);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(res.headers['www-authenticate']).toBe('Basic realm="cardwork"');
     expect(res.body).toMatchObject({ status: 401, title: 'Unauthorized' });
     expect(res.body.error).toBe(res.body.detail);
+  });
+
+  it('refuses a Bearer token it never issued with 401 problem+json and a Bearer challenge (RFC 6750)', async () => {
+    const res = await t.http.get('/api/1.0/me').set('Authorization', 'Bearer cwa_never_issued').expect(401);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.headers['www-authenticate']).toBe('Bearer realm="cardwork", error="invalid_token"');
   });
 
   it('refuses two different credentials in one request', async () => {

@@ -7,10 +7,12 @@ import { pageRequest, setPageHeaders } from '../../../shared/http/pagination.js'
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { CardStreamService } from '../application/card-stream.service.js';
 import { CommentDto, StreamPageQueryDto } from './dto/card.dto.js';
+import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
 /** A card's stream: its comments, activity and log entries. */
 @ApiTags('cards')
 @ApiSecurity('api_key')
+@WorkspaceRoutes()
 @Controller('cards')
 export class CardStreamController {
   constructor(private readonly stream: CardStreamService) {}

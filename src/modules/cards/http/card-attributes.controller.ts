@@ -10,6 +10,7 @@ import { GroupingApi } from '../../grouping/index.js';
 import { CardViewsService } from '../application/card-views.service.js';
 import { ATTRIBUTES_BODY_SCHEMA, MODEL_BODY_SCHEMA, POP_BODY_SCHEMA, VALUE_BODY_SCHEMA } from './dto/cards.dto.js';
 import { UploadInterceptor, type UploadedValue } from './upload.interceptor.js';
+import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
 const CARD_RESPONSE = { description: 'the whole updated card' };
 
@@ -25,6 +26,7 @@ function uploadOf(req: Request): UploadedValue | undefined {
  */
 @ApiTags('cards')
 @ApiSecurity('api_key')
+@WorkspaceRoutes()
 @Controller('cards')
 export class CardAttributesController {
   constructor(

@@ -6,10 +6,12 @@ import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { GroupingApi } from '../../grouping/index.js';
 import { CardViewsService } from '../application/card-views.service.js';
 import { AddToGroupDto, RemoveFromGroupDto, RemoveFromGroupTypeDto } from './dto/cards.dto.js';
+import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
 /** Card operations on memberships (grouping's use cases): each answers 200 with the whole card. */
 @ApiTags('grouping')
 @ApiSecurity('api_key')
+@WorkspaceRoutes()
 @Controller('cards')
 export class CardMembershipsController {
   constructor(

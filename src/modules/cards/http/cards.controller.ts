@@ -10,10 +10,12 @@ import { CreateCardsService } from '../application/create-cards.service.js';
 import { DeleteCardService } from '../application/delete-card.service.js';
 import { RelocateCardService } from '../application/relocate-card.service.js';
 import { CreateCardDto, RelocateCardDto, SetStateDto, UpdateCardDto } from './dto/cards.dto.js';
+import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
 /** The card routes that answer with the card JSON; the tree-only use cases are card-hierarchy's. */
 @ApiTags('cards')
 @ApiSecurity('api_key')
+@WorkspaceRoutes()
 @Controller('cards')
 export class CardsController {
   constructor(

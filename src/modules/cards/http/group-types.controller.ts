@@ -6,10 +6,12 @@ import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { GroupTypesWithFieldService } from '../application/group-types-with-field.service.js';
 import { CreateGroupTypeDto, UpdateGroupTypeDto } from './dto/cards.dto.js';
+import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
 /** Group types (grouping) with their `group_type` field (fields). */
 @ApiTags('grouping')
 @ApiSecurity('api_key')
+@WorkspaceRoutes()
 @Controller()
 export class GroupTypesController {
   constructor(private readonly types: GroupTypesWithFieldService) {}

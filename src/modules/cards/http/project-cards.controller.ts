@@ -11,10 +11,12 @@ import { CreateProjectService } from '../application/create-project.service.js';
 import { CardSearchService } from '../application/card-search.service.js';
 import { CardListQueryDto, CreateProjectDto } from './dto/cards.dto.js';
 import { readFilter, readListingOptions } from './listing-params.js';
+import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
 /** A project's card listing. */
 @ApiTags('cards')
 @ApiSecurity('api_key')
+@WorkspaceRoutes()
 @Controller('projects')
 export class ProjectCardsController {
   constructor(
@@ -47,6 +49,7 @@ export class ProjectCardsController {
 /** Project creation: the project (workspace) with its top-level card (card-hierarchy). */
 @ApiTags('workspace')
 @ApiSecurity('api_key')
+@WorkspaceRoutes()
 @Controller('organizations')
 export class ProjectCreationController {
   constructor(private readonly projects: CreateProjectService) {}

@@ -7,10 +7,12 @@ import { pageRequest, setPageHeaders } from '../../../shared/http/pagination.js'
 import { CardSearchService } from '../application/card-search.service.js';
 import { SearchQueryDto } from './dto/cards.dto.js';
 import { readFilter, readListingOptions } from './listing-params.js';
+import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
 /** GET /search: cards matching a filter in every project the caller can see, in every team. */
 @ApiTags('cards')
 @ApiSecurity('api_key')
+@WorkspaceRoutes()
 @Controller('search')
 export class SearchController {
   constructor(private readonly search: CardSearchService) {}

@@ -13,9 +13,11 @@ import {
   ModelDto,
   UpdateAttributeDto,
 } from './dto/fields.dto.js';
+import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
 @ApiTags('attributes')
 @ApiSecurity('api_key')
+@WorkspaceRoutes()
 @Controller()
 export class FieldDefinitionsController {
   constructor(private readonly definitions: FieldDefinitionsService) {}
@@ -59,6 +61,7 @@ export class FieldDefinitionsController {
 
 @ApiTags('models')
 @ApiSecurity('api_key')
+@WorkspaceRoutes()
 @Controller()
 export class ModelsController {
   constructor(private readonly definitions: FieldDefinitionsService) {}

@@ -6,9 +6,11 @@ import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { GroupsService } from '../application/groups.service.js';
 import { CreateGroupDto, GroupsQueryDto, UpdateGroupDto } from './dto/grouping.dto.js';
+import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
 @ApiTags('grouping')
 @ApiSecurity('api_key')
+@WorkspaceRoutes()
 @Controller()
 export class GroupsController {
   constructor(private readonly groups: GroupsService) {}

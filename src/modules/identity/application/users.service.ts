@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { mapViolations } from '../../../shared/persistence/sql-errors.js';
-import { hashPassword } from '../domain/secrets.js';
+import { hashPassword, verifyPassword } from '../domain/secrets.js';
 import { InvalidUserError, UserNotFoundError, UserTakenError } from '../domain/identity.errors.js';
 import { User } from '../domain/user.entity.js';
 import { UsersRepository } from '../infrastructure/users.repository.js';
@@ -22,6 +22,10 @@ export interface UserView {
   is_admin: boolean;
   created_at: string;
 }
+
+/** Compared against when the login names nobody, so that answer takes as long as a wrong password. */
+let dummyHash: Promise<string> | undefined;
+const unknownUserHash = () => (dummyHash ??= hashPassword('not the password of anyone'));
 
 const USERNAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const EMAIL = /^[^\s@]{1,200}@[^\s@]{1,200}\.[^\s@]{1,60}$/;
@@ -58,6 +62,29 @@ export class UsersService {
       // Two sign-ups racing for one name: the unique index decides.
       return mapViolations(() => this.users.save(user), { unique: () => new UserTakenError('username') });
     });
+  }
+
+  /**
+   * Web sign-up: a password is required, and the instance's first user becomes
+   * its admin. The advisory lock makes "first" hold when two sign up at once.
+   */
+  signUp(input: { username: string; email: string; password: string }): Promise<User> {
+    if (typeof input.password !== 'string' || input.password.length === 0) {
+      throw new InvalidUserError('password is required', [{ field: 'password', message: 'is required' }]);
+    }
+    return this.uow.run(async () => {
+      await this.uow.manager.query(`SELECT pg_advisory_xact_lock(hashtext('identity.sign-up'))`);
+      const first = !(await this.users.any());
+      return this.create({ username: input.username, email: input.email, password: input.password, isAdmin: first });
+    });
+  }
+
+  /** The user whose username or email and password match. Unknown users cost a hash too, so timing tells nothing. */
+  async logIn(login: string, password: string): Promise<User | null> {
+    const user = typeof login === 'string' && login.length <= 300 ? await this.users.findByLogin(login.trim()) : null;
+    const stored = user?.passwordHash ?? (await unknownUserHash());
+    const ok = typeof password === 'string' && password.length <= 1024 && (await verifyPassword(password, stored));
+    return ok && user?.passwordHash ? user : null;
   }
 
   async get(id: number): Promise<User> {

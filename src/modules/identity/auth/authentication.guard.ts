@@ -4,23 +4,28 @@ import { AuthGuard } from '@nestjs/passport';
 import type { Request, Response } from 'express';
 import { AppConfig } from '../../../config/app-config.js';
 import type { Actor } from '../../../shared/domain/actor.js';
-import { RateLimitedError, UnauthorizedError } from '../../../shared/domain/domain-error.js';
+import { ForbiddenError, RateLimitedError, UnauthorizedError } from '../../../shared/domain/domain-error.js';
 import { IS_PUBLIC } from '../../../shared/http/actor.decorator.js';
+import { ROUTE_SCOPE, type ScopeRule } from '../../../shared/http/scopes.decorator.js';
+import { OAuthServerService } from '../application/oauth-server.service.js';
 import { API_KEY_BASIC, basicUsername } from './api-key-basic.strategy.js';
 import { API_KEY_HEADER } from './api-key-header.strategy.js';
 import { RateLimitStore } from '../infrastructure/rate-limit.store.js';
+import { neededScope, scopeAllows } from './scope.policy.js';
 
 const FAILED_AUTH_PER_MINUTE = 60;
 const WINDOW_SECONDS = 60;
 
 /**
- * Global guard: every route needs an API key unless marked @Public().
+ * Global guard: every route needs an API key or an OAuth access token unless
+ * marked @Public(), and a token must hold the scope the route declares.
  * Two different credentials in one request are refused outright (DESIGN.md §3).
  */
 @Injectable()
 export class AuthenticationGuard extends AuthGuard([API_KEY_BASIC, API_KEY_HEADER]) {
   constructor(
     private readonly reflector: Reflector,
+    private readonly oauth: OAuthServerService,
     private readonly config: AppConfig,
     private readonly limits: RateLimitStore,
   ) {
@@ -35,8 +40,10 @@ export class AuthenticationGuard extends AuthGuard([API_KEY_BASIC, API_KEY_HEADE
     if (credentials.size === 0) throw new UnauthorizedError('Authentication required: send an API key');
     if (credentials.size > 1) throw new UnauthorizedError('Send one credential only');
     const address = req.ip ?? 'unknown';
+    const bearer = bearerToken(req.headers.authorization);
     try {
-      await super.canActivate(context);
+      if (bearer === undefined) await super.canActivate(context);
+      else (req as Request & { user?: Actor }).user = await this.authenticateBearer(bearer);
     } catch (error) {
       // Only refused credentials count; a database outage is not the client's failure.
       if (!(error instanceof UnauthorizedError)) throw error;
@@ -45,7 +52,29 @@ export class AuthenticationGuard extends AuthGuard([API_KEY_BASIC, API_KEY_HEADE
       throw error;
     }
     await this.limit(context.switchToHttp().getResponse<Response>(), [...credentials][0]);
+    this.checkScope(context, (req as Request & { user: Actor }).user, req.method);
     return true;
+  }
+
+  private async authenticateBearer(token: string): Promise<Actor> {
+    const actor = await this.oauth.authenticateBearer(token);
+    if (!actor) throw new UnauthorizedError('Invalid, expired or revoked access token', BEARER_INVALID);
+    return actor;
+  }
+
+  /** API keys (scopes null) pass; a token needs the scope its route declares (RouteScopesCheck makes sure there is one). */
+  private checkScope(context: ExecutionContext, actor: Actor, method: string): void {
+    if (actor.scopes === null) return;
+    const rule = this.reflector.getAllAndOverride<ScopeRule | undefined>(ROUTE_SCOPE, [context.getHandler(), context.getClass()]);
+    const needed = rule === undefined ? 'api_key' : neededScope(rule, method);
+    if (scopeAllows(actor.scopes, needed)) return;
+    throw new ForbiddenError(
+      needed === 'api_key'
+        ? 'This route needs an API key; an OAuth token cannot call it'
+        : `This access token lacks the scope ${needed}`,
+      undefined,
+      { required_scope: needed },
+    );
   }
 
   override handleRequest<T = Actor>(err: unknown, user: T | false): T {
@@ -62,6 +91,14 @@ export class AuthenticationGuard extends AuthGuard([API_KEY_BASIC, API_KEY_HEADE
     res.setHeader('RateLimit-Reset', String(r.resetSeconds));
     if (!r.allowed) throw new RateLimitedError(r.resetSeconds);
   }
+}
+
+const BEARER_INVALID = 'Bearer realm="cardwork", error="invalid_token"';
+
+/** The token of `Authorization: Bearer <token>`; undefined for any other form. */
+function bearerToken(header: string | undefined): string | undefined {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
+  return match ? match[1] : undefined;
 }
 
 /** The distinct credentials a request carries, whatever their form. */

@@ -22,3 +22,14 @@ export class InvalidUserError extends DomainError {
   readonly code = 'IDENTITY.INVALID_USER';
   readonly kind = 'invalid' as const;
 }
+
+export class OAuthClientNotFoundError extends NotFoundError {
+  constructor() {
+    super('Application', 'IDENTITY.OAUTH_CLIENT_NOT_FOUND');
+  }
+}
+
+export class InvalidOAuthClientError extends DomainError {
+  readonly code = 'IDENTITY.INVALID_OAUTH_CLIENT';
+  readonly kind = 'invalid' as const;
+}

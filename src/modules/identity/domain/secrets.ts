@@ -38,3 +38,15 @@ export function hashApiKey(key: string): string {
 export function looksLikeApiKey(key: string): boolean {
   return key.startsWith(KEY_PREFIX) && key.length > 20 && key.length < 200;
 }
+
+/**
+ * A random opaque credential (OAuth client secret, code or token) with a
+ * recognisable prefix. Like API keys, only its SHA-256 hash is stored.
+ */
+export function newOpaqueSecret(prefix: string, bytes = 32): { value: string; hash: string } {
+  const value = prefix + randomBytes(bytes).toString('base64url');
+  return { value, hash: hashApiKey(value) };
+}
+
+/** The stored form of an opaque credential. */
+export const hashSecret = hashApiKey;

@@ -4,12 +4,14 @@ import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
+import { ApiKeyOnly, RequiresScope } from '../../../shared/http/scopes.decorator.js';
 import { ApiKeysService, toApiKeyView } from '../application/api-keys.service.js';
 import { toUserView, UsersService } from '../application/users.service.js';
 import { CreateApiKeyDto } from './dto/create-api-key.dto.js';
 
 @ApiTags('identity')
 @ApiSecurity('api_key')
+@ApiKeyOnly()
 @Controller('me')
 export class MeController {
   constructor(
@@ -18,6 +20,7 @@ export class MeController {
   ) {}
 
   @Get()
+  @RequiresScope('read_user')
   async me(@CurrentActor() actor: Actor) {
     return toUserView(await this.users.get(actor.userId));
   }

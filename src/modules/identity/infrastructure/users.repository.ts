@@ -34,6 +34,18 @@ export class UsersRepository {
       .getMany();
   }
 
+  /** By username or email, case-insensitively (the login form accepts either). */
+  findByLogin(login: string): Promise<User | null> {
+    return this.repo
+      .createQueryBuilder('u')
+      .where('lower(u.username) = lower(:login) OR lower(u.email) = lower(:login)', { login })
+      .getOne();
+  }
+
+  async any(): Promise<boolean> {
+    return (await this.uow.manager.query(`SELECT 1 FROM identity.users LIMIT 1`)).length > 0;
+  }
+
   async exists(username: string, email: string): Promise<'username' | 'email' | null> {
     const row = await this.repo
       .createQueryBuilder('u')

@@ -6,6 +6,7 @@ import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { FileUploadInterceptor } from '../../../shared/http/file-upload.interceptor.js';
 import { DiscoverSpreadsheetService, type DiscoverResult } from '../application/discover-spreadsheet.service.js';
 import { ImportSpreadsheetService, type ImportReport } from '../application/import-spreadsheet.service.js';
+import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
 /** The spec's multipart part holding the spreadsheet. */
 export const SpreadsheetUploadInterceptor = FileUploadInterceptor('file');
@@ -79,6 +80,7 @@ const IMPORT_RESPONSE = {
 
 @ApiTags('importers')
 @ApiSecurity('api_key')
+@WorkspaceRoutes()
 @Controller('importers/spreadsheet')
 export class SpreadsheetImportController {
   constructor(

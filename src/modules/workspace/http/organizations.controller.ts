@@ -9,9 +9,11 @@ import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { OrganizationsService } from '../application/organizations.service.js';
 import { ProjectsService } from '../application/projects.service.js';
 import { AddMemberDto, CreateOrganizationDto, PageQueryDto } from './dto/workspace.dto.js';
+import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
 @ApiTags('workspace')
 @ApiSecurity('api_key')
+@WorkspaceRoutes()
 @Controller('organizations')
 export class OrganizationsController {
   constructor(

@@ -8,9 +8,11 @@ import { pageRequest, setPageHeaders } from '../../../shared/http/pagination.js'
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { ProjectsService } from '../application/projects.service.js';
 import { PageQueryDto } from './dto/workspace.dto.js';
+import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
 @ApiTags('workspace')
 @ApiSecurity('api_key')
+@WorkspaceRoutes()
 @Controller('projects')
 export class ProjectsController {
   constructor(private readonly projects: ProjectsService) {}

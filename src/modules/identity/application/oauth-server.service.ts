@@ -1,0 +1,223 @@
+import { Injectable, Logger } from '@nestjs/common';
+import OAuth2Server from '@node-oauth/oauth2-server';
+import type { Actor, Scope } from '../../../shared/domain/actor.js';
+import type {
+  AuthorizationOutcome,
+  AuthorizeParams,
+  OAuthEndpointAnswer,
+  OAuthEndpointRequest,
+} from '../contracts/oauth.api.js';
+import { isScope } from '../auth/scope.policy.js';
+import { hashSecret } from '../domain/secrets.js';
+import { OAuthClientsRepository } from '../infrastructure/oauth-clients.repository.js';
+import { OAuthGrantsRepository } from '../infrastructure/oauth-grants.repository.js';
+import { ACCESS_TOKEN_PREFIX, OAuthModel, toModelClient, type ModelClient } from './oauth.model.js';
+
+const CODE_LIFETIME_S = 10 * 60;
+const ACCESS_TOKEN_LIFETIME_S = 60 * 60;
+const REFRESH_TOKEN_LIFETIME_S = 30 * 24 * 60 * 60;
+/** RFC 7636 §4.1: 43 to 128 unreserved characters (S256 challenges are 43). */
+const PKCE_VALUE = /^[A-Za-z0-9\-._~]{43,128}$/;
+/** RFC 6749 `state`: printable ASCII (what the library accepts, returned as sent). */
+const STATE_VALUE = /^[\x20-\x7e]{1,500}$/;
+
+type RequestCheck =
+  | { kind: 'fatal'; message: string }
+  | { kind: 'redirect'; location: string }
+  | { kind: 'valid'; client: ModelClient; redirectUri: string; scopes: Scope[]; state?: string; challenge?: string };
+
+/** The Authorization Code flow around `@node-oauth/oauth2-server` (DESIGN.md §3). */
+@Injectable()
+export class OAuthServerService {
+  private readonly logger = new Logger('OAuth');
+  private readonly server: OAuth2Server;
+
+  constructor(
+    private readonly model: OAuthModel,
+    private readonly clients: OAuthClientsRepository,
+    private readonly grants: OAuthGrantsRepository,
+  ) {
+    this.server = new OAuth2Server({
+      model,
+      accessTokenLifetime: ACCESS_TOKEN_LIFETIME_S,
+      refreshTokenLifetime: REFRESH_TOKEN_LIFETIME_S,
+      authorizationCodeLifetime: CODE_LIFETIME_S,
+      allowEmptyState: true,
+      alwaysIssueNewRefreshToken: true,
+      // A public client refreshes with its client_id alone (the model refuses a
+      // confidential client that sends no secret).
+      requireClientAuthentication: { authorization_code: true, refresh_token: false },
+    });
+  }
+
+  async checkAuthorization(params: AuthorizeParams): Promise<AuthorizationOutcome> {
+    const check = await this.check(params);
+    if (check.kind !== 'valid') return check;
+    return { kind: 'consent', client: { clientId: check.client.id, name: check.client.name }, scopes: check.scopes };
+  }
+
+  /** Issues the code through the library, which also stores the PKCE challenge. */
+  async approve(params: AuthorizeParams, userId: number): Promise<AuthorizationOutcome> {
+    const check = await this.check(params);
+    if (check.kind !== 'valid') return check;
+    const body: Record<string, string> = {
+      response_type: 'code',
+      client_id: check.client.id,
+      redirect_uri: check.redirectUri,
+      scope: check.scopes.join(' '),
+    };
+    if (check.state !== undefined) body.state = check.state;
+    if (check.challenge !== undefined) Object.assign(body, { code_challenge: check.challenge, code_challenge_method: 'S256' });
+    const response = new OAuth2Server.Response();
+    try {
+      await this.server.authorize(new OAuth2Server.Request({ method: 'POST', headers: {}, query: {}, body }), response, {
+        authenticateHandler: { handle: () => ({ id: userId }) },
+        model: this.modelKnowing(check.client),
+      } as OAuth2Server.AuthorizeOptions);
+    } catch (error) {
+      this.logger.error(`authorization failed after the pre-check: ${String(error)}`);
+      return { kind: 'redirect', location: errorRedirect(check.redirectUri, 'server_error', 'The authorization failed', check.state) };
+    }
+    return { kind: 'redirect', location: response.get('location') as string };
+  }
+
+  /** The model with the client the pre-check found: at this step no secret is involved. */
+  private modelKnowing(client: ModelClient): OAuth2Server.AuthorizationCodeModel {
+    const model = Object.create(this.model) as OAuthModel;
+    model.getClient = async () => client;
+    return model;
+  }
+
+  async deny(params: AuthorizeParams): Promise<AuthorizationOutcome> {
+    const check = await this.check(params);
+    if (check.kind !== 'valid') return check;
+    return { kind: 'redirect', location: errorRedirect(check.redirectUri, 'access_denied', 'The user denied access', check.state) };
+  }
+
+  async token(request: OAuthEndpointRequest): Promise<OAuthEndpointAnswer> {
+    const response = new OAuth2Server.Response();
+    try {
+      await this.server.token(libraryRequest(request), response);
+    } catch (error) {
+      if (!(error instanceof OAuth2Server.OAuthError) || error.code >= 500) {
+        this.logger.error(`token endpoint failed: ${String(error)}`);
+        return oauthError(500, 'server_error', 'The token request failed');
+      }
+      // Errors found before the library's own try block (method, content type) leave `response` untouched.
+      if (response.status === 200) return oauthError(error.code, error.name, error.message);
+    }
+    return endpointAnswer(response);
+  }
+
+  /** RFC 7009: the client authenticates like at the token endpoint; an unknown token is not an error. */
+  async revoke(request: OAuthEndpointRequest): Promise<OAuthEndpointAnswer> {
+    const { clientId, clientSecret, viaHeader } = clientCredentials(request);
+    if (!clientId) return oauthError(400, 'invalid_request', 'Missing parameter: `client_id`');
+    const client = await this.model.getClient(clientId, clientSecret);
+    if (!client) {
+      const answer = oauthError(viaHeader ? 401 : 400, 'invalid_client', 'Invalid client: client is invalid');
+      if (viaHeader) answer.headers['WWW-Authenticate'] = 'Basic realm="cardwork"';
+      return answer;
+    }
+    const token = request.body.token;
+    if (typeof token !== 'string' || !token) return oauthError(400, 'invalid_request', 'Missing parameter: `token`');
+    const grantId = await this.grants.grantOfToken(hashSecret(token), client.pk);
+    if (grantId !== null) await this.grants.revokeGrant(grantId);
+    return { status: 200, headers: { 'Cache-Control': 'no-store' }, body: {} };
+  }
+
+  /** The caller an access token stands for, with its scopes; null when unknown, expired or revoked. */
+  async authenticateBearer(token: string): Promise<Actor | null> {
+    if (!token.startsWith(ACCESS_TOKEN_PREFIX) || token.length > 200) return null;
+    return this.grants.actorOfAccessToken(hashSecret(token));
+  }
+
+  /**
+   * Client and redirect URI first (a failure there is shown, never redirected
+   * to); then the rest, reported to the application on its redirect URI.
+   */
+  private async check(params: AuthorizeParams): Promise<RequestCheck> {
+    const clientId = params.client_id;
+    if (typeof clientId !== 'string' || !clientId) return { kind: 'fatal', message: 'The request names no application (client_id).' };
+    const row = await this.clients.findByClientId(clientId);
+    if (!row) return { kind: 'fatal', message: 'No application is registered with this client_id.' };
+    const redirectUri = params.redirect_uri;
+    if (typeof redirectUri !== 'string' || !redirectUri) {
+      return { kind: 'fatal', message: 'The request has no redirect_uri; it is required.' };
+    }
+    if (!row.redirectUris.includes(redirectUri)) {
+      return { kind: 'fatal', message: 'The redirect_uri is not one the application registered (they must match exactly).' };
+    }
+    const client = toModelClient(row);
+    const rawState = params.state;
+    const state = typeof rawState === 'string' && STATE_VALUE.test(rawState) ? rawState : undefined;
+    const fail = (error: string, description: string): RequestCheck => ({
+      kind: 'redirect',
+      location: errorRedirect(redirectUri, error, description, state),
+    });
+    if (rawState !== undefined && state === undefined) return fail('invalid_request', 'Invalid parameter: state');
+    if (params.response_type !== 'code') {
+      return params.response_type === undefined
+        ? fail('invalid_request', 'Missing parameter: response_type')
+        : fail('unsupported_response_type', 'Only response_type=code is supported');
+    }
+    const scopes = typeof params.scope === 'string' ? params.scope.trim().split(/\s+/).filter(Boolean) : [];
+    if (!scopes.length || !scopes.every(isScope)) {
+      return fail('invalid_scope', 'scope must name one or more of read_user, read_workspace, write_workspace');
+    }
+    const { code_challenge: challenge, code_challenge_method: method } = params;
+    if (method !== undefined && method !== 'S256') return fail('invalid_request', 'code_challenge_method must be S256');
+    if (challenge === undefined) {
+      if (method !== undefined) return fail('invalid_request', 'Missing parameter: code_challenge');
+      if (!client.confidential) return fail('invalid_request', 'PKCE (code_challenge with S256) is required for public clients');
+    } else if (typeof challenge !== 'string' || !PKCE_VALUE.test(challenge)) {
+      return fail('invalid_request', 'Invalid parameter: code_challenge');
+    }
+    return { kind: 'valid', client, redirectUri, scopes: [...new Set(scopes as Scope[])], state, challenge: challenge as string | undefined };
+  }
+}
+
+/** The redirect URI with the error (and `state`) added to its query, whatever query it already has. */
+function errorRedirect(redirectUri: string, error: string, description: string, state?: string): string {
+  const url = new URL(redirectUri);
+  url.searchParams.set('error', error);
+  url.searchParams.set('error_description', description);
+  if (state !== undefined) url.searchParams.set('state', state);
+  return url.toString();
+}
+
+function libraryRequest(r: OAuthEndpointRequest): OAuth2Server.Request {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(r.headers)) if (typeof v === 'string') headers[k] = v;
+  return new OAuth2Server.Request({ method: r.method, headers, query: {}, body: r.body });
+}
+
+function endpointAnswer(response: OAuth2Server.Response): OAuthEndpointAnswer {
+  const headers: Record<string, string> = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
+  for (const [k, v] of Object.entries(response.headers ?? {})) {
+    headers[k] = k === 'www-authenticate' ? 'Basic realm="cardwork"' : String(v);
+  }
+  return { status: response.status ?? 500, headers, body: (response.body ?? {}) as Record<string, unknown> };
+}
+
+function oauthError(status: number, error: string, description: string): OAuthEndpointAnswer {
+  return { status, headers: { 'Cache-Control': 'no-store' }, body: { error, error_description: description } };
+}
+
+/** Client credentials by HTTP Basic (`client_id:client_secret`) or form fields. */
+function clientCredentials(r: OAuthEndpointRequest): { clientId?: string; clientSecret?: string; viaHeader: boolean } {
+  const header = r.headers.authorization;
+  const match = typeof header === 'string' ? /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header) : null;
+  if (match) {
+    const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon < 0) return { viaHeader: true };
+    return { clientId: decoded.slice(0, colon), clientSecret: decoded.slice(colon + 1) || undefined, viaHeader: true };
+  }
+  const { client_id: id, client_secret: secret } = r.body;
+  return {
+    clientId: typeof id === 'string' ? id : undefined,
+    clientSecret: typeof secret === 'string' && secret ? secret : undefined,
+    viaHeader: false,
+  };
+}

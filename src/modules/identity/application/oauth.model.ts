@@ -1,0 +1,189 @@
+import { timingSafeEqual } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import OAuth2Server from '@node-oauth/oauth2-server';
+import type { Scope } from '../../../shared/domain/actor.js';
+import { isScope } from '../auth/scope.policy.js';
+import { hashSecret, newOpaqueSecret } from '../domain/secrets.js';
+import { OAuthClientsRepository, type OAuthClientRow } from '../infrastructure/oauth-clients.repository.js';
+import { OAuthGrantsRepository } from '../infrastructure/oauth-grants.repository.js';
+
+export const ACCESS_TOKEN_PREFIX = 'cwa_';
+const REFRESH_TOKEN_PREFIX = 'cwr_';
+const CODE_PREFIX = 'cwz_';
+
+/** The library's client: `id` is the public client id, `pk` our row. */
+export interface ModelClient extends OAuth2Server.Client {
+  pk: number;
+  name: string;
+  confidential: boolean;
+}
+
+/** The library carries the user opaquely; `grantId` is the code the tokens stem from (set once a code exists). */
+export interface ModelUser extends OAuth2Server.User {
+  id: number;
+  grantId?: number;
+}
+
+export function toModelClient(c: OAuthClientRow): ModelClient {
+  return {
+    id: c.clientId,
+    pk: c.id,
+    name: c.name,
+    confidential: c.secretHash !== null,
+    redirectUris: c.redirectUris,
+    grants: ['authorization_code', 'refresh_token'],
+  };
+}
+
+function sameHash(a: string, b: string): boolean {
+  return a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+}
+
+/**
+ * The storage model of `@node-oauth/oauth2-server`, plus what DESIGN.md §3
+ * asks and the library leaves to the model: codes and tokens stored as
+ * hashes, only the three scopes, single-use codes whose replay revokes the
+ * tokens issued from them, and rotation with reuse detection for refresh
+ * tokens. (PKCE S256 is checked by the library; the authorize pre-check
+ * makes it mandatory for public clients.)
+ */
+@Injectable()
+export class OAuthModel implements OAuth2Server.AuthorizationCodeModel, OAuth2Server.RefreshTokenModel {
+  constructor(
+    private readonly clients: OAuthClientsRepository,
+    private readonly grants: OAuthGrantsRepository,
+  ) {}
+
+  /**
+   * Token and revocation endpoints: a confidential client must present its
+   * secret; a public one has none to present (and proves itself by PKCE).
+   */
+  async getClient(clientId: string, clientSecret: string | null | undefined): Promise<ModelClient | null> {
+    const c = await this.clients.findByClientId(clientId);
+    if (!c) return null;
+    if (c.secretHash === null) return clientSecret ? null : toModelClient(c);
+    if (!clientSecret || !sameHash(hashSecret(clientSecret), c.secretHash)) return null;
+    return toModelClient(c);
+  }
+
+  /** Every scope known, none twice; anything else (or nothing) is `invalid_scope`. */
+  async validateScope(_user: OAuth2Server.User, _client: OAuth2Server.Client, scope?: string[]): Promise<Scope[] | false> {
+    if (!scope?.length || !scope.every(isScope)) return false;
+    return [...new Set(scope as Scope[])];
+  }
+
+  async validateRedirectUri(redirectUri: string, client: OAuth2Server.Client): Promise<boolean> {
+    return (client.redirectUris as string[]).includes(redirectUri);
+  }
+
+  async generateAuthorizationCode(): Promise<string> {
+    return newOpaqueSecret(CODE_PREFIX).value;
+  }
+
+  async generateAccessToken(): Promise<string> {
+    return newOpaqueSecret(ACCESS_TOKEN_PREFIX).value;
+  }
+
+  async generateRefreshToken(): Promise<string> {
+    return newOpaqueSecret(REFRESH_TOKEN_PREFIX).value;
+  }
+
+  async saveAuthorizationCode(
+    code: Pick<OAuth2Server.AuthorizationCode, 'authorizationCode' | 'expiresAt' | 'redirectUri' | 'scope' | 'codeChallenge' | 'codeChallengeMethod'>,
+    client: OAuth2Server.Client,
+    user: OAuth2Server.User,
+  ): Promise<OAuth2Server.AuthorizationCode> {
+    await this.grants.insertCode({
+      codeHash: hashSecret(code.authorizationCode),
+      clientPk: (client as ModelClient).pk,
+      userId: (user as ModelUser).id,
+      redirectUri: code.redirectUri,
+      scopes: (code.scope ?? []) as Scope[],
+      codeChallenge: code.codeChallenge ?? null,
+      codeChallengeMethod: code.codeChallenge ? (code.codeChallengeMethod ?? 'S256') : null,
+      expiresAt: code.expiresAt,
+    });
+    return { ...code, client, user };
+  }
+
+  /** A code seen before is a replay: revoke what it issued and refuse it. */
+  async getAuthorizationCode(authorizationCode: string): Promise<OAuth2Server.AuthorizationCode | null> {
+    const row = await this.grants.findCode(hashSecret(authorizationCode));
+    console.log('DBG code row', row);
+    if (!row) return null;
+    if (row.usedAt) {
+      await this.grants.markReplayed(row.id);
+      return null;
+    }
+    const client = await this.clients.findById(row.clientPk);
+    if (!client) return null;
+    return {
+      id: row.id,
+      authorizationCode,
+      expiresAt: row.expiresAt,
+      redirectUri: row.redirectUri,
+      scope: row.scopes,
+      codeChallenge: row.codeChallenge ?? undefined,
+      codeChallengeMethod: row.codeChallengeMethod ?? undefined,
+      client: toModelClient(client),
+      user: { id: row.userId, grantId: row.id } satisfies ModelUser,
+    };
+  }
+
+  /** Consumes the code; losing a race to another exchange counts as a replay. */
+  async revokeAuthorizationCode(code: OAuth2Server.AuthorizationCode): Promise<boolean> {
+    const id = code.id as number;
+    if (await this.grants.markCodeUsed(id)) return true;
+    await this.grants.markReplayed(id);
+    return false;
+  }
+
+  async saveToken(token: OAuth2Server.Token, client: OAuth2Server.Client, user: OAuth2Server.User): Promise<OAuth2Server.Token> {
+    const holder = user as ModelUser;
+    const saved = await this.grants.insertToken({
+      accessHash: hashSecret(token.accessToken),
+      refreshHash: token.refreshToken ? hashSecret(token.refreshToken) : null,
+      clientPk: (client as ModelClient).pk,
+      userId: holder.id,
+      grantId: holder.grantId!,
+      scopes: (token.scope ?? []) as Scope[],
+      accessExpiresAt: token.accessTokenExpiresAt!,
+      refreshExpiresAt: token.refreshTokenExpiresAt ?? null,
+    });
+    if (!saved) throw new OAuth2Server.InvalidGrantError('Invalid grant: the authorization code was used twice');
+    return { ...token, client, user };
+  }
+
+  /**
+   * A refresh token that was already rotated (or revoked) and comes back means
+   * it leaked: end the whole authorization (RFC 9700 §4.14.2) and refuse it.
+   */
+  async getRefreshToken(refreshToken: string): Promise<OAuth2Server.RefreshToken | null> {
+    const row = await this.grants.findRefresh(hashSecret(refreshToken));
+    if (!row) return null;
+    if (row.revokedAt) {
+      await this.grants.revokeGrant(row.grantId);
+      return null;
+    }
+    const client = await this.clients.findById(row.clientPk);
+    if (!client) return null;
+    return {
+      id: row.id,
+      refreshToken,
+      refreshTokenExpiresAt: row.refreshExpiresAt ?? undefined,
+      scope: row.scopes,
+      client: toModelClient(client),
+      user: { id: row.userId, grantId: row.grantId } satisfies ModelUser,
+    };
+  }
+
+  /** Rotation: the used refresh token (and its access token) stop working. */
+  async revokeToken(token: OAuth2Server.RefreshToken | OAuth2Server.Token): Promise<boolean> {
+    return this.grants.revokeToken(token.id as number);
+  }
+
+  /** Not used: the API's guard reads access tokens itself (`OAuthServerService.authenticateBearer`). */
+  async getAccessToken(): Promise<null> {
+    return null;
+  }
+}

@@ -1,0 +1,23 @@
+/** A user as the web pages show their own account. */
+export interface Account {
+  id: number;
+  username: string;
+  email: string;
+  displayName: string;
+  isAdmin: boolean;
+}
+
+export interface SignUpInput {
+  username: string;
+  email: string;
+  password: string;
+}
+
+/** Self-service accounts for the web pages: sign-up and password login. */
+export abstract class AccountsApi {
+  /** Creates a user with a password; the instance's first user becomes its admin (DESIGN.md §1). */
+  abstract signUp(input: SignUpInput): Promise<Account>;
+  /** The account whose username or email and password match; null otherwise (same answer for both). */
+  abstract logIn(login: string, password: string): Promise<Account | null>;
+  abstract getAccount(userId: number): Promise<Account | null>;
+}

@@ -1,0 +1,184 @@
+import { Injectable } from '@nestjs/common';
+import type { Actor, Scope } from '../../../shared/domain/actor.js';
+import { returnedRows } from '../../../shared/persistence/returned-rows.js';
+import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+
+export interface NewCode {
+  codeHash: string;
+  clientPk: number;
+  userId: number;
+  redirectUri: string;
+  scopes: Scope[];
+  codeChallenge: string | null;
+  codeChallengeMethod: string | null;
+  expiresAt: Date;
+}
+
+export interface CodeRow extends Omit<NewCode, 'codeHash'> {
+  id: number;
+  clientId: string;
+  usedAt: Date | null;
+}
+
+export interface NewToken {
+  accessHash: string;
+  refreshHash: string | null;
+  clientPk: number;
+  userId: number;
+  grantId: number;
+  scopes: Scope[];
+  accessExpiresAt: Date;
+  refreshExpiresAt: Date | null;
+}
+
+export interface RefreshRow {
+  id: number;
+  clientPk: number;
+  clientId: string;
+  userId: number;
+  grantId: number;
+  scopes: Scope[];
+  refreshExpiresAt: Date | null;
+  revokedAt: Date | null;
+}
+
+const date = (v: Date | string | null): Date | null => (v === null ? null : new Date(v));
+
+/**
+ * Authorization codes and tokens. Statements run on their own (no surrounding
+ * transaction), and the order of the replay handling makes a racing exchange
+ * of the same code safe: see `markReplayed` and `insertToken`.
+ */
+@Injectable()
+export class OAuthGrantsRepository {
+  constructor(private readonly uow: UnitOfWork) {}
+
+  private async query<T>(sql: string, params: unknown[]): Promise<T[]> {
+    return returnedRows<T>(await this.uow.manager.query(sql, params));
+  }
+
+  async insertCode(c: NewCode): Promise<number> {
+    // Codes live 10 minutes; the used ones are kept a day for replay detection.
+    await this.query(`DELETE FROM identity.oauth_codes WHERE expires_at < now() - interval '1 day'`, []);
+    const [row] = await this.query<{ id: number }>(
+      `INSERT INTO identity.oauth_codes
+         (code_hash, client_id, user_id, redirect_uri, scopes, code_challenge, code_challenge_method, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
+      [c.codeHash, c.clientPk, c.userId, c.redirectUri, c.scopes, c.codeChallenge, c.codeChallengeMethod, c.expiresAt],
+    );
+    return Number(row.id);
+  }
+
+  async findCode(codeHash: string): Promise<CodeRow | null> {
+    const [r] = await this.query<Record<string, unknown>>(
+      `SELECT c.id, c.client_id AS client_pk, k.client_id, c.user_id, c.redirect_uri, c.scopes,
+              c.code_challenge, c.code_challenge_method, c.expires_at, c.used_at
+         FROM identity.oauth_codes c JOIN identity.oauth_clients k ON k.id = c.client_id
+        WHERE c.code_hash = $1`,
+      [codeHash],
+    );
+    if (!r) return null;
+    return {
+      id: Number(r.id),
+      clientPk: Number(r.client_pk),
+      clientId: r.client_id as string,
+      userId: Number(r.user_id),
+      redirectUri: r.redirect_uri as string,
+      scopes: r.scopes as Scope[],
+      codeChallenge: r.code_challenge as string | null,
+      codeChallengeMethod: r.code_challenge_method as string | null,
+      expiresAt: date(r.expires_at as string)!,
+      usedAt: date(r.used_at as string | null),
+    };
+  }
+
+  /** Consumes a code; false when it was already used (a replay). */
+  async markCodeUsed(id: number): Promise<boolean> {
+    const rows = await this.query(
+      `UPDATE identity.oauth_codes SET used_at = now() WHERE id = $1 AND used_at IS NULL RETURNING id`,
+      [id],
+    );
+    return rows.length === 1;
+  }
+
+  /**
+   * A used code came back: mark it first, then revoke its tokens. A racing
+   * exchange either inserted its token before the mark (and the revocation,
+   * which runs after the mark, sees it) or after (and `insertToken` refuses).
+   */
+  async markReplayed(codeId: number): Promise<void> {
+    await this.query(`UPDATE identity.oauth_codes SET replayed_at = now() WHERE id = $1`, [codeId]);
+    await this.revokeGrant(codeId);
+  }
+
+  /** Revokes every token of one authorization (the code's and its refreshed successors). */
+  async revokeGrant(grantId: number): Promise<void> {
+    await this.query(
+      `UPDATE identity.oauth_tokens SET revoked_at = now() WHERE grant_id = $1 AND revoked_at IS NULL`,
+      [grantId],
+    );
+  }
+
+  /** Stores a token pair unless its authorization was replayed meanwhile; false then. */
+  async insertToken(t: NewToken): Promise<boolean> {
+    const rows = await this.query(
+      `INSERT INTO identity.oauth_tokens
+         (access_token_hash, refresh_token_hash, client_id, user_id, grant_id, scopes, access_expires_at, refresh_expires_at)
+       SELECT $1::text, $2::text, $3::bigint, $4::bigint, $5::bigint, $6::text[], $7::timestamptz, $8::timestamptz
+        WHERE NOT EXISTS (SELECT 1 FROM identity.oauth_codes WHERE id = $5::bigint AND replayed_at IS NOT NULL)
+       RETURNING id`,
+      [t.accessHash, t.refreshHash, t.clientPk, t.userId, t.grantId, t.scopes, t.accessExpiresAt, t.refreshExpiresAt],
+    );
+    return rows.length === 1;
+  }
+
+  async findRefresh(refreshHash: string): Promise<RefreshRow | null> {
+    const [r] = await this.query<Record<string, unknown>>(
+      `SELECT t.id, t.client_id AS client_pk, k.client_id, t.user_id, t.grant_id, t.scopes, t.refresh_expires_at, t.revoked_at
+         FROM identity.oauth_tokens t JOIN identity.oauth_clients k ON k.id = t.client_id
+        WHERE t.refresh_token_hash = $1`,
+      [refreshHash],
+    );
+    if (!r) return null;
+    return {
+      id: Number(r.id),
+      clientPk: Number(r.client_pk),
+      clientId: r.client_id as string,
+      userId: Number(r.user_id),
+      grantId: Number(r.grant_id),
+      scopes: r.scopes as Scope[],
+      refreshExpiresAt: date(r.refresh_expires_at as string | null),
+      revokedAt: date(r.revoked_at as string | null),
+    };
+  }
+
+  /** Revokes one token pair (refresh rotation); false when it was already revoked. */
+  async revokeToken(id: number): Promise<boolean> {
+    const rows = await this.query(
+      `UPDATE identity.oauth_tokens SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL RETURNING id`,
+      [id],
+    );
+    return rows.length === 1;
+  }
+
+  /** The grant a token (access or refresh, by hash) of this client belongs to. */
+  async grantOfToken(tokenHash: string, clientPk: number): Promise<number | null> {
+    const [r] = await this.query<{ grant_id: number }>(
+      `SELECT grant_id FROM identity.oauth_tokens
+        WHERE (access_token_hash = $1 OR refresh_token_hash = $1) AND client_id = $2`,
+      [tokenHash, clientPk],
+    );
+    return r ? Number(r.grant_id) : null;
+  }
+
+  /** The caller an unexpired, unrevoked access token stands for (one query: every API request pays it). */
+  async actorOfAccessToken(accessHash: string): Promise<Actor | null> {
+    const [r] = await this.query<{ user_id: number; username: string; is_admin: boolean; scopes: Scope[] }>(
+      `SELECT u.id AS user_id, u.username, u.is_admin, t.scopes
+         FROM identity.oauth_tokens t JOIN identity.users u ON u.id = t.user_id
+        WHERE t.access_token_hash = $1 AND t.revoked_at IS NULL AND t.access_expires_at > now()`,
+      [accessHash],
+    );
+    return r ? { userId: Number(r.user_id), username: r.username, isAdmin: r.is_admin, scopes: r.scopes } : null;
+  }
+}

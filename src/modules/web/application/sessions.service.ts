@@ -1,0 +1,40 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { AccountsApi, type Account } from '../../identity/index.js';
+import { SessionsRepository } from '../infrastructure/sessions.repository.js';
+
+/** Sessions last a week from login; logging out ends them at once. */
+export const SESSION_LIFETIME_MS = 7 * 24 * 60 * 60 * 1000;
+
+const hash = (token: string) => createHash('sha256').update(token).digest('hex');
+
+/**
+ * Browser sessions stored in the database (DESIGN.md §10: no state in the
+ * process, so any instance serves any request). The cookie holds a random
+ * token; the table only its hash.
+ */
+@Injectable()
+export class SessionsService {
+  constructor(
+    private readonly sessions: SessionsRepository,
+    private readonly accounts: AccountsApi,
+  ) {}
+
+  /** Starts a session; the returned token goes into the cookie and nowhere else. */
+  async start(userId: number): Promise<string> {
+    const token = randomBytes(32).toString('base64url');
+    await this.sessions.insert(hash(token), userId, new Date(Date.now() + SESSION_LIFETIME_MS));
+    return token;
+  }
+
+  /** The account a session token belongs to; null for an unknown or expired one. */
+  async account(token: string | undefined): Promise<Account | null> {
+    if (!token || token.length > 100) return null;
+    const userId = await this.sessions.userOf(hash(token));
+    return userId === null ? null : this.accounts.getAccount(userId);
+  }
+
+  async end(token: string | undefined): Promise<void> {
+    if (token) await this.sessions.delete(hash(token));
+  }
+}

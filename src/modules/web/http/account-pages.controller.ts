@@ -1,0 +1,112 @@
+import { Controller, Get, Param, Post, Req, Res, UseFilters } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { AppConfig } from '../../../config/app-config.js';
+import { DomainError } from '../../../shared/domain/domain-error.js';
+import { Public } from '../../../shared/http/actor.decorator.js';
+import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
+import { AccountsApi, IdentityAdminApi } from '../../identity/index.js';
+import { accountPage, logInPage, signUpClosedPage, signUpPage, WEB_CSS } from '../views/pages.js';
+import { WebErrorFilter } from './web-error.filter.js';
+import { field, safeNext, WebContextService } from './web-context.js';
+
+
+/** Sign-up, login, logout and the account page (API keys), on AUTH_URL. */
+@ApiExcludeController()
+@Public()
+@UseFilters(WebErrorFilter)
+@Controller()
+export class AccountPagesController {
+  constructor(
+    private readonly web: WebContextService,
+    private readonly config: AppConfig,
+    private readonly accounts: AccountsApi,
+    private readonly admin: IdentityAdminApi,
+  ) {}
+
+  @Get()
+  home(@Res() res: Response) {
+    res.redirect(303, '/account');
+  }
+
+  @Get('web.css')
+  css(@Res() res: Response) {
+    res.type('text/css').setHeader('Cache-Control', 'public, max-age=3600');
+    res.send(WEB_CSS);
+  }
+
+  @Get('signup')
+  async signUpForm(@Req() req: Request, @Res() res: Response) {
+    const ctx = await this.web.context(req, res);
+    if (!this.config.allowSignup) return this.web.send(res, 403, signUpClosedPage(ctx));
+    if (ctx.account) return res.redirect(303, '/account');
+    this.web.send(res, 200, signUpPage(ctx, { next: safeNext(req.query.next) }));
+  }
+
+  @Post('signup')
+  async signUp(@Req() req: Request, @Res() res: Response) {
+    const ctx = await this.web.formContext(req, res);
+    if (!this.config.allowSignup) return this.web.send(res, 403, signUpClosedPage(ctx));
+    const input = { username: field(req, 'username').trim(), email: field(req, 'email').trim(), password: field(req, 'password') };
+    try {
+      const account = await this.accounts.signUp(input);
+      await this.web.logIn(req, res, account.id);
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      const status = error.kind === 'conflict' ? 409 : 400;
+      return this.web.send(res, status, signUpPage(ctx, { ...input, error: error.message, next: field(req, 'next') }));
+    }
+    res.redirect(303, safeNext(field(req, 'next')));
+  }
+
+  @Get('login')
+  async logInForm(@Req() req: Request, @Res() res: Response) {
+    const ctx = await this.web.context(req, res);
+    if (ctx.account) return res.redirect(303, safeNext(req.query.next));
+    this.web.send(res, 200, logInPage(ctx, { next: safeNext(req.query.next) }));
+  }
+
+  @Post('login')
+  async logIn(@Req() req: Request, @Res() res: Response) {
+    const ctx = await this.web.formContext(req, res);
+    const login = field(req, 'login').trim();
+    const account = await this.accounts.logIn(login, field(req, 'password'));
+    if (!account) {
+      return this.web.send(res, 401, logInPage(ctx, { login, next: field(req, 'next'), error: 'Wrong user name, email or password.' }));
+    }
+    await this.web.logIn(req, res, account.id);
+    res.redirect(303, safeNext(field(req, 'next')));
+  }
+
+  @Post('logout')
+  async logOut(@Req() req: Request, @Res() res: Response) {
+    const ctx = await this.web.formContext(req, res);
+    await this.web.logOut(req, res, ctx);
+    res.redirect(303, '/login');
+  }
+
+  @Get('account')
+  async account(@Req() req: Request, @Res() res: Response) {
+    const ctx = await this.web.accountPage(req, res, '/account');
+    if (!ctx) return;
+    this.web.send(res, 200, accountPage(ctx, await this.admin.listApiKeys(ctx.account.id)));
+  }
+
+  /** The new key is in this answer only (no redirect that could lose it; the page is not cached). */
+  @Post('account/api-keys')
+  async createKey(@Req() req: Request, @Res() res: Response) {
+    const ctx = await this.web.accountForm(req, res, '/account');
+    if (!ctx) return;
+    const name = field(req, 'name').trim();
+    const { apiKey } = await this.admin.createApiKey(ctx.account.id, name);
+    this.web.send(res, 201, accountPage(ctx, await this.admin.listApiKeys(ctx.account.id), { name, key: apiKey }));
+  }
+
+  @Post('account/api-keys/:id/revoke')
+  async revokeKey(@Req() req: Request, @Res() res: Response, @Param('id', ParseIdPipe) id: number) {
+    const ctx = await this.web.accountForm(req, res, '/account');
+    if (!ctx) return;
+    await this.admin.revokeApiKey(ctx.account.id, id);
+    res.redirect(303, '/account');
+  }
+}

@@ -1,0 +1,147 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import type { CookieOptions, Request, Response } from 'express';
+import { AppConfig } from '../../../config/app-config.js';
+import type { Account } from '../../identity/index.js';
+import { SESSION_LIFETIME_MS, SessionsService } from '../application/sessions.service.js';
+import type { SafeHtml } from '../views/html.js';
+import type { PageContext } from '../views/pages.js';
+
+export interface WebContext extends PageContext {
+  /** The session token from the cookie (null when logged out). */
+  sessionToken: string | null;
+}
+
+export type AccountContext = WebContext & { account: Account };
+
+/** A form posted with a missing or wrong `_csrf` field. */
+export class CsrfError extends Error {}
+
+function cookies(req: Request): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq < 1) continue;
+    const name = part.slice(0, eq).trim();
+    try {
+      out[name] ??= decodeURIComponent(part.slice(eq + 1).trim());
+    } catch {
+      /* a malformed cookie is no cookie */
+    }
+  }
+  return out;
+}
+
+/**
+ * Cookies, sessions and CSRF tokens of the web pages.
+ * - Cookies are HttpOnly, SameSite=Lax, and `Secure` with the `__Host-` prefix
+ *   when the pages are served over https (AUTH_URL https, or the request came
+ *   over TLS through a trusted proxy).
+ * - CSRF: every form carries `_csrf` = HMAC(secret, "csrf"), where the secret is
+ *   the session token when logged in, else a random pre-session cookie. An
+ *   attacker's page can neither read that cookie nor compute the field.
+ */
+@Injectable()
+export class WebContextService {
+  constructor(
+    private readonly config: AppConfig,
+    private readonly sessions: SessionsService,
+  ) {}
+
+  private secure(req: Request): boolean {
+    return this.config.authUrl.startsWith('https:') || req.secure;
+  }
+
+  private name(req: Request, base: string): string {
+    return this.secure(req) ? `__Host-${base}` : base;
+  }
+
+  private cookieOptions(req: Request, maxAge?: number): CookieOptions {
+    return { httpOnly: true, sameSite: 'lax', secure: this.secure(req), path: '/', ...(maxAge ? { maxAge } : {}) };
+  }
+
+  /** Who is logged in, and the CSRF token for the forms of this response (sets the pre-session cookie when needed). */
+  async context(req: Request, res: Response): Promise<WebContext> {
+    const jar = cookies(req);
+    const sessionToken = jar[this.name(req, 'cw_session')] ?? null;
+    const account: Account | null = await this.sessions.account(sessionToken ?? undefined);
+    let secret = account ? sessionToken! : jar[this.name(req, 'cw_csrf')];
+    if (!secret) {
+      secret = randomBytes(32).toString('base64url');
+      res.cookie(this.name(req, 'cw_csrf'), secret, this.cookieOptions(req));
+    }
+    return { account, csrf: csrfToken(secret), sessionToken: account ? sessionToken : null };
+  }
+
+  /** The context of a form post, after checking its CSRF field. */
+  async formContext(req: Request, res: Response): Promise<WebContext> {
+    const ctx = await this.context(req, res);
+    const sent = (req.body as Record<string, unknown> | undefined)?._csrf;
+    if (typeof sent !== 'string' || !sameText(sent, ctx.csrf)) throw new CsrfError();
+    return ctx;
+  }
+
+  /** A logged-in page: the context, or null after redirecting to the login page (which comes back to `here`). */
+  async accountPage(req: Request, res: Response, here: string): Promise<AccountContext | null> {
+    const ctx = await this.context(req, res);
+    if (ctx.account) return ctx as AccountContext;
+    res.redirect(303, `/login?next=${encodeURIComponent(here)}`);
+    return null;
+  }
+
+  /** A logged-in form post: CSRF checked, or null after redirecting to the login page. */
+  async accountForm(req: Request, res: Response, back: string): Promise<AccountContext | null> {
+    const ctx = await this.formContext(req, res);
+    if (ctx.account) return ctx as AccountContext;
+    res.redirect(303, `/login?next=${encodeURIComponent(back)}`);
+    return null;
+  }
+
+  async logIn(req: Request, res: Response, userId: number): Promise<void> {
+    const token = await this.sessions.start(userId);
+    res.cookie(this.name(req, 'cw_session'), token, this.cookieOptions(req, SESSION_LIFETIME_MS));
+  }
+
+  async logOut(req: Request, res: Response, ctx: WebContext): Promise<void> {
+    await this.sessions.end(ctx.sessionToken ?? undefined);
+    res.clearCookie(this.name(req, 'cw_session'), this.cookieOptions(req));
+  }
+
+  /**
+   * Sends a page with headers that keep it out of frames (clickjacking on the
+   * consent page) and caches (secrets shown once), and a CSP without scripts.
+   * `formTargets` widens `form-action` for a form whose answer redirects away.
+   */
+  send(res: Response, status: number, page: SafeHtml, formTargets: string[] = []): void {
+    res.status(status);
+    res.setHeader('Content-Type', 'text/html; charset=utf-8');
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('X-Frame-Options', 'DENY');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Referrer-Policy', 'no-referrer');
+    res.setHeader(
+      'Content-Security-Policy',
+      `default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'; form-action ${["'self'", ...formTargets].join(' ')}`,
+    );
+    res.send(page.value);
+  }
+}
+
+function csrfToken(secret: string): string {
+  return createHmac('sha256', secret).update('cardwork csrf').digest('base64url');
+}
+
+function sameText(a: string, b: string): boolean {
+  return a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+}
+
+/** A `next` target after login: a path on this site only (no scheme, no `//host`), else the account page. */
+export function safeNext(next: unknown): string {
+  return typeof next === 'string' && /^\/(?![/\\])/.test(next) && next.length <= 4000 ? next : '/account';
+}
+
+/** A form field as text ('' when absent or sent twice). */
+export function field(req: Request, name: string): string {
+  const v = (req.body as Record<string, unknown> | undefined)?.[name];
+  return typeof v === 'string' ? v : '';
+}

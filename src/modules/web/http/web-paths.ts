@@ -1,0 +1,22 @@
+/**
+ * Routes served at the root of AUTH_URL rather than under the API prefix
+ * (`app.setGlobalPrefix` excludes them). A test checks every route of this
+ * module's controllers is listed.
+ */
+export const WEB_PATHS = [
+  '/',
+  'web.css',
+  'signup',
+  'login',
+  'logout',
+  'account',
+  'account/api-keys',
+  'account/api-keys/:id/revoke',
+  'developer',
+  'developer/apps',
+  'developer/apps/:id/rotate-secret',
+  'developer/apps/:id/delete',
+  'oauth/authorize',
+  'oauth/token',
+  'oauth/revoke',
+];

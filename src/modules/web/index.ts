@@ -1,0 +1,2 @@
+export { WebModule } from './web.module.js';
+export { WEB_PATHS } from './http/web-paths.js';

@@ -1,0 +1,171 @@
+import type { Account, ApiKeySummary, OAuthClientSummary } from '../../identity/index.js';
+import { html, type SafeHtml } from './html.js';
+
+/** What every page needs: who is logged in and the form token. */
+export interface PageContext {
+  account: Account | null;
+  csrf: string;
+}
+
+const SCOPE_TEXT: Record<string, string> = {
+  read_user: 'see your user name and email address',
+  read_workspace: 'read your teams, projects and cards',
+  write_workspace: 'read and change your teams, projects and cards',
+};
+
+export const csrfField = (ctx: PageContext) => html`<input type="hidden" name="_csrf" value="${ctx.csrf}">`;
+
+export function layout(ctx: PageContext, title: string, body: SafeHtml): SafeHtml {
+  const nav = ctx.account
+    ? html`<nav><a href="/account">Account</a> <a href="/developer">Developer</a>
+        <form method="post" action="/logout" class="inline">${csrfField(ctx)}<button type="submit">Log out ${ctx.account.username}</button></form></nav>`
+    : html`<nav><a href="/login">Log in</a> <a href="/signup">Sign up</a></nav>`;
+  return html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · cardwork</title><link rel="stylesheet" href="/web.css"></head>
+<body><header><strong>cardwork</strong>${nav}</header><main><h1>${title}</h1>${body}</main></body></html>`;
+}
+
+const problem = (message: string | undefined) => (message ? html`<p class="error" role="alert">${message}</p>` : null);
+
+export function signUpPage(ctx: PageContext, opts: { error?: string; username?: string; email?: string; next?: string }): SafeHtml {
+  return layout(
+    ctx,
+    'Sign up',
+    html`${problem(opts.error)}
+<form method="post" action="/signup">${csrfField(ctx)}
+  <input type="hidden" name="next" value="${opts.next ?? ''}">
+  <label>User name <input name="username" required maxlength="64" autocomplete="username" value="${opts.username ?? ''}"></label>
+  <label>Email <input name="email" type="email" required autocomplete="email" value="${opts.email ?? ''}"></label>
+  <label>Password (at least 8 characters) <input name="password" type="password" required minlength="8" autocomplete="new-password"></label>
+  <button type="submit">Create account</button>
+</form>
+<p>Already have an account? <a href="/login">Log in</a>.</p>`,
+  );
+}
+
+export function signUpClosedPage(ctx: PageContext): SafeHtml {
+  return layout(ctx, 'Sign-up is closed', html`<p>This instance does not accept new accounts. Ask its administrator for one.</p>`);
+}
+
+export function logInPage(ctx: PageContext, opts: { error?: string; login?: string; next?: string }): SafeHtml {
+  return layout(
+    ctx,
+    'Log in',
+    html`${problem(opts.error)}
+<form method="post" action="/login">${csrfField(ctx)}
+  <input type="hidden" name="next" value="${opts.next ?? ''}">
+  <label>User name or email <input name="login" required autocomplete="username" value="${opts.login ?? ''}"></label>
+  <label>Password <input name="password" type="password" required autocomplete="current-password"></label>
+  <button type="submit">Log in</button>
+</form>
+<p>No account yet? <a href="/signup">Sign up</a>.</p>`,
+  );
+}
+
+const when = (iso: string | null) => (iso ? iso.replace('T', ' ').slice(0, 16) + ' UTC' : 'never');
+
+export function accountPage(ctx: PageContext, keys: ApiKeySummary[], created?: { name: string; key: string }): SafeHtml {
+  const a = ctx.account!;
+  const rows = keys.map(
+    (k) => html`<tr><td>${k.name || '(no name)'}</td><td><code>${k.prefix}…</code></td><td>${when(k.created_at)}</td>
+      <td>${when(k.last_used_at)}</td>
+      <td>${
+        k.revoked_at
+          ? html`revoked ${when(k.revoked_at)}`
+          : html`<form method="post" action="/account/api-keys/${k.id}/revoke" class="inline">${csrfField(ctx)}<button type="submit">Revoke</button></form>`
+      }</td></tr>`,
+  );
+  return layout(
+    ctx,
+    'Account',
+    html`<p>${a.displayName} (<strong>${a.username}</strong>, ${a.email})${a.isAdmin ? ' · instance administrator' : ''}</p>
+${created ? html`<div class="secret" role="status"><p>New API key <strong>${created.name || '(no name)'}</strong>. Copy it now: it is shown only once.</p><code id="new-api-key">${created.key}</code></div>` : null}
+<h2>API keys</h2>
+<p>Send a key as the user name of HTTP Basic authentication (empty password) or in the <code>X-Api-Key</code> header. A key has your full access.</p>
+${keys.length ? html`<table><thead><tr><th>Name</th><th>Prefix</th><th>Created</th><th>Last used</th><th></th></tr></thead><tbody>${rows}</tbody></table>` : html`<p>No API keys yet.</p>`}
+<form method="post" action="/account/api-keys">${csrfField(ctx)}
+  <label>Name of a new key <input name="name" maxlength="200" placeholder="laptop"></label>
+  <button type="submit">Create API key</button>
+</form>`,
+  );
+}
+
+export interface ShownSecret {
+  app: OAuthClientSummary;
+  secret: string | null;
+  what: 'registered' | 'rotated';
+}
+
+export function developerPage(ctx: PageContext, apps: OAuthClientSummary[], opts: { shown?: ShownSecret; error?: string; form?: Record<string, string> }): SafeHtml {
+  const shown = opts.shown;
+  const list = apps.map(
+    (app) => html`<section class="app"><h3>${app.name}</h3>
+  <dl><dt>Client id</dt><dd><code>${app.clientId}</code></dd>
+  <dt>Type</dt><dd>${app.confidential ? 'confidential (has a client secret)' : 'public (no secret; PKCE required)'}</dd>
+  <dt>Redirect URIs</dt><dd>${app.redirectUris.map((u) => html`<code>${u}</code><br>`)}</dd></dl>
+  ${app.confidential ? html`<form method="post" action="/developer/apps/${app.id}/rotate-secret" class="inline">${csrfField(ctx)}<button type="submit">Rotate secret</button></form>` : null}
+  <form method="post" action="/developer/apps/${app.id}/delete" class="inline">${csrfField(ctx)}<button type="submit">Delete</button></form>
+</section>`,
+  );
+  return layout(
+    ctx,
+    'Developer',
+    html`${
+      shown
+        ? html`<div class="secret" role="status"><p>Application <strong>${shown.app.name}</strong> ${shown.what}.</p>
+  <p>Client id: <code id="client-id">${shown.app.clientId}</code></p>
+  ${shown.secret ? html`<p>Client secret (copy it now: it is shown only once): <code id="client-secret">${shown.secret}</code></p>` : html`<p>Public client: no secret. Use PKCE (S256).</p>`}</div>`
+        : null
+    }
+<h2>Your applications</h2>
+${apps.length ? list : html`<p>No applications yet.</p>`}
+<h2>Register an application</h2>
+${problem(opts.error)}
+<form method="post" action="/developer/apps">${csrfField(ctx)}
+  <label>Name (shown to users on the consent page) <input name="name" required maxlength="100" value="${opts.form?.name ?? ''}"></label>
+  <label>Redirect URIs, one per line (matched exactly) <textarea name="redirect_uris" required rows="3">${opts.form?.redirect_uris ?? ''}</textarea></label>
+  <fieldset><legend>Type</legend>
+    <label><input type="radio" name="client_type" value="confidential" ${opts.form?.client_type === 'public' ? '' : html`checked`}> Confidential: runs on a server and keeps a secret</label>
+    <label><input type="radio" name="client_type" value="public" ${opts.form?.client_type === 'public' ? html`checked` : ''}> Public: a browser or native app, no secret, PKCE required</label>
+  </fieldset>
+  <button type="submit">Register</button>
+</form>
+<p>How to run the flow: <code>docs/OAUTH.md</code>.</p>`,
+  );
+}
+
+export function consentPage(
+  ctx: PageContext,
+  client: { clientId: string; name: string },
+  scopes: string[],
+  params: Record<string, string>,
+): SafeHtml {
+  const hidden = Object.entries(params).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`);
+  return layout(
+    ctx,
+    'Authorize application',
+    html`<p><strong id="app-name">${client.name}</strong> asks to act as <strong>${ctx.account!.username}</strong>. It will be able to:</p>
+<ul id="scopes">${scopes.map((s) => html`<li><code>${s}</code>: ${SCOPE_TEXT[s] ?? s}</li>`)}</ul>
+<form method="post" action="/oauth/authorize">${csrfField(ctx)}${hidden}
+  <button type="submit" name="decision" value="approve">Approve</button>
+  <button type="submit" name="decision" value="deny">Deny</button>
+</form>`,
+  );
+}
+
+export function errorPage(ctx: PageContext, title: string, message: string): SafeHtml {
+  return layout(ctx, title, html`<p class="error" role="alert">${message}</p>`);
+}
+
+export const WEB_CSS = `body{font:16px/1.5 system-ui,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
+header{display:flex;justify-content:space-between;align-items:center;padding:.75rem 1.5rem;background:#1d2330;color:#fff}
+header a{color:#fff;margin-left:1rem}header nav{display:flex;align-items:center;gap:.5rem}
+main{max-width:52rem;margin:1.5rem auto;padding:0 1.5rem}
+label{display:block;margin:.75rem 0}input:not([type=radio]),textarea{display:block;width:100%;max-width:32rem;padding:.4rem;font:inherit}
+button{font:inherit;padding:.4rem .9rem;margin:.25rem .25rem .25rem 0;cursor:pointer}
+form.inline{display:inline}fieldset{max-width:32rem;border:1px solid #ccd}
+table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35rem;border-bottom:1px solid #dde}
+.error{color:#a00;font-weight:600}.secret{background:#fff8d8;border:1px solid #e5c860;padding:.5rem 1rem;margin:1rem 0}
+.secret code{word-break:break-all;font-size:1.05rem}section.app{background:#fff;border:1px solid #dde;padding:.5rem 1rem;margin:.75rem 0}
+dt{font-weight:600}dd{margin:0 0 .5rem}`;

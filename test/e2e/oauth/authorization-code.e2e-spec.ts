@@ -1,0 +1,291 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { DataSource } from 'typeorm';
+import { createTestApp, type TestApp } from '../../support/test-app.js';
+import { pkce, tokenRequest, webUser, type RegisteredApp, type WebUser } from '../../support/oauth-client.js';
+
+const CALLBACK = 'https://app.example.test/callback';
+const API = '/api/1.0';
+
+describe('OAuth 2.0 authorization code flow', () => {
+  let t: TestApp;
+  let ann: WebUser;
+  let confidential: RegisteredApp;
+  let publicApp: RegisteredApp;
+
+  const params = (app: RegisteredApp, extra: Record<string, string> = {}) => ({
+    response_type: 'code',
+    client_id: app.clientId,
+    redirect_uri: CALLBACK,
+    scope: 'read_user read_workspace',
+    ...extra,
+  });
+  const basic = (app: RegisteredApp) => ({ id: app.clientId, secret: app.clientSecret! });
+  const exchange = (app: RegisteredApp, code: string, extra: Record<string, string> = {}) =>
+    tokenRequest(t, { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, ...extra }, app.clientSecret ? basic(app) : undefined);
+  const me = (accessToken: string) => t.http.get(`${API}/me`).set('Authorization', `Bearer ${accessToken}`);
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    ann = webUser(t);
+    await ann.signUp('ann');
+    confidential = await ann.registerApp([CALLBACK, 'http://127.0.0.1:9999/cb']);
+    publicApp = await ann.registerApp([CALLBACK], 'public', 'Public app');
+  });
+  afterAll(() => t.close());
+
+  it('issues a code on approval, returns state untouched, and exchanges it for tokens that call the API', async () => {
+    const state = 'xyz 123/?&=+%~';
+    const back = await ann.decide(params(confidential, { state }));
+    expect(`${back.origin}${back.pathname}`).toBe(CALLBACK);
+    expect(back.searchParams.get('state')).toBe(state);
+    const res = await exchange(confidential, back.searchParams.get('code')!).expect(200);
+    expect(res.headers['cache-control']).toBe('no-store');
+    expect(res.body).toMatchObject({ token_type: 'Bearer', scope: 'read_user read_workspace' });
+    expect(res.body.expires_in).toBeGreaterThanOrEqual(3599);
+    expect(res.body.expires_in).toBeLessThanOrEqual(3600);
+    expect(res.body.access_token).toMatch(/^cwa_/);
+    expect(res.body.refresh_token).toMatch(/^cwr_/);
+    const user = await me(res.body.access_token).expect(200);
+    expect(user.body.username).toBe('ann');
+  });
+
+  it('accepts the client credentials as form fields too', async () => {
+    const code = await ann.code(params(confidential));
+    await tokenRequest(t, {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: CALLBACK,
+      client_id: confidential.clientId,
+      client_secret: confidential.clientSecret!,
+    }).expect(200);
+  });
+
+  it('refuses a confidential client with a wrong or missing secret', async () => {
+    const code = await ann.code(params(confidential));
+    const wrong = await tokenRequest(t, { grant_type: 'authorization_code', code, redirect_uri: CALLBACK }, { id: confidential.clientId, secret: 'cws_wrong' }).expect(401);
+    expect(wrong.body.error).toBe('invalid_client');
+    expect(wrong.headers['www-authenticate']).toMatch(/^Basic/);
+    const missing = await tokenRequest(t, { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_id: confidential.clientId }).expect(400);
+    expect(missing.body.error).toBe('invalid_client');
+  });
+
+  it('answers a denial with access_denied and the state', async () => {
+    const back = await ann.decide(params(confidential, { state: 's1' }), 'deny');
+    expect(back.searchParams.get('error')).toBe('access_denied');
+    expect(back.searchParams.get('state')).toBe('s1');
+    expect(back.searchParams.get('code')).toBeNull();
+  });
+
+  it('sends a visitor who is not logged in to the login page, then back to the consent page', async () => {
+    const visitor = webUser(t);
+    const res = await visitor.authorize(params(confidential)).expect(303);
+    expect(res.headers.location).toMatch(/^\/login\?next=%2Foauth%2Fauthorize%3F/);
+  });
+
+  describe('PKCE (S256 only)', () => {
+    it('is required for a public client', async () => {
+      const res = await ann.authorize(params(publicApp, { state: 'p' })).expect(302);
+      const back = new URL(res.headers.location as string);
+      expect(back.searchParams.get('error')).toBe('invalid_request');
+      expect(back.searchParams.get('error_description')).toMatch(/PKCE/);
+      expect(back.searchParams.get('state')).toBe('p');
+    });
+
+    it('lets a public client exchange its code with the right verifier and no secret', async () => {
+      const { verifier, challenge } = pkce();
+      const code = await ann.code(params(publicApp, { code_challenge: challenge, code_challenge_method: 'S256' }));
+      const res = await tokenRequest(t, { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_id: publicApp.clientId, code_verifier: verifier }).expect(200);
+      await me(res.body.access_token).expect(200);
+      // and refreshes with its client id alone
+      const refreshed = await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: res.body.refresh_token, client_id: publicApp.clientId }).expect(200);
+      await me(refreshed.body.access_token).expect(200);
+    });
+
+    it('refuses a wrong verifier, and the code is spent', async () => {
+      const { verifier, challenge } = pkce();
+      const code = await ann.code(params(publicApp, { code_challenge: challenge }));
+      const base = { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_id: publicApp.clientId };
+      const res = await tokenRequest(t, { ...base, code_verifier: pkce().verifier }).expect(400);
+      expect(res.body.error).toBe('invalid_grant');
+      await tokenRequest(t, { ...base, code_verifier: verifier }).expect(400);
+    });
+
+    it('enforces a challenge a confidential client sent', async () => {
+      const { verifier, challenge } = pkce();
+      const code = await ann.code(params(confidential, { code_challenge: challenge, code_challenge_method: 'S256' }));
+      const res = await exchange(confidential, code).expect(400);
+      expect(res.body.error).toBe('invalid_grant');
+      const other = await ann.code(params(confidential, { code_challenge: challenge, code_challenge_method: 'S256' }));
+      await exchange(confidential, other, { code_verifier: verifier }).expect(200);
+    });
+
+    it('refuses the plain method and malformed challenges', async () => {
+      const { verifier } = pkce();
+      for (const extra of [
+        { code_challenge: verifier, code_challenge_method: 'plain' },
+        { code_challenge: 'short', code_challenge_method: 'S256' },
+        { code_challenge_method: 'S256' },
+      ]) {
+        const res = await ann.authorize(params(publicApp, extra)).expect(302);
+        expect(new URL(res.headers.location as string).searchParams.get('error')).toBe('invalid_request');
+      }
+    });
+  });
+
+  describe('redirect URIs match exactly; a bad one is an error page, never a redirect', () => {
+    it.each([
+      ['a trailing slash', `${CALLBACK}/`],
+      ['another case', CALLBACK.replace('callback', 'Callback')],
+      ['an upper-case host', CALLBACK.replace('app.example', 'APP.example')],
+      ['an extra query', `${CALLBACK}?next=1`],
+      ['another host', 'https://evil.example.test/callback'],
+      ['another port', 'https://app.example.test:8443/callback'],
+      ['http instead of https', CALLBACK.replace('https', 'http')],
+    ])('%s', async (_label, redirectUri) => {
+      const res = await ann.authorize(params(confidential, { redirect_uri: redirectUri })).expect(400);
+      expect(res.headers.location).toBeUndefined();
+      expect(res.headers['content-type']).toMatch(/^text\/html/);
+      expect(res.text).toMatch(/redirect_uri is not one the application registered/);
+    });
+
+    it('also for an unknown client or a missing redirect_uri, before any login', async () => {
+      const visitor = webUser(t);
+      const unknown = await visitor.authorize(params(confidential, { client_id: 'cwc_nobody' })).expect(400);
+      expect(unknown.headers.location).toBeUndefined();
+      const { redirect_uri: _omitted, ...rest } = params(confidential);
+      const missing = await visitor.authorize(rest).expect(400);
+      expect(missing.text).toMatch(/redirect_uri/);
+    });
+
+    it('and the token request must name the same redirect URI', async () => {
+      const code = await ann.code(params(confidential));
+      const res = await exchange(confidential, code, { redirect_uri: 'http://127.0.0.1:9999/cb' }).expect(400);
+      expect(res.body.error).toBe('invalid_request');
+    });
+  });
+
+  describe('scopes', () => {
+    it.each([['admin'], ['read_user write_everything'], ['']])('refuses scope "%s" with invalid_scope', async (scope) => {
+      const res = await ann.authorize(params(confidential, { scope, state: 'q' })).expect(302);
+      const back = new URL(res.headers.location as string);
+      expect(back.searchParams.get('error')).toBe('invalid_scope');
+      expect(back.searchParams.get('state')).toBe('q');
+    });
+
+    it('names the application and each scope on the consent page', async () => {
+      const res = await ann.authorize(params(confidential, { scope: 'write_workspace' })).expect(200);
+      expect(res.text).toContain('Test app');
+      expect(res.text).toContain('write_workspace');
+      expect(res.headers['x-frame-options']).toBe('DENY');
+    });
+  });
+
+  describe('codes', () => {
+    it('are single use: a replay is invalid_grant and revokes the tokens issued from the code', async () => {
+      const code = await ann.code(params(confidential));
+      const first = await exchange(confidential, code).expect(200);
+      await me(first.body.access_token).expect(200);
+      const replay = await exchange(confidential, code).expect(400);
+      expect(replay.body.error).toBe('invalid_grant');
+      await me(first.body.access_token).expect(401);
+      const refresh = await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: first.body.refresh_token }, basic(confidential)).expect(400);
+      expect(refresh.body.error).toBe('invalid_grant');
+    });
+
+    it('expire after 10 minutes', async () => {
+      const code = await ann.code(params(confidential));
+      const [stored] = await dbQuery(t, `SELECT extract(epoch FROM expires_at - created_at)::int AS seconds FROM identity.oauth_codes ORDER BY id DESC LIMIT 1`);
+      expect(Number(stored.seconds)).toBeGreaterThanOrEqual(599);
+      expect(Number(stored.seconds)).toBeLessThanOrEqual(601);
+      await dbQuery(t, `UPDATE identity.oauth_codes SET expires_at = now() - interval '1 second' WHERE id = (SELECT max(id) FROM identity.oauth_codes)`);
+      const res = await exchange(confidential, code).expect(400);
+      expect(res.body).toMatchObject({ error: 'invalid_grant', error_description: expect.stringMatching(/expired/) });
+    });
+
+    it('belong to the client they were issued to', async () => {
+      const other = await ann.registerApp([CALLBACK]);
+      const code = await ann.code(params(confidential));
+      const res = await exchange(other, code).expect(400);
+      expect(res.body.error).toBe('invalid_grant');
+    });
+  });
+
+  describe('refresh tokens', () => {
+    it('rotate: the new pair works, the old refresh token is refused and its reuse ends the authorization', async () => {
+      const first = await exchange(confidential, await ann.code(params(confidential))).expect(200);
+      const second = await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: first.body.refresh_token }, basic(confidential)).expect(200);
+      expect(second.body.refresh_token).not.toBe(first.body.refresh_token);
+      expect(second.body.scope).toBe('read_user read_workspace');
+      await me(second.body.access_token).expect(200);
+      await me(first.body.access_token).expect(401);
+      const reuse = await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: first.body.refresh_token }, basic(confidential)).expect(400);
+      expect(reuse.body.error).toBe('invalid_grant');
+      await me(second.body.access_token).expect(401);
+    });
+
+    it('may narrow but never widen the scopes', async () => {
+      const first = await exchange(confidential, await ann.code(params(confidential))).expect(200);
+      const wider = await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: first.body.refresh_token, scope: 'write_workspace' }, basic(confidential)).expect(400);
+      expect(wider.body.error).toBe('invalid_scope');
+    });
+  });
+
+  describe('access tokens', () => {
+    it('are accepted only as Authorization: Bearer, and a bad one gets a Bearer challenge', async () => {
+      const { body } = await exchange(confidential, await ann.code(params(confidential))).expect(200);
+      await t.http.get(`${API}/me`).query({ access_token: body.access_token }).expect(401);
+      const bad = await me(`${body.access_token}x`).expect(401);
+      expect(bad.headers['www-authenticate']).toMatch(/^Bearer realm="cardwork", error="invalid_token"/);
+      expect(bad.headers['content-type']).toMatch(/^application\/problem\+json/);
+    });
+
+    it('stop working an hour after issue', async () => {
+      const { body } = await exchange(confidential, await ann.code(params(confidential))).expect(200);
+      const [row] = await dbQuery(t, `SELECT extract(epoch FROM access_expires_at - created_at)::int AS seconds FROM identity.oauth_tokens ORDER BY id DESC LIMIT 1`);
+      expect(Number(row.seconds)).toBeGreaterThanOrEqual(3599);
+      expect(Number(row.seconds)).toBeLessThanOrEqual(3601);
+      await dbQuery(t, `UPDATE identity.oauth_tokens SET access_expires_at = now() - interval '1 second' WHERE id = (SELECT max(id) FROM identity.oauth_tokens)`);
+      await me(body.access_token).expect(401);
+    });
+
+    it('can be revoked by the client (RFC 7009), which ends the whole authorization', async () => {
+      const { body } = await exchange(confidential, await ann.code(params(confidential))).expect(200);
+      await t.http.post('/oauth/revoke').type('form').auth(confidential.clientId, confidential.clientSecret!).send({ token: body.refresh_token }).expect(200);
+      await me(body.access_token).expect(401);
+      await t.http.post('/oauth/revoke').type('form').auth(confidential.clientId, confidential.clientSecret!).send({ token: 'cwa_unknown' }).expect(200);
+      const noClient = await t.http.post('/oauth/revoke').type('form').send({ token: body.access_token }).expect(400);
+      expect(noClient.body.error).toBe('invalid_request');
+    });
+  });
+
+  it('stores no code, token or client secret in clear', async () => {
+    const { verifier, challenge } = pkce();
+    const code = await ann.code(params(confidential, { code_challenge: challenge }));
+    const { body } = await exchange(confidential, code, { code_verifier: verifier }).expect(200);
+    const dump = JSON.stringify([
+      await dbQuery(t, 'SELECT * FROM identity.oauth_codes'),
+      await dbQuery(t, 'SELECT * FROM identity.oauth_tokens'),
+      await dbQuery(t, 'SELECT * FROM identity.oauth_clients'),
+      await dbQuery(t, 'SELECT * FROM web.sessions'),
+    ]);
+    for (const secret of [code, body.access_token, body.refresh_token, confidential.clientSecret!]) {
+      expect(dump).not.toContain(secret);
+      expect(dump).not.toContain(secret.slice(4, 20));
+    }
+    expect(dump).toContain(confidential.clientId);
+  });
+
+  it('refuses token requests with parameters in the query string, or not form-encoded', async () => {
+    const code = await ann.code(params(confidential));
+    const inQuery = await t.http.post('/oauth/token').query({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK }).auth(confidential.clientId, confidential.clientSecret!).expect(400);
+    expect(inQuery.body.error).toBe('invalid_request');
+    await t.http.post('/oauth/token').auth(confidential.clientId, confidential.clientSecret!).send({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK }).expect(400);
+    const wrongGrant = await tokenRequest(t, { grant_type: 'password', username: 'ann', password: 'x' }, basic(confidential)).expect(400);
+    expect(wrongGrant.body.error).toBe('unauthorized_client');
+  });
+});
+
+/** Reads or changes the test's own database directly (time travel, and looking for secrets in clear). */
+function dbQuery(t: TestApp, sql: string): Promise<Array<Record<string, unknown>>> {
+  return t.app.get(DataSource).query(sql);
+}

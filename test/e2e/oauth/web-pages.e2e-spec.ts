@@ -1,0 +1,165 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { csrfOf, PASSWORD, webUser, type WebUser } from '../../support/oauth-client.js';
+import { createTestApp, type TestApp } from '../../support/test-app.js';
+
+const API = '/api/1.0';
+
+describe('web pages on AUTH_URL', () => {
+  let t: TestApp;
+  let ann: WebUser;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    ann = webUser(t);
+    await ann.signUp('ann');
+  });
+  afterAll(() => t.close());
+
+  it('serves plain HTML forms with a CSRF field, no script, and strict headers', async () => {
+    const res = await webUser(t).agent.get('/signup').expect(200);
+    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(res.text).not.toMatch(/<script/i);
+    expect(csrfOf(res.text)).toMatch(/^[\w-]{40,}$/);
+    expect(res.headers['content-security-policy']).toMatch(/default-src 'none'/);
+    expect(res.headers['content-security-policy']).toMatch(/frame-ancestors 'none'/);
+    expect(res.headers['cache-control']).toBe('no-store');
+    expect(res.headers['set-cookie']?.[0]).toMatch(/^cw_csrf=.*; Path=\/; HttpOnly; SameSite=Lax$/);
+  });
+
+  it('makes the first user to sign up the instance admin, and nobody after', async () => {
+    const db = t.app.get(DataSource);
+    const admins = await db.query(`SELECT username FROM identity.users WHERE is_admin ORDER BY id`);
+    expect(admins).toEqual([{ username: 'ann' }]);
+    await webUser(t).signUp('bob');
+    expect(await db.query(`SELECT username FROM identity.users WHERE is_admin`)).toEqual([{ username: 'ann' }]);
+  });
+
+  it('stores sessions in the database, hashed, and ends them on logout', async () => {
+    const cara = webUser(t);
+    await cara.signUp('cara');
+    const account = await cara.agent.get('/account').expect(200);
+    expect(account.text).toContain('cara');
+    const rows = await t.app.get(DataSource).query(`SELECT s.token_hash FROM web.sessions s JOIN identity.users u ON u.id = s.user_id WHERE u.username = 'cara'`);
+    expect(rows).toHaveLength(1);
+    await cara.agent.post('/logout').type('form').send({ _csrf: csrfOf(account.text) }).expect(303).expect('Location', '/login');
+    await cara.agent.get('/account').expect(303).expect('Location', '/login?next=%2Faccount');
+    expect(await t.app.get(DataSource).query(`SELECT 1 FROM web.sessions s JOIN identity.users u ON u.id = s.user_id WHERE u.username = 'cara'`)).toEqual([]);
+  });
+
+  it('logs in by user name or email, refuses a wrong password, and never redirects off the site', async () => {
+    const browser = webUser(t);
+    const form = await browser.agent.get('/login').expect(200);
+    const wrong = await browser.agent.post('/login').type('form').send({ _csrf: csrfOf(form.text), login: 'ann', password: 'nope nope nope' }).expect(401);
+    expect(wrong.text).toContain('Wrong user name, email or password');
+    await browser.agent
+      .post('/login')
+      .type('form')
+      .send({ _csrf: csrfOf(form.text), login: 'ANN@example.test', password: PASSWORD, next: '//evil.example/x' })
+      .expect(303)
+      .expect('Location', '/account');
+    await browser.agent.get('/account').expect(200);
+  });
+
+  it('refuses a form without the right CSRF field, and changes nothing', async () => {
+    const page = await ann.agent.get('/account').expect(200);
+    const keysBefore = (await ann.agent.get('/account')).text.match(/Revoke/g)?.length ?? 0;
+    const forged = await ann.agent.post('/account/api-keys').type('form').send({ name: 'forged' }).expect(403);
+    expect(forged.text).toContain('Form expired');
+    await ann.agent.post('/account/api-keys').type('form').send({ name: 'forged', _csrf: `${csrfOf(page.text)}x` }).expect(403);
+    // a token from another visitor's cookie does not fit this session
+    const other = await webUser(t).agent.get('/login');
+    await ann.agent.post('/account/api-keys').type('form').send({ name: 'forged', _csrf: csrfOf(other.text) }).expect(403);
+    const after = await ann.agent.get('/account');
+    expect(after.text.match(/Revoke/g)?.length ?? 0).toBe(keysBefore);
+    expect(after.text).not.toContain('forged');
+  });
+
+  it('creates an API key shown once, lists it by prefix and last use, and revokes it', async () => {
+    const page = await ann.agent.get('/account').expect(200);
+    const created = await ann.agent.post('/account/api-keys').type('form').send({ _csrf: csrfOf(page.text), name: 'laptop' }).expect(201);
+    const key = /id="new-api-key">([^<]+)</.exec(created.text)![1];
+    expect(key).toMatch(/^cwk_/);
+    await t.http.get(`${API}/me`).set('X-Api-Key', key).expect(200);
+    const listed = await ann.agent.get('/account').expect(200);
+    expect(listed.text).not.toContain(key);
+    expect(listed.text).toContain(`${key.slice(0, 12)}…`);
+    const row = /<tr><td>laptop<\/td>[\s\S]*?<\/tr>/.exec(listed.text)![0];
+    expect(row).toContain(`${key.slice(0, 12)}…`);
+    expect(row).not.toContain('never');
+    const id = (await t.http.get(`${API}/me/api-keys`).set('X-Api-Key', key).expect(200)).body.find((k: { name: string }) => k.name === 'laptop').id;
+    await ann.agent.post(`/account/api-keys/${id}/revoke`).type('form').send({ _csrf: csrfOf(listed.text) }).expect(303);
+    await t.http.get(`${API}/me`).set('X-Api-Key', key).expect(401);
+  });
+
+  it('registers applications (secret shown once), refuses bad redirect URIs, rotates secrets and deletes apps', async () => {
+    const app = await ann.registerApp(['https://app.example.test/cb', 'com.example.app:/cb', 'http://localhost:8080/cb']);
+    expect(app.clientId).toMatch(/^cwc_/);
+    expect(app.clientSecret).toMatch(/^cws_/);
+    const page = await ann.agent.get('/developer').expect(200);
+    expect(page.text).toContain(app.clientId);
+    expect(page.text).not.toContain(app.clientSecret!);
+
+    for (const uri of ['http://app.example.test/cb', 'https://app.example.test/cb#frag', 'javascript:alert(1)', 'not a uri']) {
+      const bad = await ann.agent.post('/developer/apps').type('form').send({ _csrf: csrfOf(page.text), name: 'Bad', redirect_uris: uri, client_type: 'confidential' }).expect(400);
+      expect(bad.text).toContain('class="error"');
+    }
+
+    const appId = /action="\/developer\/apps\/(\d+)\/rotate-secret"/.exec(page.text)![1];
+    const rotated = await ann.agent.post(`/developer/apps/${appId}/rotate-secret`).type('form').send({ _csrf: csrfOf(page.text) }).expect(200);
+    const secret = /id="client-secret">([^<]+)</.exec(rotated.text)![1];
+    expect(secret).not.toBe(app.clientSecret);
+    const revokeWith = (s: string) => t.http.post('/oauth/revoke').type('form').auth(app.clientId, s).send({ token: 'cwa_x' });
+    await revokeWith(app.clientSecret!).expect(401);
+    await revokeWith(secret).expect(200);
+
+    // another user can neither rotate nor delete it
+    const bob = webUser(t);
+    await bob.signUp('bob2');
+    const bobPage = await bob.agent.get('/developer').expect(200);
+    await bob.agent.post(`/developer/apps/${appId}/delete`).type('form').send({ _csrf: csrfOf(bobPage.text) }).expect(404);
+
+    await ann.agent.post(`/developer/apps/${appId}/delete`).type('form').send({ _csrf: csrfOf(page.text) }).expect(303);
+    expect((await ann.agent.get('/developer')).text).not.toContain(app.clientId);
+    await revokeWith(secret).expect(401);
+  });
+});
+
+describe('web pages behind https, with sign-up closed', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { ALLOW_SIGNUP: 'false', AUTH_URL: 'https://auth.example.test' } });
+  });
+  afterAll(() => t.close());
+
+  it('refuses sign-up', async () => {
+    const agent = request.agent(t.app.getHttpServer());
+    const page = await agent.get('/signup').expect(403);
+    expect(page.text).toContain('Sign-up is closed');
+    const login = await agent.get('/login').expect(200);
+    await agent.post('/signup').type('form').send({ _csrf: csrfOf(login.text), username: 'eve', email: 'eve@example.test', password: PASSWORD }).expect(403);
+    expect(await t.app.get(DataSource).query(`SELECT 1 FROM identity.users`)).toEqual([]);
+  });
+
+  it('sets Secure __Host- cookies', async () => {
+    const res = await request(t.app.getHttpServer()).get('/login').expect(200);
+    expect(res.headers['set-cookie']?.[0]).toMatch(/^__Host-cw_csrf=[\w-]+; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
+  });
+
+  it('logs in a user made by the CLI with a password, with a Secure session cookie', async () => {
+    const { IdentityAdminApi } = await import('../../../src/modules/identity/index.js');
+    await t.app.get(IdentityAdminApi).createUser({ username: 'dan', email: 'dan@example.test', password: PASSWORD });
+    const agent = request.agent(t.app.getHttpServer());
+    const form = await agent.get('/login').set('X-Forwarded-Proto', 'https').expect(200);
+    const cookie = (form.headers['set-cookie'] as unknown as string[])[0].split(';')[0];
+    const res = await request(t.app.getHttpServer())
+      .post('/login')
+      .set('Cookie', cookie)
+      .type('form')
+      .send({ _csrf: csrfOf(form.text), login: 'dan', password: PASSWORD })
+      .expect(303);
+    expect((res.headers['set-cookie'] as unknown as string[]).find((c) => c.startsWith('__Host-cw_session='))).toMatch(/; Secure; SameSite=Lax$/);
+  });
+});
