@@ -121,11 +121,12 @@ describe('OAuth 2.0 authorization code flow', () => {
 
     it('refuses the plain method and malformed challenges', async () => {
       const { verifier } = pkce();
-      for (const extra of [
+      const cases: Array<Record<string, string>> = [
         { code_challenge: verifier, code_challenge_method: 'plain' },
         { code_challenge: 'short', code_challenge_method: 'S256' },
         { code_challenge_method: 'S256' },
-      ]) {
+      ];
+      for (const extra of cases) {
         const res = await ann.authorize(params(publicApp, extra)).expect(302);
         expect(new URL(res.headers.location as string).searchParams.get('error')).toBe('invalid_request');
       }
