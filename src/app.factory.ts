@@ -87,6 +87,25 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, obs
         'basic',
       )
       .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Api-Key' }, 'api_key')
+      .addOAuth2(
+        {
+          type: 'oauth2',
+          description: 'Authorization Code with PKCE (S256); the token goes in `Authorization: Bearer`. See docs/OAUTH.md.',
+          flows: {
+            authorizationCode: {
+              authorizationUrl: `${config.authUrl}/oauth/authorize`,
+              tokenUrl: `${config.authUrl}/oauth/token`,
+              refreshUrl: `${config.authUrl}/oauth/token`,
+              scopes: {
+                read_user: 'GET /me only',
+                read_workspace: 'every GET',
+                write_workspace: 'everything',
+              },
+            },
+          },
+        },
+        'oauth2',
+      )
       .build(),
   );
   documentPagination(document);

@@ -109,7 +109,6 @@ export class OAuthModel implements OAuth2Server.AuthorizationCodeModel, OAuth2Se
   /** A code seen before is a replay: revoke what it issued and refuse it. */
   async getAuthorizationCode(authorizationCode: string): Promise<OAuth2Server.AuthorizationCode | null> {
     const row = await this.grants.findCode(hashSecret(authorizationCode));
-    console.log('DBG code row', row);
     if (!row) return null;
     if (row.usedAt) {
       await this.grants.markReplayed(row.id);

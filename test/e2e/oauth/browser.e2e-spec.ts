@@ -1,0 +1,183 @@
+import { createHash, randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { createTestApp, type TestApp } from '../../support/test-app.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const PASSWORD = 'correct horse battery staple';
+
+/**
+ * A small third-party web application on loopback, as a developer following
+ * docs/OAUTH.md would write one: /start redirects to the authorization page
+ * with state and PKCE; /callback checks the state, exchanges the code with its
+ * client secret, and calls the API with the access token.
+ */
+class TestClient {
+  clientId = '';
+  clientSecret = '';
+  /** What the callback obtained, for the test to inspect. */
+  last: { accessToken?: string; me?: { username: string }; error?: string } = {};
+  private readonly pending = new Map<string, string>();
+  private readonly server = http.createServer((req, res) => void this.handle(req, res));
+
+  constructor(private readonly authUrl: string) {}
+
+  async listen(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+  }
+
+  get redirectUri(): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/callback`;
+  }
+
+  get startUrl(): string {
+    return this.redirectUri.replace('/callback', '/start');
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', this.redirectUri);
+    if (url.pathname === '/start') {
+      const state = randomBytes(16).toString('base64url');
+      const verifier = randomBytes(32).toString('base64url');
+      this.pending.set(state, verifier);
+      const authorize = new URL('/oauth/authorize', this.authUrl);
+      authorize.search = new URLSearchParams({
+        response_type: 'code',
+        client_id: this.clientId,
+        redirect_uri: this.redirectUri,
+        scope: 'read_user write_workspace',
+        state,
+        code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+        code_challenge_method: 'S256',
+      }).toString();
+      res.writeHead(302, { Location: authorize.toString() }).end();
+      return;
+    }
+    const verifier = this.pending.get(url.searchParams.get('state') ?? '');
+    if (url.pathname !== '/callback' || !verifier || !url.searchParams.get('code')) {
+      this.last = { error: url.searchParams.get('error') ?? 'bad callback' };
+      res.writeHead(400, { 'Content-Type': 'text/plain' }).end(`refused: ${this.last.error}`);
+      return;
+    }
+    const token = await fetch(new URL('/oauth/token', this.authUrl), {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/x-www-form-urlencoded',
+        Authorization: `Basic ${Buffer.from(`${this.clientId}:${this.clientSecret}`).toString('base64')}`,
+      },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code: url.searchParams.get('code')!, redirect_uri: this.redirectUri, code_verifier: verifier }),
+    });
+    const tokens = (await token.json()) as { access_token?: string; error?: string };
+    if (!tokens.access_token) {
+      this.last = { error: tokens.error };
+      res.writeHead(502).end(`token exchange failed: ${tokens.error}`);
+      return;
+    }
+    const me = await fetch(new URL('/api/1.0/me', this.authUrl), { headers: { Authorization: `Bearer ${tokens.access_token}` } });
+    this.last = { accessToken: tokens.access_token, me: (await me.json()) as { username: string } };
+    res.writeHead(200, { 'Content-Type': 'text/html' }).end(`<p id="who">Signed in as ${this.last.me!.username}</p>`);
+  }
+}
+
+describe('the whole flow in a real browser (Chromium, headless, loopback only)', () => {
+  let t: TestApp;
+  let authUrl: string;
+  let browser: Browser;
+  let page: Page;
+  let client: TestClient;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    await t.app.listen(0, '127.0.0.1');
+    authUrl = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
+    client = new TestClient(authUrl);
+    await client.listen();
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      // No name resolution at all: the browser can only reach loopback addresses.
+      args: ['--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1'],
+    });
+    const context = await browser.newContext();
+    await context.route('**/*', (route) =>
+      new URL(route.request().url()).hostname === '127.0.0.1' ? route.continue() : route.abort('blockedbyclient'),
+    );
+    page = await context.newPage();
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await client?.close();
+    await t?.close();
+  });
+
+  it('signs up, creates an API key, registers an app, authorizes it, and the app calls the API', async () => {
+    // sign-up (the first user: instance admin)
+    await page.goto(`${authUrl}/signup`);
+    await page.fill('input[name=username]', 'ann');
+    await page.fill('input[name=email]', 'ann@example.test');
+    await page.fill('input[name=password]', PASSWORD);
+    await page.click('button[type=submit]:has-text("Create account")');
+    await page.waitForURL(`${authUrl}/account`);
+    expect(await page.textContent('main')).toContain('instance administrator');
+
+    // an API key, shown once, that works on the API
+    await page.fill('input[name=name]', 'laptop');
+    await page.click('button:has-text("Create API key")');
+    const apiKey = (await page.textContent('#new-api-key'))!.trim();
+    expect(apiKey).toMatch(/^cwk_/);
+    const me = await fetch(`${authUrl}/api/1.0/me`, { headers: { 'X-Api-Key': apiKey } });
+    expect(((await me.json()) as { username: string }).username).toBe('ann');
+    await page.goto(`${authUrl}/account`);
+    expect(await page.textContent('table')).toContain(apiKey.slice(0, 12));
+    expect(await page.content()).not.toContain(apiKey);
+
+    // register the test client
+    await page.goto(`${authUrl}/developer`);
+    await page.fill('input[name=name]', 'Loopback Test Client');
+    await page.fill('textarea[name=redirect_uris]', client.redirectUri);
+    await page.check('input[value=confidential]');
+    await page.click('button:has-text("Register")');
+    client.clientId = (await page.textContent('#client-id'))!.trim();
+    client.clientSecret = (await page.textContent('#client-secret'))!.trim();
+    expect(client.clientSecret).toMatch(/^cws_/);
+
+    // the authorization flow, started by the application
+    await page.goto(client.startUrl);
+    await page.waitForURL(/\/oauth\/authorize\?/);
+    expect(await page.textContent('#app-name')).toBe('Loopback Test Client');
+    expect(await page.textContent('#scopes')).toContain('write_workspace');
+    await page.click('button:has-text("Approve")');
+    await page.waitForURL(/\/callback\?/);
+    expect(await page.textContent('#who')).toBe('Signed in as ann');
+
+    // the application's token calls the API within its scopes
+    const bearer = { Authorization: `Bearer ${client.last.accessToken}` };
+    const org = await fetch(`${authUrl}/api/1.0/organizations`, { method: 'POST', headers: { ...bearer, 'Content-Type': 'application/json' }, body: '{"name":"From the app"}' });
+    expect(org.status).toBe(201);
+    const keys = await fetch(`${authUrl}/api/1.0/me/api-keys`, { headers: bearer });
+    expect(keys.status).toBe(403);
+  });
+
+  it('shows an error page, never a redirect, for a redirect URI the app did not register', async () => {
+    const evil = new URL('/oauth/authorize', authUrl);
+    evil.search = new URLSearchParams({ response_type: 'code', client_id: client.clientId, redirect_uri: `${client.redirectUri}/`, scope: 'read_user' }).toString();
+    const response = await page.goto(evil.toString());
+    expect(response!.status()).toBe(400);
+    expect(page.url()).toBe(evil.toString());
+    expect(await page.textContent('.error')).toMatch(/redirect_uri/);
+  });
+
+  it('answers a denial with access_denied on the redirect URI', async () => {
+    await page.goto(client.startUrl);
+    await page.click('button:has-text("Deny")');
+    await page.waitForURL(/\/callback\?/);
+    expect(client.last.error).toBe('access_denied');
+  });
+});
