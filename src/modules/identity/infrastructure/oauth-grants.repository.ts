@@ -92,13 +92,18 @@ export class OAuthGrantsRepository {
     };
   }
 
-  /** Consumes a code; false when it was already used (a replay). */
-  async markCodeUsed(id: number): Promise<boolean> {
+  /** Sets a time column to now() unless it is set already; false when it was (the caller lost a race or came twice). */
+  private async stampOnce(table: 'oauth_codes' | 'oauth_tokens', column: 'used_at' | 'revoked_at', id: number): Promise<boolean> {
     const rows = await this.query(
-      `UPDATE identity.oauth_codes SET used_at = now() WHERE id = $1 AND used_at IS NULL RETURNING id`,
+      `UPDATE identity.${table} SET ${column} = now() WHERE id = $1 AND ${column} IS NULL RETURNING id`,
       [id],
     );
     return rows.length === 1;
+  }
+
+  /** Consumes a code; false when it was already used (a replay). */
+  markCodeUsed(id: number): Promise<boolean> {
+    return this.stampOnce('oauth_codes', 'used_at', id);
   }
 
   /**
@@ -153,12 +158,8 @@ export class OAuthGrantsRepository {
   }
 
   /** Revokes one token pair (refresh rotation); false when it was already revoked. */
-  async revokeToken(id: number): Promise<boolean> {
-    const rows = await this.query(
-      `UPDATE identity.oauth_tokens SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL RETURNING id`,
-      [id],
-    );
-    return rows.length === 1;
+  revokeToken(id: number): Promise<boolean> {
+    return this.stampOnce('oauth_tokens', 'revoked_at', id);
   }
 
   /** The grant a token (access or refresh, by hash) of this client belongs to. */
