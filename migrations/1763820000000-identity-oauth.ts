@@ -2,7 +2,9 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * OAuth 2.0 applications, authorization codes and tokens (DESIGN.md §3).
- * Secrets, codes and tokens are stored only as SHA-256 hashes.
+ * Secrets, codes and tokens are stored only as SHA-256 hashes. Redirect URIs
+ * (one per line: they hold no whitespace) and scopes (space-separated, as on
+ * the wire) are plain text, read the same on PostgreSQL and PGlite.
  */
 export class IdentityOAuth1763820000000 implements MigrationInterface {
   name = 'IdentityOAuth1763820000000';
@@ -14,7 +16,7 @@ export class IdentityOAuth1763820000000 implements MigrationInterface {
         client_id     text NOT NULL UNIQUE,
         owner_id      bigint NOT NULL REFERENCES identity.users(id) ON DELETE CASCADE,
         name          text NOT NULL,
-        redirect_uris text[] NOT NULL,
+        redirect_uris text NOT NULL,
         secret_hash   text,
         created_at    timestamptz NOT NULL DEFAULT now()
       )`);
@@ -26,7 +28,7 @@ export class IdentityOAuth1763820000000 implements MigrationInterface {
         client_id             bigint NOT NULL REFERENCES identity.oauth_clients(id) ON DELETE CASCADE,
         user_id               bigint NOT NULL REFERENCES identity.users(id) ON DELETE CASCADE,
         redirect_uri          text NOT NULL,
-        scopes                text[] NOT NULL,
+        scopes                text NOT NULL,
         code_challenge        text,
         code_challenge_method text,
         expires_at            timestamptz NOT NULL,
@@ -45,7 +47,7 @@ export class IdentityOAuth1763820000000 implements MigrationInterface {
         client_id           bigint NOT NULL REFERENCES identity.oauth_clients(id) ON DELETE CASCADE,
         user_id             bigint NOT NULL REFERENCES identity.users(id) ON DELETE CASCADE,
         grant_id            bigint NOT NULL,
-        scopes              text[] NOT NULL,
+        scopes              text NOT NULL,
         access_expires_at   timestamptz NOT NULL,
         refresh_expires_at  timestamptz,
         revoked_at          timestamptz,

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { returnedRows } from '../../../shared/persistence/returned-rows.js';
-import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+import { Sql, toId } from '../../../shared/persistence/sql.js';
 
 /** A registered application. `secretHash` null = public client (no secret, PKCE required). */
 export interface OAuthClientRow {
@@ -18,7 +17,8 @@ interface Row {
   client_id: string;
   owner_id: number | string;
   name: string;
-  redirect_uris: string[];
+  /** One per line. */
+  redirect_uris: string;
   secret_hash: string | null;
   created_at: Date | string;
 }
@@ -27,11 +27,11 @@ const COLUMNS = 'id, client_id, owner_id, name, redirect_uris, secret_hash, crea
 
 function toClient(r: Row): OAuthClientRow {
   return {
-    id: Number(r.id),
+    id: toId(r.id),
     clientId: r.client_id,
-    ownerId: Number(r.owner_id),
+    ownerId: toId(r.owner_id),
     name: r.name,
-    redirectUris: r.redirect_uris,
+    redirectUris: r.redirect_uris.split('\n'),
     secretHash: r.secret_hash,
     createdAt: new Date(r.created_at),
   };
@@ -39,17 +39,17 @@ function toClient(r: Row): OAuthClientRow {
 
 @Injectable()
 export class OAuthClientsRepository {
-  constructor(private readonly uow: UnitOfWork) {}
+  constructor(private readonly sql: Sql) {}
 
   private async rows(sql: string, params: unknown[]): Promise<OAuthClientRow[]> {
-    return returnedRows<Row>(await this.uow.manager.query(sql, params)).map(toClient);
+    return (await this.sql.rows<Row>(sql, params)).map(toClient);
   }
 
   async insert(c: Omit<OAuthClientRow, 'id' | 'createdAt'>): Promise<OAuthClientRow> {
     const [row] = await this.rows(
       `INSERT INTO identity.oauth_clients (client_id, owner_id, name, redirect_uris, secret_hash)
        VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,
-      [c.clientId, c.ownerId, c.name, c.redirectUris, c.secretHash],
+      [c.clientId, c.ownerId, c.name, c.redirectUris.join('\n'), c.secretHash],
     );
     return row;
   }

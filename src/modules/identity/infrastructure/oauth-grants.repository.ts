@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor, Scope } from '../../../shared/domain/actor.js';
-import { returnedRows } from '../../../shared/persistence/returned-rows.js';
-import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+import { Sql, toId } from '../../../shared/persistence/sql.js';
 
 export interface NewCode {
   codeHash: string;
@@ -43,6 +42,8 @@ export interface RefreshRow {
 }
 
 const date = (v: Date | string | null): Date | null => (v === null ? null : new Date(v));
+/** Scopes are stored space-separated, as OAuth sends them. */
+const toScopes = (v: unknown): Scope[] => String(v).split(' ').filter(Boolean) as Scope[];
 
 /**
  * Authorization codes and tokens. Statements run on their own (no surrounding
@@ -51,10 +52,10 @@ const date = (v: Date | string | null): Date | null => (v === null ? null : new 
  */
 @Injectable()
 export class OAuthGrantsRepository {
-  constructor(private readonly uow: UnitOfWork) {}
+  constructor(private readonly sql: Sql) {}
 
-  private async query<T>(sql: string, params: unknown[]): Promise<T[]> {
-    return returnedRows<T>(await this.uow.manager.query(sql, params));
+  private query<T>(sql: string, params: unknown[]): Promise<T[]> {
+    return this.sql.rows<T>(sql, params);
   }
 
   async insertCode(c: NewCode): Promise<number> {
@@ -64,9 +65,9 @@ export class OAuthGrantsRepository {
       `INSERT INTO identity.oauth_codes
          (code_hash, client_id, user_id, redirect_uri, scopes, code_challenge, code_challenge_method, expires_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
-      [c.codeHash, c.clientPk, c.userId, c.redirectUri, c.scopes, c.codeChallenge, c.codeChallengeMethod, c.expiresAt],
+      [c.codeHash, c.clientPk, c.userId, c.redirectUri, c.scopes.join(' '), c.codeChallenge, c.codeChallengeMethod, c.expiresAt],
     );
-    return Number(row.id);
+    return toId(row.id);
   }
 
   async findCode(codeHash: string): Promise<CodeRow | null> {
@@ -79,12 +80,12 @@ export class OAuthGrantsRepository {
     );
     if (!r) return null;
     return {
-      id: Number(r.id),
-      clientPk: Number(r.client_pk),
+      id: toId(r.id),
+      clientPk: toId(r.client_pk),
       clientId: r.client_id as string,
-      userId: Number(r.user_id),
+      userId: toId(r.user_id),
       redirectUri: r.redirect_uri as string,
-      scopes: r.scopes as Scope[],
+      scopes: toScopes(r.scopes),
       codeChallenge: r.code_challenge as string | null,
       codeChallengeMethod: r.code_challenge_method as string | null,
       expiresAt: date(r.expires_at as string)!,
@@ -129,10 +130,10 @@ export class OAuthGrantsRepository {
     const rows = await this.query(
       `INSERT INTO identity.oauth_tokens
          (access_token_hash, refresh_token_hash, client_id, user_id, grant_id, scopes, access_expires_at, refresh_expires_at)
-       SELECT $1::text, $2::text, $3::bigint, $4::bigint, $5::bigint, $6::text[], $7::timestamptz, $8::timestamptz
+       SELECT $1::text, $2::text, $3::bigint, $4::bigint, $5::bigint, $6::text, $7::timestamptz, $8::timestamptz
         WHERE NOT EXISTS (SELECT 1 FROM identity.oauth_codes WHERE id = $5::bigint AND replayed_at IS NOT NULL)
        RETURNING id`,
-      [t.accessHash, t.refreshHash, t.clientPk, t.userId, t.grantId, t.scopes, t.accessExpiresAt, t.refreshExpiresAt],
+      [t.accessHash, t.refreshHash, t.clientPk, t.userId, t.grantId, t.scopes.join(' '), t.accessExpiresAt, t.refreshExpiresAt],
     );
     return rows.length === 1;
   }
@@ -146,12 +147,12 @@ export class OAuthGrantsRepository {
     );
     if (!r) return null;
     return {
-      id: Number(r.id),
-      clientPk: Number(r.client_pk),
+      id: toId(r.id),
+      clientPk: toId(r.client_pk),
       clientId: r.client_id as string,
-      userId: Number(r.user_id),
-      grantId: Number(r.grant_id),
-      scopes: r.scopes as Scope[],
+      userId: toId(r.user_id),
+      grantId: toId(r.grant_id),
+      scopes: toScopes(r.scopes),
       refreshExpiresAt: date(r.refresh_expires_at as string | null),
       revokedAt: date(r.revoked_at as string | null),
     };
@@ -169,17 +170,17 @@ export class OAuthGrantsRepository {
         WHERE (access_token_hash = $1 OR refresh_token_hash = $1) AND client_id = $2`,
       [tokenHash, clientPk],
     );
-    return r ? Number(r.grant_id) : null;
+    return r ? toId(r.grant_id) : null;
   }
 
   /** The caller an unexpired, unrevoked access token stands for (one query: every API request pays it). */
   async actorOfAccessToken(accessHash: string): Promise<Actor | null> {
-    const [r] = await this.query<{ user_id: number; username: string; is_admin: boolean; scopes: Scope[] }>(
+    const [r] = await this.query<{ user_id: number; username: string; is_admin: boolean; scopes: string }>(
       `SELECT u.id AS user_id, u.username, u.is_admin, t.scopes
          FROM identity.oauth_tokens t JOIN identity.users u ON u.id = t.user_id
         WHERE t.access_token_hash = $1 AND t.revoked_at IS NULL AND t.access_expires_at > now()`,
       [accessHash],
     );
-    return r ? { userId: Number(r.user_id), username: r.username, isAdmin: r.is_admin, scopes: r.scopes } : null;
+    return r ? { userId: toId(r.user_id), username: r.username, isAdmin: r.is_admin, scopes: toScopes(r.scopes) } : null;
   }
 }

@@ -1,14 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+import { Sql, toId } from '../../../shared/persistence/sql.js';
 
 /** Browser sessions: `web.sessions`, keyed by the SHA-256 of the cookie's token. */
 @Injectable()
 export class SessionsRepository {
-  constructor(private readonly uow: UnitOfWork) {}
+  constructor(private readonly sql: Sql) {}
 
   async insert(tokenHash: string, userId: number, expiresAt: Date): Promise<void> {
-    await this.uow.manager.query(`DELETE FROM web.sessions WHERE expires_at < now()`);
-    await this.uow.manager.query(`INSERT INTO web.sessions (token_hash, user_id, expires_at) VALUES ($1, $2, $3)`, [
+    await this.sql.run(`DELETE FROM web.sessions WHERE expires_at < now()`);
+    await this.sql.run(`INSERT INTO web.sessions (token_hash, user_id, expires_at) VALUES ($1, $2, $3)`, [
       tokenHash,
       userId,
       expiresAt,
@@ -16,14 +16,14 @@ export class SessionsRepository {
   }
 
   async userOf(tokenHash: string): Promise<number | null> {
-    const [row] = (await this.uow.manager.query(
+    const row = await this.sql.one<{ user_id: number | string }>(
       `SELECT user_id FROM web.sessions WHERE token_hash = $1 AND expires_at > now()`,
       [tokenHash],
-    )) as Array<{ user_id: number | string }>;
-    return row ? Number(row.user_id) : null;
+    );
+    return row ? toId(row.user_id) : null;
   }
 
   async delete(tokenHash: string): Promise<void> {
-    await this.uow.manager.query(`DELETE FROM web.sessions WHERE token_hash = $1`, [tokenHash]);
+    await this.sql.run(`DELETE FROM web.sessions WHERE token_hash = $1`, [tokenHash]);
   }
 }
