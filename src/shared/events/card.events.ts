@@ -119,3 +119,15 @@ export class CardModelChanged extends CardEvent<'card.model_changed'> {
 export class ImportCompleted extends CardEvent<'import.completed'> {
   readonly name = 'import.completed';
 }
+
+/**
+ * Many card events of one piece of bulk work (an import) published at once;
+ * the stream writer records them with one statement per chunk instead of one
+ * per event. Each event keeps its own name, kind and payload.
+ */
+export class CardEventBatch extends AppEvent {
+  readonly name = 'card.batch';
+  constructor(readonly events: CardEvent[]) {
+    super();
+  }
+}

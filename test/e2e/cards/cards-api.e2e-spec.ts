@@ -37,9 +37,10 @@ describe('CardsApi.createMany', () => {
       actor,
       { system: true },
     );
+    // One bulk insert per level: the batch's own cards take refs first, then their children.
     expect(created).toEqual([
-      { id: expect.any(Number), ref: 1, parentId: project.top_level_card_id, children: [{ id: expect.any(Number), ref: 2, parentId: created[0].id, children: [] }] },
-      { id: expect.any(Number), ref: 3, parentId: project.top_level_card_id, children: [] },
+      { id: expect.any(Number), ref: 1, parentId: project.top_level_card_id, children: [{ id: expect.any(Number), ref: 3, parentId: created[0].id, children: [] }] },
+      { id: expect.any(Number), ref: 2, parentId: project.top_level_card_id, children: [] },
     ]);
     const row1 = await c.get(ann, created[0].id);
     expect(row1.attributes).toEqual({ Estimate: 3, Context: [backend.id, frontend.id] });

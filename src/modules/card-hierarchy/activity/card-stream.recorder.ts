@@ -1,8 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { CardEvent } from '../../../shared/events/card.events.js';
+import { CardEvent, CardEventBatch } from '../../../shared/events/card.events.js';
 import { OnAppEvent } from '../../../shared/events/on-app-event.decorator.js';
 import { Sql } from '../../../shared/persistence/sql.js';
 import { STREAM_COLUMNS, toStreamEntryView, type NewStreamEntry, type StreamEntryView } from './card-stream-entry.js';
+
+const BATCH_CHUNK = 5000;
 
 /**
  * The one writer of the card stream. It records every card event in the
@@ -25,6 +27,28 @@ export class CardStreamRecorder {
       content: null,
       data: event.data,
     });
+  }
+
+  /** A batch in one INSERT per chunk (bulk work: an import's thousands of entries). */
+  @OnAppEvent(CardEventBatch, { phase: 'in-tx' })
+  async recordMany(batch: CardEventBatch): Promise<void> {
+    for (let at = 0; at < batch.events.length; at += BATCH_CHUNK) {
+      const events = batch.events.slice(at, at + BATCH_CHUNK);
+      await this.sql.run(
+        `INSERT INTO cards.card_stream (card_id, project_id, kind, action, user_id, content, data)
+         SELECT card_id, project_id, kind, action, user_id, NULL, data
+           FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::jsonb[])
+             AS e(card_id, project_id, kind, action, user_id, data)`,
+        [
+          events.map((e) => e.cardId),
+          events.map((e) => e.projectId),
+          events.map((e) => (e.system ? 'log' : 'activity')),
+          events.map((e) => e.name),
+          events.map((e) => e.actorId),
+          events.map((e) => JSON.stringify(e.data)),
+        ],
+      );
+    }
   }
 
   /** A comment: one entry of kind `comment`, action `comment.added`. */

@@ -75,6 +75,14 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
     return this.tree.update(cardId, changes, actor, options);
   }
 
+  createChildren(
+    entries: Array<{ parentId: number; title: unknown }>,
+    actor: Actor,
+    options?: { system?: boolean },
+  ): Promise<CardRecord[]> {
+    return this.tree.createChildren(entries, actor, options);
+  }
+
   cardsWithTitles(projectId: number, titles: string[]): Promise<Array<{ id: number; title: string }>> {
     return this.cards.cardsWithTitles(projectId, titles);
   }

@@ -3,6 +3,7 @@ import type { Actor } from '../../../shared/domain/actor.js';
 import {
   CardArchived,
   CardCreated,
+  CardEventBatch,
   CardDeleted,
   CardRestored,
   CardStateChanged,
@@ -79,6 +80,38 @@ export class CardTreeService {
         }),
       );
       return toRecord(card);
+    });
+  }
+
+  /**
+   * Bulk creation (imports): many new cards under parents of one project, in
+   * one statement. Locks the parents in ascending id (as a single creation
+   * locks its parent), checks write access once, and records the
+   * `card.created` entries as one batch.
+   */
+  createChildren(entries: Array<{ parentId: number; title: unknown }>, actor: Actor, options: { system?: boolean } = {}): Promise<CardRecord[]> {
+    const valid = entries.map((e) => ({ parentId: e.parentId, title: validTitle(e.title) }));
+    if (!valid.length) return Promise.resolve([]);
+    return this.uow.run(async () => {
+      const parentIds = [...new Set(valid.map((e) => e.parentId))];
+      const parents = await this.cards.lockMany(parentIds);
+      if (parents.length !== parentIds.length) throw new CardNotFoundError();
+      if (parents.some((p) => p.projectId !== parents[0].projectId)) throw new Error('createChildren takes parents of one project');
+      await this.access.requireFor(parents[0], actor, 'write');
+      const cards = await this.cards.insertChildren(parents, valid, actor.userId);
+      await this.events.publish(
+        new CardEventBatch(
+          cards.map(
+            (card) =>
+              new CardCreated({
+                ...this.eventBase(card, actor),
+                system: options.system,
+                data: { title: card.title, ref: card.ref, parent_id: card.parentId ?? undefined },
+              }),
+          ),
+        ),
+      );
+      return cards.map(toRecord);
     });
   }
 

@@ -97,6 +97,16 @@ export abstract class CardHierarchyApi {
    * records `card.created`. `system` records the entry as a log (imports).
    */
   abstract createChild(parentId: number, title: unknown, actor: Actor, options?: { system?: boolean }): Promise<CardRecord>;
+  /**
+   * Bulk creation for imports: new last children of parents of one project,
+   * in one statement, returned in the order given; the parents are locked in
+   * ascending id and write access is checked once. `system` as above.
+   */
+  abstract createChildren(
+    entries: Array<{ parentId: number; title: unknown }>,
+    actor: Actor,
+    options?: { system?: boolean },
+  ): Promise<CardRecord[]>;
   /** Creates a project's top-level card (ref 0) and its counters; returns its id. */
   abstract createTopLevelCard(project: { projectId: number; organizationId: number; title: string }, actorId: number): Promise<number>;
   /** Changes title and/or state (400 on bad values); `system` records the entries as logs (imports). */

@@ -210,6 +210,52 @@ export class CardTreeRepository {
     return rows.map((r) => ({ id: toId(r.id), ref: Number(r.ref) }));
   }
 
+  /**
+   * Inserts many children at once (bulk work): `parents` are locked by the
+   * caller and all of one project. Refs are taken from the counter in one
+   * step, in the order of `entries`; each card goes last among its parent's
+   * children, in that order. Returns the rows in the order of `entries`.
+   */
+  async insertChildren(
+    parents: CardRow[],
+    entries: Array<{ parentId: number; title: string }>,
+    createdBy: number | null,
+  ): Promise<CardRow[]> {
+    if (!entries.length) return [];
+    const byId = new Map(parents.map((p) => [p.id, p]));
+    const visible = entries.filter((e) => !byId.get(e.parentId)!.hidden).length;
+    const rows = await this.sql.rows<RawCard>(
+      `WITH r AS (
+         UPDATE cards.project_counters
+            SET next_ref = next_ref + $2, card_count = card_count + $2, visible_count = visible_count + $3
+          WHERE project_id = $1
+          RETURNING next_ref - $2 AS first_ref),
+       input AS (SELECT * FROM unnest($4::bigint[], $5::text[]) WITH ORDINALITY AS i(parent_id, title, ord)),
+       base AS (
+         SELECT p.id, p.ancestor_ids || p.id AS ancestors, p.hidden,
+                (SELECT coalesce(max(c.position) + 1, 0) FROM cards.cards c WHERE c.parent_id = p.id) AS next_position
+           FROM cards.cards p WHERE p.id = ANY($6::bigint[]))
+       INSERT INTO cards.cards (project_id, organization_id, parent_id, ancestor_ids, depth, ref, title,
+                                position, hidden, created_by)
+       SELECT $1, $7, i.parent_id, b.ancestors, cardinality(b.ancestors), r.first_ref + i.ord::int - 1, i.title,
+              b.next_position + (row_number() OVER (PARTITION BY i.parent_id ORDER BY i.ord))::int - 1, b.hidden, $8
+         FROM input i JOIN base b ON b.id = i.parent_id CROSS JOIN r
+        ORDER BY i.ord
+       RETURNING ${CARD_COLUMNS}`,
+      [
+        parents[0].projectId,
+        entries.length,
+        visible,
+        entries.map((e) => e.parentId),
+        entries.map((e) => e.title),
+        parents.map((p) => p.id),
+        parents[0].organizationId,
+        createdBy,
+      ],
+    );
+    return rows.map(toRow).sort((a, b) => a.ref - b.ref);
+  }
+
   async update(id: number, changes: { title?: string; state?: CardState; modelId?: number | null }): Promise<void> {
     const sets: string[] = ['updated_at = now()'];
     const params: unknown[] = [id];

@@ -56,11 +56,16 @@ export class CreateCardsService {
       plan.map((p) => ({ attributes: p.card.attributes, property: `${p.path}.attributes` })),
     );
     return this.uow.run(async () => {
-      // 1–2. the tree: parents before children (a new card is locked by its own creation)
-      const created: CardRecord[] = [];
-      for (const p of plan) {
-        const under = p.parentIndex === undefined ? parentId : created[p.parentIndex].id;
-        created.push(await this.hierarchy.createChild(under, p.card.title, actor, options));
+      // 1–2. the tree, one level at a time (parents before children, a new card is
+      // locked by its own creation), each level in one bulk insert
+      const created: CardRecord[] = new Array(plan.length);
+      for (const level of levels(plan)) {
+        const entries = level.map((i) => ({
+          parentId: plan[i].parentIndex === undefined ? parentId : created[plan[i].parentIndex!].id,
+          title: plan[i].card.title,
+        }));
+        const made = await this.hierarchy.createChildren(entries, actor, options);
+        level.forEach((i, k) => (created[i] = made[k]));
       }
       // 3. every group of the batch, locked once in ascending id
       await this.grouping.joinNewCards(
@@ -68,11 +73,26 @@ export class CreateCardsService {
         actor,
         options,
       );
-      // 4. values
-      for (let i = 0; i < plan.length; i++) await this.fields.writeValues(created[i], prepared[i], actor, options);
+      // 4. values, in bulk
+      await this.fields.writeNewValues(
+        created.map((card, i) => ({ card, prepared: prepared[i] })),
+        actor,
+        options,
+      );
       return nest(plan, created, parentId);
     });
   }
+}
+
+/** Indexes of the plan by depth: the batch's own cards first, then their children, and so on. */
+function levels(plan: PlannedCard[]): number[][] {
+  const depth: number[] = [];
+  const out: number[][] = [];
+  plan.forEach((p, i) => {
+    depth[i] = p.parentIndex === undefined ? 0 : depth[p.parentIndex] + 1;
+    (out[depth[i]] ??= []).push(i);
+  });
+  return out;
 }
 
 function flatten(cards: NewCard[], parentIndex?: number, prefix = 'cards', into: PlannedCard[] = []): PlannedCard[] {

@@ -91,6 +91,8 @@ export abstract class CardsApi {
   /**
    * Creates cards (with their children) under a parent in one transaction:
    * all or nothing. Values are parsed and files fetched before it opens.
+   * Each level of the tree is one bulk insert, so refs go to the given cards
+   * first (in order), then to their children, and so on.
    * `system: true` records the stream entries as `log` (imports).
    */
   abstract createMany(parentId: number, cards: NewCard[], actor: Actor, options?: { system?: boolean }): Promise<CreatedCard[]>;

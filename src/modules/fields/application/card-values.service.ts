@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
-import { CardAttributeChanged } from '../../../shared/events/card.events.js';
+import { CardAttributeChanged, CardEventBatch } from '../../../shared/events/card.events.js';
 import { EventBus } from '../../../shared/events/event-bus.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { CardHierarchyApi, type CardSummary } from '../../card-hierarchy/index.js';
@@ -158,6 +158,45 @@ export class CardValuesService {
     const written: string[] = [];
     this.uow.afterRollback(() => this.blobs.deleteNow(written));
     await this.apply(card, prepared.writes, actor, written, options);
+  }
+
+  /**
+   * Values of many cards created in the caller's transaction (imports): the
+   * scalar values of all of them in one statement per chunk and their
+   * `card.attribute_changed` entries as one batch (a new card has no value
+   * before, so nothing needs reading first). Other writes go card by card.
+   */
+  async writeNew(items: Array<{ card: CardSummary; prepared: PreparedValues }>, actor: Actor, options: { system?: boolean } = {}): Promise<void> {
+    const rows: Array<{ card: CardSummary; field: FieldDefinition; value: unknown }> = [];
+    for (const { card, prepared } of items) {
+      if (!(prepared instanceof PreparedWrites) || prepared.projectId !== card.projectId) {
+        throw new Error('writeNewValues takes what prepareValues returned for the cards\' project');
+      }
+      const scalarOnly = prepared.writes.every(
+        (w) => w.kind === 'set' && SCALAR_TYPES.has(w.field.type) && isFieldAvailable(w.field, card.modelId),
+      );
+      if (!scalarOnly) {
+        await this.write(card, prepared, actor, options);
+        continue;
+      }
+      for (const w of prepared.writes) if (w.kind === 'set' && w.value !== null) rows.push({ card, field: w.field, value: w.value });
+    }
+    if (!rows.length) return;
+    await this.values.insertScalars(rows.map((r) => ({ cardId: r.card.id, attributeId: r.field.id, value: r.value })));
+    await this.events.publish(
+      new CardEventBatch(
+        rows.map(
+          ({ card, field, value }) =>
+            new CardAttributeChanged({
+              cardId: card.id,
+              projectId: card.projectId,
+              actorId: actor.userId,
+              system: options.system,
+              data: { attribute_id: field.id, attribute: field.name, type: field.type, operation: 'set', from: null, to: value },
+            }),
+        ),
+      ),
+    );
   }
 
   private async run(

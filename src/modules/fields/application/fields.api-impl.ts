@@ -56,6 +56,10 @@ export class FieldsApiImpl extends FieldsApi {
     return this.values.write(card, prepared, actor, options);
   }
 
+  writeNewValues(items: Array<{ card: CardSummary; prepared: PreparedValues }>, actor: Actor, options?: { system?: boolean }): Promise<void> {
+    return this.values.writeNew(items, actor, options);
+  }
+
   setValues(cardId: number, body: unknown, actor: Actor): Promise<void> {
     return this.values.setMany(cardId, body, actor);
   }

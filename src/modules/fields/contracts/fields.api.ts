@@ -96,6 +96,16 @@ export abstract class FieldsApi {
    * `card.attribute_changed`; `system`: as a log entry, for imports).
    */
   abstract writeValues(card: CardSummary, prepared: PreparedValues, actor: Actor, options?: { system?: boolean }): Promise<void>;
+  /**
+   * `writeValues` for many cards created in the caller's transaction (bulk
+   * creation): scalar values in one statement per chunk, their entries as one
+   * batch; anything else card by card.
+   */
+  abstract writeNewValues(
+    items: Array<{ card: CardSummary; prepared: PreparedValues }>,
+    actor: Actor,
+    options?: { system?: boolean },
+  ): Promise<void>;
   /** POST /cards/{id}/attributes: `{"attributes": {...}}` or a flat `{name: value}` object. */
   abstract setValues(cardId: number, body: unknown, actor: Actor): Promise<void>;
   /** POST /cards/{id}/attributes/{name_or_id}: `{"value": v}`, or an upload for a files field. */

@@ -125,6 +125,19 @@ export class FieldValuesRepository {
     return rows.map((r) => ({ cardId: n(r.card_id), value: JSON.parse(String(r.value)) as unknown }));
   }
 
+  /** Many scalar values at once (new cards of an import), one statement per chunk. */
+  async insertScalars(rows: Array<{ cardId: number; attributeId: number; value: unknown }>): Promise<void> {
+    for (let at = 0; at < rows.length; at += 5000) {
+      const chunk = rows.slice(at, at + 5000);
+      await this.sql.run(
+        `INSERT INTO fields.scalar_values (card_id, attribute_id, value)
+         SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::jsonb[])
+         ON CONFLICT (card_id, attribute_id) DO UPDATE SET value = EXCLUDED.value`,
+        [chunk.map((r) => r.cardId), chunk.map((r) => r.attributeId), chunk.map((r) => JSON.stringify(r.value))],
+      );
+    }
+  }
+
   async setScalar(cardId: number, attributeId: number, value: unknown): Promise<void> {
     if (value === null) {
       await this.sql.run(`DELETE FROM fields.scalar_values WHERE card_id = $1 AND attribute_id = $2`, [cardId, attributeId]);
