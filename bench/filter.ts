@@ -418,7 +418,7 @@ async function plans(setup: Setup, pool: pg.Pool, names: string[]): Promise<Map<
     captured.length = 0;
     const projectIds = s.search ? setup.searchProjectIds : [setup.projectId];
     const actor = { userId: s.search ? setup.searchUserId : setup.userId, username: 'bench', isAdmin: false, scopes: null };
-    await service.run({ text: s.filter, parameter: 'filter', projectIds, withArchived: false, limit: 100, offset: 0 }, actor);
+    await service.run({ text: s.filter, parameter: 'filter', projectIds, withArchived: false, limit: 100, from: { offset: 0 } }, actor);
     const page = captured.find((q) => q.sql.includes('ORDER BY c.id LIMIT'));
     if (!page) continue;
     const { rows } = await pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${page.sql}`, page.params);

@@ -10,7 +10,8 @@ export {
   type DoomedSubtree,
   type MovedCard,
   type ProjectListing,
+  type ProjectPage,
   type TeamCard,
   type TreeMove,
 } from './contracts/card-hierarchy.api.js';
-export { CardFilterApi, type CardTerm, type FilterCondition, type FilterScope } from './contracts/card-filter.api.js';
+export { CardFilterApi, type CardTerm, type FilterCondition, type FilterScope, type PageStart } from './contracts/card-filter.api.js';

@@ -91,7 +91,8 @@ export function setPageHeaders(res: Response, p: PageRequest, total: number): vo
   res.set(pageHeaders(p, total, pageLocation(res)));
 }
 
-function pageLocation(res: Response): PageLocation | undefined {
+/** Where the request being answered was sent, for `Link` headers; undefined outside the API prefix. */
+export function pageLocation(res: Response): PageLocation | undefined {
   const setting = res.app?.get(PAGE_LINK_SETTING) as PageLinkSetting | undefined;
   const url = res.req?.originalUrl;
   if (!setting || !url?.startsWith(setting.prefix)) return undefined;
@@ -124,9 +125,17 @@ export function documentPagination(document: OpenAPIObject): void {
     }
   }
   headers.Link = { description: '`<absolute URL of the next page>; rel="next"` (RFC 8288); absent on the last page', schema: { type: 'string' } };
+  const cursorHeader = {
+    'X-Service-NextCursor': {
+      description: 'opaque token: send it as `cursor` (instead of `page`) for the next page by keyset; absent on the last page',
+      schema: { type: 'string' as const },
+    },
+  };
+  const hasQuery = (get: NonNullable<(typeof document.paths)[string]['get']>, name: string) =>
+    get.parameters?.some((p) => 'name' in p && p.name === name && p.in === 'query');
   for (const { get } of Object.values(document.paths)) {
-    const paged = get?.parameters?.some((p) => 'name' in p && p.name === 'per_page' && p.in === 'query');
     const ok = get?.responses['200'];
-    if (paged && ok && !('$ref' in ok)) ok.headers = { ...ok.headers, ...headers };
+    if (!get || !hasQuery(get, 'per_page') || !ok || '$ref' in ok) continue;
+    ok.headers = { ...ok.headers, ...headers, ...(hasQuery(get, 'cursor') ? cursorHeader : {}) };
   }
 }

@@ -84,7 +84,7 @@ describe('filter: SQL against the reference evaluator', () => {
           let got: Outcome;
           try {
             got = await service.run(
-              { text, parameter: 'filter', projectIds: gw.projectIds, withArchived, limit, offset, today: TODAY },
+              { text, parameter: 'filter', projectIds: gw.projectIds, withArchived, limit, from: { offset }, today: TODAY },
               { userId: me.id, username: me.username, isAdmin: false, scopes: null },
             );
           } catch (e) {

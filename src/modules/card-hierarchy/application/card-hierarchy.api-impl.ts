@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
-import type { PageRequest } from '../../../shared/http/pagination.js';
+import type { ListingRequest } from '../../../shared/http/cursor.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import type { AccessMode } from '../../workspace/index.js';
 import {
@@ -12,6 +12,7 @@ import {
   type DoomedSubtree,
   type MovedCard,
   type ProjectListing,
+  type ProjectPage,
   type TeamCard,
   type TreeMove,
 } from '../contracts/card-hierarchy.api.js';
@@ -59,7 +60,7 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
     return this.tree.children(cardId, actor);
   }
 
-  listProject(projectId: number, actor: Actor, page: PageRequest, options: ProjectListing) {
+  listProject(projectId: number, actor: Actor, page: ListingRequest, options: ProjectListing): Promise<ProjectPage> {
     return this.listing.list(projectId, actor, page, options);
   }
 

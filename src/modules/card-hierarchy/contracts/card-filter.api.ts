@@ -23,6 +23,9 @@ export interface FilterScope {
 /** Builds the WHERE condition of the filter query from the card columns. */
 export type FilterCondition = (card: FilterCardColumns, params: SqlParams) => string;
 
+/** Where a page of an id-ordered listing starts: after a keyset id (a cursor), or at an offset. */
+export type PageStart = { after: number } | { offset: number };
+
 /**
  * The card-hierarchy part of the filter language: the SQL of its own terms,
  * and the filter query over its table, into which the composition layer puts
@@ -33,8 +36,8 @@ export abstract class CardFilterApi {
   abstract predicate(term: CardTerm, params: SqlParams): string;
   /** A subquery of the ids of the cards with that ref in the project of the filter query's row. */
   abstract cardsWithRef(ref: number, params: SqlParams): string;
-  /** One page of matching cards (not the top-level ones), in id order: one query. */
-  abstract pageIds(scope: FilterScope, where: FilterCondition, limit: number, offset: number): Promise<number[]>;
+  /** One page of matching cards (not the top-level ones), in id order, at an offset or after a keyset id: one query. */
+  abstract pageIds(scope: FilterScope, where: FilterCondition, limit: number, from: PageStart): Promise<number[]>;
   /** How many cards match: one query. */
   abstract count(scope: FilterScope, where: FilterCondition): Promise<number>;
 }

@@ -1,5 +1,5 @@
 import type { Actor } from '../../../shared/domain/actor.js';
-import type { PageRequest } from '../../../shared/http/pagination.js';
+import type { ListingRequest } from '../../../shared/http/cursor.js';
 import type { AccessMode, Role } from '../../workspace/index.js';
 
 export const CARD_STATES = ['undecided', 'dropped', 'accepted', 'in_progress', 'waiting', 'completed', 'closed'] as const;
@@ -69,6 +69,17 @@ export interface ProjectListing {
   onlyIds: boolean;
 }
 
+/** A page of the project listing. */
+export interface ProjectPage {
+  /** The page's cards (empty with `onlyIds`). */
+  records: CardRecord[];
+  ids: number[];
+  /** Cards in all pages (project counters). */
+  total: number;
+  /** The page's last id when there is a next page (for `X-Service-NextCursor`), else null. */
+  nextAfter: number | null;
+}
+
 /**
  * Public API of the card-hierarchy module: the card tree (places, refs,
  * titles, states, archive), the project counters and the card stream. It
@@ -84,13 +95,12 @@ export abstract class CardHierarchyApi {
   abstract records(cardIds: number[]): Promise<CardRecord[]>;
   /** The children of a card the caller may read, in position order. */
   abstract children(cardId: number, actor: Actor): Promise<CardRecord[]>;
-  /** A page of the project listing (top-level card excluded, id order) and the total. */
-  abstract listProject(
-    projectId: number,
-    actor: Actor,
-    page: PageRequest,
-    options: ProjectListing,
-  ): Promise<{ records: CardRecord[]; ids: number[]; total: number }>;
+  /**
+   * A page of the project listing (top-level card excluded, id order), by
+   * `page` (offset) or after a keyset position; the total, and the last id
+   * when a next page exists.
+   */
+  abstract listProject(projectId: number, actor: Actor, page: ListingRequest, options: ProjectListing): Promise<ProjectPage>;
   /**
    * Creates the last child of a card: locks the parent, checks write access
    * on the locked row, takes the project's next ref (its counter row) and

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { likeContains, SqlParams, type FilterCardColumns, type FilterOrderOp } from '../../../shared/persistence/sql-params.js';
-import { CardFilterApi, type CardTerm, type FilterCondition, type FilterScope } from '../contracts/card-filter.api.js';
+import { CardFilterApi, type CardTerm, type FilterCondition, type FilterScope, type PageStart } from '../contracts/card-filter.api.js';
 
 /** The row of the filter query, as other modules' predicates may name it. */
 const ROW: FilterCardColumns = { id: 'c.id', projectId: 'c.project_id', modelId: 'c.model_id' };
@@ -70,12 +70,17 @@ export class CardFilterSql extends CardFilterApi {
     return `SELECT t.id FROM cards.cards t WHERE t.project_id = c.project_id AND t.ref = ${params.add(ref, 'bigint')}`;
   }
 
-  async pageIds(scope: FilterScope, where: FilterCondition, limit: number, offset: number): Promise<number[]> {
+  async pageIds(scope: FilterScope, where: FilterCondition, limit: number, from: PageStart): Promise<number[]> {
     if (!scope.projectIds.length) return [];
     const params = new SqlParams();
+    // After a cursor: a keyset range of the id order; else an offset into it.
+    const start =
+      'after' in from
+        ? { where: ` AND c.id > ${params.add(from.after, 'bigint')}`, offset: '' }
+        : { where: '', offset: ` OFFSET ${params.add(from.offset, 'bigint')}` };
     const sql = `SELECT c.id FROM cards.cards c
-      WHERE ${this.scope(scope, params)} AND (${where(ROW, params)})
-      ORDER BY c.id LIMIT ${params.add(limit, 'int')} OFFSET ${params.add(offset, 'bigint')}`;
+      WHERE ${this.scope(scope, params)}${start.where} AND (${where(ROW, params)})
+      ORDER BY c.id LIMIT ${params.add(limit, 'int')}${start.offset}`;
     const rows = (await this.uow.manager.query(sql, params.values)) as Array<{ id: string | number }>;
     return rows.map((r) => Number(r.id));
   }

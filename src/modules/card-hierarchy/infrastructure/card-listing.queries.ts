@@ -40,30 +40,35 @@ export class CardListingQueries {
 
   /**
    * A page of the project listing, in id order (top-level card excluded).
-   * Deferred join: the inner query skips `offset` entries of the partial
-   * listing index without touching the table (an index-only scan while the
-   * visibility map is current), and only the page's rows are read from the
-   * table. Still O(offset) index entries, but not O(offset) table rows.
+   * After a keyset position (`after`), a range scan of the partial listing
+   * index from that id: the same cost at any depth. By offset, a deferred
+   * join: the inner query skips `offset` entries of the index without
+   * touching the table (an index-only scan while the visibility map is
+   * current), and only the page's rows are read from the table; still
+   * O(offset) index entries, but not O(offset) table rows.
    */
-  async listPage(projectId: number, withArchived: boolean, limit: number, offset: number): Promise<CardRow[]> {
-    const rows = await this.sql.rows<RawCard>(
-      `SELECT ${CARD_COLUMNS} FROM cards.cards
-        WHERE id IN (SELECT id FROM cards.cards
-                      WHERE project_id = $1 AND depth > 0 ${withArchived ? '' : 'AND NOT hidden'}
-                      ORDER BY id LIMIT $2 OFFSET $3)
-        ORDER BY id`,
-      [projectId, limit, offset],
-    );
+  async listPage(projectId: number, withArchived: boolean, limit: number, from: ListingStart): Promise<CardRow[]> {
+    const sql = `SELECT ${CARD_COLUMNS} FROM cards.cards WHERE id IN (${listIdsSql(withArchived, from)}) ORDER BY id`;
+    const rows = await this.sql.rows<RawCard>(sql, [projectId, limit, 'after' in from ? from.after : from.offset]);
     return rows.map(toRow);
   }
 
-  async listIds(projectId: number, withArchived: boolean, limit: number, offset: number): Promise<number[]> {
-    const rows = await this.sql.rows<{ id: number }>(
-      `SELECT id FROM cards.cards
-        WHERE project_id = $1 AND depth > 0 ${withArchived ? '' : 'AND NOT hidden'}
-        ORDER BY id LIMIT $2 OFFSET $3`,
-      [projectId, limit, offset],
-    );
+  async listIds(projectId: number, withArchived: boolean, limit: number, from: ListingStart): Promise<number[]> {
+    const rows = await this.sql.rows<{ id: number }>(listIdsSql(withArchived, from), [
+      projectId,
+      limit,
+      'after' in from ? from.after : from.offset,
+    ]);
     return rows.map((r) => toId(r.id));
   }
+}
+
+/** Where a listing page starts: after a keyset position, or at an offset. */
+export type ListingStart = { after: number } | { offset: number };
+
+/** Ids of a listing page ($1 project, $2 limit, $3 the keyset id or the offset). */
+function listIdsSql(withArchived: boolean, from: ListingStart): string {
+  return `SELECT id FROM cards.cards
+           WHERE project_id = $1 AND depth > 0 ${withArchived ? '' : 'AND NOT hidden'}
+                 ${'after' in from ? 'AND id > $3 ORDER BY id LIMIT $2' : 'ORDER BY id LIMIT $2 OFFSET $3'}`;
 }

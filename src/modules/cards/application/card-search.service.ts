@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
-import { pageOffset, type PageRequest } from '../../../shared/http/pagination.js';
+import type { ListingPageInfo, ListingRequest } from '../../../shared/http/cursor.js';
+import { pageOffset } from '../../../shared/http/pagination.js';
 import { WorkspaceApi } from '../../workspace/index.js';
 import type { CardView } from '../contracts/cards.api.js';
 import { CardFilterService } from '../filter/card-filter.service.js';
@@ -31,26 +32,27 @@ export class CardSearchService {
     private readonly views: CardViewsService,
   ) {}
 
-  async inProject(projectId: number, filter: FilterParameter, page: PageRequest, options: SearchOptions, actor: Actor) {
+  async inProject(projectId: number, filter: FilterParameter, page: ListingRequest, options: SearchOptions, actor: Actor) {
     await this.workspace.requireProject(projectId, actor, 'read');
     return this.run([projectId], filter, page, options, actor);
   }
 
-  async everywhere(filter: FilterParameter, page: PageRequest, options: SearchOptions, actor: Actor) {
+  async everywhere(filter: FilterParameter, page: ListingRequest, options: SearchOptions, actor: Actor) {
     return this.run(await this.workspace.visibleProjectIds(actor), filter, page, options, actor);
   }
 
   private async run(
     projectIds: number[],
     filter: FilterParameter,
-    page: PageRequest,
+    page: ListingRequest,
     options: SearchOptions,
     actor: Actor,
-  ): Promise<{ items: CardView[] | number[]; total: number }> {
-    const { ids, total } = await this.filters.run(
-      { ...filter, projectIds, withArchived: options.withArchived, limit: page.perPage, offset: pageOffset(page) },
-      actor,
-    );
-    return { items: options.onlyIds ? ids : await this.views.byIds(ids), total };
+  ): Promise<{ items: CardView[] | number[] } & ListingPageInfo> {
+    const from = page.after === null ? { offset: pageOffset(page) } : { after: page.after };
+    // One id more than the page tells whether a next page exists (for its cursor).
+    const found = await this.filters.run({ ...filter, projectIds, withArchived: options.withArchived, limit: page.perPage + 1, from }, actor);
+    const ids = found.ids.slice(0, page.perPage);
+    const nextAfter = found.ids.length > page.perPage ? ids[ids.length - 1] : null;
+    return { items: options.onlyIds ? ids : await this.views.byIds(ids), total: found.total, nextAfter };
   }
 }

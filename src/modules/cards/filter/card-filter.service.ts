@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
-import { CardFilterApi, type FilterScope } from '../../card-hierarchy/index.js';
+import { CardFilterApi, type FilterScope, type PageStart } from '../../card-hierarchy/index.js';
 import { FieldFilterApi } from '../../fields/index.js';
 import { GroupFilterApi } from '../../grouping/index.js';
 import { IdentityApi } from '../../identity/index.js';
@@ -17,7 +17,8 @@ export interface FilterRequest {
   projectIds: number[];
   withArchived: boolean;
   limit: number;
-  offset: number;
+  /** At an offset, or after a keyset id (a cursor). */
+  from: PageStart;
   /** Today's UTC day for `today` and `-7d`; the clock's when absent (tests fix it). */
   today?: string;
 }
@@ -68,7 +69,7 @@ export class CardFilterService {
       withArchived: request.withArchived || mentionsArchived(expr),
     };
     const [ids, total] = await Promise.all([
-      this.cards.pageIds(scope, where, request.limit, request.offset),
+      this.cards.pageIds(scope, where, request.limit, request.from),
       this.cards.count(scope, where),
     ]);
     return { ids, total };

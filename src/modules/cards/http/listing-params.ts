@@ -22,3 +22,11 @@ export function readFilter(query: { filter?: string; filters?: string }): Filter
 export function readListingOptions(query: { with_archived?: string; only_ids?: string }): SearchOptions {
   return { withArchived: readBool(query.with_archived, 'with_archived'), onlyIds: readBool(query.only_ids, 'only_ids') };
 }
+
+/**
+ * The scope of a listing's cursors: the route and what selects its rows (the
+ * archived cards, the filter text). A cursor works only in its own scope.
+ */
+export function listingScope(route: string, options: { withArchived: boolean }, filter: FilterParameter | null): string {
+  return `${route}${options.withArchived ? '?with_archived' : ''}${filter ? `?filter=${filter.text}` : ''}`;
+}

@@ -3,14 +3,14 @@ import { ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
-import { pageRequest, setPageHeaders } from '../../../shared/http/pagination.js';
+import { listingRequest, setListingHeaders } from '../../../shared/http/cursor.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { CardHierarchyApi } from '../../card-hierarchy/index.js';
 import { CardViewsService } from '../application/card-views.service.js';
 import { CreateProjectService } from '../application/create-project.service.js';
 import { CardSearchService } from '../application/card-search.service.js';
 import { CardListQueryDto, CreateProjectDto } from './dto/cards.dto.js';
-import { readFilter, readListingOptions } from './listing-params.js';
+import { listingScope, readFilter, readListingOptions } from './listing-params.js';
 import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
 /** A project's card listing. */
@@ -32,16 +32,18 @@ export class ProjectCardsController {
     @Query() query: CardListQueryDto,
     @Res({ passthrough: true }) res: Response,
   ) {
-    const page = pageRequest(query);
     const options = readListingOptions(query);
     const filter = readFilter(query);
+    // A cursor belongs to one listing: this project, with or without the archived cards, and the filter.
+    const scope = listingScope(`projects/${id}/cards`, options, filter);
+    const page = listingRequest(query, scope);
     if (filter) {
       const found = await this.search.inProject(id, filter, page, options, actor);
-      setPageHeaders(res, page, found.total);
+      setListingHeaders(res, page, found, scope);
       return found.items;
     }
     const result = await this.hierarchy.listProject(id, actor, page, options);
-    setPageHeaders(res, page, result.total);
+    setListingHeaders(res, page, result, scope);
     return options.onlyIds ? result.ids : this.views.many(result.records);
   }
 }

@@ -3,10 +3,10 @@ import { ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
-import { pageRequest, setPageHeaders } from '../../../shared/http/pagination.js';
+import { listingRequest, setListingHeaders } from '../../../shared/http/cursor.js';
 import { CardSearchService } from '../application/card-search.service.js';
 import { SearchQueryDto } from './dto/cards.dto.js';
-import { readFilter, readListingOptions } from './listing-params.js';
+import { listingScope, readFilter, readListingOptions } from './listing-params.js';
 import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
 /** GET /search: cards matching a filter in every project the caller can see, in every team. */
@@ -19,10 +19,13 @@ export class SearchController {
 
   @Get()
   async find(@CurrentActor() actor: Actor, @Query() query: SearchQueryDto, @Res({ passthrough: true }) res: Response) {
-    const page = pageRequest(query);
     const filter = readFilter(query) ?? { text: '', parameter: 'filter' };
-    const found = await this.search.everywhere(filter, page, readListingOptions(query), actor);
-    setPageHeaders(res, page, found.total);
+    const options = readListingOptions(query);
+    // The same cursors as the project listing, scoped to the search and its filter.
+    const scope = listingScope('search', options, filter);
+    const page = listingRequest(query, scope);
+    const found = await this.search.everywhere(filter, page, options, actor);
+    setListingHeaders(res, page, found, scope);
     return found.items;
   }
 }

@@ -85,6 +85,10 @@ export class RelocateCardDto {
 export class CardListQueryDto {
   @ApiPropertyOptional() @IsOptional() @IsString() page?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() per_page?: string;
+  @ApiPropertyOptional({ description: 'X-Service-NextCursor of the previous page: the next page by keyset (not with page)' })
+  @IsOptional()
+  @IsString()
+  cursor?: string;
   @ApiPropertyOptional({ enum: ['true', 'false'] }) @IsOptional() @IsString() with_archived?: string;
   @ApiPropertyOptional({ enum: ['true', 'false'] }) @IsOptional() @IsString() only_ids?: string;
   @ApiPropertyOptional({ description: 'filter expression (DESIGN.md §7, docs/FILTERS.md)' }) @IsOptional() @IsString() filter?: string;
