@@ -102,6 +102,7 @@ export async function fillProject(
   ctx: ParentContext,
   total: number,
   progress: (done: number) => void,
+  options: { vacuum?: boolean } = {},
 ): Promise<void> {
   const top = Math.max(1, Math.min(total, Math.round(Math.sqrt(total))));
   const rest = total - top;
@@ -134,7 +135,7 @@ export async function fillProject(
     `UPDATE cards.project_counters SET next_ref = $2::int + 1, card_count = $2, visible_count = $2 WHERE project_id = $1`,
     [ctx.projectId, total],
   );
-  await client.query(`VACUUM (ANALYZE) cards.cards`);
+  if (options.vacuum !== false) await client.query(`VACUUM (ANALYZE) cards.cards`);
 }
 
 const COLUMNS = `id, project_id, organization_id, parent_id, ancestor_ids, depth, ref, title, state,
@@ -148,4 +149,107 @@ export function listingQuery(onlyIds: boolean): string {
   if (onlyIds) return ids;
   // listPage: a deferred join (the page's ids from the index, then their rows).
   return `SELECT ${COLUMNS} FROM cards.cards WHERE id IN (${ids}) ORDER BY id`;
+}
+
+/** The app's keyset page query (CardTreeRepository.listPage after a cursor, visible cards): $3 is the last id seen. */
+export function keysetQuery(onlyIds: boolean): string {
+  const ids = `SELECT id FROM cards.cards
+        WHERE project_id = $1 AND depth > 0 AND NOT hidden AND id > $3
+        ORDER BY id LIMIT $2`;
+  return onlyIds ? ids : `SELECT ${COLUMNS} FROM cards.cards WHERE id IN (${ids}) ORDER BY id`;
+}
+
+export interface AttributeContext {
+  cardId: number;
+  projectId: number;
+  attributeId: number;
+  name: string;
+  userId: number;
+}
+
+/**
+ * Setting one number field as the app's transaction does it
+ * (CardValuesService.setOne): lock the card by marking it changed, read the
+ * old value, upsert the new one, record `card.attribute_changed` with the
+ * before and after values.
+ */
+export async function rawSetAttribute(pool: pg.Pool, ctx: AttributeContext, value: number): Promise<void> {
+  const c = await pool.connect();
+  try {
+    await c.query('BEGIN');
+    await c.query(`UPDATE cards.cards SET updated_at = now() WHERE id = $1`, [ctx.cardId]);
+    const { rows } = await c.query<{ value: unknown }>(
+      `SELECT value FROM fields.scalar_values WHERE card_id = $1 AND attribute_id = $2`,
+      [ctx.cardId, ctx.attributeId],
+    );
+    await c.query(
+      `INSERT INTO fields.scalar_values (card_id, attribute_id, value) VALUES ($1, $2, $3::jsonb)
+       ON CONFLICT (card_id, attribute_id) DO UPDATE SET value = EXCLUDED.value`,
+      [ctx.cardId, ctx.attributeId, JSON.stringify(value)],
+    );
+    const data = { attribute_id: ctx.attributeId, attribute: ctx.name, type: 'number', operation: 'set', from: rows[0]?.value ?? null, to: value };
+    await c.query(
+      `INSERT INTO cards.card_stream (card_id, project_id, kind, action, user_id, content, data)
+       VALUES ($1, $2, 'activity', 'card.attribute_changed', $3, NULL, $4::jsonb)`,
+      [ctx.cardId, ctx.projectId, ctx.userId, JSON.stringify(data)],
+    );
+    await c.query('COMMIT');
+  } catch (error) {
+    await c.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    c.release();
+  }
+}
+
+/** Statements of one raw-SQL operation, as the counting relay counts the app's. */
+export const RAW_STATEMENTS = { create: 5, setAttribute: 6, listPage: 1 };
+
+/**
+ * Adds a subtree of `size` cards under `parentId` (the last child): its root,
+ * about √size children of the root, and the rest spread evenly under those.
+ * Refs continue the project counter, positions are dense, ancestor paths and
+ * depths as the app keeps them, counters bumped. Returns the root's id.
+ */
+export async function fillSubtree(client: pg.Client, ctx: ParentContext, size: number): Promise<number> {
+  const { rows: parents } = await client.query<{ ancestor_ids: string[] }>(`SELECT ancestor_ids FROM cards.cards WHERE id = $1`, [ctx.parentId]);
+  const path = [...parents[0].ancestor_ids.map(Number), ctx.parentId];
+  const { rows: counter } = await client.query<{ next_ref: number }>(
+    `UPDATE cards.project_counters SET next_ref = next_ref + $2, card_count = card_count + $2, visible_count = visible_count + $2
+      WHERE project_id = $1 RETURNING next_ref - $2 AS next_ref`,
+    [ctx.projectId, size],
+  );
+  const ref = Number(counter[0].next_ref);
+  const { rows: roots } = await client.query<{ id: string }>(
+    `INSERT INTO cards.cards (project_id, organization_id, parent_id, ancestor_ids, depth, ref, title, position, created_by)
+     SELECT $1, $2, $3, $4::bigint[], cardinality($4::bigint[]), $5, 'Subtree ' || $6::int,
+            (SELECT coalesce(max(position) + 1, 0) FROM cards.cards WHERE parent_id = $3), $7
+     RETURNING id`,
+    [ctx.projectId, ctx.organizationId, ctx.parentId, path, ref, size, ctx.userId],
+  );
+  const root = Number(roots[0].id);
+  const rest = size - 1;
+  const mid = Math.max(0, Math.min(rest, Math.round(Math.sqrt(rest))));
+  if (!mid) return root;
+  const rootPath = [...path, root];
+  await client.query(
+    `INSERT INTO cards.cards (project_id, organization_id, parent_id, ancestor_ids, depth, ref, title, position, created_by)
+     SELECT $1, $2, $3, $4::bigint[], cardinality($4::bigint[]), $5::int + g, 'Card ' || ($5::int + g), g - 1, $6
+       FROM generate_series(1, $7::int) g`,
+    [ctx.projectId, ctx.organizationId, root, rootPath, ref, ctx.userId, mid],
+  );
+  const leaves = rest - mid;
+  const per = Math.floor(leaves / mid);
+  const extra = leaves - per * mid;
+  await client.query(
+    `INSERT INTO cards.cards (project_id, organization_id, parent_id, ancestor_ids, depth, ref, title, position, created_by)
+     SELECT $1, $2, l.id, $4::bigint[] || l.id, cardinality($4::bigint[]) + 1, r.ref, 'Card ' || r.ref, j, $6
+       FROM cards.cards l
+      CROSS JOIN LATERAL generate_series(0, $7::int + (l.position < $8::int)::int - 1) j
+      CROSS JOIN LATERAL (SELECT $5::int + $9::int + l.position * $7::int + least(l.position, $8::int) + j + 1 AS ref) r
+      WHERE l.parent_id = $3
+      ORDER BY l.position, j`,
+    [ctx.projectId, ctx.organizationId, root, rootPath, ref, ctx.userId, per, extra, mid],
+  );
+  return root;
 }

@@ -19,11 +19,17 @@ import {
   databaseUrl,
   dropScratchDatabase,
   fillProject,
+  fillSubtree,
+  keysetQuery,
   listingQuery,
+  RAW_STATEMENTS,
   rawCreateCard,
+  rawSetAttribute,
+  type AttributeContext,
   type ParentContext,
 } from './raw-sql.js';
-import { writeReport, type CreationResult, type ListingResult, type Results } from './report.js';
+import { SubtreeBench, type SmallMoveResult, type SubtreeResult } from './subtree.js';
+import { benchJson, writeReport, type AttributeResult, type CreationResult, type ListingResult, type Results } from './report.js';
 import { startServer, type RunningServer } from './server.js';
 import { runPool, summarize, type Timing } from './stats.js';
 
@@ -37,17 +43,23 @@ function envInt(name: string, fallback: number): number {
   return n;
 }
 
+/** BENCH_QUICK=1: smaller counts everywhere (still the 1 000 000-card project), for a run of a few minutes. */
+const QUICK = process.env.BENCH_QUICK === '1';
 const SERVER_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
-const CREATE_N = envInt('BENCH_CREATE_N', 2000);
+const CREATE_N = envInt('BENCH_CREATE_N', QUICK ? 600 : 2000);
 const CONCURRENCIES = (process.env.BENCH_CONCURRENCY || '1,16').split(',').map((s) => Number(s.trim()));
-const WARMUP_N = envInt('BENCH_WARMUP_N', 300);
+const WARMUP_N = envInt('BENCH_WARMUP_N', QUICK ? 150 : 300);
+const ATTRIBUTE_N = envInt('BENCH_ATTRIBUTE_N', QUICK ? 300 : 1000);
 const LIST_CARDS = envInt('BENCH_LIST_CARDS', 1_000_000);
-const LIST_REQUESTS = envInt('BENCH_LIST_REQUESTS', 200);
-const LIST_MAX_SECONDS = envInt('BENCH_LIST_MAX_SECONDS', 15);
-const DOC = process.env.BENCH_DOC ?? path.join(ROOT, 'docs/PERFORMANCE.md');
+const LIST_REQUESTS = envInt('BENCH_LIST_REQUESTS', QUICK ? 60 : 200);
+const LIST_MAX_SECONDS = envInt('BENCH_LIST_MAX_SECONDS', QUICK ? 5 : 15);
+const SUBTREES = (process.env.BENCH_SUBTREES ?? '1000,10000,100000').split(',').filter(Boolean).map(Number);
+const SMALL_MOVES = envInt('BENCH_SMALL_MOVES', QUICK ? 20 : 40);
+const DOC = process.env.BENCH_DOC ?? (QUICK ? '-' : path.join(ROOT, 'docs/PERFORMANCE.md'));
+const JSON_OUT = process.env.BENCH_JSON;
 const KEEP_DB = process.env.BENCH_KEEP_DB === '1';
-const QUIET_WAIT = envInt('BENCH_QUIET_WAIT', 10);
-const ROUNDS = Math.max(1, envInt('BENCH_ROUNDS', 4));
+const QUIET_WAIT = envInt('BENCH_QUIET_WAIT', QUICK ? 3 : 10);
+const ROUNDS = Math.max(1, envInt('BENCH_ROUNDS', QUICK ? 2 : 4));
 
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 const fmt = (n: number, d = 1) => n.toFixed(d);
@@ -92,7 +104,8 @@ interface CpuSample {
 }
 
 class Bench {
-  readonly dbName = `cardwork_bench_${process.pid}_${Date.now().toString(36)}`;
+  /** BENCH_DB names the scratch database (it must contain "bench"); by default one per run. */
+  readonly dbName = process.env.BENCH_DB || `cardwork_bench_${process.pid}_${Date.now().toString(36)}`;
   readonly dbUrl = databaseUrl(SERVER_URL, this.dbName);
   admin!: pg.Client;
   server?: RunningServer;
@@ -266,20 +279,96 @@ class Bench {
     return out;
   }
 
+  /**
+   * Setting one number field, sequentially: `POST /cards/{id}/attributes/{name}`
+   * beside the same transaction in raw SQL, over 50 cards of a project per
+   * side, in alternating slices. Checks the values and stream entries after.
+   */
+  async attribute(): Promise<AttributeResult> {
+    const cardsPerSide = 50;
+    const sides = {} as Record<'app' | 'raw', { project: Project; cards: number[]; attributeId: number; latencies: number[]; seconds: number; server: number }>;
+    for (const side of ['app', 'raw'] as const) {
+      const project = await this.project(`attribute ${side}`);
+      const field = await this.api.json<{ id: number }>('POST', `/projects/${project.id}/attributes`, { name: 'Estimate', type: 'number' });
+      const cards: number[] = [];
+      for (let i = 0; i < cardsPerSide; i++) {
+        cards.push((await this.api.json<{ id: number }>('POST', `/cards/${project.top_level_card_id}/children`, { title: `a ${i}` })).id);
+      }
+      sides[side] = { project, cards, attributeId: field.id, latencies: [], seconds: 0, server: 0 };
+    }
+    const app = (i: number) => async () => {
+      const s = sides.app;
+      const res = await this.api.request('POST', `/cards/${s.cards[i % cardsPerSide]}/attributes/Estimate`, { value: i + 1 });
+      if (res.status !== 200) throw new Error(`set attribute → ${res.status}: ${res.body.slice(0, 300)}`);
+    };
+    const raw = (i: number) => {
+      const s = sides.raw;
+      const ctx: AttributeContext = { cardId: s.cards[i % cardsPerSide], projectId: s.project.id, attributeId: s.attributeId, name: 'Estimate', userId: this.userId };
+      return () => rawSetAttribute(this.pool!, ctx, i + 1);
+    };
+    await runPool(30, 1, (i) => app(i)());
+    await runPool(30, 1, (i) => raw(i)());
+    await waitForQuiet('set attribute');
+    const perRound = Math.ceil(ATTRIBUTE_N / ROUNDS);
+    for (let round = 0, done = 30; round < ROUNDS; round++, done += perRound) {
+      for (const side of round % 2 === 0 ? (['app', 'raw'] as const) : (['raw', 'app'] as const)) {
+        const s = sides[side];
+        const before = await this.sample();
+        const t = await runPool(perRound, 1, (i) => (side === 'app' ? app : raw)(done + i)(), { latencies: s.latencies });
+        s.seconds += t.seconds;
+        s.server += (await this.cpuSince(before)).server ?? 0;
+      }
+    }
+    const total = 30 + perRound * ROUNDS;
+    for (const side of ['app', 'raw'] as const) await this.verifyAttribute(sides[side].project, sides[side].cards, total);
+    const timing = (side: 'app' | 'raw') => summarize(sides[side].latencies, sides[side].seconds);
+    const result = {
+      app: timing('app'),
+      raw: timing('raw'),
+      serverCpuMsPerRequest: (sides.app.server / sides.app.latencies.length) * 1000,
+    };
+    log(`set attribute: app ${fmt(result.app.rate, 0)}/s (median ${fmt(result.app.medianMs, 2)} ms), raw ${fmt(result.raw.rate, 0)}/s (median ${fmt(result.raw.medianMs, 2)} ms)`);
+    return result;
+  }
+
+  /** Each card holds the last value set on it, and every change left one stream entry. */
+  private async verifyAttribute(p: Project, cards: number[], sets: number): Promise<void> {
+    const { rows } = await this.pool!.query<{ entries: number; wrong: number }>(
+      `SELECT (SELECT count(*)::int FROM cards.card_stream WHERE project_id = $1 AND action = 'card.attribute_changed') AS entries,
+              (SELECT count(*)::int FROM unnest($2::bigint[]) WITH ORDINALITY AS c(id, k)
+                 LEFT JOIN fields.scalar_values v ON v.card_id = c.id
+                WHERE v.value IS DISTINCT FROM to_jsonb($3::int - (($3::int - c.k::int) % $4::int)))
+               AS wrong`,
+      [p.id, cards, sets, cards.length],
+    );
+    if (rows[0].entries !== sets || rows[0].wrong !== 0) throw new Error(`attribute project ${p.id}: ${JSON.stringify(rows[0])} (expected ${sets} entries)`);
+  }
+
   async listing(p: Project, total: number): Promise<ListingResult[]> {
     const perPage = 100;
     const middle = Math.max(1, Math.ceil(total / perPage / 2));
     const scenarios = [
-      { name: 'first page', page: 1, onlyIds: false },
-      { name: 'middle page', page: middle, onlyIds: false },
-      { name: 'first page, only_ids', page: 1, onlyIds: true },
-      { name: 'middle page, only_ids', page: middle, onlyIds: true },
+      { name: 'first page', page: 1, onlyIds: false, cursor: false },
+      { name: 'middle page', page: middle, onlyIds: false, cursor: false },
+      { name: 'middle page by cursor', page: middle, onlyIds: false, cursor: true },
+      { name: 'first page, only_ids', page: 1, onlyIds: true, cursor: false },
+      { name: 'middle page, only_ids', page: middle, onlyIds: true, cursor: false },
     ];
     const out: ListingResult[] = [];
     for (const s of scenarios) {
-      const url = `/projects/${p.id}/cards?per_page=${perPage}&page=${s.page}${s.onlyIds ? '&only_ids=true' : ''}`;
-      const sql = listingQuery(s.onlyIds);
-      const params = [p.id, perPage, (s.page - 1) * perPage];
+      let url = `/projects/${p.id}/cards?per_page=${perPage}&page=${s.page}${s.onlyIds ? '&only_ids=true' : ''}`;
+      let sql = listingQuery(s.onlyIds);
+      let params = [p.id, perPage, (s.page - 1) * perPage];
+      if (s.cursor) {
+        // The cursor the page before answers, as a client walking the pages would hold it.
+        const before = await this.api.request('GET', `/projects/${p.id}/cards?per_page=${perPage}&page=${s.page - 1}&only_ids=true`);
+        const cursor = before.headers['x-service-nextcursor'];
+        if (before.status !== 200 || typeof cursor !== 'string') throw new Error(`page ${s.page - 1}: no X-Service-NextCursor`);
+        const lastId = (JSON.parse(before.body) as number[]).at(-1)!;
+        url = `/projects/${p.id}/cards?per_page=${perPage}&cursor=${cursor}`;
+        sql = keysetQuery(s.onlyIds);
+        params = [p.id, perPage, lastId];
+      }
       // Same page from both sides, or the comparison means nothing.
       const app = await this.api.request('GET', url);
       if (app.status !== 200) throw new Error(`GET ${url} → ${app.status}: ${app.body.slice(0, 300)}`);
@@ -334,6 +423,7 @@ class Bench {
         name: s.name,
         page: s.page,
         onlyIds: s.onlyIds,
+        cursor: s.cursor,
         app: appTiming,
         raw: rawTiming,
         serverCpuMsPerRequest: cpu.server !== null ? (cpu.server / appTiming.count) * 1000 : null,
@@ -341,6 +431,49 @@ class Bench {
       });
     }
     return out;
+  }
+
+  /**
+   * Subtrees of SUBTREES cards inside the big project (filled with it), each
+   * moved, archived, restored and deleted through the API; then a 10-card
+   * subtree moved back and forth, in a small project and in the big one.
+   */
+  async subtrees(big: Project, roots: Map<number, number>): Promise<{ subtrees: SubtreeResult[]; smallMove: SmallMoveResult }> {
+    const sb = new SubtreeBench(this.api, this.pool!);
+    const subtrees: SubtreeResult[] = [];
+    const card = async (p: Project, title: string) =>
+      (await this.api.json<{ id: number }>('POST', `/cards/${p.top_level_card_id}/children`, { title })).id;
+    for (const [size, root] of roots) {
+      if (size === 10) continue;
+      const target = await card(big, `target of ${size}`);
+      await waitForQuiet(`subtree ${size}`);
+      const r = await sb.run(big.id, root, size, big.top_level_card_id, target);
+      log(`subtree of ${size}: move ${fmt(r.ms.move, 0)} ms, archive ${fmt(r.ms.archive, 0)} ms, restore ${fmt(r.ms.restore, 0)} ms, delete ${fmt(r.ms.delete, 0)} ms, ${fmt(r.msPerCard, 3)} ms/card`);
+      subtrees.push(r);
+    }
+    const small = await this.project('small moves');
+    const fill = new pg.Client({ connectionString: this.dbUrl });
+    await fill.connect();
+    const places = async (p: Project, root?: number) => {
+      const a = await card(p, 'A');
+      const b = await card(p, 'B');
+      if (root !== undefined) {
+        await this.api.json('POST', `/cards/${root}/relocate`, { parent_id: a });
+        return { root, a, b };
+      }
+      return { root: await fillSubtree(fill, { ...this.context(p), parentId: a }, 10), a, b };
+    };
+    try {
+      const inSmall = await places(small);
+      const inBig = await places(big, roots.get(10));
+      await waitForQuiet('small moves');
+      const smallProjectMs = await sb.smallMoves(inSmall.root, 10, inSmall.a, inSmall.b, SMALL_MOVES);
+      const bigProjectMs = await sb.smallMoves(inBig.root, 10, inBig.a, inBig.b, SMALL_MOVES);
+      log(`10-card subtree moves: ${fmt(smallProjectMs, 2)} ms in a small project, ${fmt(bigProjectMs, 2)} ms in the big one (median of ${SMALL_MOVES})`);
+      return { subtrees, smallMove: { smallProjectMs, bigProjectMs, moves: SMALL_MOVES } };
+    } finally {
+      await fill.end();
+    }
   }
 
   /**
@@ -363,14 +496,34 @@ class Bench {
       proxy.reset();
       for (let i = 0; i < n; i++) await api.json('POST', `/cards/${p.top_level_card_id}/children`, { title: `s ${i}` });
       const create = proxy.statements / n;
-      let list: number | null = null;
-      if (listProject) {
-        await api.json('GET', `/projects/${listProject.id}/cards?per_page=100`);
+      const field = await api.json<{ id: number }>('POST', `/projects/${p.id}/attributes`, { name: 'Estimate', type: 'number' });
+      const card = await api.json<{ id: number }>('POST', `/cards/${p.top_level_card_id}/children`, { title: 'valued' });
+      await api.json('POST', `/cards/${card.id}/attributes/${field.id}`, { value: 0 });
+      proxy.reset();
+      for (let i = 1; i <= 20; i++) await api.json('POST', `/cards/${card.id}/attributes/Estimate`, { value: i });
+      const setAttribute = proxy.statements / 20;
+      const perPage = async (path: string) => {
+        await api.json('GET', path);
         proxy.reset();
-        for (let i = 0; i < 20; i++) await api.json('GET', `/projects/${listProject.id}/cards?per_page=100`);
-        list = proxy.statements / 20;
+        for (let i = 0; i < 20; i++) await api.json('GET', path);
+        return proxy.statements / 20;
+      };
+      let list: number | null = null;
+      let cursorList: number | null = null;
+      if (listProject) {
+        list = await perPage(`/projects/${listProject.id}/cards?per_page=100`);
+        const first = await api.request('GET', `/projects/${listProject.id}/cards?per_page=100&only_ids=true`);
+        cursorList = await perPage(`/projects/${listProject.id}/cards?per_page=100&cursor=${String(first.headers['x-service-nextcursor'])}`);
       }
-      return { createApp: create, createRaw: 5, listApp: list, listRaw: 1 };
+      return {
+        createApp: create,
+        createRaw: RAW_STATEMENTS.create,
+        setAttributeApp: setAttribute,
+        setAttributeRaw: RAW_STATEMENTS.setAttribute,
+        listApp: list,
+        cursorListApp: cursorList,
+        listRaw: RAW_STATEMENTS.listPage,
+      };
     } finally {
       api.close();
       await server.stop();
@@ -419,10 +572,16 @@ async function main(): Promise<void> {
     for (const c of CONCURRENCIES) {
       creation.push(...(await bench.creation(c)));
     }
+    const attribute = ATTRIBUTE_N > 0 ? await bench.attribute() : null;
 
     let listing: ListingResult[] = [];
     let fillSeconds: number | null = null;
     let listProject: Project | null = null;
+    let subtrees: SubtreeResult[] = [];
+    let smallMove: SmallMoveResult | null = null;
+    // Sizes of the subtrees the big project holds besides its two-level filling, and their roots.
+    const subtreeSizes = LIST_CARDS > 0 && SUBTREES.length ? [...SUBTREES, 10] : [];
+    const roots = new Map<number, number>();
     if (LIST_CARDS > 0) {
       listProject = await bench.project('listing');
       log(`filling a project to ${LIST_CARDS.toLocaleString('en')} cards with raw SQL`);
@@ -431,25 +590,39 @@ async function main(): Promise<void> {
       const t0 = Date.now();
       let lastLog = 0;
       try {
-        await fillProject(fillClient, bench.context(listProject), LIST_CARDS, (done) => {
-          if (Date.now() - lastLog > 5000 || done === LIST_CARDS) {
-            lastLog = Date.now();
-            log(`  ${done.toLocaleString('en')} cards`);
-          }
-        });
+        const filler = LIST_CARDS - subtreeSizes.reduce((a, b) => a + b, 0);
+        if (filler < 1) throw new Error(`BENCH_LIST_CARDS (${LIST_CARDS}) must exceed the subtrees (${subtreeSizes.join(' + ')})`);
+        await fillProject(
+          fillClient,
+          bench.context(listProject),
+          filler,
+          (done) => {
+            if (Date.now() - lastLog > 5000 || done === filler) {
+              lastLog = Date.now();
+              log(`  ${done.toLocaleString('en')} cards`);
+            }
+          },
+          { vacuum: false },
+        );
+        for (const size of subtreeSizes) roots.set(size, await fillSubtree(fillClient, bench.context(listProject), size));
+        await fillClient.query(`VACUUM (ANALYZE) cards.cards`);
       } finally {
         await fillClient.end();
       }
       fillSeconds = (Date.now() - t0) / 1000;
       log(`filled in ${fmt(fillSeconds)} s (with VACUUM ANALYZE)`);
       listing = await bench.listing(listProject, LIST_CARDS);
+      if (roots.size) ({ subtrees, smallMove } = await bench.subtrees(listProject, roots));
     }
 
     await bench.server?.stop();
     log('counting SQL statements per request (second server behind a counting relay)');
     const statements = await bench.statementsPerRequest(listProject);
-    log(`statements per creation: app ${fmt(statements.createApp)}, raw ${statements.createRaw}` +
-      (statements.listApp !== null ? `; per listing page: app ${fmt(statements.listApp)}, raw ${statements.listRaw}` : ''));
+    log(
+      `statements per creation: app ${fmt(statements.createApp)}, raw ${statements.createRaw}; ` +
+        `per attribute set: app ${fmt(statements.setAttributeApp)}, raw ${statements.setAttributeRaw}` +
+        (statements.listApp !== null ? `; per listing page: app ${fmt(statements.listApp)} (by cursor ${fmt(statements.cursorListApp ?? NaN)}), raw ${statements.listRaw}` : ''),
+    );
 
     const results: Results = {
       machine: machineInfo(ROOT, pgInfo.version, pgInfo.settings, loadAtStart),
@@ -462,16 +635,26 @@ async function main(): Promise<void> {
         listMaxSeconds: LIST_MAX_SECONDS,
         rounds: ROUNDS,
         quietWait: QUIET_WAIT,
+        attributeN: ATTRIBUTE_N,
+        quick: QUICK,
       },
       creation,
+      attribute,
       listing,
+      subtrees,
+      smallMove,
       fillSeconds,
       statements,
       totalSeconds: (Date.now() - started) / 1000,
+      loadAtEnd: os.loadavg()[0],
     };
     if (DOC && DOC !== '-') {
       writeReport(DOC, results);
       log(`wrote ${path.relative(ROOT, DOC)}`);
+    }
+    if (JSON_OUT) {
+      fs.writeFileSync(JSON_OUT, `${JSON.stringify(benchJson(results), null, 2)}\n`);
+      log(`wrote ${JSON_OUT}`);
     }
     printSummary(results);
   } finally {
