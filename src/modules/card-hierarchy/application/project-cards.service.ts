@@ -22,25 +22,18 @@ export class ProjectCardsService {
 
   async list(projectId: number, actor: Actor, page: ListingRequest, opts: ProjectListing): Promise<ProjectPage> {
     await this.workspace.requireProject(projectId, actor, 'read');
-    const counters = await this.cards.counters(projectId);
-    const total = opts.withArchived ? counters.cardCount : counters.visibleCount;
     const from: ListingStart = page.after === null ? { offset: pageOffset(page) } : { after: page.after };
-    if ('offset' in from && from.offset >= total) return { records: [], ids: [], total, nextAfter: null };
     // One row more than the page tells whether a next page exists (for its cursor).
-    const limit = page.perPage + 1;
-    if (opts.onlyIds) {
-      const { items: ids, nextAfter } = trim(await this.cards.listIds(projectId, opts.withArchived, limit, from), page.perPage, (id) => id);
-      return { records: [], ids, total, nextAfter };
-    }
-    const rows = await this.cards.listPage(projectId, opts.withArchived, limit, from);
-    const { items: kept, nextAfter } = trim(rows, page.perPage, (r) => r.id);
-    return { records: kept.map(toRecord), ids: kept.map((r) => r.id), total, nextAfter };
+    const found = await this.cards.listPage(projectId, { ...opts, limit: page.perPage + 1, from });
+    if (!found) return { records: [], ids: [], total: 0, nextAfter: null };
+    const total = opts.withArchived ? found.cardCount : found.visibleCount;
+    const more = found.ids.length > page.perPage;
+    const ids = found.ids.slice(0, page.perPage);
+    return {
+      records: found.rows.slice(0, page.perPage).map(toRecord),
+      ids,
+      total,
+      nextAfter: more ? ids[ids.length - 1] : null,
+    };
   }
-}
-
-/** The page without its look-ahead row, and the last id when that row existed. */
-function trim<T>(items: T[], perPage: number, idOf: (item: T) => number): { items: T[]; nextAfter: number | null } {
-  if (items.length <= perPage) return { items, nextAfter: null };
-  const kept = items.slice(0, perPage);
-  return { items: kept, nextAfter: idOf(kept[kept.length - 1]) };
 }

@@ -30,36 +30,44 @@ export class CardListingQueries {
     return rows.map(toRow);
   }
 
-  async counters(projectId: number): Promise<{ cardCount: number; visibleCount: number }> {
-    const [row] = await this.sql.rows<{ card_count: number; visible_count: number }>(
-      `SELECT card_count, visible_count FROM cards.project_counters WHERE project_id = $1`,
-      [projectId],
-    );
-    return { cardCount: Number(row?.card_count ?? 0), visibleCount: Number(row?.visible_count ?? 0) };
-  }
-
   /**
-   * A page of the project listing, in id order (top-level card excluded).
+   * A page of the project listing, in id order (top-level card excluded),
+   * and the project's counters, in one statement (the page hangs off the
+   * counter row through a lateral join; no counter row → null).
+   *
    * After a keyset position (`after`), a range scan of the partial listing
    * index from that id: the same cost at any depth. By offset, a deferred
    * join: the inner query skips `offset` entries of the index without
    * touching the table (an index-only scan while the visibility map is
    * current), and only the page's rows are read from the table; still
-   * O(offset) index entries, but not O(offset) table rows.
+   * O(offset) index entries, but not O(offset) table rows. An offset past
+   * the total is not scanned at all (a one-time filter on the counter).
    */
-  async listPage(projectId: number, withArchived: boolean, limit: number, from: ListingStart): Promise<CardRow[]> {
-    const sql = `SELECT ${CARD_COLUMNS} FROM cards.cards WHERE id IN (${listIdsSql(withArchived, from)}) ORDER BY id`;
-    const rows = await this.sql.rows<RawCard>(sql, [projectId, limit, 'after' in from ? from.after : from.offset]);
-    return rows.map(toRow);
-  }
-
-  async listIds(projectId: number, withArchived: boolean, limit: number, from: ListingStart): Promise<number[]> {
-    const rows = await this.sql.rows<{ id: number }>(listIdsSql(withArchived, from), [
-      projectId,
-      limit,
-      'after' in from ? from.after : from.offset,
-    ]);
-    return rows.map((r) => toId(r.id));
+  async listPage(
+    projectId: number,
+    options: { withArchived: boolean; onlyIds: boolean; limit: number; from: ListingStart },
+  ): Promise<{ cardCount: number; visibleCount: number; rows: CardRow[]; ids: number[] } | null> {
+    const { withArchived, onlyIds, limit, from } = options;
+    const ids = listIdsSql(withArchived, from);
+    const pastEnd = 'offset' in from ? `$3 < ${withArchived ? 'pc.card_count' : 'pc.visible_count'}` : 'true';
+    const page = onlyIds
+      ? `SELECT id FROM (${ids}) i WHERE ${pastEnd}`
+      : `SELECT ${CARD_COLUMNS} FROM cards.cards WHERE ${pastEnd} AND id IN (${ids})`;
+    const rows = await this.sql.rows<RawCard & { total_cards: number; total_visible: number }>(
+      `SELECT pc.card_count AS total_cards, pc.visible_count AS total_visible, page.*
+         FROM cards.project_counters pc LEFT JOIN LATERAL (${page}) page ON true
+        WHERE pc.project_id = $1
+        ORDER BY page.id`,
+      [projectId, limit, 'after' in from ? from.after : from.offset],
+    );
+    if (!rows.length) return null;
+    const found = rows[0].id === null ? [] : rows;
+    return {
+      cardCount: Number(rows[0].total_cards),
+      visibleCount: Number(rows[0].total_visible),
+      rows: onlyIds ? [] : found.map(toRow),
+      ids: found.map((r) => toId(r.id)),
+    };
   }
 }
 
