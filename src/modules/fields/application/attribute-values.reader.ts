@@ -44,10 +44,14 @@ export class AttributeValuesReader {
     return { id: f.id, name: f.name, size: f.size, mime_type: f.mimeType, url: this.fileUrl(f.id) };
   }
 
-  async attributesOf(cards: CardRef[]): Promise<CardAttributes> {
+  /**
+   * `only`: show just these fields (definitions the caller already holds),
+   * which spares reading the projects' definitions again.
+   */
+  async attributesOf(cards: CardRef[], only?: FieldDefinition[]): Promise<CardAttributes> {
     const result = new Map<number, Record<string, unknown>>();
     if (!cards.length) return { byCard: result, groupTypeFields: [] };
-    const fields = await this.definitions.fieldsOfProjects([...new Set(cards.map((c) => c.projectId))]);
+    const fields = only ?? (await this.definitions.fieldsOfProjects([...new Set(cards.map((c) => c.projectId))]));
     const shownByCard = new Map(cards.map((c) => [c.id, fields.filter((f) => f.projectId === c.projectId && isFieldAvailable(f, c.modelId))]));
     const shownTypes = new Set([...shownByCard.values()].flat().map((f) => f.type));
     const cardIds = cards.map((c) => c.id);
@@ -94,8 +98,8 @@ export class AttributeValuesReader {
   }
 
   /** One card's values (group_type fields show `[]`: their value is grouping's, never written here). */
-  async attributesOfOne(card: CardRef): Promise<Record<string, unknown>> {
-    return (await this.attributesOf([card])).byCard.get(card.id) ?? {};
+  async attributesOfOne(card: CardRef, only?: FieldDefinition[]): Promise<Record<string, unknown>> {
+    return (await this.attributesOf([card], only)).byCard.get(card.id) ?? {};
   }
 }
 

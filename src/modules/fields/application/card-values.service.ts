@@ -286,9 +286,11 @@ export class CardValuesService {
     for (const w of writes) {
       if (!isFieldAvailable(w.field, card.modelId)) throw new FieldNotAvailableError(w.field.name, w.field.name);
     }
-    const before = await this.reader.attributesOfOne(card);
+    // Only the written fields' values are compared, so only those are read (their definitions are at hand).
+    const shown = writes.map((w) => w.field);
+    const before = await this.reader.attributesOfOne(card, shown);
     for (const w of writes) await this.applyOne(card, w, actor, written);
-    const after = await this.reader.attributesOfOne(card);
+    const after = await this.reader.attributesOfOne(card, shown);
     for (const w of writes) {
       const from = before[w.field.name];
       const to = after[w.field.name];
