@@ -47,16 +47,29 @@ export async function dropScratchDatabase(serverUrl: string, name: string): Prom
   }
 }
 
+/** BEGIN, the work, COMMIT (ROLLBACK on error) on one pooled connection. */
+async function inTransaction(pool: pg.Pool, work: (c: pg.PoolClient) => Promise<void>): Promise<void> {
+  const c = await pool.connect();
+  try {
+    await c.query('BEGIN');
+    await work(c);
+    await c.query('COMMIT');
+  } catch (error) {
+    await c.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    c.release();
+  }
+}
+
 /**
  * One card creation as the app's transaction does it: lock the parent, then
  * one statement that takes the next ref (and bumps the totals) from the
  * project counters, computes the position (highest sibling position + 1) and
  * inserts the card (CardTreeRepository.insertChild), then its stream entry.
  */
-export async function rawCreateCard(pool: pg.Pool, ctx: ParentContext, title: string): Promise<void> {
-  const c = await pool.connect();
-  try {
-    await c.query('BEGIN');
+export function rawCreateCard(pool: pg.Pool, ctx: ParentContext, title: string): Promise<void> {
+  return inTransaction(pool, async (c) => {
     const { rows: parents } = await c.query<{ id: string; ancestor_ids: string[]; hidden: boolean }>(
       `SELECT id, ancestor_ids, hidden FROM cards.cards WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`,
       [[ctx.parentId]],
@@ -81,13 +94,7 @@ export async function rawCreateCard(pool: pg.Pool, ctx: ParentContext, title: st
        VALUES ($1, $2, 'activity', 'card.created', $3, NULL, $4::jsonb)`,
       [cards[0].id, ctx.projectId, ctx.userId, JSON.stringify({ title, ref: cards[0].ref, parent_id: ctx.parentId })],
     );
-    await c.query('COMMIT');
-  } catch (error) {
-    await c.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    c.release();
-  }
+  });
 }
 
 /**
@@ -173,10 +180,8 @@ export interface AttributeContext {
  * old value, upsert the new one, record `card.attribute_changed` with the
  * before and after values.
  */
-export async function rawSetAttribute(pool: pg.Pool, ctx: AttributeContext, value: number): Promise<void> {
-  const c = await pool.connect();
-  try {
-    await c.query('BEGIN');
+export function rawSetAttribute(pool: pg.Pool, ctx: AttributeContext, value: number): Promise<void> {
+  return inTransaction(pool, async (c) => {
     await c.query(`UPDATE cards.cards SET updated_at = now() WHERE id = $1`, [ctx.cardId]);
     const { rows } = await c.query<{ value: unknown }>(
       `SELECT value FROM fields.scalar_values WHERE card_id = $1 AND attribute_id = $2`,
@@ -193,13 +198,7 @@ export async function rawSetAttribute(pool: pg.Pool, ctx: AttributeContext, valu
        VALUES ($1, $2, 'activity', 'card.attribute_changed', $3, NULL, $4::jsonb)`,
       [ctx.cardId, ctx.projectId, ctx.userId, JSON.stringify(data)],
     );
-    await c.query('COMMIT');
-  } catch (error) {
-    await c.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    c.release();
-  }
+  });
 }
 
 /** Statements of one raw-SQL operation, as the counting relay counts the app's. */
