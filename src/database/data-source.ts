@@ -20,7 +20,8 @@ export function dataSourceOptions(config: AppConfig, embeddedDir?: string): Data
     migrationsRun: config.migrationsRun,
     migrationsTransactionMode: 'each' as const,
     namingStrategy: new SnakeNamingStrategy(),
-    logging: ['error' as const],
+    // Failed statements are logged unless logs are off (LOG_LEVEL=silent, as in tests).
+    logging: config.logLevel === 'silent' ? (false as const) : ['error' as const],
   };
   if (!config.embedded) {
     // Transactions run at the session's default level (UnitOfWork sends no SET

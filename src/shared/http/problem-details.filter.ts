@@ -2,7 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@n
 import type { Request, Response } from 'express';
 import { DomainError, RateLimitedError, UnauthorizedError, type DomainErrorKind } from '../domain/domain-error.js';
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../persistence/database-availability.js';
-import { sqlState } from '../persistence/sql-errors.js';
+import { constraintViolation, sqlState, violationAsDomainError } from '../persistence/sql-errors.js';
 import { sendProblem, titleFor, type Problem } from './problem.js';
 
 const STATUS_BY_KIND: Record<DomainErrorKind, number> = {
@@ -31,6 +31,9 @@ export class ProblemDetailsFilter implements ExceptionFilter {
 
   toProblem(error: unknown, req: Request): Problem {
     if (error instanceof DomainError) return fromDomainError(error);
+    // A violation from a statement outside any unit of work (which would have re-run it).
+    const violation = constraintViolation(error);
+    if (violation) return fromDomainError(violationAsDomainError(violation));
     const status = httpStatusOf(error);
     if (status !== undefined && status < 500) return fromClientError(error, status);
     if (isDatabaseUnavailable(error)) {

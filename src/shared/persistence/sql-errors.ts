@@ -1,3 +1,5 @@
+import { ConflictError, NotFoundError, type DomainError } from '../domain/domain-error.js';
+
 // Driver errors, read in one place: the unit of work's retries, the HTTP
 // error mapping and every repository that turns a violation into a domain error.
 
@@ -42,4 +44,16 @@ export async function mapViolations<T>(work: () => Promise<T>, mapping: Violatio
     const toError = violation && (violation.kind === 'unique' ? mapping.unique : mapping.foreignKey);
     throw toError ? toError(violation) : error;
   }
+}
+
+/**
+ * What a violation that no use case mapped means to the client, once the
+ * transaction has been re-run against the current state and still hits it: a
+ * unique violation is a conflict with what is there now (409), a foreign-key
+ * violation names something that is gone (404). DESIGN.md §2: never a 500.
+ */
+export function violationAsDomainError(violation: ConstraintViolation): DomainError {
+  return violation.kind === 'unique'
+    ? new ConflictError('The request conflicts with the current state of the resource', 'STATE.CONFLICT')
+    : new NotFoundError('A resource the request refers to');
 }

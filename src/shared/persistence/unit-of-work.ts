@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { sqlState } from './sql-errors.js';
+import { constraintViolation, sqlState, violationAsDomainError } from './sql-errors.js';
 
 type Hook = () => Promise<void> | void;
 
@@ -46,6 +46,7 @@ export class UnitOfWork {
    */
   async run<T>(work: () => Promise<T>, isolation?: Isolation): Promise<T> {
     if (this.storage.getStore()) return work();
+    let violationRetried = false;
     for (let attempt = 1; ; attempt++) {
       const ctx: TxContext = { manager: this.dataSource.manager, afterCommit: [], afterRollback: [] };
       const body = (manager: EntityManager) => {
@@ -59,7 +60,21 @@ export class UnitOfWork {
       } catch (error) {
         await this.runHooks(ctx.afterRollback, 'after-rollback');
         if (attempt < MAX_ATTEMPTS && RETRYABLE.has(sqlState(error))) continue;
-        throw error;
+        // A unique or foreign-key violation no use case mapped is, in a correct
+        // use case, a concurrent request changing what its checks saw (two
+        // adds of one member; a field added to a project being deleted). The
+        // use case is run once more against the state as it is now, where its
+        // own checks give the right answer (409, 404); one that still violates
+        // becomes 409 or 404 here. This is the one place that makes races
+        // never answer 500 (DESIGN.md §2).
+        const violation = constraintViolation(error);
+        if (!violation) throw error;
+        if (!violationRetried) {
+          violationRetried = true;
+          continue;
+        }
+        this.logger.warn(`constraint ${violation.constraint ?? '?'} still violated after a re-run: answered as ${violation.kind === 'unique' ? 409 : 404}`);
+        throw violationAsDomainError(violation);
       }
     }
   }

@@ -33,7 +33,7 @@ export class OrganizationsService {
       org.name = name;
       org.createdBy = actor.userId;
       const saved = await this.repo.saveOrganization(org);
-      await this.repo.saveMembership(Object.assign(new Membership(), { organizationId: saved.id, userId: actor.userId, role: 'admin' }));
+      await this.repo.insertMembership(Object.assign(new Membership(), { organizationId: saved.id, userId: actor.userId, role: 'admin' }));
       return toOrganizationView(saved, 'admin');
     });
   }
@@ -65,7 +65,7 @@ export class OrganizationsService {
       const found = await this.identity.resolveUser(user);
       if (!found) throw new InvalidInputError('user: no such user', [{ field: 'user', message: 'no such user' }]);
       if (await this.repo.membership(organizationId, found.id)) throw new AlreadyMemberError();
-      await this.repo.saveMembership(Object.assign(new Membership(), { organizationId, userId: found.id, role }));
+      await this.repo.insertMembership(Object.assign(new Membership(), { organizationId, userId: found.id, role }));
       return { user_id: found.id, username: found.username, role };
     });
   }

@@ -57,6 +57,7 @@ export class ProjectsService {
   /** Team admins only. Other modules drop the project's data in-transaction on ProjectDeleted. */
   delete(projectId: number, actor: Actor): Promise<void> {
     return this.uow.run(async () => {
+      await this.repo.lockProjectForDeletion(projectId);
       const { organizationId } = await this.access.project(projectId, actor, 'admin');
       await this.events.publish(new ProjectDeleted(projectId, organizationId, actor.userId));
       await this.repo.deleteProject(projectId);

@@ -4,12 +4,16 @@ import type { AccessMode, OrganizationAccess, ProjectAccess } from '../contracts
 import { roleAllows } from '../domain/membership.entity.js';
 import type { Project } from '../domain/project.entity.js';
 import { OrganizationNotFoundError, ProjectNotFoundError, RoleTooWeakError } from '../domain/workspace.errors.js';
+import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { WorkspaceRepository } from '../infrastructure/workspace.repository.js';
 
 /** Who may see and change what: 404 outside the team, 403 for a role too weak. */
 @Injectable()
 export class WorkspaceAccess {
-  constructor(private readonly repo: WorkspaceRepository) {}
+  constructor(
+    private readonly repo: WorkspaceRepository,
+    private readonly uow: UnitOfWork,
+  ) {}
 
   async organization(organizationId: number, actor: Actor, mode: AccessMode): Promise<OrganizationAccess> {
     const membership = await this.repo.membership(organizationId, actor.userId);
@@ -19,7 +23,11 @@ export class WorkspaceAccess {
   }
 
   async project(projectId: number, actor: Actor, mode: AccessMode): Promise<ProjectAccess & { project: Project }> {
-    const found = await this.repo.projectWithMembership(projectId, actor.userId);
+    // A write holds the project row until it commits, so a concurrent project
+    // deletion either waits for it (and then drops what it added) or has
+    // already happened (and the write finds no project: 404). Without this, a
+    // field created during a deletion outlived its project (issue 13).
+    const found = await this.repo.projectWithMembership(projectId, actor.userId, mode !== 'read' && this.uow.inTransaction);
     if (!found) throw new ProjectNotFoundError();
     if (!roleAllows(found.role, mode)) throw new RoleTooWeakError(mode);
     return {

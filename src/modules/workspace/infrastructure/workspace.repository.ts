@@ -25,15 +25,24 @@ export class WorkspaceRepository {
     return this.m.getRepository(Membership).findOneBy({ organizationId, userId });
   }
 
-  /** The project with the caller's membership in its team, in one query. */
-  async projectWithMembership(projectId: number, userId: number): Promise<{ project: Project; role: Membership['role'] } | null> {
-    const row = await this.m
+  /**
+   * The project with the caller's membership in its team, in one query.
+   * `keyShare` holds the project row (FOR KEY SHARE) until the transaction
+   * ends, so the project cannot be deleted under a write that adds to it.
+   */
+  async projectWithMembership(
+    projectId: number,
+    userId: number,
+    keyShare = false,
+  ): Promise<{ project: Project; role: Membership['role'] } | null> {
+    const qb = this.m
       .getRepository(Project)
       .createQueryBuilder('p')
       .innerJoin(Membership, 'm', 'm.organization_id = p.organization_id AND m.user_id = :userId', { userId })
       .addSelect('m.role', 'member_role')
-      .where('p.id = :projectId', { projectId })
-      .getRawAndEntities();
+      .where('p.id = :projectId', { projectId });
+    if (keyShare) qb.setLock('for_key_share', undefined, ['p']);
+    const row = await qb.getRawAndEntities();
     const project = row.entities[0];
     return project ? { project, role: row.raw[0].member_role } : null;
   }
@@ -58,8 +67,14 @@ export class WorkspaceRepository {
     return this.m.getRepository(Organization).save(o);
   }
 
-  saveMembership(ms: Membership): Promise<Membership> {
-    return this.m.getRepository(Membership).save(ms);
+  /**
+   * A plain INSERT: `save` would turn into an UPDATE when a concurrent request
+   * added the same member first, and answer 201 twice (issue 13); the unique
+   * violation instead makes the unit of work re-run the use case, which then
+   * sees the member and answers 409.
+   */
+  async insertMembership(ms: Membership): Promise<void> {
+    await this.m.getRepository(Membership).insert(ms);
   }
 
   async deleteMembership(organizationId: number, userId: number): Promise<void> {
@@ -128,6 +143,11 @@ export class WorkspaceRepository {
 
   async setTopLevelCard(projectId: number, cardId: number): Promise<void> {
     await this.m.getRepository(Project).update({ id: projectId }, { topLevelCardId: cardId });
+  }
+
+  /** Taken before a project's data is dropped: writes holding the row (KEY SHARE) finish first, later ones find no project. */
+  async lockProjectForDeletion(id: number): Promise<void> {
+    await this.m.query('SELECT id FROM workspace.projects WHERE id = $1 FOR UPDATE', [id]);
   }
 
   async deleteProject(id: number): Promise<void> {
