@@ -97,7 +97,7 @@ describe('UnitOfWork', () => {
       expect(attempts).toBe(4);
     });
 
-    it('does not retry other errors (a unique violation)', async () => {
+    it('re-runs once after an unmapped unique violation, then answers it as a conflict (issue 13)', async () => {
       await insert(1, 'taken');
       let attempts = 0;
       await expect(
@@ -105,7 +105,18 @@ describe('UnitOfWork', () => {
           attempts++;
           await insert(1, 'again');
         }),
-      ).rejects.toMatchObject({ driverError: { code: '23505' } });
+      ).rejects.toMatchObject({ kind: 'conflict', code: 'STATE.CONFLICT' });
+      expect(attempts).toBe(2);
+    });
+
+    it('does not retry other errors', async () => {
+      let attempts = 0;
+      await expect(
+        uow.run(async () => {
+          attempts++;
+          await raise('22P02');
+        }),
+      ).rejects.toMatchObject({ driverError: { code: '22P02' } });
       expect(attempts).toBe(1);
     });
   });
