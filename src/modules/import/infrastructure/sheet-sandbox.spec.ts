@@ -7,7 +7,8 @@ import { prototypePollutionXlsx, sheetFile } from '../../../../test/support/spre
 import type { SheetRow } from './row-store.js';
 import { SheetSandbox } from './sheet-sandbox.js';
 
-const limits = { maxRows: 1000, maxColumns: 50, parseTimeoutMs: 3000, workerHeapMb: 64, parallelParses: 2 };
+// A generous timeout: loading SheetJS in a fresh worker takes seconds on a busy machine.
+const limits = { maxRows: 1000, maxColumns: 50, parseTimeoutMs: 30_000, workerHeapMb: 64, parallelParses: 2 };
 const fixture = (name: string) => fileURLToPath(new URL(`../../../../test/fixtures/import/${name}`, import.meta.url));
 
 async function parse(bytes: Buffer, sandbox = new SheetSandbox(limits)): Promise<SheetRow[]> {
