@@ -162,4 +162,24 @@ describe('web pages behind https, with sign-up closed', () => {
       .expect(303);
     expect((res.headers['set-cookie'] as unknown as string[]).find((c) => c.startsWith('__Host-cw_session='))).toMatch(/; Secure; SameSite=Lax$/);
   });
+
+  // Last in this app: it exhausts the login attempts of the test's address.
+  it('limits password guesses: past 20 in a minute even the right password waits (429, Retry-After)', async () => {
+    const form = await request(t.app.getHttpServer()).get('/login').expect(200);
+    // a Secure cookie, which the test agent would not send back over plain http
+    const cookie = (form.headers['set-cookie'] as unknown as string[])[0].split(';')[0];
+    const attempt = (password: string) =>
+      request(t.app.getHttpServer()).post('/login').set('Cookie', cookie).type('form').send({ _csrf: csrfOf(form.text), login: 'dan', password });
+    // Fixed one-minute windows: the limit bites within 20 guesses, or 40 when a window ends meanwhile.
+    let refused = 0;
+    for (let i = 0; i < 41 && refused === 0; i++) {
+      const res = await attempt(`wrong guess ${i}`);
+      if (res.status === 429) refused = i + 1;
+      else expect(res.status).toBe(401);
+    }
+    expect(refused).toBeGreaterThanOrEqual(19);
+    const limited = await attempt(PASSWORD).expect(429);
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    expect(limited.text).toContain('Too many login attempts');
+  });
 });

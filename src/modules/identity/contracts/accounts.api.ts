@@ -17,7 +17,11 @@ export interface SignUpInput {
 export abstract class AccountsApi {
   /** Creates a user with a password; the instance's first user becomes its admin (DESIGN.md §1). */
   abstract signUp(input: SignUpInput): Promise<Account>;
-  /** The account whose username or email and password match; null otherwise (same answer for both). */
-  abstract logIn(login: string, password: string): Promise<Account | null>;
+  /**
+   * The account whose username or email and password match; null otherwise
+   * (same answer for both). Attempts are limited per client address and per
+   * account named: over the limit it throws a `rate_limited` DomainError.
+   */
+  abstract logIn(login: string, password: string, address: string): Promise<Account | null>;
   abstract getAccount(userId: number): Promise<Account | null>;
 }

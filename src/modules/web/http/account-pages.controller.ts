@@ -2,7 +2,7 @@ import { Controller, Get, Param, Post, Req, Res, UseFilters } from '@nestjs/comm
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { AppConfig } from '../../../config/app-config.js';
-import { DomainError } from '../../../shared/domain/domain-error.js';
+import { DomainError, RateLimitedError } from '../../../shared/domain/domain-error.js';
 import { Public } from '../../../shared/http/actor.decorator.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { AccountsApi, IdentityAdminApi } from '../../identity/index.js';
@@ -70,7 +70,15 @@ export class AccountPagesController {
   async logIn(@Req() req: Request, @Res() res: Response) {
     const ctx = await this.web.formContext(req, res);
     const login = field(req, 'login').trim();
-    const account = await this.accounts.logIn(login, field(req, 'password'));
+    let account;
+    try {
+      account = await this.accounts.logIn(login, field(req, 'password'), req.ip ?? 'unknown');
+    } catch (error) {
+      if (!(error instanceof RateLimitedError)) throw error;
+      res.setHeader('Retry-After', String(error.retryAfterSeconds));
+      const message = `Too many login attempts. Try again in ${error.retryAfterSeconds} seconds.`;
+      return this.web.send(res, 429, logInPage(ctx, { login, next: field(req, 'next'), error: message }));
+    }
     if (!account) {
       return this.web.send(res, 401, logInPage(ctx, { login, next: field(req, 'next'), error: 'Wrong user name, email or password.' }));
     }
