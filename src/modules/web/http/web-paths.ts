@@ -1,7 +1,7 @@
 /**
  * Routes served at the root of AUTH_URL rather than under the API prefix
- * (`app.setGlobalPrefix` excludes them). A test checks every route of this
- * module's controllers is listed.
+ * (`app.setGlobalPrefix` excludes them). A route of this module missing here
+ * would be served under /api/1.0 instead, and the web e2e suites would miss it.
  */
 export const WEB_PATHS = [
   '/',
