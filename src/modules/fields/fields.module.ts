@@ -12,16 +12,16 @@ import { CardValuesService } from './application/card-values.service.js';
 import { FieldChoicesService } from './application/field-choices.service.js';
 import { FieldDefinitionsService } from './application/field-definitions.service.js';
 import { FieldsApiImpl } from './application/fields.api-impl.js';
-import { FileBlobs } from './application/file-blobs.service.js';
-import { FileDownloadsService } from './application/file-downloads.service.js';
-import { FileInputs, FileUrlPolicy } from './application/file-inputs.service.js';
+import { FileBlobs } from './files/application/file-blobs.service.js';
+import { FileDownloadsService } from './files/application/file-downloads.service.js';
+import { FileInputs, FileUrlPolicy } from './files/application/file-inputs.service.js';
 import { FieldsProjectDeletedHandler } from './application/project-deleted.handler.js';
 import { FieldsApi } from './contracts/fields.api.js';
 import { FieldDefinitionsController, ModelsController } from './http/field-definitions.controller.js';
-import { FilesController } from './http/files.controller.js';
+import { FilesController } from './files/http/files.controller.js';
 import { FieldDefinitionsRepository } from './infrastructure/field-definitions.repository.js';
 import { FieldValuesRepository } from './infrastructure/field-values.repository.js';
-import { DiskFileStorage, FileStorage } from './infrastructure/file-storage.js';
+import { DiskFileStorage, FileStorage } from './files/infrastructure/file-storage.js';
 
 @Module({
   imports: [IdentityModule, WorkspaceModule, CardHierarchyModule],

@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { FileUrlPolicy } from '../../../src/modules/fields/application/file-inputs.service.js';
-import { isForbiddenAddress } from '../../../src/modules/fields/infrastructure/forbidden-address.policy.js';
+import { FileUrlPolicy } from '../../../src/modules/fields/files/application/file-inputs.service.js';
+import { isForbiddenAddress } from '../../../src/modules/fields/files/infrastructure/forbidden-address.policy.js';
 import { createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { fieldsClient } from './fields-fixtures.js';
 

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../../config/app-config.js';
 import type { CardAttributes, FieldCardRef, GroupTypeFieldRef } from '../contracts/fields.api.js';
-import { isFieldAvailable, type FieldDefinition } from '../domain/field-definition.js';
-import { emptyValue } from '../domain/values/index.js';
+import { isFieldAvailable } from '../domain/field-definition.js';
+import { emptyValue, fieldTypeHandler } from '../domain/values/index.js';
 import { FieldDefinitionsRepository } from '../infrastructure/field-definitions.repository.js';
 import { FieldValuesRepository, type StoredFileRow } from '../infrastructure/field-values.repository.js';
 
@@ -53,7 +53,7 @@ export class AttributeValuesReader {
     if (!cards.length) return { byCard: result, groupTypeFields: [] };
     const fields = only ?? (await this.definitions.fieldsOfProjects([...new Set(cards.map((c) => c.projectId))]));
     const shownByCard = new Map(cards.map((c) => [c.id, fields.filter((f) => f.projectId === c.projectId && isFieldAvailable(f, c.modelId))]));
-    const shownTypes = new Set([...shownByCard.values()].flat().map((f) => f.type));
+    const shownStorage = new Set([...shownByCard.values()].flat().map((f) => fieldTypeHandler(f.type).storage));
     const cardIds = cards.map((c) => c.id);
     const values = new Map<string, unknown>();
     const key = (cardId: number, attributeId: number) => `${cardId}:${attributeId}`;
@@ -63,19 +63,20 @@ export class AttributeValuesReader {
       values.set(k, list);
     };
 
-    if ([...shownTypes].some((t) => ['text', 'content', 'number', 'bool', 'date', 'time'].includes(t))) {
+    // One query per kind of storage the shown fields use (FieldTypeHandler.storage).
+    if (shownStorage.has('scalar')) {
       for (const r of await this.values.scalars(cardIds)) values.set(key(r.cardId, r.attributeId), r.value);
     }
-    if (shownTypes.has('members')) {
+    if (shownStorage.has('members')) {
       for (const r of await this.values.lists('members', cardIds)) pushTo(key(r.cardId, r.attributeId), r.ref);
     }
-    if (shownTypes.has('relationships')) {
+    if (shownStorage.has('relationships')) {
       for (const r of await this.values.lists('relationships', cardIds)) pushTo(key(r.cardId, r.attributeId), r.ref);
     }
-    if (shownTypes.has('files')) {
+    if (shownStorage.has('files')) {
       for (const f of await this.values.files(cardIds)) pushTo(key(f.cardId, f.attributeId), this.toFileValue(f));
     }
-    if (shownTypes.has('likes')) {
+    if (shownStorage.has('likes')) {
       for (const v of await this.values.votes(cardIds)) {
         const k = key(v.cardId, v.attributeId);
         const likes = (values.get(k) as LikesValue | undefined) ?? { score: 0, votes: {} };
@@ -87,12 +88,12 @@ export class AttributeValuesReader {
     for (const card of cards) {
       const attributes: Record<string, unknown> = {};
       for (const f of shownByCard.get(card.id) ?? []) {
-        attributes[f.name] = values.get(key(card.id, f.id)) ?? shownEmpty(f);
+        attributes[f.name] = values.get(key(card.id, f.id)) ?? emptyValue(f.type);
       }
       result.set(card.id, attributes);
     }
     const groupTypeFields: GroupTypeFieldRef[] = fields
-      .filter((f) => f.type === 'group_type' && f.groupTypeId !== null && shownTypes.has('group_type'))
+      .filter((f) => f.type === 'group_type' && f.groupTypeId !== null && shownStorage.has('groups'))
       .map((f) => ({ attributeId: f.id, projectId: f.projectId, name: f.name, groupTypeId: f.groupTypeId! }));
     return { byCard: result, groupTypeFields };
   }
@@ -101,11 +102,4 @@ export class AttributeValuesReader {
   async attributesOfOne(card: CardRef, only?: FieldDefinition[]): Promise<Record<string, unknown>> {
     return (await this.attributesOf([card], only)).byCard.get(card.id) ?? {};
   }
-}
-
-/** Lists stay lists and likes keep their shape, so clients can read any card the same way. */
-function shownEmpty(field: FieldDefinition): unknown {
-  if (field.type === 'likes') return { score: 0, votes: {} };
-  if (field.type === 'group_type') return [];
-  return emptyValue(field.type);
 }

@@ -15,6 +15,7 @@ import {
 } from '../domain/fields.errors.js';
 import {
   invalidValue,
+  fieldTypeHandler,
   isMultiValued,
   parseListItem,
   parsePopValue,
@@ -28,8 +29,8 @@ import { FieldDefinitionsRepository } from '../infrastructure/field-definitions.
 import { FieldValuesRepository } from '../infrastructure/field-values.repository.js';
 import { AttributeValuesReader } from './attribute-values.reader.js';
 import { lookupField, requireBodyField } from './field-lookup.js';
-import { FileBlobs } from './file-blobs.service.js';
-import { FileInputs, type PreparedFile, type UploadedFile } from './file-inputs.service.js';
+import { FileBlobs } from '../files/application/file-blobs.service.js';
+import { FileInputs, type PreparedFile, type UploadedFile } from '../files/application/file-inputs.service.js';
 
 /**
  * One change to one field of a card. Values are parsed (and files turned into
@@ -56,7 +57,6 @@ export class PreparedWrites implements PreparedValues {
 /** Card the writes apply to, as locked inside the transaction. */
 type TargetCard = Pick<CardSummary, 'id' | 'projectId' | 'organizationId' | 'modelId'>;
 
-const SCALAR_TYPES = new Set(['text', 'content', 'number', 'bool', 'date', 'time']);
 
 /**
  * Field values of cards: the attribute operations of the spec's "Card
@@ -307,19 +307,19 @@ export class CardValuesService {
     }
   }
 
+  /** One writer per kind of storage (FieldTypeHandler.storage). */
   private async applyOne(card: TargetCard, w: Write, actor: Actor, written: string[]): Promise<void> {
     const { field } = w;
-    if (field.type === 'group_type') throw new GroupTypeFieldError(field.name, field.name);
-    if (SCALAR_TYPES.has(field.type)) {
-      if (w.kind !== 'set') throw invalidValue(field.name, 'append and pop apply only to members, relationships and files fields');
-      await this.values.setScalar(card.id, field.id, w.value);
-      return;
-    }
-    switch (field.type) {
+    const notAList = () => invalidValue(field.name, 'append and pop apply only to members, relationships and files fields');
+    switch (fieldTypeHandler(field.type).storage) {
+      case 'groups':
+        throw new GroupTypeFieldError(field.name, field.name);
+      case 'scalar':
+        if (w.kind !== 'set') throw notAList();
+        return this.values.setScalar(card.id, field.id, w.value);
       case 'likes':
-        if (w.kind !== 'set') throw invalidValue(field.name, 'append and pop apply only to members, relationships and files fields');
-        await this.values.setVote(card.id, field.id, actor.userId, (w.value as number | null) ?? 0);
-        return;
+        if (w.kind !== 'set') throw notAList();
+        return this.values.setVote(card.id, field.id, actor.userId, (w.value as number | null) ?? 0);
       case 'members':
         return this.applyMembers(card, w);
       case 'relationships':

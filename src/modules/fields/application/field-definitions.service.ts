@@ -33,7 +33,7 @@ import {
 import { mapViolations } from '../../../shared/persistence/sql-errors.js';
 import { FieldDefinitionsRepository } from '../infrastructure/field-definitions.repository.js';
 import { FieldValuesRepository } from '../infrastructure/field-values.repository.js';
-import { FileBlobs } from './file-blobs.service.js';
+import { FileBlobs } from '../files/application/file-blobs.service.js';
 
 export interface FieldInput {
   name?: unknown;

@@ -15,7 +15,7 @@ import {
 } from '../contracts/fields.api.js';
 import { InvalidInputError } from '../../../shared/domain/domain-error.js';
 import type { FieldDefinition } from '../domain/field-definition.js';
-import { parseValue, type FieldOptions, type FieldType } from '../domain/values/index.js';
+import { fieldTypeHandler, isFieldType, parseValue, type FieldOptions, type FieldType } from '../domain/values/index.js';
 import { FieldDefinitionsRepository } from '../infrastructure/field-definitions.repository.js';
 import { FieldValuesRepository } from '../infrastructure/field-values.repository.js';
 import { AttributeValuesReader } from './attribute-values.reader.js';
@@ -23,8 +23,6 @@ import { CardModelService } from './card-model.service.js';
 import { CardValuesService } from './card-values.service.js';
 import { FieldChoicesService } from './field-choices.service.js';
 import { FieldDefinitionsService } from './field-definitions.service.js';
-
-const SCALAR_FIELD_TYPES = new Set(['text', 'content', 'number', 'bool', 'date', 'time']);
 
 function toFieldInfo(f: FieldDefinition): FieldInfo {
   return { id: f.id, name: f.name, type: f.type, options: f.options, modelId: f.modelId, groupTypeId: f.groupTypeId };
@@ -93,7 +91,7 @@ export class FieldsApiImpl extends FieldsApi {
   }
 
   parseValue(field: { name: string; type: string; options: FieldOptions }, input: unknown): ParsedFieldValue {
-    if (!SCALAR_FIELD_TYPES.has(field.type)) return { ok: false, message: `${field.name}: ${field.type} values cannot be given as text` };
+    if (!isFieldType(field.type) || fieldTypeHandler(field.type).storage !== 'scalar') return { ok: false, message: `${field.name}: ${field.type} values cannot be given as text` };
     try {
       return { ok: true, value: parseValue({ name: field.name, type: field.type as FieldType, options: field.options }, input) };
     } catch (error) {

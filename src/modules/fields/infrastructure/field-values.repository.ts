@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Sql, toId as n, type Row as Raw } from '../../../shared/persistence/sql.js';
 import type { FieldDefinition } from '../domain/field-definition.js';
+import { fieldTypeHandler, type ValueStorage } from '../domain/values/index.js';
 
 export interface ScalarRow {
   cardId: number;
@@ -62,6 +63,16 @@ function toFile(r: Raw): StoredFileRow {
 }
 
 const FILE_COLUMNS = 'id, organization_id, project_id, card_id, attribute_id, name, size, mime_type, storage_key';
+
+/** The table of each kind of storage (group_type values are grouping's memberships). */
+const VALUE_TABLES: Record<ValueStorage, string | null> = {
+  scalar: 'fields.scalar_values',
+  members: 'fields.member_values',
+  relationships: 'fields.relationship_values',
+  likes: 'fields.like_votes',
+  files: 'fields.files',
+  groups: null,
+};
 
 /** The list tables share a shape: (card_id, attribute_id, <ref column>, position). */
 export type ListTable = 'members' | 'relationships';
@@ -264,16 +275,8 @@ export class FieldValuesRepository {
 
   /** Whether any card holds a value of the field. */
   async hasValues(field: FieldDefinition): Promise<boolean> {
-    const table =
-      field.type === 'members'
-        ? 'fields.member_values'
-        : field.type === 'relationships'
-          ? 'fields.relationship_values'
-          : field.type === 'likes'
-            ? 'fields.like_votes'
-            : field.type === 'files'
-              ? 'fields.files'
-              : 'fields.scalar_values';
+    const table = VALUE_TABLES[fieldTypeHandler(field.type).storage];
+    if (!table) return false;
     const rows = await this.sql.rows(`SELECT 1 FROM ${table} WHERE attribute_id = $1 LIMIT 1`, [field.id]);
     return rows.length > 0;
   }

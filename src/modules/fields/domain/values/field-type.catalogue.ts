@@ -1,9 +1,10 @@
 import type { FieldOptions, FieldType, MultiValuedFieldType } from './field-value.types.js';
+import { FIELD_TYPE_HANDLERS, type OptionKind } from './field-type.handlers.js';
 import { FIELD_TYPES } from './field-value.types.js';
 import { isPlainObject } from './json.guards.js';
 import { InvalidInputError } from '../../../../shared/domain/domain-error.js';
 
-export type OptionKind = 'boolean';
+export type { OptionKind } from './field-type.handlers.js';
 
 export interface FieldTypeInfo {
   type: FieldType;
@@ -11,25 +12,12 @@ export interface FieldTypeInfo {
   options: Record<string, OptionKind>;
 }
 
-const CATALOGUE: readonly FieldTypeInfo[] = [
-  { type: 'text', label: 'Text', options: {} },
-  { type: 'content', label: 'Content (markdown)', options: {} },
-  { type: 'number', label: 'Number', options: {} },
-  { type: 'bool', label: 'Yes/No', options: {} },
-  { type: 'date', label: 'Date', options: { time: 'boolean', period: 'boolean' } },
-  { type: 'time', label: 'Time', options: {} },
-  { type: 'members', label: 'Members', options: {} },
-  { type: 'likes', label: 'Likes', options: {} },
-  { type: 'relationships', label: 'Relationships', options: {} },
-  { type: 'files', label: 'Files', options: {} },
-  { type: 'group_type', label: 'Labels / Multiple choice', options: {} },
-];
-
-const MULTI_VALUED: ReadonlySet<FieldType> = new Set<MultiValuedFieldType>(['members', 'relationships', 'files']);
-
 /** Body of GET /attribute-types; copies so a caller cannot alter the catalogue. */
 export function fieldTypeCatalogue(): FieldTypeInfo[] {
-  return CATALOGUE.map((info) => ({ ...info, options: { ...info.options } }));
+  return FIELD_TYPES.map((type) => {
+    const { label, options } = FIELD_TYPE_HANDLERS[type];
+    return { type, label, options: { ...options } };
+  });
 }
 
 export function isFieldType(value: unknown): value is FieldType {
@@ -37,12 +25,12 @@ export function isFieldType(value: unknown): value is FieldType {
 }
 
 export function isMultiValued(type: FieldType): type is MultiValuedFieldType {
-  return MULTI_VALUED.has(type);
+  return FIELD_TYPE_HANDLERS[type].list !== undefined;
 }
 
 /** What a card shows for a field without a value: lists stay lists so clients can iterate. */
-export function emptyValue(type: FieldType): [] | null {
-  return isMultiValued(type) ? [] : null;
+export function emptyValue(type: FieldType): unknown {
+  return FIELD_TYPE_HANDLERS[type].empty();
 }
 
 /**
@@ -55,7 +43,7 @@ export function validateFieldOptions(type: FieldType, options: unknown, field = 
   if (!isPlainObject(options)) {
     throw new InvalidInputError(`${field}: expected an object`, [{ field, message: 'expected an object' }]);
   }
-  const allowed = CATALOGUE.find((info) => info.type === type)?.options ?? {};
+  const allowed = FIELD_TYPE_HANDLERS[type].options;
   const result: FieldOptions = {};
   for (const [key, value] of Object.entries(options)) {
     if (!Object.hasOwn(allowed, key)) {

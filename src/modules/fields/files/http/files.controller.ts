@@ -2,9 +2,9 @@ import { pipeline } from 'node:stream/promises';
 import { Controller, Get, Param, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiProduces, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import type { Actor } from '../../../shared/domain/actor.js';
-import { CurrentActor } from '../../../shared/http/actor.decorator.js';
-import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
+import type { Actor } from '../../../../shared/domain/actor.js';
+import { CurrentActor } from '../../../../shared/http/actor.decorator.js';
+import { ParseIdPipe } from '../../../../shared/http/parse-id.pipe.js';
 import { FileDownloadsService } from '../application/file-downloads.service.js';
 import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 

@@ -3,7 +3,7 @@ import type { IncomingMessage, RequestOptions } from 'node:http';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
-import { invalidValue, isValidFileName } from '../domain/values/index.js';
+import { invalidValue, isValidFileName } from '../../domain/values/index.js';
 import { isForbiddenAddress } from './forbidden-address.policy.js';
 
 export { isForbiddenAddress } from './forbidden-address.policy.js';

@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { Injectable } from '@nestjs/common';
-import { AppConfig } from '../../../config/app-config.js';
-import { PayloadTooLargeError } from '../../../shared/domain/domain-error.js';
-import type { UploadedFile } from '../contracts/fields.api.js';
-import { isValidFileName, type FileInput } from '../domain/values/index.js';
+import { AppConfig } from '../../../../config/app-config.js';
+import { PayloadTooLargeError } from '../../../../shared/domain/domain-error.js';
+import type { UploadedFile } from '../../contracts/fields.api.js';
+import { isValidFileName, type FileInput } from '../../domain/values/index.js';
 import { fetchFileByUrl, isForbiddenAddress } from '../infrastructure/safe-url-fetcher.js';
 
 /** A file ready to be stored: the four ways of giving one all end here. */
@@ -13,7 +13,7 @@ export interface PreparedFile {
   bytes: Buffer;
 }
 
-export type { UploadedFile } from '../contracts/fields.api.js';
+export type { UploadedFile } from '../../contracts/fields.api.js';
 
 const FETCH_TIMEOUT_MS = 30_000;
 const MIME_TYPE = /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/;

@@ -4,7 +4,7 @@ import { lookup } from 'node:dns/promises';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { InvalidInputError } from '../../../shared/domain/domain-error.js';
+import { InvalidInputError } from '../../../../shared/domain/domain-error.js';
 import type { FetchFileOptions, ResolvedAddress } from './safe-url-fetcher.js';
 import { fetchFileByUrl, isForbiddenAddress } from './safe-url-fetcher.js';
 

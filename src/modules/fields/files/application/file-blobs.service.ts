@@ -1,9 +1,9 @@
 import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { CardDeleted } from '../../../shared/events/card.events.js';
-import { OnAppEvent } from '../../../shared/events/on-app-event.decorator.js';
-import { ProjectDeleted } from '../../../shared/events/workspace.events.js';
-import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
-import { FieldValuesRepository } from '../infrastructure/field-values.repository.js';
+import { CardDeleted } from '../../../../shared/events/card.events.js';
+import { OnAppEvent } from '../../../../shared/events/on-app-event.decorator.js';
+import { ProjectDeleted } from '../../../../shared/events/workspace.events.js';
+import { UnitOfWork } from '../../../../shared/persistence/unit-of-work.js';
+import { FieldValuesRepository } from '../../infrastructure/field-values.repository.js';
 import { FileStorage, newFileKey } from '../infrastructure/file-storage.js';
 
 const SWEEP_BATCH = 200;

@@ -1,10 +1,10 @@
 import type { Readable } from 'node:stream';
 import { Injectable, Logger } from '@nestjs/common';
-import type { Actor } from '../../../shared/domain/actor.js';
-import { NotFoundError } from '../../../shared/domain/domain-error.js';
-import { CardHierarchyApi } from '../../card-hierarchy/index.js';
-import { FileNotFoundError } from '../domain/fields.errors.js';
-import { FieldValuesRepository } from '../infrastructure/field-values.repository.js';
+import type { Actor } from '../../../../shared/domain/actor.js';
+import { NotFoundError } from '../../../../shared/domain/domain-error.js';
+import { CardHierarchyApi } from '../../../card-hierarchy/index.js';
+import { FileNotFoundError } from '../../domain/fields.errors.js';
+import { FieldValuesRepository } from '../../infrastructure/field-values.repository.js';
 import { FileStorage } from '../infrastructure/file-storage.js';
 
 export interface Download {
