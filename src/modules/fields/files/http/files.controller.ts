@@ -6,7 +6,7 @@ import type { Actor } from '../../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../../shared/http/actor.decorator.js';
 import { ParseIdPipe } from '../../../../shared/http/parse-id.pipe.js';
 import { FileDownloadsService } from '../application/file-downloads.service.js';
-import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
+import { WorkspaceRoutes } from '../../../../shared/http/scopes.decorator.js';
 
 /** `attachment; filename="…"; filename*=UTF-8''…` (RFC 6266): an ASCII fallback and the real name. */
 export function contentDisposition(name: string): string {
