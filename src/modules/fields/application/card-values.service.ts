@@ -173,7 +173,7 @@ export class CardValuesService {
         throw new Error('writeNewValues takes what prepareValues returned for the cards\' project');
       }
       const scalarOnly = prepared.writes.every(
-        (w) => w.kind === 'set' && SCALAR_TYPES.has(w.field.type) && isFieldAvailable(w.field, card.modelId),
+        (w) => w.kind === 'set' && fieldTypeHandler(w.field.type).storage === 'scalar' && isFieldAvailable(w.field, card.modelId),
       );
       if (!scalarOnly) {
         await this.write(card, prepared, actor, options);
