@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../../config/app-config.js';
 import type { CardAttributes, FieldCardRef, GroupTypeFieldRef } from '../contracts/fields.api.js';
-import { isFieldAvailable } from '../domain/field-definition.js';
+import { isFieldAvailable, type FieldDefinition } from '../domain/field-definition.js';
 import { emptyValue, fieldTypeHandler } from '../domain/values/index.js';
 import { FieldDefinitionsRepository } from '../infrastructure/field-definitions.repository.js';
 import { FieldValuesRepository, type StoredFileRow } from '../infrastructure/field-values.repository.js';
