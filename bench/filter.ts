@@ -265,7 +265,7 @@ async function fill(db: pg.Client, f: Structure & { projectId: number; orgId: nu
                               created_at, updated_at)
      SELECT $1, $2, p.id, ARRAY[$3, p.id]::bigint[], 2, g,
             'Card ' || g || ' ' || CASE WHEN g % 99991 = 17 THEN 'needle' ELSE (${words})[1 + g % 12] END,
-            (ARRAY['undecided','dropped','accepted','in_progress','waiting','completed','closed'])[1 + (g * 7919) % 7],
+            (ARRAY['undecided','dropped','accepted','in_progress','waiting','completed','closed'])[1 + (g::bigint * 7919) % 7],
             (g - $4 - 1) / $4, now() - (g % 730) * interval '1 day', now()
        FROM generate_series($4::int + 1, $5::int) g
        JOIN cards.cards p ON p.project_id = $1 AND p.ref = 1 + (g - $4 - 1) % $4`,
@@ -278,7 +278,7 @@ async function fill(db: pg.Client, f: Structure & { projectId: number; orgId: nu
   const cards = `FROM cards.cards c WHERE c.project_id = ${Number(f.projectId)} AND c.depth > 0`;
   await db.query(
     `INSERT INTO fields.scalar_values (card_id, attribute_id, value)
-     SELECT c.id, $1, to_jsonb((c.ref * 7919) % 100) ${cards} AND c.ref % 10 < 7`,
+     SELECT c.id, $1, to_jsonb((c.ref::bigint * 7919) % 100) ${cards} AND c.ref % 10 < 7`,
     [f.estimate],
   );
   await db.query(
@@ -330,6 +330,9 @@ async function setUp(): Promise<{ server: RunningServer; setup: Setup; pool: pg.
     await db.connect();
     try {
       setup = await generate(server, db);
+    } catch (error) {
+      await server.stop();
+      throw error;
     } finally {
       await db.end();
     }
