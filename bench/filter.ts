@@ -352,10 +352,10 @@ interface Measured {
 function handQueries(s: Scenario, setup: Setup) {
   const scope = s.search ? `c.project_id = ANY($1::bigint[])` : `c.project_id = $1`;
   const where = `${scope} AND c.depth > 0 AND NOT c.hidden AND ${s.where}`;
-  const params = [s.search ? setup.searchProjectIds : setup.projectId, ...s.params(setup)];
+  const values = [s.search ? setup.searchProjectIds : setup.projectId, ...s.params(setup)];
   return {
-    page: { text: `SELECT c.id, c.ref, c.title, c.state, c.parent_id FROM cards.cards c WHERE ${where} ORDER BY c.id LIMIT 100`, params },
-    count: { text: `SELECT count(*)::int AS n FROM cards.cards c WHERE ${where}`, params },
+    page: { text: `SELECT c.id, c.ref, c.title, c.state, c.parent_id FROM cards.cards c WHERE ${where} ORDER BY c.id LIMIT 100`, values },
+    count: { text: `SELECT count(*)::int AS n FROM cards.cards c WHERE ${where}`, values },
   };
 }
 

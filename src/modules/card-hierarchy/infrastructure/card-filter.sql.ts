@@ -57,7 +57,10 @@ export class CardFilterSql extends CardFilterApi {
       case 'archived':
         return term.archived ? 'c.hidden' : 'NOT c.hidden';
       case 'parent':
-        return `coalesce(c.parent_id IN (${this.cardsWithRef(term.ref, params)}), false)`;
+        // An EXISTS the planner turns into a join: the parent is found by
+        // (project_id, ref) first, then its children by cards_children_idx.
+        return `EXISTS (SELECT 1 FROM cards.cards p
+                         WHERE p.id = c.parent_id AND p.project_id = c.project_id AND p.ref = ${params.add(term.ref, 'bigint')})`;
       case 'created':
       case 'updated':
         return dayComparison(`c.${term.kind}_at`, term.op, term.day, params);
