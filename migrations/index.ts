@@ -12,6 +12,8 @@ import { FilterIndexes1763840000100 } from './1763840000100-filter-indexes.js';
 import { ImporterUploads1763850000000 } from './1763850000000-importer-uploads.js';
 import { IdentityOAuth1763820000000 } from './1763820000000-identity-oauth.js';
 import { WebSessions1763820000100 } from './1763820000100-web-sessions.js';
+import { GroupingGroupsTitleIndex1795564859316 } from './1795564859316-grouping-groups-title-index.js';
+import { FieldsScalarValuesKindStats1795564940517 } from './1795564940517-fields-scalar-values-kind-stats.js';
 
 /** Every migration, in order. Listed explicitly so ESM builds, the CLI and tests load the same set. */
 export const MIGRATIONS = [
@@ -29,4 +31,6 @@ export const MIGRATIONS = [
   ImporterUploads1763850000000,
   IdentityOAuth1763820000000,
   WebSessions1763820000100,
+  GroupingGroupsTitleIndex1795564859316,
+  FieldsScalarValuesKindStats1795564940517,
 ];

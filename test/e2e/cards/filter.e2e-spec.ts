@@ -242,6 +242,23 @@ describe('filter language', () => {
       .expect(200);
     expect(second.body).toEqual([cards.child.id]);
     expect(second.headers['x-service-nextpage']).toBeUndefined();
+    // The total without a count (the last page ends the listing) and with one
+    // (an empty page past the end, a page after a cursor, a full first page).
+    expect(second.headers['x-service-total']).toBe('3');
+    const past = await t.http
+      .get(`${API}/projects/${project}/cards`)
+      .query({ filters: 'login', only_ids: 'true', per_page: '2', page: '5' })
+      .set(as(alice))
+      .expect(200);
+    expect(past.body).toEqual([]);
+    expect(past.headers['x-service-total']).toBe('3');
+    const cursor = await t.http
+      .get(`${API}/projects/${project}/cards`)
+      .query({ filters: 'login', only_ids: 'true', per_page: '2', cursor: res.headers['x-service-nextcursor'] })
+      .set(as(alice))
+      .expect(200);
+    expect(cursor.body).toEqual([cards.child.id]);
+    expect(cursor.headers['x-service-total']).toBe('3');
     const both = await t.http.get(`${API}/projects/${project}/cards`).query({ filter: 'a', filters: 'b' }).set(as(alice));
     expect(both.status).toBe(400);
   });

@@ -76,14 +76,27 @@ export class CardFilterSql extends CardFilterApi {
   async pageIds(scope: FilterScope, where: FilterCondition, limit: number, from: PageStart): Promise<number[]> {
     if (!scope.projectIds.length) return [];
     const params = new SqlParams();
-    // After a cursor: a keyset range of the id order; else an offset into it.
-    const start =
-      'after' in from
-        ? { where: ` AND c.id > ${params.add(from.after, 'bigint')}`, offset: '' }
-        : { where: '', offset: ` OFFSET ${params.add(from.offset, 'bigint')}` };
-    const sql = `SELECT c.id FROM cards.cards c
-      WHERE ${this.scope(scope, params)}${start.where} AND (${where(ROW, params)})
-      ORDER BY c.id LIMIT ${params.add(limit, 'int')}${start.offset}`;
+    const after = 'after' in from ? ` AND c.id > ${params.add(from.after, 'bigint')}` : '';
+    const offset = 'offset' in from ? from.offset : 0;
+    const offsetSql = offset ? ` OFFSET ${params.add(offset, 'bigint')}` : '';
+    let sql: string;
+    if (scope.projectIds.length === 1) {
+      // One project compared with `=`: its listing index yields the ids in order.
+      sql = `SELECT c.id FROM cards.cards c
+        WHERE ${this.visible(`c.project_id = ${params.add(scope.projectIds[0], 'bigint')}`, scope)}${after} AND (${where(ROW, params)})
+        ORDER BY c.id LIMIT ${params.add(limit, 'int')}${offsetSql}`;
+    } else {
+      // Several projects (/search): each project's first ids in id order from
+      // its own listing index, then merged. One scan of all their cards in id
+      // order would walk every other project's cards in between, and a scan
+      // of all of them by project would sort every match.
+      sql = `SELECT x.id FROM unnest(${params.add(scope.projectIds, 'bigint[]')}) AS p(project_id)
+        CROSS JOIN LATERAL (
+          SELECT c.id FROM cards.cards c
+           WHERE ${this.visible('c.project_id = p.project_id', scope)}${after} AND (${where(ROW, params)})
+           ORDER BY c.id LIMIT ${params.add(offset + limit, 'bigint')}) x
+        ORDER BY x.id LIMIT ${params.add(limit, 'int')}${offsetSql}`;
+    }
     const rows = (await this.uow.manager.query(sql, params.values)) as Array<{ id: string | number }>;
     return rows.map((r) => Number(r.id));
   }
@@ -91,21 +104,21 @@ export class CardFilterSql extends CardFilterApi {
   async count(scope: FilterScope, where: FilterCondition): Promise<number> {
     if (!scope.projectIds.length) return 0;
     const params = new SqlParams();
-    const sql = `SELECT count(*)::bigint AS n FROM cards.cards c WHERE ${this.scope(scope, params)} AND (${where(ROW, params)})`;
+    const project =
+      scope.projectIds.length === 1
+        ? `c.project_id = ${params.add(scope.projectIds[0], 'bigint')}`
+        : `c.project_id = ANY(${params.add(scope.projectIds, 'bigint[]')})`;
+    const sql = `SELECT count(*)::bigint AS n FROM cards.cards c WHERE ${this.visible(project, scope)} AND (${where(ROW, params)})`;
     const [row] = (await this.uow.manager.query(sql, params.values)) as Array<{ n: string | number }>;
     return Number(row.n);
   }
 
   /**
-   * The listing's cards: never the top-level card, and without archived ones
-   * unless asked. Written as the partial listing indexes are, so they apply;
-   * one project is compared with `=` so its index scan comes out in id order.
+   * The listing's cards of `project` (a condition on `c.project_id`): never
+   * the top-level card, and without archived ones unless asked. Written as
+   * the partial listing indexes are, so they apply.
    */
-  private scope(scope: FilterScope, params: SqlParams): string {
-    const project =
-      scope.projectIds.length === 1
-        ? `c.project_id = ${params.add(scope.projectIds[0], 'bigint')}`
-        : `c.project_id = ANY(${params.add(scope.projectIds, 'bigint[]')})`;
+  private visible(project: string, scope: FilterScope): string {
     return `${project} AND c.depth > 0${scope.withArchived ? '' : ' AND NOT c.hidden'}`;
   }
 }

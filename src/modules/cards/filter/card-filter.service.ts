@@ -1,14 +1,18 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CardFilterApi, type FilterScope, type PageStart } from '../../card-hierarchy/index.js';
 import { FieldFilterApi } from '../../fields/index.js';
 import { GroupFilterApi } from '../../grouping/index.js';
 import { IdentityApi } from '../../identity/index.js';
-import { compileFilter } from './filter.compiler.js';
+import { compileFilter, groupTerms } from './filter.compiler.js';
 import { FilterError } from './filter.errors.js';
 import { parseFilter } from './filter.parser.js';
-import { mentionsArchived, resolveFilter, userMap, userRefs } from './filter.resolver.js';
+import { mentionsArchived, needsSchema, resolveFilter, userMap, userRefs } from './filter.resolver.js';
 import { utcDay } from './filter-values.js';
+
+/** How long (ms) a filter's page query runs alone before its count starts beside it. */
+const COUNT_HEAD_START_MS = 3;
 
 export interface FilterRequest {
   /** The filter text, and the name of the parameter it came in (`filter` or `filters`), for errors. */
@@ -26,8 +30,8 @@ export interface FilterRequest {
 /**
  * Runs a filter over the cards of some projects the caller may read (the
  * caller checks access): parse, resolve names against the projects' fields,
- * models and users, compile, then one query for the page and one for the
- * total, side by side on two connections.
+ * models and users (and the groups it names), compile, then one query for
+ * the page and, unless the page tells the total, one for the count.
  */
 @Injectable()
 export class CardFilterService {
@@ -50,8 +54,10 @@ export class CardFilterService {
   private async execute(request: FilterRequest, actor: Actor): Promise<{ ids: number[]; total: number }> {
     const expr = parseFilter(request.text);
     const refs = userRefs(expr);
+    // A filter of card terms and #groups only (`needle`, `#12`, `parent = 7`)
+    // names no field: it skips the schema lookup.
     const [schema, users] = await Promise.all([
-      this.fields.schema(request.projectIds),
+      needsSchema(expr) ? this.fields.schema(request.projectIds) : { fields: [], models: [] },
       this.identity.usersNamed(
         refs.filter((r) => !r.displayName).map((r) => r.name),
         refs.filter((r) => r.displayName).map((r) => r.name),
@@ -63,15 +69,34 @@ export class CardFilterService {
       today: request.today ?? utcDay(new Date()),
       users: userMap(refs, users),
     });
-    const where = compileFilter(condition, { cards: this.cards, fields: this.fields, groups: this.groups });
+    const terms = groupTerms(condition);
+    const groupIds = await this.groups.groupIds(request.projectIds, terms);
+    const where = compileFilter(condition, {
+      cards: this.cards,
+      fields: this.fields,
+      groups: this.groups,
+      groupIds: new Map(terms.map((term, i) => [term, groupIds[i]])),
+    });
     const scope: FilterScope = {
       projectIds: request.projectIds,
       withArchived: request.withArchived || mentionsArchived(expr),
     };
-    const [ids, total] = await Promise.all([
-      this.cards.pageIds(scope, where, request.limit, request.from),
-      this.cards.count(scope, where),
-    ]);
+    const { limit, from } = request;
+    // A page at an offset that is not full ends the listing: its end is the
+    // total, and the count (the costly half of a selective filter) is not
+    // needed. So the page runs alone for a moment; a page that takes longer
+    // (a filter that scans) gets the count beside it on another connection,
+    // as the count would most likely be needed anyway. A page after a cursor
+    // never tells the total: its count starts at once.
+    const page = this.cards.pageIds(scope, where, limit, from);
+    const answered = 'after' in from ? undefined : await Promise.race([page, delay(COUNT_HEAD_START_MS)]);
+    const counting = answered === undefined ? this.cards.count(scope, where) : null;
+    // Handled here so an unneeded count's failure is not an unhandled rejection; awaited below when needed.
+    counting?.catch(() => undefined);
+    const ids = await page;
+    // Nor does an empty page past the end.
+    const pageTells = 'offset' in from && ids.length < limit && (ids.length > 0 || from.offset === 0);
+    const total = pageTells ? from.offset + ids.length : await (counting ?? this.cards.count(scope, where));
     return { ids, total };
   }
 }

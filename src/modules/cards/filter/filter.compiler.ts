@@ -1,7 +1,7 @@
 import type { FilterCardColumns, SqlParams } from '../../../shared/persistence/sql-params.js';
 import type { CardFilterApi, FilterCondition } from '../../card-hierarchy/index.js';
 import type { FieldFilterApi } from '../../fields/index.js';
-import type { GroupFilterApi } from '../../grouping/index.js';
+import type { GroupFilterApi, GroupTerm } from '../../grouping/index.js';
 import type { Condition } from './filter.condition.js';
 
 /** The modules that write the SQL of their own terms. */
@@ -9,6 +9,23 @@ export interface FilterSqlParts {
   cards: CardFilterApi;
   fields: FieldFilterApi;
   groups: GroupFilterApi;
+  /** The ids of the groups each group term of the condition names (`groupTerms`, then `GroupFilterApi.groupIds`). */
+  groupIds: Map<GroupTerm, number[]>;
+}
+
+/** The group terms of a condition, each once, to look their groups up in one query. */
+export function groupTerms(condition: Condition): GroupTerm[] {
+  switch (condition.kind) {
+    case 'and':
+    case 'or':
+      return condition.items.flatMap(groupTerms);
+    case 'not':
+      return groupTerms(condition.item);
+    case 'group':
+      return [condition.term];
+    default:
+      return [];
+  }
 }
 
 /**
@@ -34,8 +51,11 @@ function toSql(c: Condition, parts: FilterSqlParts, card: FilterCardColumns, par
       return `NOT (${toSql(c.item, parts, card, params)})`;
     case 'card':
       return parts.cards.predicate(c.term, params);
-    case 'group':
-      return parts.groups.predicate(c.term, card, params);
+    case 'group': {
+      const groupIds = parts.groupIds.get(c.term);
+      if (!groupIds) throw new Error('compileFilter: a group term whose groups were not looked up');
+      return parts.groups.predicate(groupIds, card, params);
+    }
     case 'field':
       if (c.term.kind === 'relationship') {
         const targets = parts.cards.cardsWithRef(c.term.ref, params);

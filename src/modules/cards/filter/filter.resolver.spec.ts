@@ -3,7 +3,7 @@ import type { FilterField, FilterSchema } from '../../fields/index.js';
 import type { Condition } from './filter.condition.js';
 import { FilterError } from './filter.errors.js';
 import { parseFilter } from './filter.parser.js';
-import { mentionsArchived, resolveFilter, userMap, userRefs, type ResolveContext } from './filter.resolver.js';
+import { mentionsArchived, needsSchema, resolveFilter, userMap, userRefs, type ResolveContext } from './filter.resolver.js';
 import { dayValue } from './filter-values.js';
 
 const field = (id: number, name: string, type: FilterField['type'], extra: Partial<FilterField> = {}): FilterField => ({
@@ -73,8 +73,10 @@ describe('resolveFilter', () => {
   });
 
   it('resolves users, @me, groups, models and relative dates', () => {
-    expect(resolve('@alice')).toEqual({ kind: 'field', term: { kind: 'member', fields: null, userIds: [10] } });
-    expect(resolve('@{alice}')).toEqual({ kind: 'field', term: { kind: 'member', fields: null, userIds: [10, 11] } });
+    // @user: every members field of the projects, named by id.
+    const owners = [{ id: 4, modelId: null }];
+    expect(resolve('@alice')).toEqual({ kind: 'field', term: { kind: 'member', fields: owners, userIds: [10] } });
+    expect(resolve('@{alice}')).toEqual({ kind: 'field', term: { kind: 'member', fields: owners, userIds: [10, 11] } });
     expect(resolve('@me in Owners')).toEqual({
       kind: 'field',
       term: { kind: 'member', fields: [{ id: 4, modelId: null }], userIds: [42] },
@@ -114,6 +116,20 @@ describe('resolveFilter', () => {
   it('notices filters that decide about archived cards themselves', () => {
     expect(mentionsArchived(parseFilter('a (b or not archived = true)'))).toBe(true);
     expect(mentionsArchived(parseFilter('a b'))).toBe(false);
+  });
+
+  it('reads the schema only for filters that name a field, a model or a user', () => {
+    for (const text of ['needle #12 #Todo', 'parent = 7 or not state = closed', 'hlevel = 1 created > -7d archived = true']) {
+      expect(needsSchema(parseFilter(text))).toBe(false);
+    }
+    for (const text of ['a or @me', 'not Estimate > 3', '@bob in Owners', 'x (model = Bug)', '{state} = 1']) {
+      expect(needsSchema(parseFilter(text))).toBe(true);
+    }
+  });
+
+  it('matches nothing for @user when no project has a members field', () => {
+    const expr = parseFilter('@me');
+    expect(resolveFilter(expr, { schema: { fields: [], models: [] }, meId: 42, today: '2026-01-31', users: new Map() })).toEqual({ kind: 'none' });
   });
 });
 

@@ -79,6 +79,27 @@ export function mentionsArchived(expr: FilterExpr): boolean {
   return (expr.kind === 'compare' || expr.kind === 'in') && expr.field.kind === 'builtin' && expr.field.name === 'archived';
 }
 
+/**
+ * True when resolving the filter reads the projects' fields or models: a
+ * field compared (or `in`), `model`, or `@user` (any members field).
+ */
+export function needsSchema(expr: FilterExpr): boolean {
+  switch (expr.kind) {
+    case 'and':
+    case 'or':
+      return expr.items.some(needsSchema);
+    case 'not':
+      return needsSchema(expr.item);
+    case 'member':
+      return true;
+    case 'compare':
+    case 'in':
+      return expr.field.kind === 'custom' || expr.field.name === 'model';
+    default:
+      return false;
+  }
+}
+
 /** Turns a parsed filter into a condition over the projects' data; unknown fields and bad values → FilterError. */
 export function resolveFilter(expr: FilterExpr, ctx: ResolveContext): Condition {
   switch (expr.kind) {
@@ -96,8 +117,10 @@ export function resolveFilter(expr: FilterExpr, ctx: ResolveContext): Condition 
     case 'group':
       return { kind: 'group', term: { kind: 'group', typeIds: null, match: 'equals', title: expr.name } };
     case 'member': {
+      // Any members field: named by id, so the query can start from the values of the user.
       const userIds = usersOf(expr.user, ctx);
-      return userIds.length ? { kind: 'field', term: { kind: 'member', fields: null, userIds } } : { kind: 'none' };
+      const fields = ctx.schema.fields.filter((f) => f.type === 'members').map((f) => ({ id: f.id, modelId: f.modelId }));
+      return userIds.length && fields.length ? { kind: 'field', term: { kind: 'member', fields, userIds } } : { kind: 'none' };
     }
     case 'compare':
     case 'in': {

@@ -46,8 +46,8 @@ export type FieldTerm =
   /** A `period` date field: `=` the period covers the day, `<` it ends before, `>` it starts after. */
   | { kind: 'period'; fields: FilterFieldRef[]; op: FilterOrderOp; day: string }
   | { kind: 'time'; fields: FilterFieldRef[]; op: FilterOrderOp; time: string }
-  /** One of `userIds` is in the field; `fields: null` means any members field of the card. */
-  | { kind: 'member'; fields: FilterFieldRef[] | null; userIds: number[] }
+  /** One of `userIds` is in the field (`@user`: every members field of the projects). */
+  | { kind: 'member'; fields: FilterFieldRef[]; userIds: number[] }
   /** The field links to one of the cards that `targets` (a subquery of card ids) selects. */
   | { kind: 'relationship'; fields: FilterFieldRef[]; targets: string }
   /** The likes score (sum of votes; 0 without votes). */

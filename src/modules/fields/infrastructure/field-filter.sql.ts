@@ -40,12 +40,6 @@ function fieldsOf(column: string, fields: FilterFieldRef[], card: FilterCardColu
   return parts.length ? `(${parts.join(' OR ')})` : 'false';
 }
 
-/** Any field of `alias`'s table the card uses (for `@user`: every members field). */
-function anyFieldOf(alias: string, card: FilterCardColumns): string {
-  return `EXISTS (SELECT 1 FROM fields.attributes a WHERE a.id = ${alias}.attribute_id
-                     AND (a.model_id IS NULL OR a.model_id = ${card.modelId}))`;
-}
-
 /** Compares a period's days with `day`: covers it (=), ends before (<, <=), starts after (>, >=). */
 function periodComparison(op: FilterOrderOp, day: string, params: SqlParams): string {
   const start = `left(v.value ->> 'start', 10) COLLATE "C"`;
@@ -135,12 +129,10 @@ export class FieldFilterSql extends FieldFilterApi {
         return `EXISTS (SELECT 1 FROM fields.scalar_values v
                          WHERE v.card_id = ${card.id} AND ${fieldsOf('v.attribute_id', term.fields, card, params)}
                            AND ${scalarComparison(term, params)})`;
-      case 'member': {
-        const fields = term.fields === null ? anyFieldOf('m', card) : fieldsOf('m.attribute_id', term.fields, card, params);
+      case 'member':
         return `EXISTS (SELECT 1 FROM fields.member_values m
                          WHERE m.card_id = ${card.id} AND m.user_id = ANY(${params.add(term.userIds, 'bigint[]')})
-                           AND ${fields})`;
-      }
+                           AND ${fieldsOf('m.attribute_id', term.fields, card, params)})`;
       case 'relationship':
         return `EXISTS (SELECT 1 FROM fields.relationship_values r
                          WHERE r.card_id = ${card.id} AND ${fieldsOf('r.attribute_id', term.fields, card, params)}

@@ -13,6 +13,12 @@ export interface GroupTerm {
 
 /** The grouping part of the filter language. */
 export abstract class GroupFilterApi {
-  /** A boolean SQL expression (never NULL) for `term` on the card named by `card`: an EXISTS over memberships. */
-  abstract predicate(term: GroupTerm, card: FilterCardColumns, params: SqlParams): string;
+  /**
+   * The ids of the groups each term names in the projects (in the order of
+   * `terms`): one query for all of them. The filter query then names the
+   * groups by id, so the planner estimates and indexes memberships by group.
+   */
+  abstract groupIds(projectIds: number[], terms: GroupTerm[]): Promise<number[][]>;
+  /** A boolean SQL expression (never NULL): the card named by `card` is in one of the groups. */
+  abstract predicate(groupIds: number[], card: FilterCardColumns, params: SqlParams): string;
 }

@@ -1,17 +1,36 @@
 import { Injectable } from '@nestjs/common';
-import { likeContains, type FilterCardColumns, type SqlParams } from '../../../shared/persistence/sql-params.js';
+import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+import { likeContains, SqlParams, type FilterCardColumns } from '../../../shared/persistence/sql-params.js';
 import { GroupFilterApi, type GroupTerm } from '../contracts/group-filter.api.js';
 
-/** The grouping part of the filter language: an EXISTS over the card's memberships and their groups. */
+/** The grouping part of the filter language: groups found by title, then an EXISTS over the card's memberships. */
 @Injectable()
 export class GroupFilterSql extends GroupFilterApi {
-  predicate(term: GroupTerm, card: FilterCardColumns, params: SqlParams): string {
-    const types = term.typeIds === null ? '' : ` AND m.type_id = ANY(${params.add(term.typeIds, 'bigint[]')})`;
-    const title =
-      term.match === 'equals'
-        ? `lower(g.title) = lower(${params.add(term.title)})`
-        : `g.title ILIKE ${params.add(likeContains(term.title))}`;
-    return `EXISTS (SELECT 1 FROM grouping.memberships m JOIN grouping.groups g ON g.id = m.group_id
-                     WHERE m.card_id = ${card.id}${types} AND ${title})`;
+  constructor(private readonly uow: UnitOfWork) {
+    super();
+  }
+
+  async groupIds(projectIds: number[], terms: GroupTerm[]): Promise<number[][]> {
+    const found: number[][] = terms.map(() => []);
+    if (!projectIds.length || !terms.length) return found;
+    const params = new SqlParams();
+    const projects = params.add(projectIds, 'bigint[]');
+    const selects = terms.map((term, i) => {
+      const types = term.typeIds === null ? '' : ` AND g.type_id = ANY(${params.add(term.typeIds, 'bigint[]')})`;
+      const title =
+        term.match === 'equals'
+          ? `lower(g.title) = lower(${params.add(term.title)})`
+          : `g.title ILIKE ${params.add(likeContains(term.title))}`;
+      return `SELECT ${i} AS term, g.id FROM grouping.groups g WHERE g.project_id = ANY(${projects})${types} AND ${title}`;
+    });
+    const rows = (await this.uow.manager.query(selects.join(' UNION ALL '), params.values)) as Array<{ term: number; id: string | number }>;
+    for (const r of rows) found[Number(r.term)].push(Number(r.id));
+    return found;
+  }
+
+  predicate(groupIds: number[], card: FilterCardColumns, params: SqlParams): string {
+    if (!groupIds.length) return 'false';
+    return `EXISTS (SELECT 1 FROM grouping.memberships m
+                     WHERE m.card_id = ${card.id} AND m.group_id = ANY(${params.add(groupIds, 'bigint[]')}))`;
   }
 }
