@@ -1,10 +1,12 @@
 import { Injectable } from '@nestjs/common';
+import { AppConfig } from '../../../config/app-config.js';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { ApiKey } from '../domain/api-key.entity.js';
 import { ApiKeyNotFoundError, InvalidUserError } from '../domain/identity.errors.js';
 import { hashApiKey, looksLikeApiKey, newApiKey } from '../domain/secrets.js';
 import { ApiKeysRepository } from '../infrastructure/api-keys.repository.js';
+import { hashLimitKey, toHit, type RateLimitHit } from '../infrastructure/rate-limit.store.js';
 
 export interface ApiKeyView {
   id: number;
@@ -28,12 +30,26 @@ export function toApiKeyView(k: ApiKey): ApiKeyView {
 
 /** `last_used_at` is written at most this often per key, so reads stay reads. */
 const TOUCH_INTERVAL_MS = 60_000;
+/** Length of a rate-limit window (RATE_LIMIT_PER_MINUTE). */
+export const RATE_WINDOW_SECONDS = 60;
+
+/** A key that authenticated, and its request counted against the per-credential limit. */
+export interface AuthenticatedKey {
+  actor: Actor;
+  rateLimit: RateLimitHit;
+}
+
+/** The window key of a credential (the same for every form it is sent in). */
+export function credentialWindowKey(credential: string): string {
+  return `credential:${credential}`;
+}
 
 @Injectable()
 export class ApiKeysService {
   constructor(
     private readonly uow: UnitOfWork,
     private readonly keys: ApiKeysRepository,
+    private readonly config: AppConfig,
   ) {}
 
   /** Creates a key; the returned `key` is the only time it is ever shown. */
@@ -72,15 +88,23 @@ export class ApiKeysService {
     });
   }
 
-  /** The actor a key stands for, or null for an unknown or revoked key. */
-  async authenticate(key: string): Promise<Actor | null> {
+  /**
+   * The actor a key stands for, or null for an unknown or revoked key. The
+   * request is counted against the key's rate limit in the same statement
+   * (authentication and limit are one round trip on every API call).
+   */
+  async authenticate(key: string): Promise<AuthenticatedKey | null> {
     if (!looksLikeApiKey(key)) return null;
-    const record = await this.keys.findActiveWithUser(hashApiKey(key));
-    if (!record) return null;
+    const found = await this.keys.findActiveCounting(hashApiKey(key), hashLimitKey(credentialWindowKey(key)), RATE_WINDOW_SECONDS);
+    if (!found) return null;
+    const { key: record, window } = found;
     const now = new Date();
     if (!record.lastUsedAt || now.getTime() - record.lastUsedAt.getTime() > TOUCH_INTERVAL_MS) {
       await this.keys.touch(record.id, now);
     }
-    return { userId: record.userId, username: record.username, isAdmin: record.isAdmin, scopes: null };
+    return {
+      actor: { userId: record.userId, username: record.username, isAdmin: record.isAdmin, scopes: null },
+      rateLimit: toHit(window, this.config.rateLimitPerMinute),
+    };
   }
 }

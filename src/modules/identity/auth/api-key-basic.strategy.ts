@@ -3,7 +3,7 @@ import { PassportStrategy } from '@nestjs/passport';
 import type { Request } from 'express';
 import { BasicStrategy } from 'passport-http';
 import type { Actor } from '../../../shared/domain/actor.js';
-import { ApiKeysService } from '../application/api-keys.service.js';
+import { ApiKeysService, type AuthenticatedKey } from '../application/api-keys.service.js';
 
 export const API_KEY_BASIC = 'api-key-basic';
 
@@ -21,21 +21,22 @@ export class ApiKeyBasicStrategy extends PassportStrategy(BasicStrategy, API_KEY
 
   override authenticate(req: Request): void {
     const self = this as unknown as {
-      success(user: Actor): void;
+      success(user: Actor, info: AuthenticatedKey): void;
       fail(challenge?: string): void;
       error(err: unknown): void;
       _challenge(): string;
     };
     const key = basicUsername(req.headers.authorization);
     if (key === undefined) return self.fail(self._challenge());
-    this.validate(key).then(
-      (actor) => (actor ? self.success(actor) : self.fail(self._challenge())),
+    this.keys.authenticate(key).then(
+      (found) => (found ? self.success(found.actor, found) : self.fail(self._challenge())),
       (err: unknown) => self.error(err),
     );
   }
 
-  validate(key: string): Promise<Actor | null> {
-    return this.keys.authenticate(key);
+  /** Unused: `authenticate` above reads the header itself; passport's mixin wants the method. */
+  validate(): null {
+    return null;
   }
 }
 

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import { HeaderAPIKeyStrategy } from 'passport-headerapikey';
 import type { Actor } from '../../../shared/domain/actor.js';
-import { ApiKeysService } from '../application/api-keys.service.js';
+import { ApiKeysService, type AuthenticatedKey } from '../application/api-keys.service.js';
 
 export const API_KEY_HEADER = 'api-key-header';
 
@@ -13,7 +13,9 @@ export class ApiKeyHeaderStrategy extends PassportStrategy(HeaderAPIKeyStrategy,
     super({ header: 'X-Api-Key', prefix: '' }, false);
   }
 
-  validate(key: string): Promise<Actor | null> {
-    return this.keys.authenticate(key);
+  /** `[actor, info]`: passport hands `info` (the counted rate-limit hit) to the guard as `req.authInfo`. */
+  async validate(key: string): Promise<[Actor, AuthenticatedKey] | null> {
+    const found = await this.keys.authenticate(key);
+    return found ? [found.actor, found] : null;
   }
 }

@@ -7,14 +7,14 @@ import type { Actor } from '../../../shared/domain/actor.js';
 import { ForbiddenError, RateLimitedError, UnauthorizedError } from '../../../shared/domain/domain-error.js';
 import { IS_PUBLIC } from '../../../shared/http/actor.decorator.js';
 import { ROUTE_SCOPE, type ScopeRule } from '../../../shared/http/scopes.decorator.js';
+import { credentialWindowKey, RATE_WINDOW_SECONDS, type AuthenticatedKey } from '../application/api-keys.service.js';
 import { OAuthServerService } from '../application/oauth-server.service.js';
 import { API_KEY_BASIC, basicUsername } from './api-key-basic.strategy.js';
 import { API_KEY_HEADER } from './api-key-header.strategy.js';
-import { RateLimitStore } from '../infrastructure/rate-limit.store.js';
+import { RateLimitStore, type RateLimitHit } from '../infrastructure/rate-limit.store.js';
 import { neededScope, scopeAllows } from './scope.policy.js';
 
 const FAILED_AUTH_PER_MINUTE = 60;
-const WINDOW_SECONDS = 60;
 
 /**
  * Global guard: every route needs an API key or an OAuth access token unless
@@ -41,17 +41,25 @@ export class AuthenticationGuard extends AuthGuard([API_KEY_BASIC, API_KEY_HEADE
     if (credentials.size > 1) throw new UnauthorizedError('Send one credential only');
     const address = req.ip ?? 'unknown';
     const bearer = bearerToken(req.headers.authorization);
+    let hit: RateLimitHit;
     try {
-      if (bearer === undefined) await super.canActivate(context);
-      else (req as Request & { user?: Actor }).user = await this.authenticateBearer(bearer);
+      if (bearer === undefined) {
+        // An API key: its lookup counted the request against the key's limit (req.authInfo).
+        await super.canActivate(context);
+        hit = (req as Request & { authInfo: AuthenticatedKey }).authInfo.rateLimit;
+      } else {
+        (req as Request & { user?: Actor }).user = await this.authenticateBearer(bearer);
+        hit = await this.limits.hit(credentialWindowKey([...credentials][0]), this.config.rateLimitPerMinute, RATE_WINDOW_SECONDS);
+      }
     } catch (error) {
       // Only refused credentials count; a database outage is not the client's failure.
       if (!(error instanceof UnauthorizedError)) throw error;
-      const attempt = await this.limits.hit(`failed-auth:${address}`, FAILED_AUTH_PER_MINUTE, WINDOW_SECONDS);
+      const attempt = await this.limits.hit(`failed-auth:${address}`, FAILED_AUTH_PER_MINUTE, RATE_WINDOW_SECONDS);
       if (!attempt.allowed) throw new RateLimitedError(attempt.resetSeconds);
       throw error;
     }
-    await this.limit(context.switchToHttp().getResponse<Response>(), [...credentials][0]);
+    this.limits.maybeSweep(RATE_WINDOW_SECONDS);
+    applyLimit(context.switchToHttp().getResponse<Response>(), hit);
     this.checkScope(context, (req as Request & { user: Actor }).user, req.method);
     return true;
   }
@@ -82,15 +90,14 @@ export class AuthenticationGuard extends AuthGuard([API_KEY_BASIC, API_KEY_HEADE
     if (!user) throw new UnauthorizedError('Invalid or revoked API key');
     return user;
   }
+}
 
-  /** Counted in PostgreSQL, so the limit holds across every instance (DESIGN.md §3). */
-  private async limit(res: Response, credential: string): Promise<void> {
-    const r = await this.limits.hit(`credential:${credential}`, this.config.rateLimitPerMinute, WINDOW_SECONDS);
-    res.setHeader('RateLimit-Limit', String(r.limit));
-    res.setHeader('RateLimit-Remaining', String(r.remaining));
-    res.setHeader('RateLimit-Reset', String(r.resetSeconds));
-    if (!r.allowed) throw new RateLimitedError(r.resetSeconds);
-  }
+/** The limit's headers; 429 once the credential's window is used up (counted in PostgreSQL, shared by every instance). */
+function applyLimit(res: Response, r: RateLimitHit): void {
+  res.setHeader('RateLimit-Limit', String(r.limit));
+  res.setHeader('RateLimit-Remaining', String(r.remaining));
+  res.setHeader('RateLimit-Reset', String(r.resetSeconds));
+  if (!r.allowed) throw new RateLimitedError(r.resetSeconds);
 }
 
 const BEARER_INVALID = 'Bearer realm="cardwork", error="invalid_token"';

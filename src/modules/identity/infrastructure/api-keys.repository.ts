@@ -1,6 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { ApiKey } from '../domain/api-key.entity.js';
+import { windowUpsertSql, type WindowRow } from './rate-limit.store.js';
+
+type ActiveKeyRow = { id: number | string; last_used_at: Date | string | null; user_id: number | string; username: string; is_admin: boolean };
+
+const ACTIVE_KEY_SQL = `SELECT k.id, k.last_used_at, u.id AS user_id, u.username, u.is_admin
+         FROM identity.api_keys k JOIN identity.users u ON u.id = k.user_id
+        WHERE k.key_hash = $1 AND k.revoked_at IS NULL`;
 
 export interface ActiveKey {
   id: number;
@@ -18,23 +25,25 @@ export class ApiKeysRepository {
     return this.uow.manager.getRepository(ApiKey);
   }
 
-  /** An unrevoked key by hash together with its user, in one query (authentication of every request). */
-  async findActiveWithUser(keyHash: string): Promise<ActiveKey | null> {
+  /**
+   * Authentication of every API request: the key with its user and, in the
+   * same statement, one hit counted in the rate-limit window `windowKey` —
+   * only when the key is valid, so unknown keys never create windows (their
+   * failures are counted per address instead).
+   */
+  async findActiveCounting(
+    keyHash: string,
+    windowKey: string,
+    windowSeconds: number,
+  ): Promise<{ key: ActiveKey; window: WindowRow } | null> {
     const rows = (await this.uow.manager.query(
-      `SELECT k.id, k.last_used_at, u.id AS user_id, u.username, u.is_admin
-         FROM identity.api_keys k JOIN identity.users u ON u.id = k.user_id
-        WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
-      [keyHash],
-    )) as Array<{ id: number | string; last_used_at: Date | string | null; user_id: number | string; username: string; is_admin: boolean }>;
+      `WITH k AS (${ACTIVE_KEY_SQL}),
+            hit AS (${windowUpsertSql('$2', '$3', 'FROM k')})
+       SELECT k.*, hit.hits, hit.reset_seconds FROM k CROSS JOIN hit`,
+      [keyHash, windowKey, windowSeconds],
+    )) as Array<ActiveKeyRow & WindowRow>;
     const r = rows[0];
-    if (!r) return null;
-    return {
-      id: Number(r.id),
-      lastUsedAt: r.last_used_at === null ? null : new Date(r.last_used_at),
-      userId: Number(r.user_id),
-      username: r.username,
-      isAdmin: r.is_admin,
-    };
+    return r ? { key: toActiveKey(r), window: { hits: r.hits, reset_seconds: r.reset_seconds } } : null;
   }
 
   listForUser(userId: number): Promise<ApiKey[]> {
@@ -52,4 +61,14 @@ export class ApiKeysRepository {
   async touch(id: number, at: Date): Promise<void> {
     await this.repo.update({ id }, { lastUsedAt: at });
   }
+}
+
+function toActiveKey(r: ActiveKeyRow): ActiveKey {
+  return {
+    id: Number(r.id),
+    lastUsedAt: r.last_used_at === null ? null : new Date(r.last_used_at),
+    userId: Number(r.user_id),
+    username: r.username,
+    isAdmin: r.is_admin,
+  };
 }

@@ -10,15 +10,55 @@ export interface RateLimitHit {
   resetSeconds: number;
 }
 
+/** What the window upsert returns. */
+export interface WindowRow {
+  hits: number | string;
+  reset_seconds: number | string;
+}
+
 /** One sweep of expired windows per this many hits, on average. */
 const SWEEP_EVERY = 500;
 
 /**
+ * The upsert that counts one hit in a fixed window: it starts a new window or
+ * counts one more in the current one, and returns `hits` and `reset_seconds`.
+ * `source` is the FROM clause the inserted row comes from (a CTE, so another
+ * statement can count in the same round trip, or nothing for a plain VALUES
+ * row); `keyParam` and `windowParam` name the statement's parameters holding
+ * the hashed key and the window length in seconds.
+ */
+export function windowUpsertSql(keyParam: string, windowParam: string, source = ''): string {
+  const start = `to_timestamp(floor(extract(epoch FROM clock_timestamp()) / ${windowParam}::float8) * ${windowParam}::float8)`;
+  return `INSERT INTO identity.rate_limit_windows AS w (key, window_start, hits)
+          SELECT ${keyParam}, ${start}, 1 ${source}
+          ON CONFLICT (key) DO UPDATE
+            SET hits = CASE WHEN w.window_start = EXCLUDED.window_start THEN w.hits + 1 ELSE 1 END,
+                window_start = EXCLUDED.window_start
+          RETURNING w.hits, extract(epoch FROM w.window_start + make_interval(secs => ${windowParam}::float8) - clock_timestamp()) AS reset_seconds`;
+}
+
+/** A counted hit against `limit`. */
+export function toHit(row: WindowRow, limit: number): RateLimitHit {
+  const hits = Number(row.hits);
+  return {
+    allowed: hits <= limit,
+    limit,
+    remaining: Math.max(0, limit - hits),
+    resetSeconds: Math.max(1, Math.ceil(Number(row.reset_seconds))),
+  };
+}
+
+/** Keys are hashed: the table never holds a credential. */
+export function hashLimitKey(key: string): string {
+  return createHash('sha256').update(key).digest('base64url');
+}
+
+/**
  * Fixed-window counters in PostgreSQL, shared by every instance on the same
- * database (DESIGN.md §3, §10). One statement per hit: an upsert that starts a
- * new window or counts one more in the current one. Windows are cut on the
- * database's clock, so instances with skewed clocks still agree. Keys are
- * hashed: the table never holds a credential.
+ * database (DESIGN.md §3, §10). One statement per hit (`windowUpsertSql`);
+ * authentication by API key counts its hit in its own lookup statement
+ * (`ApiKeysRepository.findActiveCounting`). Windows are cut on the database's
+ * clock, so instances with skewed clocks still agree.
  */
 @Injectable()
 export class RateLimitStore {
@@ -27,35 +67,18 @@ export class RateLimitStore {
   constructor(private readonly dataSource: DataSource) {}
 
   async hit(key: string, limit: number, windowSeconds: number): Promise<RateLimitHit> {
-    const rows: Array<{ hits: number; reset_seconds: string | number }> = await this.dataSource.query(
-      `INSERT INTO identity.rate_limit_windows AS w (key, window_start, hits)
-       VALUES ($1, to_timestamp(floor(extract(epoch FROM clock_timestamp()) / $2::float8) * $2::float8), 1)
-       ON CONFLICT (key) DO UPDATE
-         SET hits = CASE WHEN w.window_start = EXCLUDED.window_start THEN w.hits + 1 ELSE 1 END,
-             window_start = EXCLUDED.window_start
-       RETURNING hits, extract(epoch FROM w.window_start + make_interval(secs => $2::float8) - clock_timestamp()) AS reset_seconds`,
-      [hashKey(key), windowSeconds],
-    );
-    if (Math.random() * SWEEP_EVERY < 1) this.sweep(windowSeconds);
-    const hits = Number(rows[0].hits);
-    return {
-      allowed: hits <= limit,
-      limit,
-      remaining: Math.max(0, limit - hits),
-      resetSeconds: Math.max(1, Math.ceil(Number(rows[0].reset_seconds))),
-    };
+    const rows: WindowRow[] = await this.dataSource.query(windowUpsertSql('$1', '$2'), [hashLimitKey(key), windowSeconds]);
+    this.maybeSweep(windowSeconds);
+    return toHit(rows[0], limit);
   }
 
-  /** Drops windows that ended; a crash or a missed sweep only costs space, never a wrong count. */
-  private sweep(windowSeconds: number): void {
+  /** Now and then drops windows that ended; a crash or a missed sweep only costs space, never a wrong count. */
+  maybeSweep(windowSeconds: number): void {
+    if (Math.random() * SWEEP_EVERY >= 1) return;
     this.dataSource
       .query(`DELETE FROM identity.rate_limit_windows WHERE window_start < clock_timestamp() - make_interval(secs => $1::float8)`, [
         windowSeconds,
       ])
       .catch((error: unknown) => this.logger.warn(`rate-limit sweep failed: ${String(error)}`));
   }
-}
-
-function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('base64url');
 }
