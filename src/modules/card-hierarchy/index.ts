@@ -7,6 +7,8 @@ export {
   type CardRecord,
   type CardState,
   type CardSummary,
+  type CreateChildOptions,
+  type CreatedChild,
   type DoomedSubtree,
   type MovedCard,
   type ProjectListing,

@@ -62,3 +62,44 @@ describe('CardsApi.createMany', () => {
     expect((await c.allCards(ann, project.id)).length).toBe(before);
   });
 });
+
+/**
+ * POST /cards/{id}/children without values or group: the answer is built from
+ * the inserted row and the project's field definitions read while the parent
+ * was locked (no read after the commit). It must show exactly that project's
+ * fields, unset, as a later GET does.
+ */
+describe('the card JSON of a new card without values', () => {
+  let t: TestApp;
+  let ann: TestUser;
+  let c: ReturnType<typeof groupingClient>;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    ann = await t.user();
+    c = groupingClient(t);
+  });
+  afterAll(() => t.close());
+
+  it("shows its own project's fields unset, never another project's or a model's", async () => {
+    const team = await c.team(ann);
+    const mine = await c.project(ann, team);
+    const other = await c.project(ann, team);
+    const field = (project: ProjectJson, body: object) => t.http.post(`${API}/projects/${project.id}/attributes`).set(as(ann)).send(body).expect(201);
+    await field(mine, { name: 'Estimate', type: 'number' });
+    await field(mine, { name: 'Owners', type: 'members' });
+    await field(other, { name: 'Elsewhere', type: 'text' });
+    const model = (await t.http.post(`${API}/projects/${mine.id}/models`).set(as(ann)).send({ name: 'Bug' }).expect(201)).body as { id: number };
+    await t.http.post(`${API}/models/${model.id}/attributes`).set(as(ann)).send({ name: 'Severity', type: 'text' }).expect(201);
+    await t.http.post(`${API}/projects/${mine.id}/group-types`).set(as(ann)).send({ name: 'Status', one_group_per_card: true }).expect(201);
+
+    const res = await t.http.post(`${API}/cards/${mine.top_level_card_id}/children`).set(as(ann)).send({ title: 'New' }).expect(201);
+    expect(res.body.attributes).toEqual({ Estimate: null, Owners: [], Status: [] });
+    expect(res.body.groups).toEqual([]);
+    const { body: read } = await t.http.get(`${API}/cards/${res.body.id}`).set(as(ann)).expect(200);
+    expect(res.body).toEqual(read);
+
+    const bare = await t.http.post(`${API}/cards/${other.top_level_card_id}/children`).set(as(ann)).send({ title: 'Other' }).expect(201);
+    expect(bare.body.attributes).toEqual({ Elsewhere: null });
+  });
+});

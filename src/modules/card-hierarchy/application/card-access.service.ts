@@ -5,6 +5,15 @@ import { WorkspaceApi, type AccessMode, type Role } from '../../workspace/index.
 import { CardNotFoundError } from '../domain/card.errors.js';
 import { CardTreeRepository, type CardRow } from '../infrastructure/card-tree.repository.js';
 
+const ROLE = '__role';
+
+export interface CardWithAccess {
+  card: CardRow;
+  role: Role;
+  /** What `alsoRead` asked for, by name. */
+  read: Record<string, unknown>;
+}
+
 /** A card is visible to the members of its project's team (DESIGN.md §3). */
 @Injectable()
 export class CardAccessService {
@@ -13,10 +22,33 @@ export class CardAccessService {
     private readonly workspace: WorkspaceApi,
   ) {}
 
-  async require(cardId: number, actor: Actor, mode: AccessMode): Promise<{ card: CardRow; role: Role }> {
-    const card = await this.cards.find(cardId);
-    if (!card) throw new CardNotFoundError();
-    return this.requireFor(card, actor, mode);
+  /** The card and the caller's access to it, in one statement. */
+  require(cardId: number, actor: Actor, mode: AccessMode): Promise<CardWithAccess> {
+    return this.read(cardId, actor, mode, false);
+  }
+
+  /**
+   * The card locked FOR UPDATE and the caller's access checked on the locked
+   * row, in one statement; nothing is written before the check passes.
+   * `alsoRead`: SQL of other modules over the card's columns, read in that
+   * statement too (`CardHierarchyApi.createChild`'s `alsoRead`).
+   */
+  lock(cardId: number, actor: Actor, mode: AccessMode, alsoRead: Record<string, string> = {}): Promise<CardWithAccess> {
+    return this.read(cardId, actor, mode, true, alsoRead);
+  }
+
+  private async read(cardId: number, actor: Actor, mode: AccessMode, lock: boolean, alsoRead: Record<string, string> = {}): Promise<CardWithAccess> {
+    const extras = { ...alsoRead, [ROLE]: this.workspace.memberRoleSql('c.organization_id', '$2') };
+    const found = await this.cards.findWith(cardId, extras, [actor.userId], lock);
+    if (!found) throw new CardNotFoundError();
+    try {
+      const { role } = this.workspace.accessFromRole(found.card.organizationId, (found.extras[ROLE] as Role | null) ?? null, mode);
+      const { [ROLE]: _role, ...read } = found.extras;
+      return { card: found.card, role, read };
+    } catch (error) {
+      if (error instanceof NotFoundError) throw new CardNotFoundError();
+      throw error;
+    }
   }
 
   /** The same check for a card already read (or locked) by the caller: 404 outside its team, 403 for a weak role. */

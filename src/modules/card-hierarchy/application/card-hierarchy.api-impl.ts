@@ -4,6 +4,8 @@ import type { ListingRequest } from '../../../shared/http/cursor.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import type { AccessMode } from '../../workspace/index.js';
 import {
+  type CreateChildOptions,
+  type CreatedChild,
   CardHierarchyApi,
   type CardAccess,
   type CardChanges,
@@ -64,7 +66,7 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
     return this.listing.list(projectId, actor, page, options);
   }
 
-  createChild(parentId: number, title: unknown, actor: Actor, options?: { system?: boolean }): Promise<CardRecord> {
+  createChild(parentId: number, title: unknown, actor: Actor, options?: CreateChildOptions): Promise<CreatedChild> {
     return this.tree.createChild(parentId, title, actor, options);
   }
 

@@ -11,7 +11,7 @@ import {
 } from '../../../shared/events/card.events.js';
 import { EventBus } from '../../../shared/events/event-bus.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
-import type { CardChanges, CardRecord, CardState, DoomedSubtree } from '../contracts/card-hierarchy.api.js';
+import type { CardChanges, CardRecord, CardState, CreateChildOptions, CreatedChild, DoomedSubtree } from '../contracts/card-hierarchy.api.js';
 import { assertNotTopLevel, isCardState } from '../domain/card-tree.policy.js';
 import { CardNotFoundError, InvalidCardInputError, TreeBusyError } from '../domain/card.errors.js';
 import { CardListingQueries } from '../infrastructure/card-listing.queries.js';
@@ -61,15 +61,14 @@ export class CardTreeService {
   }
 
   /** New cards are `undecided` and last among their siblings (DESIGN.md §4). */
-  createChild(parentId: number, rawTitle: unknown, actor: Actor, options: { system?: boolean } = {}): Promise<CardRecord> {
+  createChild(parentId: number, rawTitle: unknown, actor: Actor, options: CreateChildOptions = {}): Promise<CreatedChild> {
     const title = validTitle(rawTitle);
     return this.uow.run(async () => {
       // The parent's lock orders this insert with sibling moves (positions) and
       // with subtree-wide changes (ancestors, hidden), which lock the parent too.
       // It is taken first and the access check reads the locked row; nothing is
       // written before the check (404 outside the team, 403 for viewers).
-      const parent = await this.lockCard(parentId);
-      await this.access.requireFor(parent, actor, 'write');
+      const { card: parent, read } = await this.access.lock(parentId, actor, 'write', options.alsoRead);
       const card = await this.cards.insertChild(parent, title, actor.userId);
       if (!card) throw new CardNotFoundError();
       await this.events.publish(
@@ -79,7 +78,7 @@ export class CardTreeService {
           data: { title, ref: card.ref, parent_id: parent.id },
         }),
       );
-      return toRecord(card);
+      return { card: toRecord(card), read };
     });
   }
 
@@ -141,8 +140,7 @@ export class CardTreeService {
     const title = input.title === undefined ? undefined : validTitle(input.title);
     const state = input.state === undefined ? undefined : validState(input.state);
     return this.uow.run(async () => {
-      await this.access.require(cardId, actor, 'write');
-      const card = await this.lockCard(cardId);
+      const { card } = await this.access.lock(cardId, actor, 'write');
       await this.cards.update(cardId, { title, state });
       if (title !== undefined && title !== card.title) {
         await this.events.publish(

@@ -33,6 +33,17 @@ export interface CardAccess {
   role: Role;
 }
 
+export interface CreateChildOptions {
+  system?: boolean;
+  alsoRead?: Record<string, string>;
+}
+
+/** A card just created, and what `alsoRead` asked for. */
+export interface CreatedChild {
+  card: CardRecord;
+  read: Record<string, unknown>;
+}
+
 /** A card as a choice for a relationships field. */
 export interface TeamCard {
   id: number;
@@ -105,8 +116,12 @@ export abstract class CardHierarchyApi {
    * Creates the last child of a card: locks the parent, checks write access
    * on the locked row, takes the project's next ref (its counter row) and
    * records `card.created`. `system` records the entry as a log (imports).
+   * `alsoRead` maps names to SQL of another module over the parent's row, aliased `c`
+   * (`c.project_id`, `c.organization_id`), read in the statement that locks the
+   * parent (STYLE.md §2.6), so a composing module saves a round trip; the
+   * values come back in `read`.
    */
-  abstract createChild(parentId: number, title: unknown, actor: Actor, options?: { system?: boolean }): Promise<CardRecord>;
+  abstract createChild(parentId: number, title: unknown, actor: Actor, options?: CreateChildOptions): Promise<CreatedChild>;
   /**
    * Bulk creation for imports: new last children of parents of one project,
    * in one statement, returned in the order given; the parents are locked in

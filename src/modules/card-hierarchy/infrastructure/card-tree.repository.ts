@@ -32,6 +32,29 @@ export class CardTreeRepository {
     return rows[0] ? toRow(rows[0]) : null;
   }
 
+  /**
+   * The card with values of other modules read in the same statement (STYLE.md
+   * §2.6): `extras` maps a name to SQL over the card's row, aliased `c`
+   * (`c.project_id`, `c.organization_id`), given by that module's API — the caller's role, which
+   * workspace owns, or a composing module's read — and `params` are their
+   * parameters, from `$2` on. `FOR UPDATE` of the card when `lock`.
+   */
+  async findWith(
+    id: number,
+    extras: Record<string, string>,
+    params: unknown[],
+    lock: boolean,
+  ): Promise<{ card: CardRow; extras: Record<string, unknown> } | null> {
+    const names = Object.keys(extras);
+    const select = names.map((n, i) => `${extras[n]} AS x${i}`).join(', ');
+    const rows = await this.sql.rows<RawCard & Record<string, unknown>>(
+      `SELECT ${CARD_COLUMNS}, ${select} FROM cards.cards c WHERE c.id = $1${lock ? ' FOR UPDATE OF c' : ''}`,
+      [id, ...params],
+    );
+    if (!rows[0]) return null;
+    return { card: toRow(rows[0]), extras: Object.fromEntries(names.map((n, i) => [n, rows[0][`x${i}`]])) };
+  }
+
   async findMany(ids: number[]): Promise<CardRow[]> {
     if (!ids.length) return [];
     const rows = await this.sql.rows<RawCard>(`SELECT ${CARD_COLUMNS} FROM cards.cards WHERE id = ANY($1::bigint[])`, [ids]);

@@ -30,17 +30,18 @@ export class CardViewsService {
   }
 
   /**
-   * A card just created with no `group_id`: it is in no group, so grouping is
-   * not asked (its group_type fields show `[]` like every unset list).
+   * A card just created with no values and no `group_id`, from its row and
+   * its project's field definitions (`FieldsApi.projectFieldsSql`, read while
+   * it was created): every field unset, in no group. No query.
    */
-  async ofNewCard(record: CardRecord): Promise<CardView> {
-    return (await this.many([record], { memberships: false }))[0];
+  ofNewCard(record: CardRecord, projectFields: unknown): CardView {
+    return toView(record, this.fields.blankAttributes(record, projectFields), []);
   }
 
-  async many(records: CardRecord[], include: { memberships: boolean } = { memberships: true }): Promise<CardView[]> {
+  async many(records: CardRecord[]): Promise<CardView[]> {
     if (!records.length) return [];
     const { byCard, groupTypeFields } = await this.fields.attributesOf(records);
-    const memberships = include.memberships ? await this.grouping.membershipsOf(records.map((r) => r.id)) : [];
+    const memberships = await this.grouping.membershipsOf(records.map((r) => r.id));
     const groups = new Map<number, CardGroupView[]>();
     const groupIds = new Map<string, number[]>();
     for (const m of memberships) {

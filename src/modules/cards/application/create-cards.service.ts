@@ -36,14 +36,18 @@ export class CreateCardsService {
       [prepared] = await this.fields.prepareValues(parent.projectId, [{ attributes: input.attributes, property: 'attributes' }]);
     }
     const intoGroup = input.group_id !== undefined && input.group_id !== null;
-    const card = await this.uow.run(async () => {
-      const created = await this.hierarchy.createChild(parentId, input.title, actor); // 1. parent, 2. counter
-      if (intoGroup) await this.grouping.joinNewCards([{ card: created, groupIds: [input.group_id], property: 'group_id' }], actor); // 3.
-      if (prepared) await this.fields.writeValues(created, prepared, actor); // 4.
+    // Without values or a group, the card as committed is the row the insert
+    // returned and its fields unset: the project's field definitions are read
+    // in the statement that locks the parent, and no read follows the commit.
+    const blank = !intoGroup && (!prepared || prepared.isEmpty);
+    const { card, read } = await this.uow.run(async () => {
+      const alsoRead = blank ? { fields: this.fields.projectFieldsSql('c.project_id') } : undefined;
+      const created = await this.hierarchy.createChild(parentId, input.title, actor, { alsoRead }); // 1. parent, 2. counter
+      if (intoGroup) await this.grouping.joinNewCards([{ card: created.card, groupIds: [input.group_id], property: 'group_id' }], actor); // 3.
+      if (prepared) await this.fields.writeValues(created.card, prepared, actor); // 4.
       return created;
     });
-    // Without values or a group, the row the insert returned is the card as committed.
-    if (!intoGroup && (!prepared || prepared.isEmpty)) return this.views.ofNewCard(card);
+    if (blank) return this.views.ofNewCard(card, read.fields);
     return this.views.one(card.id);
   }
 

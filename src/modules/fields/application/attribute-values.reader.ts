@@ -98,6 +98,13 @@ export class AttributeValuesReader {
     return { byCard: result, groupTypeFields };
   }
 
+  /** A card with no values yet: every field it may use, unset. */
+  blankAttributes(card: CardRef, fields: FieldDefinition[]): Record<string, unknown> {
+    const attributes: Record<string, unknown> = {};
+    for (const f of fields) if (f.projectId === card.projectId && isFieldAvailable(f, card.modelId)) attributes[f.name] = emptyValue(f.type);
+    return attributes;
+  }
+
   /** One card's values (group_type fields show `[]`: their value is grouping's, never written here). */
   async attributesOfOne(card: CardRef, only?: FieldDefinition[]): Promise<Record<string, unknown>> {
     return (await this.attributesOf([card], only)).byCard.get(card.id) ?? {};

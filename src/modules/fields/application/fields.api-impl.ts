@@ -16,7 +16,7 @@ import {
 import { InvalidInputError } from '../../../shared/domain/domain-error.js';
 import type { FieldDefinition } from '../domain/field-definition.js';
 import { fieldTypeHandler, isFieldType, parseValue, type FieldOptions, type FieldType } from '../domain/values/index.js';
-import { FieldDefinitionsRepository } from '../infrastructure/field-definitions.repository.js';
+import { FieldDefinitionsRepository, fieldsFromJson, projectFieldsJsonSql } from '../infrastructure/field-definitions.repository.js';
 import { FieldValuesRepository } from '../infrastructure/field-values.repository.js';
 import { AttributeValuesReader } from './attribute-values.reader.js';
 import { CardModelService } from './card-model.service.js';
@@ -44,6 +44,14 @@ export class FieldsApiImpl extends FieldsApi {
 
   attributesOf(cards: FieldCardRef[]): Promise<CardAttributes> {
     return this.reader.attributesOf(cards);
+  }
+
+  projectFieldsSql(projectIdSql: string): string {
+    return projectFieldsJsonSql(projectIdSql);
+  }
+
+  blankAttributes(card: FieldCardRef, projectFields: unknown): Record<string, unknown> {
+    return this.reader.blankAttributes(card, fieldsFromJson(projectFields));
   }
 
   prepareValues(projectId: number, entries: Array<{ attributes: unknown; property: string }>): Promise<PreparedValues[]> {

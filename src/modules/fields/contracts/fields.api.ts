@@ -85,6 +85,14 @@ export abstract class FieldsApi {
   /** The `attributes` of each card, in a fixed number of queries for the batch. */
   abstract attributesOf(cards: FieldCardRef[]): Promise<CardAttributes>;
   /**
+   * SQL of a project's field definitions (`projectIdSql`: the project id in
+   * the caller's statement), for a module that reads them along with its own
+   * row (STYLE.md §2.6); what it returns goes to `blankAttributes`.
+   */
+  abstract projectFieldsSql(projectIdSql: string): string;
+  /** The `attributes` of a card that has no values yet (just created), from what `projectFieldsSql` read: no query. */
+  abstract blankAttributes(card: FieldCardRef, projectFields: unknown): Record<string, unknown>;
+  /**
    * Parses objects of field values given on card creation (names or ids →
    * values) for new cards (no model) of a project, and fetches their files;
    * 400 naming `<property>.<field>` on a bad value; `undefined` writes

@@ -22,6 +22,22 @@ interface RawModel {
 const FIELD_COLUMNS = 'id, project_id, model_id, name, type, options, group_type_id';
 
 
+/**
+ * SQL of a project's field definitions as one JSON array (id order), for
+ * another module's statement to read along (`FieldsApi.projectFieldsSql`);
+ * `fieldsFromJson` decodes what it returns.
+ */
+export function projectFieldsJsonSql(projectIdSql: string): string {
+  return `(SELECT coalesce(jsonb_agg(to_jsonb(a) ORDER BY a.id), '[]'::jsonb)
+             FROM (SELECT ${FIELD_COLUMNS} FROM fields.attributes WHERE project_id = ${projectIdSql}) a)`;
+}
+
+/** The definitions `projectFieldsJsonSql` read (jsonb arrives parsed with pg, as text with PGlite). */
+export function fieldsFromJson(value: unknown): FieldDefinition[] {
+  const rows = (typeof value === 'string' ? JSON.parse(value) : value) as RawField[] | null;
+  return (rows ?? []).map(toField);
+}
+
 function toField(r: RawField): FieldDefinition {
   const options = typeof r.options === 'string' ? (JSON.parse(r.options) as FieldOptions) : (r.options ?? {});
   return {

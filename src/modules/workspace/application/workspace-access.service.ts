@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
-import type { AccessMode, OrganizationAccess, ProjectAccess } from '../contracts/workspace.api.js';
+import type { AccessMode, OrganizationAccess, ProjectAccess, Role } from '../contracts/workspace.api.js';
 import { roleAllows } from '../domain/membership.entity.js';
 import type { Project } from '../domain/project.entity.js';
 import { OrganizationNotFoundError, ProjectNotFoundError, RoleTooWeakError } from '../domain/workspace.errors.js';
@@ -17,9 +17,14 @@ export class WorkspaceAccess {
 
   async organization(organizationId: number, actor: Actor, mode: AccessMode): Promise<OrganizationAccess> {
     const membership = await this.repo.membership(organizationId, actor.userId);
-    if (!membership) throw new OrganizationNotFoundError();
-    if (!roleAllows(membership.role, mode)) throw new RoleTooWeakError(mode);
-    return { organizationId, role: membership.role };
+    return this.fromRole(organizationId, membership?.role ?? null, mode);
+  }
+
+  /** 404 outside the team (null role), 403 for a role too weak. */
+  fromRole(organizationId: number, role: Role | null, mode: AccessMode): OrganizationAccess {
+    if (!role) throw new OrganizationNotFoundError();
+    if (!roleAllows(role, mode)) throw new RoleTooWeakError(mode);
+    return { organizationId, role };
   }
 
   async project(projectId: number, actor: Actor, mode: AccessMode): Promise<ProjectAccess & { project: Project }> {

@@ -7,6 +7,7 @@ import {
   type NewProject,
   type ProjectAccess,
   type ProjectView,
+  type Role,
 } from '../contracts/workspace.api.js';
 import { WorkspaceRepository } from '../infrastructure/workspace.repository.js';
 import { ProjectsService } from './projects.service.js';
@@ -24,6 +25,14 @@ export class WorkspaceApiImpl extends WorkspaceApi {
 
   requireOrganization(organizationId: number, actor: Actor, mode: AccessMode): Promise<OrganizationAccess> {
     return this.access.organization(organizationId, actor, mode);
+  }
+
+  memberRoleSql(organizationIdSql: string, userIdParam: string): string {
+    return `(SELECT m.role FROM workspace.memberships m WHERE m.organization_id = ${organizationIdSql} AND m.user_id = ${userIdParam})`;
+  }
+
+  accessFromRole(organizationId: number, role: Role | null, mode: AccessMode): OrganizationAccess {
+    return this.access.fromRole(organizationId, role, mode);
   }
 
   async requireProject(projectId: number, actor: Actor, mode: AccessMode): Promise<ProjectAccess> {

@@ -34,6 +34,16 @@ export interface ProjectView {
 export abstract class WorkspaceApi {
   /** The caller's access to a team: 404 when not a member, 403 when the role is too weak. */
   abstract requireOrganization(organizationId: number, actor: Actor, mode: AccessMode): Promise<OrganizationAccess>;
+  /**
+   * SQL for the caller's role in a team, for a module below to read in its own
+   * statement (STYLE.md §2.6) instead of a round trip of its own: a scalar
+   * subquery giving the role, or NULL when the caller is not a member.
+   * `organizationIdSql` is the SQL of the team's id (a column of the caller's
+   * query), `userIdParam` the statement's parameter holding the caller's user id.
+   */
+  abstract memberRoleSql(organizationIdSql: string, userIdParam: string): string;
+  /** The access a role read through `memberRoleSql` gives: 404 when null, 403 when too weak for `mode`. */
+  abstract accessFromRole(organizationId: number, role: Role | null, mode: AccessMode): OrganizationAccess;
   /** The caller's access to a project, with the same rules as its team. */
   abstract requireProject(projectId: number, actor: Actor, mode: AccessMode): Promise<ProjectAccess>;
   /** Ids of the team's members among `userIds`. */
