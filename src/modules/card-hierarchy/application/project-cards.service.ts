@@ -2,10 +2,12 @@ import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
 import type { ListingRequest } from '../../../shared/http/cursor.js';
 import { pageOffset } from '../../../shared/http/pagination.js';
-import { WorkspaceApi } from '../../workspace/index.js';
+import { WorkspaceApi, type Role } from '../../workspace/index.js';
 import type { ProjectListing, ProjectPage } from '../contracts/card-hierarchy.api.js';
 import { CardListingQueries, type ListingStart } from '../infrastructure/card-listing.queries.js';
 import { toRecord } from './card-tree.service.js';
+
+const ROLE = '__role';
 
 /**
  * The project listing: every card of the project but the top-level one, in id
@@ -21,11 +23,16 @@ export class ProjectCardsService {
   ) {}
 
   async list(projectId: number, actor: Actor, page: ListingRequest, opts: ProjectListing): Promise<ProjectPage> {
-    await this.workspace.requireProject(projectId, actor, 'read');
     const from: ListingStart = page.after === null ? { offset: pageOffset(page) } : { after: page.after };
+    // The caller's role in the project's team is read in the page's own
+    // statement (one round trip for access, page and totals); a page read for
+    // a caller who may not see it is thrown away unseen.
+    const extras = { ...opts.alsoRead, [ROLE]: this.workspace.projectRoleSql('$1', '$4') };
     // One row more than the page tells whether a next page exists (for its cursor).
-    const found = await this.cards.listPage(projectId, { ...opts, limit: page.perPage + 1, from });
-    if (!found) return { records: [], ids: [], total: 0, nextAfter: null };
+    const found = await this.cards.listPage(projectId, { ...opts, limit: page.perPage + 1, from }, extras, actor.userId);
+    this.workspace.projectAccessFromRole((found?.extras[ROLE] as Role | null | undefined) ?? null, 'read');
+    if (!found) return { records: [], ids: [], total: 0, nextAfter: null, read: {} };
+    const { [ROLE]: _role, ...read } = found.extras;
     const total = opts.withArchived ? found.cardCount : found.visibleCount;
     const more = found.ids.length > page.perPage;
     const ids = found.ids.slice(0, page.perPage);
@@ -34,6 +41,7 @@ export class ProjectCardsService {
       ids,
       total,
       nextAfter: more ? ids[ids.length - 1] : null,
+      read,
     };
   }
 }

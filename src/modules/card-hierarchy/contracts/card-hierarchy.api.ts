@@ -78,6 +78,11 @@ export interface DoomedSubtree {
 export interface ProjectListing {
   withArchived: boolean;
   onlyIds: boolean;
+  /**
+   * SQL of other modules read in the page's statement (STYLE.md §2.6), by
+   * name; `$1` there is the project id. The values come back in `read`.
+   */
+  alsoRead?: Record<string, string>;
 }
 
 /** A page of the project listing. */
@@ -89,6 +94,8 @@ export interface ProjectPage {
   total: number;
   /** The page's last id when there is a next page (for `X-Service-NextCursor`), else null. */
   nextAfter: number | null;
+  /** What `alsoRead` asked for, by name. */
+  read: Record<string, unknown>;
 }
 
 /**

@@ -46,19 +46,26 @@ export class CardListingQueries {
   async listPage(
     projectId: number,
     options: { withArchived: boolean; onlyIds: boolean; limit: number; from: ListingStart },
-  ): Promise<{ cardCount: number; visibleCount: number; rows: CardRow[]; ids: number[] } | null> {
+    extras: Record<string, string> = {},
+    extraParam: unknown = null,
+  ): Promise<{ cardCount: number; visibleCount: number; rows: CardRow[]; ids: number[]; extras: Record<string, unknown> } | null> {
     const { withArchived, onlyIds, limit, from } = options;
     const ids = listIdsSql(withArchived, from);
     const pastEnd = 'offset' in from ? `$3 < ${withArchived ? 'pc.card_count' : 'pc.visible_count'}` : 'true';
     const page = onlyIds
       ? `SELECT id FROM (${ids}) i WHERE ${pastEnd}`
       : `SELECT ${CARD_COLUMNS} FROM cards.cards WHERE ${pastEnd} AND id IN (${ids})`;
-    const rows = await this.sql.rows<RawCard & { total_cards: number; total_visible: number }>(
-      `SELECT pc.card_count AS total_cards, pc.visible_count AS total_visible, page.*
+    // Other modules' reads (`extras`, over $1 the project and $4 `extraParam`)
+    // are computed once (they do not depend on the page's rows) and sent on
+    // the first row only, not repeated on every row of the page.
+    const names = Object.keys(extras);
+    const extraColumns = names.map((n, i) => `, CASE WHEN row_number() OVER (ORDER BY page.id) = 1 THEN ${extras[n]} END AS x${i}`).join('');
+    const rows = await this.sql.rows<RawCard & Record<string, unknown> & { total_cards: number; total_visible: number }>(
+      `SELECT pc.card_count AS total_cards, pc.visible_count AS total_visible, page.*${extraColumns}
          FROM cards.project_counters pc LEFT JOIN LATERAL (${page}) page ON true
         WHERE pc.project_id = $1
         ORDER BY page.id`,
-      [projectId, limit, 'after' in from ? from.after : from.offset],
+      [projectId, limit, 'after' in from ? from.after : from.offset, ...(names.length ? [extraParam] : [])],
     );
     if (!rows.length) return null;
     const found = rows[0].id === null ? [] : rows;
@@ -67,6 +74,7 @@ export class CardListingQueries {
       visibleCount: Number(rows[0].total_visible),
       rows: onlyIds ? [] : found.map(toRow),
       ids: found.map((r) => toId(r.id)),
+      extras: Object.fromEntries(names.map((n, i) => [n, rows[0][`x${i}`]])),
     };
   }
 }

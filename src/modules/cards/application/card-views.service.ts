@@ -38,10 +38,22 @@ export class CardViewsService {
     return toView(record, this.fields.blankAttributes(record, projectFields), []);
   }
 
-  async many(records: CardRecord[]): Promise<CardView[]> {
+  /**
+   * What `many` needs besides the rows, as SQL for the statement that reads
+   * the rows (`projectIdSql`: the project's id there): the field definitions.
+   */
+  readAlong(projectIdSql: string): { fields: string } {
+    return { fields: this.fields.projectFieldsSql(projectIdSql) };
+  }
+
+  /** `projectFields`: the definitions of the cards' one project, if already read (`FieldsApi.projectFieldsSql`). */
+  async many(records: CardRecord[], projectFields?: unknown): Promise<CardView[]> {
     if (!records.length) return [];
-    const { byCard, groupTypeFields } = await this.fields.attributesOf(records);
-    const memberships = await this.grouping.membershipsOf(records.map((r) => r.id));
+    const { byCard, groupTypeFields } = await this.fields.attributesOf(records, projectFields);
+    // Every group type owns a group_type field of its project (fields keeps
+    // that link, and such a field is deleted only with its type), so cards of
+    // projects without one are in no group: grouping need not be asked.
+    const memberships = groupTypeFields.length ? await this.grouping.membershipsOf(records.map((r) => r.id)) : [];
     const groups = new Map<number, CardGroupView[]>();
     const groupIds = new Map<string, number[]>();
     for (const m of memberships) {

@@ -41,7 +41,7 @@ export class CreateCardsService {
     // in the statement that locks the parent, and no read follows the commit.
     const blank = !intoGroup && (!prepared || prepared.isEmpty);
     const { card, read } = await this.uow.run(async () => {
-      const alsoRead = blank ? { fields: this.fields.projectFieldsSql('c.project_id') } : undefined;
+      const alsoRead = blank ? this.views.readAlong('c.project_id') : undefined;
       const created = await this.hierarchy.createChild(parentId, input.title, actor, { alsoRead }); // 1. parent, 2. counter
       if (intoGroup) await this.grouping.joinNewCards([{ card: created.card, groupIds: [input.group_id], property: 'group_id' }], actor); // 3.
       if (prepared) await this.fields.writeValues(created.card, prepared, actor); // 4.

@@ -42,9 +42,11 @@ export class ProjectCardsController {
       setListingHeaders(res, page, found, scope);
       return found.items;
     }
-    const result = await this.hierarchy.listProject(id, actor, page, options);
+    // The card JSON needs the project's field definitions: read in the page's statement.
+    const alsoRead = options.onlyIds ? undefined : this.views.readAlong('$1');
+    const result = await this.hierarchy.listProject(id, actor, page, { ...options, alsoRead });
     setListingHeaders(res, page, result, scope);
-    return options.onlyIds ? result.ids : this.views.many(result.records);
+    return options.onlyIds ? result.ids : this.views.many(result.records, result.read.fields);
   }
 }
 

@@ -42,8 +42,8 @@ export class FieldsApiImpl extends FieldsApi {
     super();
   }
 
-  attributesOf(cards: FieldCardRef[]): Promise<CardAttributes> {
-    return this.reader.attributesOf(cards);
+  attributesOf(cards: FieldCardRef[], projectFields?: unknown): Promise<CardAttributes> {
+    return this.reader.attributesOf(cards, projectFields === undefined ? undefined : fieldsFromJson(projectFields));
   }
 
   projectFieldsSql(projectIdSql: string): string {

@@ -83,7 +83,8 @@ export interface GroupTypeFieldSpec {
  */
 export abstract class FieldsApi {
   /** The `attributes` of each card, in a fixed number of queries for the batch. */
-  abstract attributesOf(cards: FieldCardRef[]): Promise<CardAttributes>;
+  /** `projectFields`: what `projectFieldsSql` read for the cards' one project, which spares reading the definitions again. */
+  abstract attributesOf(cards: FieldCardRef[], projectFields?: unknown): Promise<CardAttributes>;
   /**
    * SQL of a project's field definitions (`projectIdSql`: the project id in
    * the caller's statement), for a module that reads them along with its own

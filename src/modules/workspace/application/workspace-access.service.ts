@@ -27,6 +27,13 @@ export class WorkspaceAccess {
     return { organizationId, role };
   }
 
+  /** 404 (the project's) for a null role, 403 for a role too weak. */
+  projectFromRole(role: Role | null, mode: AccessMode): Role {
+    if (!role) throw new ProjectNotFoundError();
+    if (!roleAllows(role, mode)) throw new RoleTooWeakError(mode);
+    return role;
+  }
+
   async project(projectId: number, actor: Actor, mode: AccessMode): Promise<ProjectAccess & { project: Project }> {
     // A write holds the project row until it commits, so a concurrent project
     // deletion either waits for it (and then drops what it added) or has

@@ -35,6 +35,15 @@ export class WorkspaceApiImpl extends WorkspaceApi {
     return this.access.fromRole(organizationId, role, mode);
   }
 
+  projectRoleSql(projectIdSql: string, userIdParam: string): string {
+    return `(SELECT m.role FROM workspace.projects p JOIN workspace.memberships m ON m.organization_id = p.organization_id
+              WHERE p.id = ${projectIdSql} AND m.user_id = ${userIdParam})`;
+  }
+
+  projectAccessFromRole(role: Role | null, mode: AccessMode): Role {
+    return this.access.projectFromRole(role, mode);
+  }
+
   async requireProject(projectId: number, actor: Actor, mode: AccessMode): Promise<ProjectAccess> {
     const { project: _project, ...access } = await this.access.project(projectId, actor, mode);
     return access;

@@ -44,6 +44,10 @@ export abstract class WorkspaceApi {
   abstract memberRoleSql(organizationIdSql: string, userIdParam: string): string;
   /** The access a role read through `memberRoleSql` gives: 404 when null, 403 when too weak for `mode`. */
   abstract accessFromRole(organizationId: number, role: Role | null, mode: AccessMode): OrganizationAccess;
+  /** As `memberRoleSql`, for the team of the project whose id is `projectIdSql`: NULL when there is no such project or the caller is not a member. */
+  abstract projectRoleSql(projectIdSql: string, userIdParam: string): string;
+  /** The access a role read through `projectRoleSql` gives: 404 (the project's) when null, 403 when too weak. */
+  abstract projectAccessFromRole(role: Role | null, mode: AccessMode): Role;
   /** The caller's access to a project, with the same rules as its team. */
   abstract requireProject(projectId: number, actor: Actor, mode: AccessMode): Promise<ProjectAccess>;
   /** Ids of the team's members among `userIds`. */
