@@ -11,6 +11,11 @@ export class SqlParams {
     this.values.push(value);
     return cast ? `$${this.values.length}::${cast}` : `$${this.values.length}`;
   }
+
+  /** Drops the values added after the first `length` (a part whose SQL text is dropped too). */
+  truncate(length: number): void {
+    this.values.length = length;
+  }
 }
 
 /**

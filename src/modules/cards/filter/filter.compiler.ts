@@ -44,18 +44,19 @@ function toSql(c: Condition, parts: FilterSqlParts, card: FilterCardColumns, par
       return 'true';
     case 'none':
       return 'false';
+    case 'or': {
+      const union = cardSet(c, parts, params);
+      if (union !== null) return `${card.id} IN (${union})`;
+      return `(${c.items.map((item) => toSql(item, parts, card, params)).join(' OR ')})`;
+    }
     case 'and':
-    case 'or':
-      return `(${c.items.map((item) => toSql(item, parts, card, params)).join(c.kind === 'and' ? ' AND ' : ' OR ')})`;
+      return `(${c.items.map((item) => toSql(item, parts, card, params)).join(' AND ')})`;
     case 'not':
       return `NOT (${toSql(c.item, parts, card, params)})`;
     case 'card':
       return parts.cards.predicate(c.term, params);
-    case 'group': {
-      const groupIds = parts.groupIds.get(c.term);
-      if (!groupIds) throw new Error('compileFilter: a group term whose groups were not looked up');
-      return parts.groups.predicate(groupIds, card, params);
-    }
+    case 'group':
+      return parts.groups.predicate(groupIdsOf(c.term, parts), card, params);
     case 'field':
       if (c.term.kind === 'relationship') {
         const targets = parts.cards.cardsWithRef(c.term.ref, params);
@@ -63,4 +64,41 @@ function toSql(c: Condition, parts: FilterSqlParts, card: FilterCardColumns, par
       }
       return parts.fields.predicate(c.term, card, params);
   }
+}
+
+/**
+ * An `or` of terms about fields and groups as one uncorrelated set of card
+ * ids (a UNION of each term's `SELECT card_id`), which the planner can start
+ * from, reading each term's values by its index, instead of testing every
+ * card of the projects against each term. Null, with `params` as they were,
+ * when a term depends on the card row (a card term, a model's field, …).
+ */
+function cardSet(c: Condition, parts: FilterSqlParts, params: SqlParams): string | null {
+  switch (c.kind) {
+    case 'or': {
+      const mark = params.values.length;
+      const sets: string[] = [];
+      for (const item of c.items) {
+        const set = cardSet(item, parts, params);
+        if (set === null) {
+          params.truncate(mark);
+          return null;
+        }
+        sets.push(set);
+      }
+      return sets.join(' UNION ALL ');
+    }
+    case 'group':
+      return parts.groups.cardIds(groupIdsOf(c.term, parts), params);
+    case 'field':
+      return c.term.kind === 'relationship' ? null : parts.fields.cardIds(c.term, params);
+    default:
+      return null;
+  }
+}
+
+function groupIdsOf(term: GroupTerm, parts: FilterSqlParts): number[] {
+  const groupIds = parts.groupIds.get(term);
+  if (!groupIds) throw new Error('compileFilter: a group term whose groups were not looked up');
+  return groupIds;
 }

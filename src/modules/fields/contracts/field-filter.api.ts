@@ -63,4 +63,12 @@ export abstract class FieldFilterApi {
   abstract schema(projectIds: number[]): Promise<FilterSchema>;
   /** A boolean SQL expression (never NULL) for `term` on the card named by `card`: an EXISTS over fields' tables. */
   abstract predicate(term: FieldTerm, card: FilterCardColumns, params: SqlParams): string;
+  /**
+   * The same test as an uncorrelated `SELECT card_id …` of the cards for
+   * which it holds (any project), so a query can start from the values (the
+   * filter unites the terms of an `or` this way); null, adding no parameter,
+   * when the term depends on the card row (a model's field, a likes score, a
+   * relationship).
+   */
+  abstract cardIds(term: FieldTerm, params: SqlParams): string | null;
 }

@@ -77,6 +77,27 @@ function scalarComparison(term: Extract<FieldTerm, { fields: FilterFieldRef[]; k
   }
 }
 
+/** The value rows a term tests (every kind but a likes score): their table, its alias, and the test of one row. */
+function valueRows(term: Exclude<FieldTerm, { kind: 'likes' }>, params: SqlParams): { table: string; alias: string; test: string } {
+  switch (term.kind) {
+    case 'text':
+    case 'number':
+    case 'bool':
+    case 'date':
+    case 'period':
+    case 'time':
+      return { table: 'fields.scalar_values', alias: 'v', test: scalarComparison(term, params) };
+    case 'member':
+      return { table: 'fields.member_values', alias: 'm', test: `m.user_id = ANY(${params.add(term.userIds, 'bigint[]')})` };
+    case 'relationship':
+      return { table: 'fields.relationship_values', alias: 'r', test: `r.target_card_id IN (${term.targets})` };
+    case 'liked':
+      return { table: 'fields.like_votes', alias: 'l', test: `l.user_id = ANY(${params.add(term.userIds, 'bigint[]')}) AND l.vote = 1` };
+    case 'file':
+      return { table: 'fields.files', alias: 'f', test: textMatch('f.name', term.match, term.text, params) };
+  }
+}
+
 /**
  * The fields part of the filter language: each term is an EXISTS over the
  * fields module's own value tables, correlated on the card's id (and model).
@@ -119,40 +140,28 @@ export class FieldFilterSql extends FieldFilterApi {
   }
 
   predicate(term: FieldTerm, card: FilterCardColumns, params: SqlParams): string {
-    switch (term.kind) {
-      case 'text':
-      case 'number':
-      case 'bool':
-      case 'date':
-      case 'period':
-      case 'time':
-        return `EXISTS (SELECT 1 FROM fields.scalar_values v
-                         WHERE v.card_id = ${card.id} AND ${fieldsOf('v.attribute_id', term.fields, card, params)}
-                           AND ${scalarComparison(term, params)})`;
-      case 'member':
-        return `EXISTS (SELECT 1 FROM fields.member_values m
-                         WHERE m.card_id = ${card.id} AND m.user_id = ANY(${params.add(term.userIds, 'bigint[]')})
-                           AND ${fieldsOf('m.attribute_id', term.fields, card, params)})`;
-      case 'relationship':
-        return `EXISTS (SELECT 1 FROM fields.relationship_values r
-                         WHERE r.card_id = ${card.id} AND ${fieldsOf('r.attribute_id', term.fields, card, params)}
-                           AND r.target_card_id IN (${term.targets}))`;
-      case 'liked':
-        return `EXISTS (SELECT 1 FROM fields.like_votes l
-                         WHERE l.card_id = ${card.id} AND ${fieldsOf('l.attribute_id', term.fields, card, params)}
-                           AND l.user_id = ANY(${params.add(term.userIds, 'bigint[]')}) AND l.vote = 1)`;
-      case 'likes':
-        // A likes field always has a score (0 without votes), so the test runs
-        // over the fields the card uses, not over its vote rows.
-        return `EXISTS (SELECT 1 FROM fields.attributes l
-                         WHERE l.project_id = ${card.projectId} AND ${fieldsOf('l.id', term.fields, card, params)}
-                           AND coalesce((SELECT sum(lv.vote) FROM fields.like_votes lv
-                                          WHERE lv.card_id = ${card.id} AND lv.attribute_id = l.id), 0)
-                               ${term.op} ${params.add(term.value, 'numeric')})`;
-      case 'file':
-        return `EXISTS (SELECT 1 FROM fields.files f
-                         WHERE f.card_id = ${card.id} AND ${fieldsOf('f.attribute_id', term.fields, card, params)}
-                           AND ${textMatch('f.name', term.match, term.text, params)})`;
+    if (term.kind === 'likes') {
+      // A likes field always has a score (0 without votes), so the test runs
+      // over the fields the card uses, not over its vote rows.
+      return `EXISTS (SELECT 1 FROM fields.attributes l
+                       WHERE l.project_id = ${card.projectId} AND ${fieldsOf('l.id', term.fields, card, params)}
+                         AND coalesce((SELECT sum(lv.vote) FROM fields.like_votes lv
+                                        WHERE lv.card_id = ${card.id} AND lv.attribute_id = l.id), 0)
+                             ${term.op} ${params.add(term.value, 'numeric')})`;
     }
+    const { table, alias, test } = valueRows(term, params);
+    return `EXISTS (SELECT 1 FROM ${table} ${alias}
+                     WHERE ${alias}.card_id = ${card.id} AND ${fieldsOf(`${alias}.attribute_id`, term.fields, card, params)}
+                       AND ${test})`;
+  }
+
+  cardIds(term: FieldTerm, params: SqlParams): string | null {
+    // A model's field counts only on cards of its model, a likes score exists
+    // without value rows, and a relationship's target is found in the card's
+    // own project: those depend on the card row.
+    if (term.kind === 'likes' || term.kind === 'relationship' || term.fields.some((f) => f.modelId !== null)) return null;
+    const { table, alias, test } = valueRows(term, params);
+    return `SELECT ${alias}.card_id FROM ${table} ${alias}
+             WHERE ${alias}.attribute_id = ANY(${params.add(term.fields.map((f) => f.id), 'bigint[]')}) AND ${test}`;
   }
 }

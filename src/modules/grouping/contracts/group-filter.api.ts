@@ -21,4 +21,6 @@ export abstract class GroupFilterApi {
   abstract groupIds(projectIds: number[], terms: GroupTerm[]): Promise<number[][]>;
   /** A boolean SQL expression (never NULL): the card named by `card` is in one of the groups. */
   abstract predicate(groupIds: number[], card: FilterCardColumns, params: SqlParams): string;
+  /** An uncorrelated `SELECT card_id …` of the cards in one of the groups. */
+  abstract cardIds(groupIds: number[], params: SqlParams): string;
 }

@@ -33,4 +33,8 @@ export class GroupFilterSql extends GroupFilterApi {
     return `EXISTS (SELECT 1 FROM grouping.memberships m
                      WHERE m.card_id = ${card.id} AND m.group_id = ANY(${params.add(groupIds, 'bigint[]')}))`;
   }
+
+  cardIds(groupIds: number[], params: SqlParams): string {
+    return `SELECT m.card_id FROM grouping.memberships m WHERE m.group_id = ANY(${params.add(groupIds, 'bigint[]')})`;
+  }
 }

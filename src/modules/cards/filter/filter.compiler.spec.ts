@@ -1,0 +1,64 @@
+import { describe, expect, it } from '@jest/globals';
+import { SqlParams, type FilterCardColumns } from '../../../shared/persistence/sql-params.js';
+import type { CardFilterApi } from '../../card-hierarchy/index.js';
+import type { FieldFilterApi, FieldTerm } from '../../fields/index.js';
+import type { GroupFilterApi, GroupTerm } from '../../grouping/index.js';
+import { compileFilter, groupTerms, type FilterSqlParts } from './filter.compiler.js';
+import type { Condition } from './filter.condition.js';
+
+const ROW: FilterCardColumns = { id: 'c.id', projectId: 'c.project_id', modelId: 'c.model_id' };
+
+// Stand-ins for the modules' SQL: each part names its term and adds one parameter.
+const cards = {
+  predicate: (term: { kind: string }, params: SqlParams) => `card(${term.kind}, ${params.add(term.kind)})`,
+} as unknown as CardFilterApi;
+const fields = {
+  predicate: (term: FieldTerm, _card: FilterCardColumns, params: SqlParams) => `field(${params.add(term.kind)})`,
+  // A model's field depends on the card row: no set of ids.
+  cardIds: (term: FieldTerm, params: SqlParams) =>
+    'fields' in term && term.fields.some((f) => f.modelId !== null) ? null : `SELECT field_ids(${params.add(term.kind)})`,
+} as unknown as FieldFilterApi;
+const groups = {
+  predicate: (ids: number[], _card: FilterCardColumns, params: SqlParams) => `group(${params.add(ids)})`,
+  cardIds: (ids: number[], params: SqlParams) => `SELECT group_ids(${params.add(ids)})`,
+} as unknown as GroupFilterApi;
+
+const member = (modelId: number | null): Condition => ({ kind: 'field', term: { kind: 'member', fields: [{ id: 1, modelId }], userIds: [7] } });
+const tag: GroupTerm = { kind: 'group', typeIds: null, match: 'equals', title: 'Tag' };
+
+function compile(condition: Condition): { sql: string; values: unknown[] } {
+  const terms = groupTerms(condition);
+  const parts: FilterSqlParts = { cards, fields, groups, groupIds: new Map(terms.map((t) => [t, [40]])) };
+  const params = new SqlParams();
+  const sql = compileFilter(condition, parts)(ROW, params);
+  return { sql, values: params.values };
+}
+
+describe('compileFilter', () => {
+  it('turns an or of field and group terms into one set of card ids', () => {
+    const { sql, values } = compile({ kind: 'or', items: [member(null), { kind: 'group', term: tag }] });
+    expect(sql).toBe('c.id IN (SELECT field_ids($1) UNION ALL SELECT group_ids($2))');
+    expect(values).toEqual(['member', [40]]);
+  });
+
+  it('keeps an or with a term on the card row as tests of each card, without the parameters of the abandoned set', () => {
+    const { sql, values } = compile({ kind: 'or', items: [member(null), { kind: 'group', term: tag }, member(9)] });
+    expect(sql).toBe('(field($1) OR group($2) OR field($3))');
+    expect(values).toEqual(['member', [40], 'member']);
+    const mixed = compile({ kind: 'not', item: { kind: 'or', items: [member(null), { kind: 'card', term: { kind: 'state', state: 'closed' } }] } });
+    expect(mixed.sql).toBe('NOT ((field($1) OR card(state, $2)))');
+    expect(mixed.values).toEqual(['member', 'state']);
+  });
+
+  it('unites nested ors, and leaves and/not to the card query', () => {
+    const nested = compile({ kind: 'or', items: [{ kind: 'group', term: tag }, { kind: 'or', items: [member(null), member(null)] }] });
+    expect(nested.sql).toBe('c.id IN (SELECT group_ids($1) UNION ALL SELECT field_ids($2) UNION ALL SELECT field_ids($3))');
+    const and = compile({ kind: 'and', items: [member(null), { kind: 'not', item: { kind: 'group', term: tag } }] });
+    expect(and.sql).toBe('(field($1) AND NOT (group($2)))');
+  });
+
+  it('refuses a group term whose groups were not looked up', () => {
+    const parts: FilterSqlParts = { cards, fields, groups, groupIds: new Map() };
+    expect(() => compileFilter({ kind: 'group', term: tag }, parts)(ROW, new SqlParams())).toThrow(/not looked up/);
+  });
+});
