@@ -20,6 +20,10 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SERVER_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const DB = 'bench_import';
 const ROWS = Number(process.env.BENCH_IMPORT_ROWS || 100_000);
+// Diagnosis only (never for the figures): settings for the scratch database's sessions, e.g.
+// "log_min_duration_statement=0", and the formats to run ("csv", "xlsx" or both).
+const DB_SETTINGS = (process.env.BENCH_IMPORT_DB_SETTINGS ?? '').split(/\s+/).filter(Boolean);
+const FORMATS = (process.env.BENCH_IMPORT_FORMATS ?? 'csv,xlsx').split(',') as Array<'csv' | 'xlsx'>;
 const DOC = process.env.BENCH_DOC ?? path.join(ROOT, 'docs/PERFORMANCE.md');
 const BEGIN = '<!-- bench:import:begin (written by `npm run bench:import`; edits inside are overwritten) -->';
 const END = '<!-- bench:import:end -->';
@@ -235,6 +239,15 @@ async function main(): Promise<void> {
   await dropScratchDatabase(SERVER_URL, DB).catch(() => undefined);
   await createScratchDatabase(SERVER_URL, DB);
   const url = databaseUrl(SERVER_URL, DB);
+  if (DB_SETTINGS.length) {
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    for (const setting of DB_SETTINGS) {
+      const [name, value] = setting.split('=');
+      await admin.query(`ALTER DATABASE ${DB} SET ${name} = '${value}'`);
+    }
+    await admin.end();
+  }
   let server: RunningServer | undefined;
   try {
     server = await startServer(ROOT, url);
@@ -249,7 +262,7 @@ async function main(): Promise<void> {
     const rows = sheetRows(ROWS);
     const watch = new RssWatch(server.pid);
     const results: FormatResult[] = [];
-    for (const format of ['csv', 'xlsx'] as const) results.push(await importFormat(api, watch, org, format, file(rows, format)));
+    for (const format of FORMATS) results.push(await importFormat(api, watch, org, format, file(rows, format)));
     const copySeconds = await copyBaseline(url, api, org, rows);
     log(`COPY baseline ${copySeconds.toFixed(2)} s`);
     const text = block(results, copySeconds, new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC');

@@ -136,15 +136,28 @@ export class FieldValuesRepository {
     return rows.map((r) => ({ cardId: n(r.card_id), value: JSON.parse(String(r.value)) as unknown }));
   }
 
-  /** Many scalar values at once (new cards of an import), one statement per chunk. */
+  /**
+   * Many scalar values of cards that have none yet (new cards of an import),
+   * one plain INSERT per chunk; the rows travel as one JSON array of
+   * `[card_id, attribute_id, value]` (cheaper to send and parse than array parameters).
+   */
   async insertScalars(rows: Array<{ cardId: number; attributeId: number; value: unknown }>): Promise<void> {
+    await this.scalarRows(rows, '');
+  }
+
+  /** Many scalar values, each replacing the card's value of that field if it has one (imports updating cards). */
+  async upsertScalars(rows: Array<{ cardId: number; attributeId: number; value: unknown }>): Promise<void> {
+    await this.scalarRows(rows, 'ON CONFLICT (card_id, attribute_id) DO UPDATE SET value = EXCLUDED.value');
+  }
+
+  private async scalarRows(rows: Array<{ cardId: number; attributeId: number; value: unknown }>, onConflict: string): Promise<void> {
     for (let at = 0; at < rows.length; at += 5000) {
       const chunk = rows.slice(at, at + 5000);
       await this.sql.run(
         `INSERT INTO fields.scalar_values (card_id, attribute_id, value)
-         SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::jsonb[])
-         ON CONFLICT (card_id, attribute_id) DO UPDATE SET value = EXCLUDED.value`,
-        [chunk.map((r) => r.cardId), chunk.map((r) => r.attributeId), chunk.map((r) => JSON.stringify(r.value))],
+         SELECT (r->>0)::bigint, (r->>1)::bigint, r->2 FROM jsonb_array_elements($1::jsonb) AS r
+         ${onConflict}`,
+        [JSON.stringify(chunk.map((r) => [r.cardId, r.attributeId, r.value]))],
       );
     }
   }

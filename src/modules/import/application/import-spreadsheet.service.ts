@@ -45,6 +45,12 @@ interface CheckResult {
   groupTitles: Map<number, Map<string, string>>;
 }
 
+/** Rows written together: the new cards in one `createMany`, the matched cards in bulk. */
+interface WriteBatch {
+  creates: RowPlan[];
+  updates: Array<{ cardId: number; plan: RowPlan }>;
+}
+
 /** What the write pass resolved before writing rows: field ids and group ids. */
 interface WriteTargets {
   projectId: number;
@@ -93,7 +99,7 @@ export class ImportSpreadsheetService {
     if (request.dryRun) return checked.report;
     return this.uow.run(async () => {
       const write = await this.prepareWrite(request.target, project, targets, checked, actor);
-      await this.writeRows(upload, request, new RowChecker(ctx), checked.decisions, targets, write, actor);
+      await this.writeRows(upload, request, new RowChecker(ctx), checked.decisions, write, actor);
       await this.events.publish(
         new ImportCompleted({
           cardId: write.topLevelCardId,
@@ -244,28 +250,44 @@ export class ImportSpreadsheetService {
     return write;
   }
 
-  /** The write pass: the same rows, checked again by a fresh checker, with the check pass's decisions. */
+  /**
+   * The write pass: the same rows, checked again by a fresh checker, with the
+   * check pass's decisions, written a batch at a time. Reading and checking
+   * the next batch (gunzip, JSON, cell parsing) overlaps with the database's
+   * work on the one before: at most one batch is being written, and the
+   * batches reach the transaction in order.
+   */
   private async writeRows(
     upload: StoredUpload,
     request: ImportRequest,
     checker: RowChecker,
     decisions: Float64Array,
-    targets: ImportTargets,
     write: WriteTargets,
     actor: Actor,
   ): Promise<void> {
-    let creates: RowPlan[] = [];
+    let writing: Promise<void> = Promise.resolve();
+    let batch: WriteBatch = { creates: [], updates: [] };
+    const flush = async () => {
+      await writing;
+      const full = batch;
+      batch = { creates: [], updates: [] };
+      writing = this.writeBatch(full, write, actor);
+      writing.catch(() => undefined); // awaited by the next flush; never an unhandled rejection meanwhile
+    };
     for await (const { cells, row, index } of this.rows(upload, request)) {
       if (decisions[index] === SKIP) continue;
       const plan = checker.check(cells, row) as RowPlan;
-      if (decisions[index] === CREATE) creates.push(plan);
-      else await this.updateCard(decisions[index], plan, write, actor);
-      if (creates.length >= BATCH_ROWS) {
-        await this.createCards(creates, write, actor);
-        creates = [];
-      }
+      if (decisions[index] === CREATE) batch.creates.push(plan);
+      else batch.updates.push({ cardId: decisions[index], plan });
+      if (batch.creates.length + batch.updates.length >= BATCH_ROWS) await flush();
     }
-    await this.createCards(creates, write, actor);
+    await flush();
+    await writing;
+  }
+
+  private async writeBatch(batch: WriteBatch, write: WriteTargets, actor: Actor): Promise<void> {
+    await this.createCards(batch.creates, write, actor);
+    await this.updateCards(batch.updates, write, actor);
   }
 
   private newCard(plan: RowPlan, write: WriteTargets): NewCard {
@@ -300,6 +322,10 @@ export class ImportSpreadsheetService {
     for (const content of plan.comments) {
       await this.hierarchy.addComment(cardId, content, actor);
     }
+  }
+
+  private async updateCards(updates: Array<{ cardId: number; plan: RowPlan }>, write: WriteTargets, actor: Actor): Promise<void> {
+    for (const { cardId, plan } of updates) await this.updateCard(cardId, plan, write, actor);
   }
 
   /** A matched card: title, values, contexts, model and comments from the row; its children are added. */
