@@ -14,6 +14,7 @@ import { IdentityOAuth1763820000000 } from './1763820000000-identity-oauth.js';
 import { WebSessions1763820000100 } from './1763820000100-web-sessions.js';
 import { GroupingGroupsTitleIndex1795564859316 } from './1795564859316-grouping-groups-title-index.js';
 import { FieldsScalarValuesKindStats1795564940517 } from './1795564940517-fields-scalar-values-kind-stats.js';
+import { CardsTitleHashIndex1795565745706 } from './1795565745706-cards-title-hash-index.js';
 
 /** Every migration, in order. Listed explicitly so ESM builds, the CLI and tests load the same set. */
 export const MIGRATIONS = [
@@ -33,4 +34,5 @@ export const MIGRATIONS = [
   WebSessions1763820000100,
   GroupingGroupsTitleIndex1795564859316,
   FieldsScalarValuesKindStats1795564940517,
+  CardsTitleHashIndex1795565745706,
 ];

@@ -178,6 +178,72 @@ describe('POST /importers/spreadsheet/import', () => {
     expect(logs).toEqual([expect.objectContaining({ kind: 'log', data: { title: { from: 'Beta', to: 'Beta renamed' } } })]);
   });
 
+  it('an update writes every mapping type in bulk, with log entries for what changed only', async () => {
+    const project = await ws.project(alice, team, 'Bulk updates');
+    const model = (await t.http.post(`${API}/projects/${project.id}/models`).set(as(alice)).send({ name: 'Bug' }).expect(201)).body;
+    const mapping = {
+      '0': { type: 'title' },
+      '1': { type: 'attribute', attr_type: 'number', name: 'Size' },
+      '2': { type: 'attribute', attr_type: 'text', name: 'Notes' },
+    };
+    const first = await discover([['Title', 'Size', 'Notes'], ['One', 1, 'keep'], ['Two', 2, 'keep']], 'csv');
+    await importing({ discover_file_id: first, project_id: project.id, mapping, options: { ignore_header: true } }).expect(200);
+    const [one, two] = rowCards(await cards(project.id), project);
+
+    const second = await discover(
+      [
+        ['Title', 'Size', 'Notes', 'Labels', 'Model', 'Comment', 'Children'],
+        ['One', 10, 'keep', 'red, blue', 'Bug', 'looked at', 'a\nb'],
+        ['Two', 2, 'changed', 'red', '', '', ''],
+      ],
+      'csv',
+    );
+    const res = await importing({
+      discover_file_id: second,
+      project_id: project.id,
+      mapping: {
+        ...mapping,
+        '3': { type: 'context', name: 'Labels' },
+        '4': { type: 'model' },
+        '5': { type: 'comment' },
+        '6': { type: 'children' },
+      },
+      update_field: 'title',
+      options: { ignore_header: true },
+    }).expect(200);
+    expect(res.body).toMatchObject({ created: 0, updated: 2, children_created: 2 });
+
+    const after = rowCards(await cards(project.id), project);
+    expect(after.map((c) => [c.id, c.attributes.Size, c.attributes.Notes, c.groups.map((g) => g.title).sort(), c.model_id])).toEqual([
+      [one.id, 10, 'keep', ['blue', 'red'], model.id],
+      [two.id, 2, 'changed', ['red'], null],
+    ]);
+    const children = (await t.http.get(`${API}/cards/${one.id}/children`).set(as(alice)).expect(200)).body as CardJson[];
+    expect(children.map((c) => c.title)).toEqual(['a', 'b']);
+
+    const oneStream = await stream(one.id);
+    expect(oneStream.filter((e) => e.kind === 'activity')).toEqual([]);
+    // Newest first: the update's change, then the creation's value.
+    expect(oneStream.filter((e) => e.action === 'card.attribute_changed' && e.data.attribute === 'Size')).toEqual([
+      expect.objectContaining({ kind: 'log', data: expect.objectContaining({ from: 1, to: 10 }) }),
+      expect.objectContaining({ kind: 'log', data: expect.objectContaining({ from: null, to: 1 }) }),
+    ]);
+    // An unchanged value records nothing: "keep" was set once, by the first import.
+    expect(oneStream.filter((e) => e.action === 'card.attribute_changed' && e.data.attribute === 'Notes')).toHaveLength(1);
+    expect(oneStream).toContainEqual(expect.objectContaining({ kind: 'log', action: 'card.model_changed' }));
+    expect(oneStream.filter((e) => e.action === 'card.group_changed')).toEqual([
+      expect.objectContaining({ kind: 'log' }),
+      expect.objectContaining({ kind: 'log' }),
+    ]);
+    expect(oneStream).toContainEqual(expect.objectContaining({ kind: 'comment', content: 'looked at' }));
+    const twoStream = await stream(two.id);
+    expect(twoStream.filter((e) => e.action === 'card.attribute_changed' && e.data.attribute === 'Notes')[0]).toMatchObject({
+      kind: 'log',
+      data: { from: 'keep', to: 'changed' },
+    });
+    expect(twoStream.filter((e) => e.action === 'card.updated')).toEqual([]); // the title did not change
+  });
+
   it('refuses a row that matches several cards', async () => {
     const project = await ws.project(alice, team, 'Twins');
     const twins = await discover([['Same'], ['Same']], 'csv');

@@ -78,6 +78,10 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
     return this.tree.update(cardId, changes, actor, options);
   }
 
+  updateTitles(entries: Array<{ cardId: number; title: unknown }>, actor: Actor, options?: { system?: boolean }): Promise<CardRecord[]> {
+    return this.tree.updateTitles(entries, actor, options);
+  }
+
   createChildren(
     entries: Array<{ parentId: number; title: unknown }>,
     actor: Actor,

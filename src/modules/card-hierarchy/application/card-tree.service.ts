@@ -114,6 +114,31 @@ export class CardTreeService {
     });
   }
 
+  /** Bulk title change (imports): see CardHierarchyApi.updateTitles. */
+  updateTitles(entries: Array<{ cardId: number; title: unknown }>, actor: Actor, options: { system?: boolean } = {}): Promise<CardRecord[]> {
+    const valid = entries.map((e) => ({ cardId: e.cardId, title: validTitle(e.title) }));
+    if (!valid.length) return Promise.resolve([]);
+    return this.uow.run(async () => {
+      const cards = await this.cards.lockMany(valid.map((e) => e.cardId));
+      if (cards.length !== new Set(valid.map((e) => e.cardId)).size) throw new CardNotFoundError();
+      if (cards.some((c) => c.projectId !== cards[0].projectId)) throw new Error('updateTitles takes cards of one project');
+      await this.access.requireFor(cards[0], actor, 'write');
+      await this.cards.setTitles(valid);
+      const byId = new Map(cards.map((c) => [c.id, c]));
+      const changed = valid.filter((e) => byId.get(e.cardId)!.title !== e.title);
+      await this.events.publish(
+        new CardEventBatch(
+          changed.map(({ cardId, title }) => {
+            const card = byId.get(cardId)!;
+            return new CardUpdated({ ...this.eventBase(card, actor), system: options.system, data: { title: { from: card.title, to: title } } });
+          }),
+        ),
+      );
+      for (const { cardId, title } of valid) byId.get(cardId)!.title = title;
+      return cards.map(toRecord);
+    });
+  }
+
   /** Creates a project's top-level card (ref 0) and its counters, inside project creation. */
   createTopLevelCard(project: { projectId: number; organizationId: number; title: string }, actorId: number): Promise<number> {
     const { projectId, organizationId, title } = project;

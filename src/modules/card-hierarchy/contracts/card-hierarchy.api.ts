@@ -143,6 +143,13 @@ export abstract class CardHierarchyApi {
   abstract createTopLevelCard(project: { projectId: number; organizationId: number; title: string }, actorId: number): Promise<number>;
   /** Changes title and/or state (400 on bad values); `system` records the entries as logs (imports). */
   abstract update(cardId: number, changes: CardChanges, actor: Actor, options?: { system?: boolean }): Promise<void>;
+  /**
+   * Bulk title change (an import updating the cards its rows matched): locks
+   * the cards in ascending id, checks write access once (cards of one
+   * project), sets every title in one statement, and records `card.updated`
+   * for the titles that changed as one batch. Returns the cards as updated.
+   */
+  abstract updateTitles(entries: Array<{ cardId: number; title: unknown }>, actor: Actor, options?: { system?: boolean }): Promise<CardRecord[]>;
   /** Non-top-level cards of the project with one of these exact titles: one query for the batch. */
   abstract cardsWithTitles(projectId: number, titles: string[]): Promise<Array<{ id: number; title: string }>>;
   /** Cards of the project with one of these refs: one query for the batch. */

@@ -279,6 +279,17 @@ export class CardTreeRepository {
     return rows.map(toRow).sort((a, b) => a.ref - b.ref);
   }
 
+  /** Many titles in one statement (the rows travel as one JSON array of `[id, title]`). */
+  async setTitles(entries: Array<{ cardId: number; title: string }>): Promise<void> {
+    if (!entries.length) return;
+    await this.sql.run(
+      `UPDATE cards.cards c SET title = u->>1, updated_at = now()
+         FROM jsonb_array_elements($1::jsonb) AS u
+        WHERE c.id = (u->>0)::bigint`,
+      [JSON.stringify(entries.map((e) => [e.cardId, e.title]))],
+    );
+  }
+
   async update(id: number, changes: { title?: string; state?: CardState; modelId?: number | null }): Promise<void> {
     const sets: string[] = ['updated_at = now()'];
     const params: unknown[] = [id];

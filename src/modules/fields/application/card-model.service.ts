@@ -23,7 +23,8 @@ export class CardModelService {
     private readonly events: EventBus,
   ) {}
 
-  async setModel(cardId: number, body: unknown, actor: Actor): Promise<void> {
+  /** `system: true` records the entry as a `log` (an import setting the model of its rows' cards). */
+  async setModel(cardId: number, body: unknown, actor: Actor, options: { system?: boolean } = {}): Promise<void> {
     // No body, `{}` and `{"model_id": null}` all remove the model: the original's clients send the first two.
     const input = body ?? {};
     if (!isPlainObject(input)) throw new InvalidFieldInputError('model_id', 'send an object: {"model_id": id or null}');
@@ -48,6 +49,7 @@ export class CardModelService {
           cardId,
           projectId: card.projectId,
           actorId: actor.userId,
+          system: options.system,
           data: { from: card.modelId, to: modelId, model: modelName },
         }),
       );

@@ -167,32 +167,73 @@ export class CardValuesService {
    * before, so nothing needs reading first). Other writes go card by card.
    */
   async writeNew(items: Array<{ card: CardSummary; prepared: PreparedValues }>, actor: Actor, options: { system?: boolean } = {}): Promise<void> {
+    const rows = await this.scalarRowsOrWrite(items, actor, options);
+    if (!rows.length) return;
+    await this.values.insertScalars(rows.map((r) => ({ cardId: r.card.id, attributeId: r.field.id, value: r.value })));
+    await this.publishChanges(rows.map((r) => ({ ...r, from: null })), actor, options);
+  }
+
+  /**
+   * Values of many existing cards in the caller's transaction, which holds
+   * their locks (an import updating the cards it matched): the scalar values
+   * in one upsert per chunk that also reads what they replace, and
+   * `card.attribute_changed` for those that changed, as one batch. Other
+   * writes go card by card.
+   */
+  async writeMany(items: Array<{ card: CardSummary; prepared: PreparedValues }>, actor: Actor, options: { system?: boolean } = {}): Promise<void> {
+    const rows = await this.scalarRowsOrWrite(items, actor, options);
+    if (!rows.length) return;
+    const changed = await this.values.replaceScalars(rows.map((r) => ({ cardId: r.card.id, attributeId: r.field.id, value: r.value })));
+    const byKey = new Map(rows.map((r) => [`${r.card.id}:${r.field.id}`, r]));
+    await this.publishChanges(
+      changed.map((c) => ({ ...byKey.get(`${c.cardId}:${c.attributeId}`)!, from: c.before })),
+      actor,
+      options,
+    );
+  }
+
+  /**
+   * The non-null scalar values of the items, for a bulk statement; an item
+   * with any other write (a list, a file, a removal, a field its card may not
+   * use) is written card by card here instead.
+   */
+  private async scalarRowsOrWrite(
+    items: Array<{ card: CardSummary; prepared: PreparedValues }>,
+    actor: Actor,
+    options: { system?: boolean },
+  ): Promise<Array<{ card: CardSummary; field: FieldDefinition; value: unknown }>> {
     const rows: Array<{ card: CardSummary; field: FieldDefinition; value: unknown }> = [];
     for (const { card, prepared } of items) {
       if (!(prepared instanceof PreparedWrites) || prepared.projectId !== card.projectId) {
-        throw new Error('writeNewValues takes what prepareValues returned for the cards\' project');
+        throw new Error('bulk value writes take what prepareValues returned for the cards\' project');
       }
-      const scalarOnly = prepared.writes.every(
-        (w) => w.kind === 'set' && fieldTypeHandler(w.field.type).storage === 'scalar' && isFieldAvailable(w.field, card.modelId),
+      const bulk = prepared.writes.every(
+        (w) => w.kind === 'set' && w.value !== null && fieldTypeHandler(w.field.type).storage === 'scalar' && isFieldAvailable(w.field, card.modelId),
       );
-      if (!scalarOnly) {
+      if (!bulk) {
         await this.write(card, prepared, actor, options);
         continue;
       }
-      for (const w of prepared.writes) if (w.kind === 'set' && w.value !== null) rows.push({ card, field: w.field, value: w.value });
+      for (const w of prepared.writes) if (w.kind === 'set') rows.push({ card, field: w.field, value: w.value });
     }
-    if (!rows.length) return;
-    await this.values.insertScalars(rows.map((r) => ({ cardId: r.card.id, attributeId: r.field.id, value: r.value })));
+    return rows;
+  }
+
+  private async publishChanges(
+    changes: Array<{ card: CardSummary; field: FieldDefinition; value: unknown; from: unknown }>,
+    actor: Actor,
+    options: { system?: boolean },
+  ): Promise<void> {
     await this.events.publish(
       new CardEventBatch(
-        rows.map(
-          ({ card, field, value }) =>
+        changes.map(
+          ({ card, field, value, from }) =>
             new CardAttributeChanged({
               cardId: card.id,
               projectId: card.projectId,
               actorId: actor.userId,
               system: options.system,
-              data: { attribute_id: field.id, attribute: field.name, type: field.type, operation: 'set', from: null, to: value },
+              data: { attribute_id: field.id, attribute: field.name, type: field.type, operation: 'set', from, to: value },
             }),
         ),
       ),

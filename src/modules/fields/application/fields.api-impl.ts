@@ -65,6 +65,9 @@ export class FieldsApiImpl extends FieldsApi {
   writeNewValues(items: Array<{ card: CardSummary; prepared: PreparedValues }>, actor: Actor, options?: { system?: boolean }): Promise<void> {
     return this.values.writeNew(items, actor, options);
   }
+  writeValuesMany(items: Array<{ card: CardSummary; prepared: PreparedValues }>, actor: Actor, options?: { system?: boolean }): Promise<void> {
+    return this.values.writeMany(items, actor, options);
+  }
 
   setValues(cardId: number, body: unknown, actor: Actor): Promise<void> {
     return this.values.setMany(cardId, body, actor);
@@ -82,8 +85,8 @@ export class FieldsApiImpl extends FieldsApi {
     return this.values.pop(cardId, key, body, actor);
   }
 
-  setModel(cardId: number, body: unknown, actor: Actor): Promise<void> {
-    return this.models.setModel(cardId, body, actor);
+  setModel(cardId: number, body: unknown, actor: Actor, options?: { system?: boolean }): Promise<void> {
+    return this.models.setModel(cardId, body, actor, options);
   }
 
   choices(card: CardSummary, key: string): Promise<FieldChoices> {

@@ -115,6 +115,17 @@ export abstract class FieldsApi {
     actor: Actor,
     options?: { system?: boolean },
   ): Promise<void>;
+  /**
+   * `writeValues` for many existing cards in the caller's transaction, which
+   * holds their locks (an import updating the cards it matched): scalar values
+   * in one upsert per chunk that reads what they replace, the entries of the
+   * values that changed as one batch; anything else card by card.
+   */
+  abstract writeValuesMany(
+    items: Array<{ card: CardSummary; prepared: PreparedValues }>,
+    actor: Actor,
+    options?: { system?: boolean },
+  ): Promise<void>;
   /** POST /cards/{id}/attributes: `{"attributes": {...}}` or a flat `{name: value}` object. */
   abstract setValues(cardId: number, body: unknown, actor: Actor): Promise<void>;
   /** POST /cards/{id}/attributes/{name_or_id}: `{"value": v}`, or an upload for a files field. */
@@ -124,7 +135,7 @@ export abstract class FieldsApi {
   /** POST …/pop. */
   abstract popValue(cardId: number, key: string, body: unknown, actor: Actor): Promise<void>;
   /** POST /cards/{id}/model. */
-  abstract setModel(cardId: number, body: unknown, actor: Actor): Promise<void>;
+  abstract setModel(cardId: number, body: unknown, actor: Actor, options?: { system?: boolean }): Promise<void>;
   /** Choices of the field `key` for a card the caller may read (404 for an unknown field). */
   abstract choices(card: CardSummary, key: string): Promise<FieldChoices>;
   /** Every field of the project, project-wide and models', id order. */

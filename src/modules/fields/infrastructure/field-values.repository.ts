@@ -142,24 +142,50 @@ export class FieldValuesRepository {
    * `[card_id, attribute_id, value]` (cheaper to send and parse than array parameters).
    */
   async insertScalars(rows: Array<{ cardId: number; attributeId: number; value: unknown }>): Promise<void> {
-    await this.scalarRows(rows, '');
-  }
-
-  /** Many scalar values, each replacing the card's value of that field if it has one (imports updating cards). */
-  async upsertScalars(rows: Array<{ cardId: number; attributeId: number; value: unknown }>): Promise<void> {
-    await this.scalarRows(rows, 'ON CONFLICT (card_id, attribute_id) DO UPDATE SET value = EXCLUDED.value');
-  }
-
-  private async scalarRows(rows: Array<{ cardId: number; attributeId: number; value: unknown }>, onConflict: string): Promise<void> {
     for (let at = 0; at < rows.length; at += 5000) {
       const chunk = rows.slice(at, at + 5000);
       await this.sql.run(
         `INSERT INTO fields.scalar_values (card_id, attribute_id, value)
-         SELECT (r->>0)::bigint, (r->>1)::bigint, r->2 FROM jsonb_array_elements($1::jsonb) AS r
-         ${onConflict}`,
+         SELECT (r->>0)::bigint, (r->>1)::bigint, r->2 FROM jsonb_array_elements($1::jsonb) AS r`,
         [JSON.stringify(chunk.map((r) => [r.cardId, r.attributeId, r.value]))],
       );
     }
+  }
+
+  /**
+   * Many scalar values of existing cards (an import updating the cards it
+   * matched), each replacing the card's value of that field, in one statement
+   * per chunk; returns the values that changed with what they replaced (null
+   * when the card had none). A (card, field) pair may appear once per call.
+   */
+  async replaceScalars(
+    rows: Array<{ cardId: number; attributeId: number; value: unknown }>,
+  ): Promise<Array<{ cardId: number; attributeId: number; before: unknown }>> {
+    const changed: Array<{ cardId: number; attributeId: number; before: unknown }> = [];
+    for (let at = 0; at < rows.length; at += 5000) {
+      const chunk = rows.slice(at, at + 5000);
+      const found = await this.sql.rows(
+        `WITH input AS (
+           SELECT (r->>0)::bigint AS card_id, (r->>1)::bigint AS attribute_id, r->2 AS value
+             FROM jsonb_array_elements($1::jsonb) AS r),
+         before AS (
+           SELECT s.card_id, s.attribute_id, s.value FROM fields.scalar_values s
+             JOIN input i ON i.card_id = s.card_id AND i.attribute_id = s.attribute_id),
+         written AS (
+           INSERT INTO fields.scalar_values (card_id, attribute_id, value)
+           SELECT card_id, attribute_id, value FROM input
+           ON CONFLICT (card_id, attribute_id) DO UPDATE SET value = EXCLUDED.value
+            WHERE fields.scalar_values.value IS DISTINCT FROM EXCLUDED.value
+           RETURNING card_id, attribute_id)
+         SELECT w.card_id, w.attribute_id, b.value::text AS before
+           FROM written w LEFT JOIN before b ON b.card_id = w.card_id AND b.attribute_id = w.attribute_id`,
+        [JSON.stringify(chunk.map((r) => [r.cardId, r.attributeId, r.value]))],
+      );
+      for (const r of found) {
+        changed.push({ cardId: n(r.card_id), attributeId: n(r.attribute_id), before: r.before === null ? null : (JSON.parse(String(r.before)) as unknown) });
+      }
+    }
+    return changed;
   }
 
   async setScalar(cardId: number, attributeId: number, value: unknown): Promise<void> {

@@ -27,7 +27,7 @@ export interface ImportReport {
 }
 
 /** Rows checked (and matched) together; also the size of each write batch. */
-const BATCH_ROWS = 1000;
+const BATCH_ROWS = 500;
 /** Decision of a row in the check pass, read again by the write pass. */
 const SKIP = -1;
 const CREATE = 0;
@@ -291,14 +291,20 @@ export class ImportSpreadsheetService {
   }
 
   private newCard(plan: RowPlan, write: WriteTargets): NewCard {
-    const attributes: Record<string, unknown> = {};
-    for (const v of plan.values) attributes[String(write.attributeIds.get(v.column))] = v.text;
     return {
       title: plan.title,
-      attributes: plan.values.length ? attributes : undefined,
+      attributes: this.attributesOf(plan, write),
       groupIds: this.groupIdsOf(plan, write),
       children: plan.children.map((title) => ({ title })),
     };
+  }
+
+  /** The row's values by field id, as cell text (the fields module parses them as it stores them). */
+  private attributesOf(plan: RowPlan, write: WriteTargets): Record<string, unknown> | undefined {
+    if (!plan.values.length) return undefined;
+    const attributes: Record<string, unknown> = {};
+    for (const v of plan.values) attributes[String(write.attributeIds.get(v.column))] = v.text;
+    return attributes;
   }
 
   private groupIdsOf(plan: RowPlan, write: WriteTargets): number[] {
@@ -313,38 +319,58 @@ export class ImportSpreadsheetService {
       actor,
       { system: true },
     );
-    for (let i = 0; i < plans.length; i++) await this.afterCard(created[i].id, plans[i], write, actor);
+    for (let i = 0; i < plans.length; i++) await this.afterCard(created[i].id, plans[i], actor);
   }
 
-  /** What createMany does not do: the model and the comments. */
-  private async afterCard(cardId: number, plan: RowPlan, write: WriteTargets, actor: Actor): Promise<void> {
-    if (plan.modelId !== undefined) await this.fields.setModel(cardId, { model_id: plan.modelId }, actor);
+  /** What the bulk paths do not do: the model and the comments, card by card (only when such columns are mapped). */
+  private async afterCard(cardId: number, plan: RowPlan, actor: Actor): Promise<void> {
+    if (plan.modelId !== undefined) await this.fields.setModel(cardId, { model_id: plan.modelId }, actor, { system: true });
     for (const content of plan.comments) {
       await this.hierarchy.addComment(cardId, content, actor);
     }
   }
 
+  /**
+   * The matched cards of a batch, in the order of a single update (card,
+   * values, groups, model, comments, children), each step in bulk: the titles
+   * in one statement that locks the cards in ascending id, the values in one
+   * upsert, the memberships read once, the children in one insert.
+   */
   private async updateCards(updates: Array<{ cardId: number; plan: RowPlan }>, write: WriteTargets, actor: Actor): Promise<void> {
-    for (const { cardId, plan } of updates) await this.updateCard(cardId, plan, write, actor);
-  }
-
-  /** A matched card: title, values, contexts, model and comments from the row; its children are added. */
-  private async updateCard(cardId: number, plan: RowPlan, write: WriteTargets, actor: Actor): Promise<void> {
-    await this.hierarchy.update(cardId, { title: plan.title }, actor, { system: true });
-    if (plan.values.length) {
-      const [card] = await this.hierarchy.records([cardId]);
-      const [prepared] = await this.fields.prepareValues(write.projectId, [{ attributes: this.newCard(plan, write).attributes, property: 'attributes' }]);
-      await this.fields.writeValues(card, prepared, actor, { system: true });
+    if (!updates.length) return;
+    const system = { system: true };
+    const records = await this.hierarchy.updateTitles(
+      updates.map((u) => ({ cardId: u.cardId, title: u.plan.title })),
+      actor,
+      system,
+    );
+    const byId = new Map(records.map((r) => [r.id, r]));
+    const withValues = updates.filter((u) => u.plan.values.length);
+    if (withValues.length) {
+      // Only scalar fields can be mapped (import-mapping.ts), so preparing fetches no file.
+      const prepared = await this.fields.prepareValues(
+        write.projectId,
+        withValues.map((u) => ({ attributes: this.attributesOf(u.plan, write), property: 'attributes' })),
+      );
+      await this.fields.writeValuesMany(
+        withValues.map((u, i) => ({ card: byId.get(u.cardId)!, prepared: prepared[i] })),
+        actor,
+        system,
+      );
     }
-    const groupIds = this.groupIdsOf(plan, write);
-    if (groupIds.length) {
-      const current = new Set((await this.grouping.membershipsOf([cardId])).map((m) => m.groupId));
-      for (const groupId of groupIds) if (!current.has(groupId)) await this.grouping.addCardToGroup(cardId, groupId, actor, { system: true });
+    const withGroups = updates.filter((u) => u.plan.groups.length);
+    if (withGroups.length) {
+      // Existing memberships stay; the card joins the groups it is not in yet.
+      const current = new Set((await this.grouping.membershipsOf(withGroups.map((u) => u.cardId))).map((m) => `${m.cardId}:${m.groupId}`));
+      for (const { cardId, plan } of withGroups) {
+        for (const groupId of this.groupIdsOf(plan, write)) {
+          if (!current.has(`${cardId}:${groupId}`)) await this.grouping.addCardToGroup(cardId, groupId, actor, system);
+        }
+      }
     }
-    await this.afterCard(cardId, plan, write, actor);
-    if (plan.children.length) {
-      await this.cards.createMany(cardId, plan.children.map((title) => ({ title })), actor, { system: true });
-    }
+    for (const { cardId, plan } of updates) await this.afterCard(cardId, plan, actor);
+    const children = updates.flatMap((u) => u.plan.children.map((title) => ({ parentId: u.cardId, title })));
+    if (children.length) await this.hierarchy.createChildren(children, actor, system);
   }
 }
 
