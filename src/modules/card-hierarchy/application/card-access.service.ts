@@ -22,9 +22,14 @@ export class CardAccessService {
     private readonly workspace: WorkspaceApi,
   ) {}
 
-  /** The card and the caller's access to it, in one statement. */
-  require(cardId: number, actor: Actor, mode: AccessMode): Promise<CardWithAccess> {
-    return this.read(cardId, actor, mode, false);
+  /** The card and the caller's access to it (and `alsoRead`), in one statement. */
+  require(cardId: number, actor: Actor, mode: AccessMode, alsoRead: Record<string, string> = {}): Promise<CardWithAccess> {
+    return this.read(cardId, actor, mode, 'read', alsoRead);
+  }
+
+  /** `CardHierarchyApi.touchChecked`: updated_at set (the row locked) and access checked, in one statement. */
+  touch(cardId: number, actor: Actor, mode: AccessMode): Promise<CardWithAccess> {
+    return this.read(cardId, actor, mode, 'touch');
   }
 
   /**
@@ -34,12 +39,13 @@ export class CardAccessService {
    * statement too (`CardHierarchyApi.createChild`'s `alsoRead`).
    */
   lock(cardId: number, actor: Actor, mode: AccessMode, alsoRead: Record<string, string> = {}): Promise<CardWithAccess> {
-    return this.read(cardId, actor, mode, true, alsoRead);
+    return this.read(cardId, actor, mode, 'lock', alsoRead);
   }
 
-  private async read(cardId: number, actor: Actor, mode: AccessMode, lock: boolean, alsoRead: Record<string, string> = {}): Promise<CardWithAccess> {
+  private async read(cardId: number, actor: Actor, mode: AccessMode, how: 'read' | 'lock' | 'touch', alsoRead: Record<string, string> = {}): Promise<CardWithAccess> {
     const extras = { ...alsoRead, [ROLE]: this.workspace.memberRoleSql('c.organization_id', '$2') };
-    const found = await this.cards.findWith(cardId, extras, [actor.userId], lock);
+    const found =
+      how === 'touch' ? await this.cards.touchWith(cardId, extras, [actor.userId]) : await this.cards.findWith(cardId, extras, [actor.userId], how === 'lock');
     if (!found) throw new CardNotFoundError();
     try {
       const { role } = this.workspace.accessFromRole(found.card.organizationId, (found.extras[ROLE] as Role | null) ?? null, mode);

@@ -43,9 +43,20 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
     super();
   }
 
-  async requireCard(cardId: number, actor: Actor, mode: AccessMode): Promise<CardAccess> {
-    const { card, role } = await this.access.require(cardId, actor, mode);
-    return { card: summary(card), role };
+  async requireCard(cardId: number, actor: Actor, mode: AccessMode, alsoRead?: Record<string, string>): Promise<CardAccess> {
+    const { card, role, read } = await this.access.require(cardId, actor, mode, alsoRead);
+    return { card: summary(card), role, read };
+  }
+
+  async touchChecked(cardId: number, actor: Actor, mode: AccessMode): Promise<CardAccess> {
+    if (!this.uow.inTransaction) throw new Error('touchChecked must run inside a unit of work');
+    const { card, role, read } = await this.access.touch(cardId, actor, mode);
+    return { card: summary(card), role, read };
+  }
+
+  async recordWith(cardId: number, alsoRead: Record<string, string>): Promise<{ record: CardRecord; read: Record<string, unknown> } | null> {
+    const found = await this.cards.findWith(cardId, alsoRead, [], false);
+    return found ? { record: toRecord(found.card), read: found.extras } : null;
   }
 
   async cardsInOrganization(cardIds: number[], organizationId: number): Promise<CardSummary[]> {

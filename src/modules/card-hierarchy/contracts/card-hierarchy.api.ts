@@ -31,6 +31,8 @@ export interface CardRecord extends CardSummary {
 export interface CardAccess {
   card: CardSummary;
   role: Role;
+  /** What `alsoRead` asked for, by name (SQL of another module read in the same statement, STYLE.md §2.6). */
+  read: Record<string, unknown>;
 }
 
 export interface CreateChildOptions {
@@ -106,7 +108,15 @@ export interface ProjectPage {
  */
 export abstract class CardHierarchyApi {
   /** The card and the caller's role: 404 when the caller cannot see it, 403 when the role is too weak. */
-  abstract requireCard(cardId: number, actor: Actor, mode: AccessMode): Promise<CardAccess>;
+  abstract requireCard(cardId: number, actor: Actor, mode: AccessMode, alsoRead?: Record<string, string>): Promise<CardAccess>;
+  /**
+   * Inside a unit of work: touches the card (`updated_at`), which locks its
+   * row until the transaction ends, and checks the caller's access on that
+   * row, in one statement (a refused caller's touch rolls back with the rest).
+   */
+  abstract touchChecked(cardId: number, actor: Actor, mode: AccessMode): Promise<CardAccess>;
+  /** One card's row with `alsoRead` (SQL over the row, aliased `c`) read along; null when there is no such card. No access check. */
+  abstract recordWith(cardId: number, alsoRead: Record<string, string>): Promise<{ record: CardRecord; read: Record<string, unknown> } | null>;
   /** Cards by id that belong to the given team (others are left out). */
   abstract cardsInOrganization(cardIds: number[], organizationId: number): Promise<CardSummary[]>;
   /** The rows of the given cards, in the order of `cardIds` (missing ones left out). */

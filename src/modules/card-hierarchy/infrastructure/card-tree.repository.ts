@@ -45,14 +45,22 @@ export class CardTreeRepository {
     params: unknown[],
     lock: boolean,
   ): Promise<{ card: CardRow; extras: Record<string, unknown> } | null> {
-    const names = Object.keys(extras);
-    const select = names.map((n, i) => `${extras[n]} AS x${i}`).join(', ');
+    const { names, select } = extraColumns(extras);
     const rows = await this.sql.rows<RawCard & Record<string, unknown>>(
-      `SELECT ${CARD_COLUMNS}, ${select} FROM cards.cards c WHERE c.id = $1${lock ? ' FOR UPDATE OF c' : ''}`,
+      `SELECT ${CARD_COLUMNS}${select} FROM cards.cards c WHERE c.id = $1${lock ? ' FOR UPDATE OF c' : ''}`,
       [id, ...params],
     );
-    if (!rows[0]) return null;
-    return { card: toRow(rows[0]), extras: Object.fromEntries(names.map((n, i) => [n, rows[0][`x${i}`]])) };
+    return rows[0] ? { card: toRow(rows[0]), extras: extrasOf(rows[0], names) } : null;
+  }
+
+  /** `findWith` for a card whose `updated_at` is set to now in the same statement (which locks its row). */
+  async touchWith(id: number, extras: Record<string, string>, params: unknown[]): Promise<{ card: CardRow; extras: Record<string, unknown> } | null> {
+    const { names, select } = extraColumns(extras);
+    const rows = await this.sql.rows<RawCard & Record<string, unknown>>(
+      `UPDATE cards.cards c SET updated_at = now() WHERE c.id = $1 RETURNING ${CARD_COLUMNS}${select}`,
+      [id, ...params],
+    );
+    return rows[0] ? { card: toRow(rows[0]), extras: extrasOf(rows[0], names) } : null;
   }
 
   async findMany(ids: number[]): Promise<CardRow[]> {
@@ -405,4 +413,14 @@ export class CardTreeRepository {
     await this.sql.run(`DELETE FROM cards.project_counters WHERE project_id = $1`, [projectId]);
   }
 
+}
+
+/** The SELECT list of `extras` (`, <sql> AS x0, …`) and their names in that order. */
+function extraColumns(extras: Record<string, string>): { names: string[]; select: string } {
+  const names = Object.keys(extras);
+  return { names, select: names.map((n, i) => `, ${extras[n]} AS x${i}`).join('') };
+}
+
+function extrasOf(row: Record<string, unknown>, names: string[]): Record<string, unknown> {
+  return Object.fromEntries(names.map((n, i) => [n, row[`x${i}`]]));
 }

@@ -25,7 +25,7 @@ import {
 } from '../domain/values/index.js';
 import { isPlainObject } from '../domain/values/json.guards.js';
 import type { PreparedValues } from '../contracts/fields.api.js';
-import { FieldDefinitionsRepository } from '../infrastructure/field-definitions.repository.js';
+import { FieldDefinitionsRepository, fieldsFromJson, projectFieldsJsonSql } from '../infrastructure/field-definitions.repository.js';
 import { FieldValuesRepository } from '../infrastructure/field-values.repository.js';
 import { AttributeValuesReader } from './attribute-values.reader.js';
 import { lookupField, requireBodyField } from './field-lookup.js';
@@ -245,16 +245,17 @@ export class CardValuesService {
     actor: Actor,
     plan: (card: CardSummary, fields: FieldDefinition[]) => Write[],
   ): Promise<void> {
-    const { card } = await this.cards.requireCard(cardId, actor, 'write');
-    const writes = plan(card, await this.definitions.fieldsOfProjects([card.projectId]));
+    // The card, the caller's access and the project's field definitions, in one statement.
+    const { card, read } = await this.cards.requireCard(cardId, actor, 'write', { fields: projectFieldsJsonSql('c.project_id') });
+    const writes = plan(card, fieldsFromJson(read.fields));
     // Downloads happen before the transaction opens, so a slow URL never holds locks.
     await this.prepareFiles(writes);
     const written: string[] = [];
     try {
       await this.uow.run(async () => {
-        // Locks the card row: concurrent writes to one card's values queue up here.
-        await this.cards.touch(cardId);
-        const { card: locked } = await this.cards.requireCard(cardId, actor, 'write');
+        // Locks the card row (concurrent writes to one card's values queue up
+        // here) and checks access again on the locked row.
+        const { card: locked } = await this.cards.touchChecked(cardId, actor, 'write');
         await this.apply(locked, writes, actor, written);
       });
     } catch (error) {
