@@ -15,6 +15,7 @@ import { WebSessions1763820000100 } from './1763820000100-web-sessions.js';
 import { GroupingGroupsTitleIndex1795564859316 } from './1795564859316-grouping-groups-title-index.js';
 import { FieldsScalarValuesKindStats1795564940517 } from './1795564940517-fields-scalar-values-kind-stats.js';
 import { CardsTitleHashIndex1795565745706 } from './1795565745706-cards-title-hash-index.js';
+import { FieldsScalarValuesDayIndex1795565975766 } from './1795565975766-fields-scalar-values-day-index.js';
 
 /** Every migration, in order. Listed explicitly so ESM builds, the CLI and tests load the same set. */
 export const MIGRATIONS = [
@@ -35,4 +36,5 @@ export const MIGRATIONS = [
   GroupingGroupsTitleIndex1795564859316,
   FieldsScalarValuesKindStats1795564940517,
   CardsTitleHashIndex1795565745706,
+  FieldsScalarValuesDayIndex1795565975766,
 ];

@@ -69,7 +69,9 @@ function scalarComparison(term: Extract<FieldTerm, { fields: FilterFieldRef[]; k
     case 'bool':
       return `v.value = ${params.add(JSON.stringify(term.value), 'jsonb')}`;
     case 'date':
-      return `jsonb_typeof(v.value) = 'string' AND left(${asText}, 10) COLLATE "C" ${term.op} ${params.add(term.day, 'text')}`;
+      // The day of a string value, NULL for any other kind: the expression of
+      // scalar_values_string_day_idx, whose statistics estimate the range.
+      return `(CASE WHEN jsonb_typeof(v.value) = 'string' THEN left(${asText}, 10) END) COLLATE "C" ${term.op} ${params.add(term.day, 'text')}`;
     case 'period':
       return `jsonb_typeof(v.value) = 'object' AND ${periodComparison(term.op, term.day, params)}`;
     case 'time':
