@@ -34,6 +34,13 @@ export interface AttributeResult {
   serverCpuMsPerRequest: number;
 }
 
+/** A request that does (almost) nothing: the server's own cost per request. */
+export interface FloorResult {
+  path: string;
+  timing: Timing;
+  serverCpuMsPerRequest: number;
+}
+
 export interface Results {
   machine: MachineInfo;
   settings: {
@@ -50,6 +57,7 @@ export interface Results {
   };
   creation: CreationResult[];
   attribute: AttributeResult | null;
+  floor: FloorResult[];
   listing: ListingResult[];
   subtrees: SubtreeResult[];
   smallMove: SmallMoveResult | null;
@@ -169,6 +177,7 @@ export function benchJson(r: Results): Record<string, unknown> {
     statements_per_list_page: r.statements.listApp,
     statements_per_cursor_page: r.statements.cursorListApp,
     list_first_page_server_cpu_ms: first?.serverCpuMsPerRequest ?? null,
+    floor: Object.fromEntries(r.floor.map((x) => [x.path, { median_ms: x.timing.medianMs, server_cpu_ms: x.serverCpuMsPerRequest }])),
     small_move_ms: r.smallMove ? { small_project: r.smallMove.smallProjectMs, big_project: r.smallMove.bigProjectMs } : null,
     targets: targets(r),
     creation: r.creation,
@@ -279,6 +288,17 @@ export function resultsBlock(r: Results): string {
     lines.push('| side | sets/s | median ms | p95 ms | server CPU ms/request |', '|---|---|---|---|---|');
     lines.push(`| app | ${int(a.app.rate)} | ${f(a.app.medianMs, 2)} | ${f(a.app.p95Ms, 2)} | ${f(a.serverCpuMsPerRequest, 2)} |`);
     lines.push(`| raw | ${int(a.raw.rate)} | ${f(a.raw.medianMs, 2)} | ${f(a.raw.p95Ms, 2)} | – |`, '');
+  }
+  if (r.floor.length) {
+    lines.push('### The floor: requests that do almost nothing', '');
+    lines.push(
+      'The same server, sequential keep-alive requests: `GET /health` (public, no statement) and `GET /me` (authentication: ' +
+        'one statement, the key lookup that also counts the rate limit). No API write can cost less than `GET /me`.',
+      '',
+    );
+    lines.push('| request | requests/s | median ms | p95 ms | server CPU ms/request |', '|---|---|---|---|---|');
+    for (const x of r.floor) lines.push(`| \`${x.path}\` | ${int(x.timing.rate)} | ${f(x.timing.medianMs, 2)} | ${f(x.timing.p95Ms, 2)} | ${f(x.serverCpuMsPerRequest, 3)} |`);
+    lines.push('');
   }
   if (r.subtrees.length) {
     lines.push('### Subtrees inside the big project', '');

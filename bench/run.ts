@@ -29,7 +29,7 @@ import {
   type ParentContext,
 } from './raw-sql.js';
 import { SubtreeBench, type SmallMoveResult, type SubtreeResult } from './subtree.js';
-import { benchJson, writeReport, type AttributeResult, type CreationResult, type ListingResult, type Results } from './report.js';
+import { benchJson, writeReport, type AttributeResult, type CreationResult, type FloorResult, type ListingResult, type Results } from './report.js';
 import { startServer, type RunningServer } from './server.js';
 import { runPool, summarize, type Timing } from './stats.js';
 
@@ -50,6 +50,7 @@ const CREATE_N = envInt('BENCH_CREATE_N', QUICK ? 600 : 2000);
 const CONCURRENCIES = (process.env.BENCH_CONCURRENCY || '1,16').split(',').map((s) => Number(s.trim()));
 const WARMUP_N = envInt('BENCH_WARMUP_N', QUICK ? 150 : 300);
 const ATTRIBUTE_N = envInt('BENCH_ATTRIBUTE_N', QUICK ? 300 : 1000);
+const FLOOR_N = envInt('BENCH_FLOOR_N', QUICK ? 500 : 2000);
 const LIST_CARDS = envInt('BENCH_LIST_CARDS', 1_000_000);
 const LIST_REQUESTS = envInt('BENCH_LIST_REQUESTS', QUICK ? 60 : 200);
 const LIST_MAX_SECONDS = envInt('BENCH_LIST_MAX_SECONDS', QUICK ? 5 : 15);
@@ -275,6 +276,33 @@ class Bench {
           `, postgres CPU ${fmt(result.postgresCpuMsPerCard!, 3)} ms/card, other processes ${fmt(result.otherCores!, 2)} cores`,
       );
       out.push(result);
+    }
+    return out;
+  }
+
+  /**
+   * The floor under every figure above: the same server answering requests
+   * that do (almost) nothing, sequentially over keep-alive HTTP. `GET /health`
+   * is public and sends no statement; `GET /me` authenticates (one statement:
+   * the key lookup that also counts the rate limit) and answers the user.
+   * No write can cost the server less than `GET /me` does.
+   */
+  async floor(n: number): Promise<FloorResult[]> {
+    const out: FloorResult[] = [];
+    for (const path of ['/health', '/me']) {
+      const call = async () => {
+        const res = await this.api.request('GET', path);
+        if (res.status !== 200) throw new Error(`GET ${path} → ${res.status}`);
+      };
+      await runPool(200, 1, () => call());
+      await waitForQuiet(`floor ${path}`);
+      const latencies: number[] = [];
+      const before = await this.sample();
+      const t = await runPool(n, 1, () => call(), { latencies });
+      const server = (await this.cpuSince(before)).server ?? 0;
+      const timing = summarize(latencies, t.seconds);
+      out.push({ path: `GET /api/1.0${path}`, timing, serverCpuMsPerRequest: (server / n) * 1000 });
+      log(`floor GET ${path}: median ${fmt(timing.medianMs, 2)} ms, server CPU ${fmt((server / n) * 1000, 3)} ms/request`);
     }
     return out;
   }
@@ -573,6 +601,7 @@ async function main(): Promise<void> {
       creation.push(...(await bench.creation(c)));
     }
     const attribute = ATTRIBUTE_N > 0 ? await bench.attribute() : null;
+    const floor = await bench.floor(FLOOR_N);
 
     let listing: ListingResult[] = [];
     let fillSeconds: number | null = null;
@@ -640,6 +669,7 @@ async function main(): Promise<void> {
       },
       creation,
       attribute,
+      floor,
       listing,
       subtrees,
       smallMove,
