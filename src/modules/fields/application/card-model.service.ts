@@ -32,8 +32,7 @@ export class CardModelService {
     if (extra !== undefined) throw new InvalidFieldInputError(extra, 'is not a known property');
     const modelId = input.model_id === undefined || input.model_id === null ? null : requireId(input.model_id, 'model_id');
     await this.uow.run(async () => {
-      await this.cards.touch(cardId);
-      const { card } = await this.cards.requireCard(cardId, actor, 'write');
+      const { card } = await this.cards.touchChecked(cardId, actor, 'write');
       let modelName: string | null = null;
       if (modelId !== null) {
         const model = await this.definitions.findModel(modelId);
