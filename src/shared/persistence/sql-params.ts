@@ -39,3 +39,13 @@ export type FilterTextMatch = 'equals' | 'contains';
 export function likeContains(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
+
+/**
+ * `column` is one of `ids`: `= $n` for one id, `= ANY($n)` otherwise (none:
+ * false). With a single value the planner sees an equality, which it
+ * can combine with a unique key (a card's membership in one group is one
+ * row) and estimate from the column's statistics.
+ */
+export function idIn(column: string, ids: number[], params: SqlParams): string {
+  return ids.length === 1 ? `${column} = ${params.add(ids[0], 'bigint')}` : `${column} = ANY(${params.add(ids, 'bigint[]')})`;
+}

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
-import { likeContains, type FilterCardColumns, type FilterOrderOp, type FilterTextMatch, type SqlParams } from '../../../shared/persistence/sql-params.js';
+import { idIn, likeContains, type FilterCardColumns, type FilterOrderOp, type FilterTextMatch, type SqlParams } from '../../../shared/persistence/sql-params.js';
 import {
   FieldFilterApi,
   type FieldTerm,
@@ -25,7 +25,7 @@ function fieldsOf(column: string, fields: FilterFieldRef[], card: FilterCardColu
   const projectFields = fields.filter((f) => f.modelId === null).map((f) => f.id);
   const modelFields = fields.filter((f) => f.modelId !== null);
   const parts: string[] = [];
-  if (projectFields.length) parts.push(`${column} = ANY(${params.add(projectFields, 'bigint[]')})`);
+  if (projectFields.length) parts.push(idIn(column, projectFields, params));
   if (modelFields.length) {
     parts.push(
       `(${column}, ${card.modelId}) IN (SELECT * FROM unnest(${params.add(
@@ -90,11 +90,11 @@ function valueRows(term: Exclude<FieldTerm, { kind: 'likes' }>, params: SqlParam
     case 'time':
       return { table: 'fields.scalar_values', alias: 'v', test: scalarComparison(term, params) };
     case 'member':
-      return { table: 'fields.member_values', alias: 'm', test: `m.user_id = ANY(${params.add(term.userIds, 'bigint[]')})` };
+      return { table: 'fields.member_values', alias: 'm', test: idIn('m.user_id', term.userIds, params) };
     case 'relationship':
       return { table: 'fields.relationship_values', alias: 'r', test: `r.target_card_id IN (${term.targets})` };
     case 'liked':
-      return { table: 'fields.like_votes', alias: 'l', test: `l.user_id = ANY(${params.add(term.userIds, 'bigint[]')}) AND l.vote = 1` };
+      return { table: 'fields.like_votes', alias: 'l', test: `${idIn('l.user_id', term.userIds, params)} AND l.vote = 1` };
     case 'file':
       return { table: 'fields.files', alias: 'f', test: textMatch('f.name', term.match, term.text, params) };
   }
@@ -164,6 +164,6 @@ export class FieldFilterSql extends FieldFilterApi {
     if (term.kind === 'likes' || term.kind === 'relationship' || term.fields.some((f) => f.modelId !== null)) return null;
     const { table, alias, test } = valueRows(term, params);
     return `SELECT ${alias}.card_id FROM ${table} ${alias}
-             WHERE ${alias}.attribute_id = ANY(${params.add(term.fields.map((f) => f.id), 'bigint[]')}) AND ${test}`;
+             WHERE ${idIn(`${alias}.attribute_id`, term.fields.map((f) => f.id), params)} AND ${test}`;
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
-import { likeContains, SqlParams, type FilterCardColumns } from '../../../shared/persistence/sql-params.js';
+import { idIn, likeContains, SqlParams, type FilterCardColumns } from '../../../shared/persistence/sql-params.js';
 import { GroupFilterApi, type GroupTerm } from '../contracts/group-filter.api.js';
 
 /** The grouping part of the filter language: groups found by title, then an EXISTS over the card's memberships. */
@@ -31,10 +31,10 @@ export class GroupFilterSql extends GroupFilterApi {
   predicate(groupIds: number[], card: FilterCardColumns, params: SqlParams): string {
     if (!groupIds.length) return 'false';
     return `EXISTS (SELECT 1 FROM grouping.memberships m
-                     WHERE m.card_id = ${card.id} AND m.group_id = ANY(${params.add(groupIds, 'bigint[]')}))`;
+                     WHERE m.card_id = ${card.id} AND ${idIn('m.group_id', groupIds, params)})`;
   }
 
   cardIds(groupIds: number[], params: SqlParams): string {
-    return `SELECT m.card_id FROM grouping.memberships m WHERE m.group_id = ANY(${params.add(groupIds, 'bigint[]')})`;
+    return `SELECT m.card_id FROM grouping.memberships m WHERE ${idIn('m.group_id', groupIds, params)}`;
   }
 }
