@@ -283,13 +283,14 @@ class Bench {
   /**
    * The floor under every figure above: the same server answering requests
    * that do (almost) nothing, sequentially over keep-alive HTTP. `GET /health`
-   * is public and sends no statement; `GET /me` authenticates (one statement:
-   * the key lookup that also counts the rate limit) and answers the user.
-   * No write can cost the server less than `GET /me` does.
+   * is public and sends no statement; `GET /attribute-types` authenticates
+   * (one statement: the key lookup that also counts the rate limit) and
+   * answers a constant catalogue. No API call can cost the server less than
+   * `GET /attribute-types` does.
    */
   async floor(n: number): Promise<FloorResult[]> {
     const out: FloorResult[] = [];
-    for (const path of ['/health', '/me']) {
+    for (const path of ['/health', '/attribute-types']) {
       const call = async () => {
         const res = await this.api.request('GET', path);
         if (res.status !== 200) throw new Error(`GET ${path} → ${res.status}`);
