@@ -542,7 +542,7 @@ async function main(): Promise<void> {
                              'member_values_pkey', 'memberships_pkey')
          ORDER BY indexname`,
       )
-    ).rows.map((r) => r.indexdef);
+    ).rows.map((r) => r.indexdef.replace(/\s+/g, ' '));
     writeSection(report(results, await plans(setup, pool, PLANNED), indexes));
     log(`wrote ${DOC}`);
   } finally {
