@@ -32,6 +32,16 @@ function dayComparison(column: string, op: FilterOrderOp, day: string, params: S
 }
 
 /**
+ * The card's parent has that ref (in the card's project): an EXISTS the
+ * planner turns into a join, the parent found by (project_id, ref) first,
+ * then its children by cards_children_idx.
+ */
+function parentWithRef(ref: number, params: SqlParams): string {
+  return `EXISTS (SELECT 1 FROM cards.cards p
+                   WHERE p.id = c.parent_id AND p.project_id = c.project_id AND p.ref = ${params.add(ref, 'bigint')})`;
+}
+
+/**
  * The filter query over the card table and the SQL of the card's own terms.
  * Other modules' predicates arrive as a condition built on `ROW`; every value
  * is a parameter.
@@ -51,16 +61,17 @@ export class CardFilterSql extends CardFilterApi {
       case 'ref':
         return `c.ref ${term.op} ${params.add(term.value, 'bigint')}`;
       case 'hlevel':
+        // Depth 1 is the top-level card's children, and the top-level card
+        // has ref 0: said so as well, the children index finds them (depth
+        // has no index; hlevel = 1 counted the whole project).
+        if (term.op === '=' && term.value === 1) return `(c.depth = 1 AND ${parentWithRef(0, params)})`;
         return `c.depth ${term.op} ${params.add(term.value, 'bigint')}`;
       case 'state':
         return `c.state = ${params.add(term.state)}`;
       case 'archived':
         return term.archived ? 'c.hidden' : 'NOT c.hidden';
       case 'parent':
-        // An EXISTS the planner turns into a join: the parent is found by
-        // (project_id, ref) first, then its children by cards_children_idx.
-        return `EXISTS (SELECT 1 FROM cards.cards p
-                         WHERE p.id = c.parent_id AND p.project_id = c.project_id AND p.ref = ${params.add(term.ref, 'bigint')})`;
+        return parentWithRef(term.ref, params);
       case 'created':
       case 'updated':
         return dayComparison(`c.${term.kind}_at`, term.op, term.day, params);
