@@ -143,7 +143,8 @@ export class CardValuesService {
       }
       if (!isPlainObject(attributes)) throw new InvalidFieldInputError(property, 'expected an object mapping field names to values');
       const writes = this.planBatch(fields, null, attributes, `${property}.`);
-      await this.prepareFiles(writes);
+      // Only files need preparing; an import's thousands of cards have none, and skip the await.
+      if (writes.some((w) => w.field.type === 'files')) await this.prepareFiles(writes);
       prepared.push(new PreparedWrites(projectId, writes));
     }
     return prepared;

@@ -139,13 +139,17 @@ export class ImportSpreadsheetService {
     return { fields, groupTypes, models };
   }
 
-  /** Streams the stored rows, skipping the header when asked; `row` is the spreadsheet's row number. */
-  private async *rows(upload: StoredUpload, request: ImportRequest): AsyncGenerator<{ cells: string[]; row: number; index: number }> {
+  /**
+   * Streams the stored rows, a chunk at a time, skipping the header when
+   * asked; `index` is the row's place in the sheet (its row number minus one).
+   */
+  private async *rows(upload: StoredUpload, request: ImportRequest): AsyncGenerator<{ rows: string[][]; first: number }> {
     let index = 0;
-    for await (const cells of readStoredRows(upload.rowsGz)) {
-      const row = index + 1;
-      if (!(request.ignoreHeader && row === 1)) yield { cells, row, index };
-      index++;
+    for await (const rows of readStoredRows(upload.rowsGz)) {
+      const first = index;
+      index += rows.length;
+      if (request.ignoreHeader && first === 0) yield { rows: rows.slice(1), first: 1 };
+      else yield { rows, first };
     }
   }
 
@@ -178,11 +182,13 @@ export class ImportSpreadsheetService {
       });
       batch = [];
     };
-    for await (const { cells, row } of this.rows(upload, request)) {
-      const outcome = checker.check(cells, row);
-      if (outcome === 'skip') report.skipped++;
-      else if (outcome !== 'invalid') batch.push(outcome);
-      if (batch.length >= BATCH_ROWS) await flush();
+    for await (const { rows, first } of this.rows(upload, request)) {
+      for (let i = 0; i < rows.length; i++) {
+        const outcome = checker.check(rows[i], first + i + 1);
+        if (outcome === 'skip') report.skipped++;
+        else if (outcome !== 'invalid') batch.push(outcome);
+        if (batch.length >= BATCH_ROWS) await flush();
+      }
     }
     await flush();
     if (checker.problemCount) throw new ImportRowsInvalidError(checker.problems, checker.problemCount);
@@ -274,12 +280,15 @@ export class ImportSpreadsheetService {
       writing = this.writeBatch(full, write, actor);
       writing.catch(() => undefined); // awaited by the next flush; never an unhandled rejection meanwhile
     };
-    for await (const { cells, row, index } of this.rows(upload, request)) {
-      if (decisions[index] === SKIP) continue;
-      const plan = checker.check(cells, row) as RowPlan;
-      if (decisions[index] === CREATE) batch.creates.push(plan);
-      else batch.updates.push({ cardId: decisions[index], plan });
-      if (batch.creates.length + batch.updates.length >= BATCH_ROWS) await flush();
+    for await (const { rows, first } of this.rows(upload, request)) {
+      for (let i = 0; i < rows.length; i++) {
+        const index = first + i;
+        if (decisions[index] === SKIP) continue;
+        const plan = checker.check(rows[i], index + 1) as RowPlan;
+        if (decisions[index] === CREATE) batch.creates.push(plan);
+        else batch.updates.push({ cardId: decisions[index], plan });
+        if (batch.creates.length + batch.updates.length >= BATCH_ROWS) await flush();
+      }
     }
     await flush();
     await writing;

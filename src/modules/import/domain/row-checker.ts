@@ -82,6 +82,8 @@ export class RowChecker {
   /** Cards matched so far, with the row that matched each: two rows may not update one card. */
   private readonly matched = new Map<number, number>();
   private rowProblems = 0;
+  /** The trimmed mapped cells of the row being checked, by place in `mapping.columns` (reused). */
+  private readonly texts: string[] = [];
 
   constructor(private readonly ctx: RowCheckContext) {}
 
@@ -95,15 +97,22 @@ export class RowChecker {
 
   /** A row's plan, before matching: every action is still `create`. */
   check(cells: string[], row: number): RowOutcome {
-    const cell = (column: number) => (cells[column] ?? '').trim();
-    if (this.ctx.mapping.columns.every(({ column }) => cell(column) === '')) return 'skip';
+    // Runs twice per row of a sheet of up to IMPORT_MAX_ROWS rows: each mapped cell is trimmed once.
+    const { columns, titleColumn } = this.ctx.mapping;
+    const texts = this.texts;
+    let empty = true;
+    for (let i = 0; i < columns.length; i++) {
+      texts[i] = (cells[columns[i].column] ?? '').trim();
+      if (texts[i]) empty = false;
+    }
+    if (empty) return 'skip';
     this.rowProblems = 0;
     const report = (column: number, message: string) => this.report(row, column, message);
     const plan: RowPlan = {
       row,
       action: 'create',
       cardId: null,
-      title: this.title(cell(this.ctx.mapping.titleColumn), this.ctx.mapping.titleColumn, report),
+      title: this.title((cells[titleColumn] ?? '').trim(), titleColumn, report),
       ref: undefined,
       values: [],
       groups: [],
@@ -111,8 +120,9 @@ export class RowChecker {
       comments: [],
       children: [],
     };
-    for (const { column, spec } of this.ctx.mapping.columns) {
-      const text = cell(column);
+    for (let i = 0; i < columns.length; i++) {
+      const { column, spec } = columns[i];
+      const text = texts[i];
       if (!text) continue;
       switch (spec.type) {
         case 'attribute':
