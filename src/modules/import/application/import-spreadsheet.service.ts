@@ -141,7 +141,8 @@ export class ImportSpreadsheetService {
 
   /**
    * Streams the stored rows, a chunk at a time, skipping the header when
-   * asked; `index` is the row's place in the sheet (its row number minus one).
+   * asked; `first` is the place in the sheet of the chunk's first row (its
+   * row number minus one).
    */
   private async *rows(upload: StoredUpload, request: ImportRequest): AsyncGenerator<{ rows: string[][]; first: number }> {
     let index = 0;
