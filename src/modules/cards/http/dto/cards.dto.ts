@@ -13,12 +13,8 @@ import {
   MaxLength,
   Min,
 } from 'class-validator';
+import { formBool, formInt } from '../../../../shared/http/form-values.js';
 import { CARD_STATES, type CardState } from '../../../card-hierarchy/index.js';
-
-// Form fields and query strings carry numbers as text (DESIGN.md §2): accept their decimal form.
-const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : value);
-
-const toBool = ({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value);
 
 const MAX_POSITION = 1_000_000_000;
 
@@ -63,14 +59,14 @@ export class SetStateDto {
 export class RelocateCardDto {
   @ApiPropertyOptional({ type: 'integer', description: 'new parent; the current one keeps it' })
   @IsOptional()
-  @Transform(toInt)
+  @Transform(formInt)
   @IsInt()
   @Min(1)
   parent_id?: number;
 
   @ApiPropertyOptional({ type: 'integer', minimum: 0 })
   @IsOptional()
-  @Transform(toInt)
+  @Transform(formInt)
   @IsInt()
   @Min(0)
   @Max(MAX_POSITION)
@@ -118,7 +114,7 @@ export class CreateGroupTypeDto {
 
   @ApiPropertyOptional({ default: false, description: 'a card may be in one group of this type at most (columns)' })
   @IsOptional()
-  @Transform(toBool)
+  @Transform(formBool)
   @IsBoolean()
   one_group_per_card?: boolean;
 }
@@ -133,21 +129,21 @@ export class UpdateGroupTypeDto {
 
   @ApiPropertyOptional()
   @IsOptional()
-  @Transform(toBool)
+  @Transform(formBool)
   @IsBoolean()
   one_group_per_card?: boolean;
 }
 
 export class AddToGroupDto {
   @ApiProperty({ type: 'integer', description: 'a group scoped at one of the card’s ancestors' })
-  @Transform(toInt)
+  @Transform(formInt)
   @IsInt()
   @Min(1)
   group_id: number;
 
   @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'place in the group’s column; default last' })
   @IsOptional()
-  @Transform(toInt)
+  @Transform(formInt)
   @IsInt()
   @Min(0)
   @Max(MAX_POSITION)
@@ -156,7 +152,7 @@ export class AddToGroupDto {
 
 export class RemoveFromGroupDto {
   @ApiProperty({ type: 'integer' })
-  @Transform(toInt)
+  @Transform(formInt)
   @IsInt()
   @Min(1)
   group_id: number;
@@ -164,7 +160,7 @@ export class RemoveFromGroupDto {
 
 export class RemoveFromGroupTypeDto {
   @ApiProperty({ type: 'integer' })
-  @Transform(toInt)
+  @Transform(formInt)
   @IsInt()
   @Min(1)
   type_id: number;

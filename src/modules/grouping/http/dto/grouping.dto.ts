@@ -1,15 +1,13 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsInt, IsNotEmpty, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { formInt } from '../../../../shared/http/form-values.js';
+import { MAX_POSITION } from '../../domain/grouping.policy.js';
 
-// Form fields and query strings carry numbers as text: accept their decimal form.
-const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : value);
-
-const MAX_POSITION = 1_000_000_000;
 
 export class CreateGroupDto {
   @ApiProperty({ type: 'integer', description: 'group type (of the card’s project)' })
-  @Transform(toInt)
+  @Transform(formInt)
   @IsInt()
   @Min(1)
   type_id: number;
@@ -22,7 +20,7 @@ export class CreateGroupDto {
 
   @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'place among the groups of this type and scope; default last' })
   @IsOptional()
-  @Transform(toInt)
+  @Transform(formInt)
   @IsInt()
   @Min(0)
   @Max(MAX_POSITION)
@@ -39,7 +37,7 @@ export class UpdateGroupDto {
 
   @ApiPropertyOptional({ type: 'integer', minimum: 0 })
   @IsOptional()
-  @Transform(toInt)
+  @Transform(formInt)
   @IsInt()
   @Min(0)
   @Max(MAX_POSITION)
@@ -49,7 +47,7 @@ export class UpdateGroupDto {
 export class GroupsQueryDto {
   @ApiPropertyOptional({ type: 'integer', description: 'only groups of this type' })
   @IsOptional()
-  @Transform(toInt)
+  @Transform(formInt)
   @IsInt()
   @Min(1)
   type_id?: number;

@@ -1,0 +1,9 @@
+/**
+ * class-transformer `@Transform`s for DTO properties that may come from form
+ * fields or the query string (DESIGN.md §2), where numbers and booleans arrive
+ * as text. Only their plain decimal and `true`/`false` forms are converted;
+ * anything else is left for the validators to refuse (400 naming the field).
+ */
+export const formInt = ({ value }: { value: unknown }): unknown => (typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : value);
+
+export const formBool = ({ value }: { value: unknown }): unknown => (value === 'true' ? true : value === 'false' ? false : value);
