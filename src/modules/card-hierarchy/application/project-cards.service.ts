@@ -25,11 +25,13 @@ export class ProjectCardsService {
   async list(projectId: number, actor: Actor, page: ListingRequest, opts: ProjectListing): Promise<ProjectPage> {
     const from: ListingStart = page.after === null ? { offset: pageOffset(page) } : { after: page.after };
     // The caller's role in the project's team is read in the page's own
-    // statement (one round trip for access, page and totals); a page read for
-    // a caller who may not see it is thrown away unseen.
-    const extras = { ...opts.alsoRead, [ROLE]: this.workspace.projectRoleSql('$1', '$4') };
+    // statement (one round trip for access, page and totals), and no card is
+    // read at all for a caller who is not a member (another team's project
+    // costs them an index lookup, not a page).
+    const role = this.workspace.projectRoleSql('$1', '$4');
+    const extras = { ...opts.alsoRead, [ROLE]: role };
     // One row more than the page tells whether a next page exists (for its cursor).
-    const found = await this.cards.listPage(projectId, { ...opts, limit: page.perPage + 1, from }, extras, actor.userId);
+    const found = await this.cards.listPage(projectId, { ...opts, limit: page.perPage + 1, from }, extras, actor.userId, `${role} IS NOT NULL`);
     this.workspace.projectAccessFromRole((found?.extras[ROLE] as Role | null | undefined) ?? null, 'read');
     if (!found) return { records: [], ids: [], total: 0, nextAfter: null, read: {} };
     const { [ROLE]: _role, ...read } = found.extras;

@@ -48,13 +48,16 @@ export class CardListingQueries {
     options: { withArchived: boolean; onlyIds: boolean; limit: number; from: ListingStart },
     extras: Record<string, string> = {},
     extraParam: unknown = null,
+    readIf = 'true',
   ): Promise<{ cardCount: number; visibleCount: number; rows: CardRow[]; ids: number[]; extras: Record<string, unknown> } | null> {
     const { withArchived, onlyIds, limit, from } = options;
     const ids = listIdsSql(withArchived, from);
+    // `readIf` (over $1 and $4, e.g. "the caller is a member") and an offset
+    // past the total are one-time filters: when false, no card is read.
     const pastEnd = 'offset' in from ? `$3 < ${withArchived ? 'pc.card_count' : 'pc.visible_count'}` : 'true';
     const page = onlyIds
-      ? `SELECT id FROM (${ids}) i WHERE ${pastEnd}`
-      : `SELECT ${CARD_COLUMNS} FROM cards.cards WHERE ${pastEnd} AND id IN (${ids})`;
+      ? `SELECT id FROM (${ids}) i WHERE ${pastEnd} AND ${readIf}`
+      : `SELECT ${CARD_COLUMNS} FROM cards.cards WHERE ${pastEnd} AND ${readIf} AND id IN (${ids})`;
     // Other modules' reads (`extras`, over $1 the project and $4 `extraParam`)
     // are computed once (they do not depend on the page's rows) and sent on
     // the first row only, not repeated on every row of the page.
