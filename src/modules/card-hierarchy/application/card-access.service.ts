@@ -5,7 +5,21 @@ import { WorkspaceApi, type AccessMode, type Role } from '../../workspace/index.
 import { CardNotFoundError } from '../domain/card.errors.js';
 import { CardTreeRepository, type CardRow } from '../infrastructure/card-tree.repository.js';
 
+/** Name of the caller's role among the values read along with a card or a page. */
 const ROLE = '__role';
+
+/**
+ * `alsoRead` with the caller's role (`roleSql`) added, for one statement that
+ * reads both; `splitRole` takes the role back out of what it read.
+ */
+export function withRole(alsoRead: Record<string, string> | undefined, roleSql: string): Record<string, string> {
+  return { ...alsoRead, [ROLE]: roleSql };
+}
+
+export function splitRole(read: Record<string, unknown>): { role: Role | null; read: Record<string, unknown> } {
+  const { [ROLE]: role, ...rest } = read;
+  return { role: (role as Role | null | undefined) ?? null, read: rest };
+}
 
 export interface CardWithAccess {
   card: CardRow;
@@ -43,13 +57,13 @@ export class CardAccessService {
   }
 
   private async read(cardId: number, actor: Actor, mode: AccessMode, how: 'read' | 'lock' | 'touch', alsoRead: Record<string, string> = {}): Promise<CardWithAccess> {
-    const extras = { ...alsoRead, [ROLE]: this.workspace.memberRoleSql('c.organization_id', '$2') };
+    const extras = withRole(alsoRead, this.workspace.memberRoleSql('c.organization_id', '$2'));
     const found =
       how === 'touch' ? await this.cards.touchWith(cardId, extras, [actor.userId]) : await this.cards.findWith(cardId, extras, [actor.userId], how === 'lock');
     if (!found) throw new CardNotFoundError();
+    const { role: memberRole, read } = splitRole(found.extras);
     try {
-      const { role } = this.workspace.accessFromRole(found.card.organizationId, (found.extras[ROLE] as Role | null) ?? null, mode);
-      const { [ROLE]: _role, ...read } = found.extras;
+      const { role } = this.workspace.accessFromRole(found.card.organizationId, memberRole, mode);
       return { card: found.card, role, read };
     } catch (error) {
       if (error instanceof NotFoundError) throw new CardNotFoundError();

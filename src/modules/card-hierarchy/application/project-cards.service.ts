@@ -2,12 +2,11 @@ import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
 import type { ListingRequest } from '../../../shared/http/cursor.js';
 import { pageOffset } from '../../../shared/http/pagination.js';
-import { WorkspaceApi, type Role } from '../../workspace/index.js';
+import { WorkspaceApi } from '../../workspace/index.js';
 import type { ProjectListing, ProjectPage } from '../contracts/card-hierarchy.api.js';
 import { CardListingQueries, type ListingStart } from '../infrastructure/card-listing.queries.js';
+import { splitRole, withRole } from './card-access.service.js';
 import { toRecord } from './card-tree.service.js';
-
-const ROLE = '__role';
 
 /**
  * The project listing: every card of the project but the top-level one, in id
@@ -29,12 +28,11 @@ export class ProjectCardsService {
     // read at all for a caller who is not a member (another team's project
     // costs them an index lookup, not a page).
     const role = this.workspace.projectRoleSql('$1', '$4');
-    const extras = { ...opts.alsoRead, [ROLE]: role };
     // One row more than the page tells whether a next page exists (for its cursor).
-    const found = await this.cards.listPage(projectId, { ...opts, limit: page.perPage + 1, from }, extras, actor.userId, `${role} IS NOT NULL`);
-    this.workspace.projectAccessFromRole((found?.extras[ROLE] as Role | null | undefined) ?? null, 'read');
+    const found = await this.cards.listPage(projectId, { ...opts, limit: page.perPage + 1, from }, withRole(opts.alsoRead, role), actor.userId, `${role} IS NOT NULL`);
+    const { role: memberRole, read } = splitRole(found?.extras ?? {});
+    this.workspace.projectAccessFromRole(memberRole, 'read');
     if (!found) return { records: [], ids: [], total: 0, nextAfter: null, read: {} };
-    const { [ROLE]: _role, ...read } = found.extras;
     const total = opts.withArchived ? found.cardCount : found.visibleCount;
     const more = found.ids.length > page.perPage;
     const ids = found.ids.slice(0, page.perPage);

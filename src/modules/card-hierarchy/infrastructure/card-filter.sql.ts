@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
-import { likeContains, SqlParams, type FilterCardColumns, type FilterOrderOp } from '../../../shared/persistence/sql-params.js';
+import { idIn, likeContains, SqlParams, type FilterCardColumns, type FilterOrderOp } from '../../../shared/persistence/sql-params.js';
 import { CardFilterApi, type CardTerm, type FilterCondition, type FilterScope, type PageStart } from '../contracts/card-filter.api.js';
 
 /** The row of the filter query, as other modules' predicates may name it. */
@@ -115,11 +115,8 @@ export class CardFilterSql extends CardFilterApi {
   async count(scope: FilterScope, where: FilterCondition): Promise<number> {
     if (!scope.projectIds.length) return 0;
     const params = new SqlParams();
-    const project =
-      scope.projectIds.length === 1
-        ? `c.project_id = ${params.add(scope.projectIds[0], 'bigint')}`
-        : `c.project_id = ANY(${params.add(scope.projectIds, 'bigint[]')})`;
-    const sql = `SELECT count(*)::bigint AS n FROM cards.cards c WHERE ${this.visible(project, scope)} AND (${where(ROW, params)})`;
+    const sql = `SELECT count(*)::bigint AS n FROM cards.cards c
+      WHERE ${this.visible(idIn('c.project_id', scope.projectIds, params), scope)} AND (${where(ROW, params)})`;
     const [row] = (await this.uow.manager.query(sql, params.values)) as Array<{ n: string | number }>;
     return Number(row.n);
   }

@@ -82,8 +82,11 @@ export interface GroupTypeFieldSpec {
  * with the whole card live in `cards`, which calls these.
  */
 export abstract class FieldsApi {
-  /** The `attributes` of each card, in a fixed number of queries for the batch. */
-  /** `projectFields`: what `projectFieldsSql` read for the cards' one project, which spares reading the definitions again. */
+  /**
+   * The `attributes` of each card, in a fixed number of queries for the batch.
+   * `projectFields`: what `projectFieldsSql` read for the cards' one project,
+   * which spares reading the definitions again.
+   */
   abstract attributesOf(cards: FieldCardRef[], projectFields?: unknown): Promise<CardAttributes>;
   /**
    * SQL of a project's field definitions (`projectIdSql`: the project id in
