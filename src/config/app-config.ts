@@ -43,6 +43,8 @@ export class AppConfig {
   readonly port: number;
   readonly host: string;
   readonly databaseUrl: string | undefined;
+  /** Hot statements as named prepared statements on PostgreSQL (DATABASE_PREPARED_STATEMENTS). */
+  readonly preparedStatements: boolean;
   readonly dataDir: string;
   readonly baseUrl: string;
   readonly authUrl: string;
@@ -118,6 +120,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     port: readInt(env, 'PORT', 3000, 0, 65535),
     host,
     databaseUrl: readUrl(env, 'DATABASE_URL', undefined, ['postgres:', 'postgresql:']),
+    preparedStatements: readBool(env, 'DATABASE_PREPARED_STATEMENTS', true),
     dataDir: path.resolve(env.DATA_DIR?.trim() || './data'),
     baseUrl: readUrl(env, 'BASE_URL', 'http://localhost:3000/api/1.0', ['http:', 'https:'])!,
     authUrl: readUrl(env, 'AUTH_URL', 'http://localhost:3000', ['http:', 'https:'])!,

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { DataSourceOptions } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { MIGRATIONS } from '../../migrations/index.js';
+import { PreparingClient } from '../shared/persistence/prepared-statements.js';
 import { embeddedDriver } from './embedded-driver.js';
 import { SnakeNamingStrategy } from './snake-naming.strategy.js';
 
@@ -37,6 +38,8 @@ export function dataSourceOptions(config: AppConfig, embeddedDir?: string): Data
         connectionTimeoutMillis: 5000,
         keepAlive: true,
         options: '-c default_transaction_isolation=read\\ committed',
+        // Statements marked `prepared(…)` go out named: parsed and planned once per connection.
+        ...(config.preparedStatements ? { Client: PreparingClient } : {}),
       },
     };
   }

@@ -1,10 +1,17 @@
 import { Injectable } from '@nestjs/common';
 import { CardEvent, CardEventBatch } from '../../../shared/events/card.events.js';
 import { OnAppEvent } from '../../../shared/events/on-app-event.decorator.js';
+import { prepared } from '../../../shared/persistence/prepared-statements.js';
 import { Sql } from '../../../shared/persistence/sql.js';
 import { STREAM_COLUMNS, toStreamEntryView, type NewStreamEntry, type StreamEntryView } from './card-stream-entry.js';
 
 const BATCH_CHUNK = 5000;
+
+/** One entry: every card change writes one (named statement: it is on every write path). */
+const APPEND_SQL = prepared(
+  `INSERT INTO cards.card_stream (card_id, project_id, kind, action, user_id, content, data)
+   VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb) RETURNING ${STREAM_COLUMNS}`,
+);
 
 /**
  * The one writer of the card stream. It records every card event in the
@@ -56,8 +63,7 @@ export class CardStreamRecorder {
 
   async append(e: NewStreamEntry): Promise<StreamEntryView> {
     const [row] = await this.sql.rows(
-      `INSERT INTO cards.card_stream (card_id, project_id, kind, action, user_id, content, data)
-       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb) RETURNING ${STREAM_COLUMNS}`,
+      APPEND_SQL,
       [e.cardId, e.projectId, e.kind, e.action, e.userId, e.content, JSON.stringify(e.data)],
     );
     return toStreamEntryView(row);

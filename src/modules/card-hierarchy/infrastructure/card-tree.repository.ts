@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { prepared } from '../../../shared/persistence/prepared-statements.js';
 import { Sql, toId } from '../../../shared/persistence/sql.js';
 import type { CardState } from '../contracts/card-hierarchy.api.js';
 import { TreeBusyError } from '../domain/card.errors.js';
@@ -19,6 +20,24 @@ export interface NewCardRow {
   createdBy: number | null;
 }
 
+const FIND_SQL = prepared(`SELECT ${CARD_COLUMNS} FROM cards.cards WHERE id = $1`);
+
+/** `insertChild`'s statement: a card creation's one write of the tree. */
+const INSERT_CHILD_SQL = prepared(
+  `WITH r AS (
+     UPDATE cards.project_counters
+        SET next_ref = next_ref + 1, card_count = card_count + 1,
+            visible_count = visible_count + $8::int
+      WHERE project_id = $1
+      RETURNING next_ref - 1 AS ref)
+   INSERT INTO cards.cards (project_id, organization_id, parent_id, ancestor_ids, depth, ref, title,
+                            position, hidden, created_by)
+   SELECT $1, $2, $3, $4::bigint[], $5, r.ref, $6,
+          (SELECT coalesce(max(position) + 1, 0) FROM cards.cards WHERE parent_id = $3), $7, $9
+     FROM r
+   RETURNING ${CARD_COLUMNS}`,
+);
+
 /**
  * SQL of the card tree. Every change to sibling positions happens while the
  * parent row is locked, so positions stay dense under concurrency.
@@ -28,7 +47,7 @@ export class CardTreeRepository {
   constructor(private readonly sql: Sql) {}
 
   async find(id: number): Promise<CardRow | null> {
-    const rows = await this.sql.rows<RawCard>(`SELECT ${CARD_COLUMNS} FROM cards.cards WHERE id = $1`, [id]);
+    const rows = await this.sql.rows<RawCard>(FIND_SQL, [id]);
     return rows[0] ? toRow(rows[0]) : null;
   }
 
@@ -47,7 +66,8 @@ export class CardTreeRepository {
   ): Promise<{ card: CardRow; extras: Record<string, unknown> } | null> {
     const { names, select } = extraColumns(extras);
     const rows = await this.sql.rows<RawCard & Record<string, unknown>>(
-      `SELECT ${CARD_COLUMNS}${select} FROM cards.cards c WHERE c.id = $1${lock ? ' FOR UPDATE OF c' : ''}`,
+      // One text per combination of extras: few, and on every card route.
+      prepared(`SELECT ${CARD_COLUMNS}${select} FROM cards.cards c WHERE c.id = $1${lock ? ' FOR UPDATE OF c' : ''}`),
       [id, ...params],
     );
     return rows[0] ? { card: toRow(rows[0]), extras: extrasOf(rows[0], names) } : null;
@@ -57,7 +77,7 @@ export class CardTreeRepository {
   async touchWith(id: number, extras: Record<string, string>, params: unknown[]): Promise<{ card: CardRow; extras: Record<string, unknown> } | null> {
     const { names, select } = extraColumns(extras);
     const rows = await this.sql.rows<RawCard & Record<string, unknown>>(
-      `UPDATE cards.cards c SET updated_at = now() WHERE c.id = $1 RETURNING ${CARD_COLUMNS}${select}`,
+      prepared(`UPDATE cards.cards c SET updated_at = now() WHERE c.id = $1 RETURNING ${CARD_COLUMNS}${select}`),
       [id, ...params],
     );
     return rows[0] ? { card: toRow(rows[0]), extras: extrasOf(rows[0], names) } : null;
@@ -196,18 +216,7 @@ export class CardTreeRepository {
   async insertChild(parent: CardRow, title: string, createdBy: number | null): Promise<CardRow | null> {
     const ancestors = [...parent.ancestorIds, parent.id];
     const rows = await this.sql.rows<RawCard>(
-      `WITH r AS (
-         UPDATE cards.project_counters
-            SET next_ref = next_ref + 1, card_count = card_count + 1,
-                visible_count = visible_count + $8::int
-          WHERE project_id = $1
-          RETURNING next_ref - 1 AS ref)
-       INSERT INTO cards.cards (project_id, organization_id, parent_id, ancestor_ids, depth, ref, title,
-                                position, hidden, created_by)
-       SELECT $1, $2, $3, $4::bigint[], $5, r.ref, $6,
-              (SELECT coalesce(max(position) + 1, 0) FROM cards.cards WHERE parent_id = $3), $7, $9
-         FROM r
-       RETURNING ${CARD_COLUMNS}`,
+      INSERT_CHILD_SQL,
       [
         parent.projectId,
         parent.organizationId,

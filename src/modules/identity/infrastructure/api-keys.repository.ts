@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { prepared } from '../../../shared/persistence/prepared-statements.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { ApiKey } from '../domain/api-key.entity.js';
 import { windowUpsertSql, type WindowRow } from './rate-limit.store.js';
@@ -8,6 +9,13 @@ type ActiveKeyRow = { id: number | string; last_used_at: Date | string | null; u
 const ACTIVE_KEY_SQL = `SELECT k.id, k.last_used_at, u.id AS user_id, u.username, u.is_admin
          FROM identity.api_keys k JOIN identity.users u ON u.id = k.user_id
         WHERE k.key_hash = $1 AND k.revoked_at IS NULL`;
+
+/** Every API-key request runs it: a named statement (shared/persistence/prepared-statements.ts). */
+const ACTIVE_KEY_COUNTING_SQL = prepared(
+  `WITH k AS (${ACTIVE_KEY_SQL}),
+        hit AS (${windowUpsertSql('$2', '$3', 'FROM k')})
+   SELECT k.*, hit.hits, hit.reset_seconds FROM k CROSS JOIN hit`,
+);
 
 export interface ActiveKey {
   id: number;
@@ -37,9 +45,7 @@ export class ApiKeysRepository {
     windowSeconds: number,
   ): Promise<{ key: ActiveKey; window: WindowRow } | null> {
     const rows = (await this.uow.manager.query(
-      `WITH k AS (${ACTIVE_KEY_SQL}),
-            hit AS (${windowUpsertSql('$2', '$3', 'FROM k')})
-       SELECT k.*, hit.hits, hit.reset_seconds FROM k CROSS JOIN hit`,
+      ACTIVE_KEY_COUNTING_SQL,
       [keyHash, windowKey, windowSeconds],
     )) as Array<ActiveKeyRow & WindowRow>;
     const r = rows[0];
