@@ -48,9 +48,9 @@ export class CardStreamRecorder {
     for (let at = 0; at < batch.events.length; at += BATCH_CHUNK) {
       const events = batch.events.slice(at, at + BATCH_CHUNK);
       await this.sql.run(
-        `INSERT INTO cards.card_stream (card_id, project_id, kind, action, user_id, content, data)
+        prepared(`INSERT INTO cards.card_stream (card_id, project_id, kind, action, user_id, content, data)
          SELECT (e->>0)::bigint, (e->>1)::bigint, e->>2, e->>3, (e->>4)::bigint, NULL, e->5
-           FROM jsonb_array_elements($1::jsonb) AS e`,
+           FROM jsonb_array_elements($1::jsonb) AS e`),
         [JSON.stringify(events.map((e) => [e.cardId, e.projectId, e.system ? 'log' : 'activity', e.name, e.actorId, e.data]))],
       );
     }

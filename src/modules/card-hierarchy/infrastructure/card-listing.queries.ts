@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { prepared } from '../../../shared/persistence/prepared-statements.js';
 import { Sql, toId } from '../../../shared/persistence/sql.js';
 import { CARD_COLUMNS, toRow, type CardRow, type RawCard } from './card-rows.js';
 
@@ -64,10 +65,12 @@ export class CardListingQueries {
     const names = Object.keys(extras);
     const extraColumns = names.map((n, i) => `, CASE WHEN row_number() OVER (ORDER BY page.id) = 1 THEN ${extras[n]} END AS x${i}`).join('');
     const rows = await this.sql.rows<RawCard & Record<string, unknown> & { total_cards: number; total_visible: number }>(
-      `SELECT pc.card_count AS total_cards, pc.visible_count AS total_visible, page.*${extraColumns}
+      // Named: one text per combination of options, on every listing; the plan
+      // (the listing index in id order) does not depend on the values.
+      prepared(`SELECT pc.card_count AS total_cards, pc.visible_count AS total_visible, page.*${extraColumns}
          FROM cards.project_counters pc LEFT JOIN LATERAL (${page}) page ON true
         WHERE pc.project_id = $1
-        ORDER BY page.id`,
+        ORDER BY page.id`),
       [projectId, limit, 'after' in from ? from.after : from.offset, ...(names.length ? [extraParam] : [])],
     );
     if (!rows.length) return null;

@@ -18,11 +18,11 @@ export class CardViewsService {
     private readonly grouping: GroupingApi,
   ) {}
 
-  /** One card, its row and its project's field definitions read in one statement. */
+  /** One card: its row, its project's field definitions and its scalar values read in one statement. */
   async one(cardId: number): Promise<CardView> {
-    const found = await this.hierarchy.recordWith(cardId, this.readAlong('c.project_id'));
+    const found = await this.hierarchy.recordWith(cardId, { ...this.readAlong('c.project_id'), scalars: this.fields.cardScalarsSql('c.id') });
     if (!found) throw new ComposedCardNotFoundError();
-    return (await this.many([found.record], found.read.fields))[0];
+    return (await this.many([found.record], found.read.fields, found.read.scalars))[0];
   }
 
   /** Cards by id, in that order (missing ones left out). */
@@ -47,10 +47,14 @@ export class CardViewsService {
     return { fields: this.fields.projectFieldsSql(projectIdSql) };
   }
 
-  /** `projectFields`: the definitions of the cards' one project, if already read (`FieldsApi.projectFieldsSql`). */
-  async many(records: CardRecord[], projectFields?: unknown): Promise<CardView[]> {
+  /**
+   * `projectFields`: the definitions of the cards' one project, if already
+   * read (`FieldsApi.projectFieldsSql`); `scalars`: the one card's scalar
+   * values, if already read (`FieldsApi.cardScalarsSql`).
+   */
+  async many(records: CardRecord[], projectFields?: unknown, scalars?: unknown): Promise<CardView[]> {
     if (!records.length) return [];
-    const { byCard, groupTypeFields } = await this.fields.attributesOf(records, projectFields);
+    const { byCard, groupTypeFields } = await this.fields.attributesOf(records, projectFields, scalars);
     // Every group type owns a group_type field of its project (fields keeps
     // that link, and such a field is deleted only with its type), so cards of
     // projects without one are in no group: grouping need not be asked.

@@ -4,7 +4,7 @@ import type { CardAttributes, FieldCardRef, GroupTypeFieldRef } from '../contrac
 import { isFieldAvailable, type FieldDefinition } from '../domain/field-definition.js';
 import { emptyValue, fieldTypeHandler } from '../domain/values/index.js';
 import { FieldDefinitionsRepository } from '../infrastructure/field-definitions.repository.js';
-import { FieldValuesRepository, type StoredFileRow } from '../infrastructure/field-values.repository.js';
+import { FieldValuesRepository, type ScalarRow, type StoredFileRow } from '../infrastructure/field-values.repository.js';
 
 /** A card's field as read: where to find it, and the card it belongs to. */
 export type CardRef = FieldCardRef;
@@ -46,9 +46,10 @@ export class AttributeValuesReader {
 
   /**
    * `only`: show just these fields (definitions the caller already holds),
-   * which spares reading the projects' definitions again.
+   * which spares reading the projects' definitions again; `scalars`: the
+   * cards' scalar values, when already read along with their rows.
    */
-  async attributesOf(cards: CardRef[], only?: FieldDefinition[]): Promise<CardAttributes> {
+  async attributesOf(cards: CardRef[], only?: FieldDefinition[], scalars?: ScalarRow[]): Promise<CardAttributes> {
     const result = new Map<number, Record<string, unknown>>();
     if (!cards.length) return { byCard: result, groupTypeFields: [] };
     const fields = only ?? (await this.definitions.fieldsOfProjects([...new Set(cards.map((c) => c.projectId))]));
@@ -65,7 +66,7 @@ export class AttributeValuesReader {
 
     // One query per kind of storage the shown fields use (FieldTypeHandler.storage).
     if (shownStorage.has('scalar')) {
-      for (const r of await this.values.scalars(cardIds)) values.set(key(r.cardId, r.attributeId), r.value);
+      for (const r of scalars ?? (await this.values.scalars(cardIds))) values.set(key(r.cardId, r.attributeId), r.value);
     }
     if (shownStorage.has('members')) {
       for (const r of await this.values.lists('members', cardIds)) pushTo(key(r.cardId, r.attributeId), r.ref);

@@ -54,6 +54,13 @@ export class PreparedWrites implements PreparedValues {
   }
 }
 
+type ScalarSet = Extract<Write, { kind: 'set' }>;
+
+/** A non-null value for a scalar field the card may use: what the bulk upserts take. */
+function isScalarSet(w: Write, modelId: number | null): w is ScalarSet {
+  return w.kind === 'set' && w.value !== null && fieldTypeHandler(w.field.type).storage === 'scalar' && isFieldAvailable(w.field, modelId);
+}
+
 /** Card the writes apply to, as locked inside the transaction. */
 type TargetCard = Pick<CardSummary, 'id' | 'projectId' | 'organizationId' | 'modelId'>;
 
@@ -208,10 +215,7 @@ export class CardValuesService {
       if (!(prepared instanceof PreparedWrites) || prepared.projectId !== card.projectId) {
         throw new Error('bulk value writes take what prepareValues returned for the cards\' project');
       }
-      const bulk = prepared.writes.every(
-        (w) => w.kind === 'set' && w.value !== null && fieldTypeHandler(w.field.type).storage === 'scalar' && isFieldAvailable(w.field, card.modelId),
-      );
-      if (!bulk) {
+      if (!prepared.writes.every((w) => isScalarSet(w, card.modelId))) {
         await this.write(card, prepared, actor, options);
         continue;
       }
@@ -221,7 +225,7 @@ export class CardValuesService {
   }
 
   private async publishChanges(
-    changes: Array<{ card: CardSummary; field: FieldDefinition; value: unknown; from: unknown }>,
+    changes: Array<{ card: Pick<TargetCard, 'id' | 'projectId'>; field: FieldDefinition; value: unknown; from: unknown }>,
     actor: Actor,
     options: { system?: boolean },
   ): Promise<void> {
@@ -329,6 +333,7 @@ export class CardValuesService {
     for (const w of writes) {
       if (!isFieldAvailable(w.field, card.modelId)) throw new FieldNotAvailableError(w.field.name, w.field.name);
     }
+    if (writes.every((w) => isScalarSet(w, card.modelId))) return this.applyScalars(card, writes, actor, options);
     // Only the written fields' values are compared, so only those are read (their definitions are at hand).
     const shown = writes.map((w) => w.field);
     const before = await this.reader.attributesOfOne(card, shown);
@@ -348,6 +353,23 @@ export class CardValuesService {
         }),
       );
     }
+  }
+
+  /**
+   * Only non-null scalar values (the usual write: a number, a text, a date):
+   * one upsert that returns what each value replaced, instead of reading the
+   * fields before and after. A scalar's view is its stored JSON, so `from` is
+   * what was stored and `to` what is written; unchanged values write nothing
+   * and record nothing, as the general path does.
+   */
+  private async applyScalars(card: TargetCard, writes: Write[], actor: Actor, options: { system?: boolean }): Promise<void> {
+    const changed = await this.values.replaceScalars(writes.map((w) => ({ cardId: card.id, attributeId: w.field.id, value: (w as ScalarSet).value })));
+    const before = new Map(changed.map((c) => [c.attributeId, c.before]));
+    await this.publishChanges(
+      writes.filter((w) => before.has(w.field.id)).map((w) => ({ card, field: w.field, value: (w as ScalarSet).value, from: before.get(w.field.id) })),
+      actor,
+      options,
+    );
   }
 
   /** One writer per kind of storage (FieldTypeHandler.storage). */

@@ -17,7 +17,7 @@ import { InvalidInputError } from '../../../shared/domain/domain-error.js';
 import type { FieldDefinition } from '../domain/field-definition.js';
 import { fieldTypeHandler, isFieldType, parseValue, type FieldOptions, type FieldType } from '../domain/values/index.js';
 import { FieldDefinitionsRepository, fieldsFromJson, projectFieldsJsonSql } from '../infrastructure/field-definitions.repository.js';
-import { FieldValuesRepository } from '../infrastructure/field-values.repository.js';
+import { cardScalarsJsonSql, FieldValuesRepository, scalarsFromJson } from '../infrastructure/field-values.repository.js';
 import { AttributeValuesReader } from './attribute-values.reader.js';
 import { CardModelService } from './card-model.service.js';
 import { CardValuesService } from './card-values.service.js';
@@ -42,8 +42,16 @@ export class FieldsApiImpl extends FieldsApi {
     super();
   }
 
-  attributesOf(cards: FieldCardRef[], projectFields?: unknown): Promise<CardAttributes> {
-    return this.reader.attributesOf(cards, projectFields === undefined ? undefined : fieldsFromJson(projectFields));
+  attributesOf(cards: FieldCardRef[], projectFields?: unknown, scalars?: unknown): Promise<CardAttributes> {
+    return this.reader.attributesOf(
+      cards,
+      projectFields === undefined ? undefined : fieldsFromJson(projectFields),
+      scalars === undefined ? undefined : scalarsFromJson(scalars),
+    );
+  }
+
+  cardScalarsSql(cardIdSql: string): string {
+    return cardScalarsJsonSql(cardIdSql);
   }
 
   projectFieldsSql(projectIdSql: string): string {

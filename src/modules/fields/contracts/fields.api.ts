@@ -85,9 +85,16 @@ export abstract class FieldsApi {
   /**
    * The `attributes` of each card, in a fixed number of queries for the batch.
    * `projectFields`: what `projectFieldsSql` read for the cards' one project,
-   * which spares reading the definitions again.
+   * which spares reading the definitions again; `scalars`: what
+   * `cardScalarsSql` read for the one card given, which spares reading them.
    */
-  abstract attributesOf(cards: FieldCardRef[], projectFields?: unknown): Promise<CardAttributes>;
+  abstract attributesOf(cards: FieldCardRef[], projectFields?: unknown, scalars?: unknown): Promise<CardAttributes>;
+  /**
+   * SQL of one card's scalar values (`cardIdSql`: the card's id in the
+   * caller's statement), read along with its row; what it returns goes to
+   * `attributesOf` as `scalars`.
+   */
+  abstract cardScalarsSql(cardIdSql: string): string;
   /**
    * SQL of a project's field definitions (`projectIdSql`: the project id in
    * the caller's statement), for a module that reads them along with its own

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { prepared } from '../../../shared/persistence/prepared-statements.js';
 import { Sql, toId as n, type Row as Raw } from '../../../shared/persistence/sql.js';
 import type { FieldDefinition } from '../domain/field-definition.js';
 import { fieldTypeHandler, type ValueStorage } from '../domain/values/index.js';
@@ -8,6 +9,24 @@ export interface ScalarRow {
   attributeId: number;
   value: unknown;
 }
+
+/**
+ * SQL of one card's scalar values (`cardIdSql`: the card's id in the caller's
+ * statement) as one jsonb array of `[card_id, attribute_id, value]`, for a
+ * module that reads them along with the card's row (STYLE.md §2.6).
+ */
+export function cardScalarsJsonSql(cardIdSql: string): string {
+  return `(SELECT coalesce(jsonb_agg(jsonb_build_array(card_id, attribute_id, value)), '[]'::jsonb)
+             FROM fields.scalar_values WHERE card_id = ${cardIdSql})`;
+}
+
+/** What `cardScalarsJsonSql` read (jsonb arrives parsed with pg, as text with PGlite). */
+export function scalarsFromJson(value: unknown): ScalarRow[] {
+  const rows = (typeof value === 'string' ? JSON.parse(value) : value) as Array<[number | string, number | string, unknown]> | null;
+  return (rows ?? []).map(([cardId, attributeId, v]) => ({ cardId: n(cardId), attributeId: n(attributeId), value: v }));
+}
+
+const SCALARS_SQL = prepared(`SELECT card_id, attribute_id, value::text AS value FROM fields.scalar_values WHERE card_id = ANY($1::bigint[])`);
 
 /** One entry of a list field (members: a user id; relationships: a target card id). */
 export interface ListRow {
@@ -91,10 +110,7 @@ export class FieldValuesRepository {
   constructor(private readonly sql: Sql) {}
 
   async scalars(cardIds: number[]): Promise<ScalarRow[]> {
-    const rows = await this.sql.rows(
-      `SELECT card_id, attribute_id, value::text AS value FROM fields.scalar_values WHERE card_id = ANY($1::bigint[])`,
-      [cardIds],
-    );
+    const rows = await this.sql.rows(SCALARS_SQL, [cardIds]);
     return rows.map((r) => ({ cardId: n(r.card_id), attributeId: n(r.attribute_id), value: JSON.parse(String(r.value)) as unknown }));
   }
 
@@ -165,7 +181,7 @@ export class FieldValuesRepository {
     for (let at = 0; at < rows.length; at += 5000) {
       const chunk = rows.slice(at, at + 5000);
       const found = await this.sql.rows(
-        `WITH input AS (
+        prepared(`WITH input AS (
            SELECT (r->>0)::bigint AS card_id, (r->>1)::bigint AS attribute_id, r->2 AS value
              FROM jsonb_array_elements($1::jsonb) AS r),
          before AS (
@@ -178,7 +194,7 @@ export class FieldValuesRepository {
             WHERE fields.scalar_values.value IS DISTINCT FROM EXCLUDED.value
            RETURNING card_id, attribute_id)
          SELECT w.card_id, w.attribute_id, b.value::text AS before
-           FROM written w LEFT JOIN before b ON b.card_id = w.card_id AND b.attribute_id = w.attribute_id`,
+           FROM written w LEFT JOIN before b ON b.card_id = w.card_id AND b.attribute_id = w.attribute_id`),
         [JSON.stringify(chunk.map((r) => [r.cardId, r.attributeId, r.value]))],
       );
       for (const r of found) {
