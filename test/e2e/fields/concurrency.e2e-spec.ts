@@ -43,6 +43,17 @@ describe('fields under concurrency', () => {
     expect(changes).toHaveLength(20);
   });
 
+  it('records concurrent sets of one number as one chain: each change starts from the value the one before wrote', async () => {
+    const card = (await c.card(ann, w.root, 'raced estimate')).id;
+    const results = await Promise.all(users.map((u, i) => c.set(u, card, 'Estimate', i + 1)));
+    expect(results.map((r) => r.status)).toEqual(results.map(() => 200));
+    const changes = (await c.stream(ann, card)).filter((e) => e.action === 'card.attribute_changed').reverse();
+    expect(changes).toHaveLength(users.length);
+    expect(changes[0].data.from).toBeNull();
+    for (let i = 1; i < changes.length; i++) expect(changes[i].data.from).toBe(changes[i - 1].data.to);
+    expect((await c.get(ann, card)).attributes.Estimate).toBe(changes[changes.length - 1].data.to);
+  });
+
   it('appends files at once without losing one', async () => {
     const card = (await c.card(ann, w.root, 'files')).id;
     const results = await Promise.all(
