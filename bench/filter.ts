@@ -538,7 +538,7 @@ async function main(): Promise<void> {
         `SELECT indexdef FROM pg_indexes WHERE schemaname IN ('cards', 'fields', 'grouping')
            AND indexname IN ('cards_project_visible_idx', 'cards_ref_key', 'cards_children_idx', 'cards_title_trgm_idx',
                              'scalar_values_number_idx', 'scalar_values_string_day_idx', 'member_values_user_idx',
-                             'memberships_position_key', 'memberships_card_type_idx', 'groups_project_title_idx',
+                             'memberships_position_key', 'memberships_card_type_idx', 'memberships_group_card_idx', 'groups_project_title_idx',
                              'member_values_pkey', 'memberships_pkey')
          ORDER BY indexname`,
       )

@@ -16,6 +16,8 @@ import { GroupingGroupsTitleIndex1795564859316 } from './1795564859316-grouping-
 import { FieldsScalarValuesKindStats1795564940517 } from './1795564940517-fields-scalar-values-kind-stats.js';
 import { CardsTitleHashIndex1795565745706 } from './1795565745706-cards-title-hash-index.js';
 import { FieldsScalarValuesDayIndex1795565975766 } from './1795565975766-fields-scalar-values-day-index.js';
+import { FieldsFilterCoveringIndexes1795600000000 } from './1795600000000-fields-filter-covering-indexes.js';
+import { GroupingMembershipsGroupCardIndex1795600000100 } from './1795600000100-grouping-memberships-group-card-index.js';
 
 /** Every migration, in order. Listed explicitly so ESM builds, the CLI and tests load the same set. */
 export const MIGRATIONS = [
@@ -37,4 +39,6 @@ export const MIGRATIONS = [
   FieldsScalarValuesKindStats1795564940517,
   CardsTitleHashIndex1795565745706,
   FieldsScalarValuesDayIndex1795565975766,
+  FieldsFilterCoveringIndexes1795600000000,
+  GroupingMembershipsGroupCardIndex1795600000100,
 ];
