@@ -22,7 +22,7 @@ export interface SearchOptions {
  * Card listings with a filter: one project (GET /projects/{id}/cards?filter=)
  * or every project the caller can see in every team (GET /search). The
  * filter runs as one query for the page and one for the total; the page's
- * card JSON is then built in a fixed number of queries.
+ * card JSON is built in a fixed number of queries while the total is counted.
  */
 @Injectable()
 export class CardSearchService {
@@ -50,9 +50,11 @@ export class CardSearchService {
   ): Promise<{ items: CardView[] | number[] } & ListingPageInfo> {
     const from = page.after === null ? { offset: pageOffset(page) } : { after: page.after };
     // One id more than the page tells whether a next page exists (for its cursor).
-    const found = await this.filters.run({ ...filter, projectIds, withArchived: options.withArchived, limit: page.perPage + 1, from }, actor);
+    const found = await this.filters.start({ ...filter, projectIds, withArchived: options.withArchived, limit: page.perPage + 1, from }, actor);
     const ids = found.ids.slice(0, page.perPage);
     const nextAfter = found.ids.length > page.perPage ? ids[ids.length - 1] : null;
-    return { items: options.onlyIds ? ids : await this.views.byIds(ids), total: found.total, nextAfter };
+    // The card JSON is read while the total is still being counted.
+    const [items, total] = await Promise.all([options.onlyIds ? ids : this.views.byIds(ids), found.total]);
+    return { items, total, nextAfter };
   }
 }
