@@ -276,6 +276,14 @@ describe('filter language', () => {
     expect(await refusal('x = 1', 'filter', '/search')).toMatchObject({ position: 0 });
   });
 
+  it('answers 404 to a caller who cannot see the project, before any complaint about the filter', async () => {
+    const stranger = await t.user();
+    for (const filter of ['(login or', '{Nope} = 3', '@me or #Backlog', 'Estimate >= 1']) {
+      const res = await t.http.get(`${API}/projects/${project}/cards`).query({ filter }).set(as(stranger));
+      expect(res.status).toBe(404);
+    }
+  });
+
   it('never answers a 5xx to random filters', async () => {
     const piece = fc.constantFrom(
       'login', '"a b', '#', '#12', '#{x', '@', '@me', '@{', '{Estimate}', 'Estimate', 'state', 'hlevel', '=', '!=', '>=', '~=',

@@ -33,8 +33,9 @@ export class CardSearchService {
   ) {}
 
   async inProject(projectId: number, filter: FilterParameter, page: ListingRequest, options: SearchOptions, actor: Actor) {
-    await this.workspace.requireProject(projectId, actor, 'read');
-    return this.run([projectId], filter, page, options, actor);
+    // The filter's name lookups run beside the access check, which is
+    // awaited before any card is read (and whose 404 comes before a 400).
+    return this.run([projectId], filter, page, options, actor, this.workspace.requireProject(projectId, actor, 'read'));
   }
 
   async everywhere(filter: FilterParameter, page: ListingRequest, options: SearchOptions, actor: Actor) {
@@ -47,10 +48,14 @@ export class CardSearchService {
     page: ListingRequest,
     options: SearchOptions,
     actor: Actor,
+    access?: Promise<unknown>,
   ): Promise<{ items: CardView[] | number[] } & ListingPageInfo> {
     const from = page.after === null ? { offset: pageOffset(page) } : { after: page.after };
     // One id more than the page tells whether a next page exists (for its cursor).
-    const found = await this.filters.start({ ...filter, projectIds, withArchived: options.withArchived, limit: page.perPage + 1, from }, actor);
+    const found = await this.filters.start(
+      { ...filter, projectIds, withArchived: options.withArchived, limit: page.perPage + 1, from, access },
+      actor,
+    );
     const ids = found.ids.slice(0, page.perPage);
     const nextAfter = found.ids.length > page.perPage ? ids[ids.length - 1] : null;
     // The card JSON is read while the total is still being counted.

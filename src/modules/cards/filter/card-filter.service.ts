@@ -1,10 +1,11 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
-import { CardFilterApi, type FilterScope, type PageStart } from '../../card-hierarchy/index.js';
+import { CardFilterApi, type FilterCondition, type FilterScope, type PageStart } from '../../card-hierarchy/index.js';
 import { FieldFilterApi } from '../../fields/index.js';
 import { GroupFilterApi } from '../../grouping/index.js';
 import { IdentityApi } from '../../identity/index.js';
+import type { FilterExpr } from './filter.ast.js';
 import { compileFilter, groupTerms } from './filter.compiler.js';
 import { FilterError } from './filter.errors.js';
 import { parseFilter } from './filter.parser.js';
@@ -25,6 +26,13 @@ export interface FilterRequest {
   from: PageStart;
   /** Today's UTC day for `today` and `-7d`; the clock's when absent (tests fix it). */
   today?: string;
+  /**
+   * The caller's access check, if still running: the filter's name lookups
+   * (field, group and user definitions, no card) run beside it, and it is
+   * awaited before any card is read. Its error comes first (a 404 before a
+   * 400 for the filter).
+   */
+  access?: Promise<unknown>;
 }
 
 /** A page of a filter's ids, and its total (see `CardFilterService.start`). */
@@ -71,6 +79,38 @@ export class CardFilterService {
   }
 
   private async execute(request: FilterRequest, actor: Actor): Promise<FilterPage> {
+    const compiling = this.compile(request, actor);
+    if (request.access) {
+      compiling.catch(() => undefined);
+      await request.access;
+    }
+    const { expr, where } = await compiling;
+    const scope: FilterScope = {
+      projectIds: request.projectIds,
+      withArchived: request.withArchived || mentionsArchived(expr),
+    };
+    const { limit, from } = request;
+    // A page at an offset that is not full ends the listing: its end is the
+    // total, and the count (the costly half of a selective filter) is not
+    // needed. So the page runs alone for a moment; a page that takes longer
+    // (a filter that scans) gets the count beside it on another connection,
+    // as the count would most likely be needed anyway. A page after a cursor
+    // never tells the total: its count starts at once.
+    const page = this.cards.pageIds(scope, where, limit, from);
+    const answered = 'after' in from ? undefined : await Promise.race([page, delay(COUNT_HEAD_START_MS)]);
+    const counting = answered === undefined ? this.cards.count(scope, where) : null;
+    // Handled here so an unneeded count's failure is not an unhandled rejection; awaited below when needed.
+    counting?.catch(() => undefined);
+    const ids = await page;
+    // Nor does an empty page past the end.
+    const pageTells = 'offset' in from && ids.length < limit && (ids.length > 0 || from.offset === 0);
+    const total = pageTells ? Promise.resolve(from.offset + ids.length) : (counting ?? this.cards.count(scope, where));
+    total.catch(() => undefined);
+    return { ids, total };
+  }
+
+  /** Parses the filter, looks up the names it uses and compiles it. */
+  private async compile(request: FilterRequest, actor: Actor): Promise<{ expr: FilterExpr; where: FilterCondition }> {
     const expr = parseFilter(request.text);
     const refs = userRefs(expr);
     // A filter of card terms and #groups only (`needle`, `#12`, `parent = 7`)
@@ -96,27 +136,6 @@ export class CardFilterService {
       groups: this.groups,
       groupIds: new Map(terms.map((term, i) => [term, groupIds[i]])),
     });
-    const scope: FilterScope = {
-      projectIds: request.projectIds,
-      withArchived: request.withArchived || mentionsArchived(expr),
-    };
-    const { limit, from } = request;
-    // A page at an offset that is not full ends the listing: its end is the
-    // total, and the count (the costly half of a selective filter) is not
-    // needed. So the page runs alone for a moment; a page that takes longer
-    // (a filter that scans) gets the count beside it on another connection,
-    // as the count would most likely be needed anyway. A page after a cursor
-    // never tells the total: its count starts at once.
-    const page = this.cards.pageIds(scope, where, limit, from);
-    const answered = 'after' in from ? undefined : await Promise.race([page, delay(COUNT_HEAD_START_MS)]);
-    const counting = answered === undefined ? this.cards.count(scope, where) : null;
-    // Handled here so an unneeded count's failure is not an unhandled rejection; awaited below when needed.
-    counting?.catch(() => undefined);
-    const ids = await page;
-    // Nor does an empty page past the end.
-    const pageTells = 'offset' in from && ids.length < limit && (ids.length > 0 || from.offset === 0);
-    const total = pageTells ? Promise.resolve(from.offset + ids.length) : (counting ?? this.cards.count(scope, where));
-    total.catch(() => undefined);
-    return { ids, total };
+    return { expr, where };
   }
 }
