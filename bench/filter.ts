@@ -8,6 +8,7 @@
  * database; the plans of the app's queries are recorded. Writes the
  * "Filters" section of docs/PERFORMANCE.md.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -83,6 +84,7 @@ interface Scenario {
 const PLANNED = [
   'rare title word',
   '@me (members field)',
+  'number range',
   'label (#group, 1 %)',
   'compound',
   'or across modules',
@@ -371,6 +373,13 @@ async function setUp(): Promise<{ server: RunningServer; setup: Setup; pool: pg.
   return { server, setup, pool: new pg.Pool({ connectionString: DB_URL, max: 4 }) };
 }
 
+/** A statement the filter service sent, with the SET LOCAL settings of its transaction. */
+interface Captured {
+  sql: string;
+  params: unknown[];
+  settings: string[];
+}
+
 interface Measured {
   scenario: Scenario;
   total: number;
@@ -450,13 +459,35 @@ async function measure(s: Scenario, setup: Setup, server: RunningServer, pool: p
  * at the database, without HTTP, authentication and the card JSON. Runs a
  * scenario as the API does (a page of 100 and one more id).
  */
-function filterService(pool: pg.Pool, captured: Array<{ sql: string; params: unknown[] }> = []) {
+function filterService(pool: pg.Pool, captured: Captured[] = []) {
+  // A transaction (`uow.run`: the count's SET LOCAL) holds one client of the pool.
+  // The SET LOCAL statements a transaction sent are kept with its queries, so their plans are explained under them.
+  const tx = new AsyncLocalStorage<{ client: pg.PoolClient; settings: string[] }>();
   const uow = {
     manager: {
-      query: async (sql: string, params: unknown[]) => {
-        captured.push({ sql, params });
-        return (await pool.query(sql, params)).rows;
+      query: async (sql: string, params: unknown[] = []) => {
+        const t = tx.getStore();
+        if (t && sql.startsWith('SET LOCAL')) t.settings.push(sql);
+        else captured.push({ sql, params, settings: [...(t?.settings ?? [])] });
+        return (await (t?.client ?? pool).query(sql, params)).rows;
       },
+    },
+    get inTransaction() {
+      return tx.getStore() !== undefined;
+    },
+    run: async <T>(work: () => Promise<T>): Promise<T> => {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await tx.run({ client, settings: [] }, work);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK');
+        throw error;
+      } finally {
+        client.release();
+      }
     },
   } as unknown as UnitOfWork;
   const identity = { usersNamed: async () => [] } as unknown as IdentityApi;
@@ -475,7 +506,7 @@ function filterService(pool: pg.Pool, captured: Array<{ sql: string; params: unk
  */
 async function plans(setup: Setup, pool: pg.Pool, names: string[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  const captured: Array<{ sql: string; params: unknown[] }> = [];
+  const captured: Captured[] = [];
   const run = filterService(pool, captured);
   for (const s of SCENARIOS.filter((x) => names.includes(x.name))) {
     captured.length = 0;
@@ -483,9 +514,19 @@ async function plans(setup: Setup, pool: pg.Pool, names: string[]): Promise<Map<
     // The page query (and the count, when the page was full), as the service sent them.
     for (const q of captured.filter((x) => x.sql.includes('FROM cards.cards c'))) {
       const what = q.sql.includes('count(*)') ? 'count' : 'page';
-      const { rows } = await pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ${q.sql}`, q.params);
+      const client = await pool.connect();
+      let rows: Array<{ 'QUERY PLAN': string }>;
+      try {
+        await client.query('BEGIN');
+        for (const setting of q.settings) await client.query(setting);
+        rows = (await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ${q.sql}`, q.params)).rows;
+      } finally {
+        await client.query('COMMIT');
+        client.release();
+      }
       const plan = rows.map((r) => r['QUERY PLAN']).filter((line) => !line.startsWith('Planning Time'));
-      out.set(`${s.name} (\`${s.filter}\`), ${what}`, plan.join('\n'));
+      const under = q.settings.length ? ` (under ${q.settings.map((x) => `\`${x}\``).join(', ')})` : '';
+      out.set(`${s.name} (\`${s.filter}\`), ${what}${under}`, plan.join('\n'));
     }
   }
   return out;

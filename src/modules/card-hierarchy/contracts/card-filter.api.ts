@@ -38,6 +38,11 @@ export abstract class CardFilterApi {
   abstract cardsWithRef(ref: number, params: SqlParams): string;
   /** One page of matching cards (not the top-level ones), in id order, at an offset or after a keyset id: one query. */
   abstract pageIds(scope: FilterScope, where: FilterCondition, limit: number, from: PageStart): Promise<number[]>;
-  /** How many cards match: one query. */
-  abstract count(scope: FilterScope, where: FilterCondition): Promise<number>;
+  /**
+   * How many cards match: one query. `fromTermSets`: the condition is found
+   * from its terms' own indexes (a few thousand card ids, each then checked
+   * against the listing index), so the count runs without parallel workers,
+   * which only slow such a count down (docs/PERFORMANCE.md "Filters").
+   */
+  abstract count(scope: FilterScope, where: FilterCondition, fromTermSets?: boolean): Promise<number>;
 }

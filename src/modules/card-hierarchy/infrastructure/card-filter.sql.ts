@@ -112,13 +112,25 @@ export class CardFilterSql extends CardFilterApi {
     return rows.map((r) => Number(r.id));
   }
 
-  async count(scope: FilterScope, where: FilterCondition): Promise<number> {
+  async count(scope: FilterScope, where: FilterCondition, fromTermSets = false): Promise<number> {
     if (!scope.projectIds.length) return 0;
     const params = new SqlParams();
     const sql = `SELECT count(*)::bigint AS n FROM cards.cards c
       WHERE ${this.visible(idIn('c.project_id', scope.projectIds, params), scope)} AND (${where(ROW, params)})`;
-    const [row] = (await this.uow.manager.query(sql, params.values)) as Array<{ n: string | number }>;
-    return Number(row.n);
+    const read = async () => {
+      const [row] = (await this.uow.manager.query(sql, params.values)) as Array<{ n: string | number }>;
+      return Number(row.n);
+    };
+    if (!fromTermSets || this.uow.inTransaction) return read();
+    // The planner parallelises the per-match probes of such a count (a
+    // Gather over a parallel bitmap scan of the values), which on the bench
+    // took 26-32 ms where the serial index-only join takes 11 ms; a count
+    // that scans the project's cards (a title word, a state) keeps its
+    // workers. SET LOCAL needs a transaction of its own.
+    return this.uow.run(async () => {
+      await this.uow.manager.query('SET LOCAL max_parallel_workers_per_gather = 0');
+      return read();
+    });
   }
 
   /**

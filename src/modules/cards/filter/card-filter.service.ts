@@ -6,7 +6,7 @@ import { FieldFilterApi } from '../../fields/index.js';
 import { GroupFilterApi } from '../../grouping/index.js';
 import { IdentityApi } from '../../identity/index.js';
 import type { FilterExpr } from './filter.ast.js';
-import { compileFilter, groupTerms } from './filter.compiler.js';
+import { compileFilter, fromTermSets, groupTerms } from './filter.compiler.js';
 import { FilterError } from './filter.errors.js';
 import { parseFilter } from './filter.parser.js';
 import { mentionsArchived, needsSchema, resolveFilter, userMap, userRefs } from './filter.resolver.js';
@@ -89,7 +89,7 @@ export class CardFilterService {
       compiling.catch(() => undefined);
       await request.access;
     }
-    const { expr, where } = await compiling;
+    const { expr, where, termSets } = await compiling;
     const scope: FilterScope = {
       projectIds: request.projectIds,
       withArchived: request.withArchived || mentionsArchived(expr),
@@ -103,19 +103,19 @@ export class CardFilterService {
     // never tells the total: its count starts at once.
     const page = this.cards.pageIds(scope, where, limit, from);
     const answered = 'after' in from ? undefined : await Promise.race([page, delay(COUNT_HEAD_START_MS)]);
-    const counting = answered === undefined ? this.cards.count(scope, where) : null;
+    const counting = answered === undefined ? this.cards.count(scope, where, termSets) : null;
     // Handled here so an unneeded count's failure is not an unhandled rejection; awaited below when needed.
     counting?.catch(() => undefined);
     const ids = await page;
     // Nor does an empty page past the end.
     const pageTells = 'offset' in from && ids.length < limit && (ids.length > 0 || from.offset === 0);
-    const total = pageTells ? Promise.resolve(from.offset + ids.length) : (counting ?? this.cards.count(scope, where));
+    const total = pageTells ? Promise.resolve(from.offset + ids.length) : (counting ?? this.cards.count(scope, where, termSets));
     total.catch(() => undefined);
     return { ids, total };
   }
 
   /** Parses the filter, looks up the names it uses and compiles it. */
-  private async compile(request: FilterRequest, actor: Actor): Promise<{ expr: FilterExpr; where: FilterCondition }> {
+  private async compile(request: FilterRequest, actor: Actor): Promise<{ expr: FilterExpr; where: FilterCondition; termSets: boolean }> {
     const expr = parseFilter(request.text);
     const refs = userRefs(expr);
     // A filter of card terms and #groups only (`needle`, `#12`, `parent = 7`)
@@ -141,6 +141,6 @@ export class CardFilterService {
       groups: this.groups,
       groupIds: new Map(terms.map((term, i) => [term, groupIds[i]])),
     });
-    return { expr, where };
+    return { expr, where, termSets: fromTermSets(condition) };
   }
 }

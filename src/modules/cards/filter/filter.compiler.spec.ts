@@ -3,7 +3,7 @@ import { SqlParams, type FilterCardColumns } from '../../../shared/persistence/s
 import type { CardFilterApi } from '../../card-hierarchy/index.js';
 import type { FieldFilterApi, FieldTerm } from '../../fields/index.js';
 import type { GroupFilterApi, GroupTerm } from '../../grouping/index.js';
-import { compileFilter, groupTerms, type FilterSqlParts } from './filter.compiler.js';
+import { compileFilter, fromTermSets, groupTerms, type FilterSqlParts } from './filter.compiler.js';
 import type { Condition } from './filter.condition.js';
 
 const ROW: FilterCardColumns = { id: 'c.id', projectId: 'c.project_id', modelId: 'c.model_id' };
@@ -60,5 +60,25 @@ describe('compileFilter', () => {
   it('refuses a group term whose groups were not looked up', () => {
     const parts: FilterSqlParts = { cards, fields, groups, groupIds: new Map() };
     expect(() => compileFilter({ kind: 'group', term: tag }, parts)(ROW, new SqlParams())).toThrow(/not looked up/);
+  });
+});
+
+describe('fromTermSets', () => {
+  const state: Condition = { kind: 'card', term: { kind: 'state', state: 'closed' } };
+  const likes: Condition = { kind: 'field', term: { kind: 'likes', fields: [{ id: 2, modelId: null }], op: '>', value: 1 } };
+
+  it('says a condition of field and group terms only is found from their indexes', () => {
+    expect(fromTermSets(member(null))).toBe(true);
+    expect(fromTermSets({ kind: 'group', term: tag })).toBe(true);
+    expect(fromTermSets({ kind: 'or', items: [member(null), { kind: 'group', term: tag }] })).toBe(true);
+    expect(fromTermSets({ kind: 'and', items: [member(null), { kind: 'and', items: [{ kind: 'group', term: tag }] }] })).toBe(true);
+  });
+
+  it('says no for card terms, not, a likes score and anything with one', () => {
+    for (const c of [state, likes, { kind: 'all' }, { kind: 'none' }, { kind: 'not', item: member(null) }] as Condition[]) {
+      expect(fromTermSets(c)).toBe(false);
+    }
+    expect(fromTermSets({ kind: 'and', items: [member(null), state] })).toBe(false);
+    expect(fromTermSets({ kind: 'or', items: [member(null), { kind: 'not', item: { kind: 'group', term: tag } }] })).toBe(false);
   });
 });

@@ -29,6 +29,27 @@ export function groupTerms(condition: Condition): GroupTerm[] {
 }
 
 /**
+ * Whether the cards a condition selects are found from its terms' own
+ * indexes (field values, group memberships), each then checked against the
+ * card table: such a term, or an `and`/`or` of them only. Card terms, `not`
+ * and a likes score may be tested on every card of the projects (a scan
+ * that parallel workers do speed up), and so may a condition with one.
+ */
+export function fromTermSets(c: Condition): boolean {
+  switch (c.kind) {
+    case 'or':
+    case 'and':
+      return c.items.length > 0 && c.items.every(fromTermSets);
+    case 'group':
+      return true;
+    case 'field':
+      return c.term.kind !== 'likes';
+    default:
+      return false;
+  }
+}
+
+/**
  * Compiles a resolved filter into the WHERE condition of card-hierarchy's
  * filter query: `and`/`or`/`not` here, each leaf by the module that owns its
  * data. Every predicate is a boolean that is never NULL, so `not` is the
