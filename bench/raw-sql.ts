@@ -14,6 +14,23 @@ export interface ParentContext {
   userId: number;
 }
 
+/**
+ * A `pg.Client` that sends every text as a named prepared statement (parsed
+ * and planned once per connection), for `BENCH_RAW_PREPARED=1`: the raw side
+ * with the same advantage as the app's marked statements. The raw side sends
+ * a handful of fixed texts, so the names stay few.
+ */
+export class NamingClient extends pg.Client {}
+const rawNames = new Map<string, string>();
+type AnyQuery = (this: pg.Client, config: unknown, ...rest: unknown[]) => unknown;
+const plainQuery = pg.Client.prototype.query as AnyQuery;
+(NamingClient.prototype as unknown as { query: AnyQuery }).query = function query(config, ...rest) {
+  // Only plain DML is named (utility statements such as VACUUM cannot be prepared).
+  if (typeof config !== 'string' || !/^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\b/i.test(config)) return plainQuery.call(this, config, ...rest);
+  if (!rawNames.has(config)) rawNames.set(config, `raw_${rawNames.size + 1}`);
+  return plainQuery.call(this, { name: rawNames.get(config), text: config }, ...rest);
+};
+
 /** Scratch databases are the bench's own: their names always say so. */
 export function assertBenchDatabase(name: string): void {
   if (!/^[a-z0-9_]*bench[a-z0-9_]*$/.test(name)) throw new Error(`refusing to touch database "${name}"`);

@@ -22,6 +22,7 @@ import {
   fillSubtree,
   keysetQuery,
   listingQuery,
+  NamingClient,
   RAW_STATEMENTS,
   rawCreateCard,
   rawSetAttribute,
@@ -58,6 +59,7 @@ const SUBTREES = (process.env.BENCH_SUBTREES ?? '1000,10000,100000').split(',').
 const SMALL_MOVES = envInt('BENCH_SMALL_MOVES', QUICK ? 20 : 40);
 const DOC = process.env.BENCH_DOC ?? (QUICK ? '-' : path.join(ROOT, 'docs/PERFORMANCE.md'));
 const JSON_OUT = process.env.BENCH_JSON;
+const RAW_PREPARED = process.env.BENCH_RAW_PREPARED === '1';
 const KEEP_DB = process.env.BENCH_KEEP_DB === '1';
 const QUIET_WAIT = envInt('BENCH_QUIET_WAIT', QUICK ? 3 : 10);
 const ROUNDS = Math.max(1, envInt('BENCH_ROUNDS', QUICK ? 2 : 4));
@@ -145,7 +147,12 @@ class Bench {
     this.api = new ApiClient(this.server.port, user.api_key, Math.max(...CONCURRENCIES, 16));
     const org = await this.api.json<{ id: number }>('POST', '/organizations', { name: 'Bench' });
     this.orgId = org.id;
-    this.pool = new pg.Pool({ connectionString: this.dbUrl, max: Math.max(...CONCURRENCIES, 1) });
+    this.pool = new pg.Pool({
+      connectionString: this.dbUrl,
+      max: Math.max(...CONCURRENCIES, 1),
+      // BENCH_RAW_PREPARED=1: the raw side names its statements too (docs/PERFORMANCE.md, third pass).
+      ...(RAW_PREPARED ? { Client: NamingClient } : {}),
+    });
     // Connections are cut by DROP DATABASE … WITH (FORCE) at the end; that is expected.
     this.pool.on('error', () => undefined);
     return { version: rows[0].v, settings };
