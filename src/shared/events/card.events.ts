@@ -124,10 +124,16 @@ export class ImportCompleted extends CardEvent<'import.completed'> {
  * Many card events of one piece of bulk work (an import) published at once;
  * the stream writer records them with one statement per chunk instead of one
  * per event. Each event keeps its own name, kind and payload.
+ * `recordedAlong`: their entries were already written, with these payloads, by
+ * the statement that made the change (SQL of the stream writer, "writing
+ * along"); the stream writer does not record them again.
  */
 export class CardEventBatch extends AppEvent {
   readonly name = 'card.batch';
-  constructor(readonly events: CardEvent[]) {
+  constructor(
+    readonly events: CardEvent[],
+    readonly recordedAlong = false,
+  ) {
     super();
   }
 }

@@ -51,6 +51,29 @@ describe('CardsApi.createMany', () => {
     expect(kinds).toEqual(new Set(['log:card.created', 'log:card.group_changed', 'log:card.attribute_changed']));
   });
 
+  it('records the same stream entries as one card created with its values, in the same order', async () => {
+    // The bulk path writes its entries in its insert statements (writing
+    // along); a single creation has the stream writer record its events.
+    await t.http.post(`${API}/projects/${project.id}/attributes`).set(as(ann)).send({ name: 'Notes', type: 'text' }).expect(201);
+    const one = (
+      await t.http
+        .post(`${API}/cards/${project.top_level_card_id}/children`)
+        .set(as(ann))
+        .send({ title: 'Single', attributes: { Estimate: 2, Notes: 'a "quoted"\nline' } })
+        .expect(201)
+    ).body as { id: number; ref: number };
+    const [bulk] = await api.createMany(project.top_level_card_id, [{ title: 'Single', attributes: { Estimate: '2', Notes: 'a "quoted"\nline' } }], actor);
+    const shape = (entries: Awaited<ReturnType<typeof c.stream>>, ref: number) =>
+      entries.map((e) => ({ kind: e.kind, action: e.action, user_id: e.user_id, content: e.content, data: e.action === 'card.created' ? { ...e.data, ref: ref - Number(e.data.ref) } : e.data }));
+    const single = shape(await c.stream(ann, one.id), one.ref);
+    expect(single.map((e) => e.action)).toEqual(['card.attribute_changed', 'card.attribute_changed', 'card.created']);
+    expect(single[2]).toEqual({ kind: 'activity', action: 'card.created', user_id: ann.id, content: null, data: { title: 'Single', ref: 0, parent_id: project.top_level_card_id } });
+    expect(shape(await c.stream(ann, bulk.id), bulk.ref)).toEqual(single);
+    // as system work: the same entries as logs
+    const [system] = await api.createMany(project.top_level_card_id, [{ title: 'Single', attributes: { Estimate: '2', Notes: 'a "quoted"\nline' } }], actor, { system: true });
+    expect(shape(await c.stream(ann, system.id), system.ref)).toEqual(single.map((e) => ({ ...e, kind: 'log' })));
+  });
+
   it('writes nothing when one card of the batch is refused, and names it', async () => {
     const before = (await c.allCards(ann, project.id)).length;
     await expect(

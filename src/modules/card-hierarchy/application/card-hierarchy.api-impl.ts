@@ -18,6 +18,7 @@ import {
   type TeamCard,
   type TreeMove,
 } from '../contracts/card-hierarchy.api.js';
+import { recordAlongSql } from '../activity/card-stream.recorder.js';
 import { CardListingQueries } from '../infrastructure/card-listing.queries.js';
 import { CardTreeRepository, type CardRow } from '../infrastructure/card-tree.repository.js';
 import { CardAccessService } from './card-access.service.js';
@@ -79,6 +80,10 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
 
   createChild(parentId: number, title: unknown, actor: Actor, options?: CreateChildOptions): Promise<CreatedChild> {
     return this.tree.createChild(parentId, title, actor, options);
+  }
+
+  recordAlongSql(source: string, options?: { system?: boolean }): string {
+    return recordAlongSql(source, options);
   }
 
   createTopLevelCard(project: { projectId: number; organizationId: number; title: string }, actorId: number): Promise<number> {

@@ -97,7 +97,8 @@ export class CardTreeService {
       if (parents.length !== parentIds.length) throw new CardNotFoundError();
       if (parents.some((p) => p.projectId !== parents[0].projectId)) throw new Error('createChildren takes parents of one project');
       await this.access.requireFor(parents[0], actor, 'write');
-      const cards = await this.cards.insertChildren(parents, valid, actor.userId);
+      // The insert records the `card.created` entries itself (writing along).
+      const cards = await this.cards.insertChildren(parents, valid, actor.userId, options);
       await this.events.publish(
         new CardEventBatch(
           cards.map(
@@ -108,6 +109,7 @@ export class CardTreeService {
                 data: { title: card.title, ref: card.ref, parent_id: card.parentId ?? undefined },
               }),
           ),
+          true,
         ),
       );
       return cards.map(toRecord);

@@ -149,6 +149,16 @@ export abstract class CardHierarchyApi {
     actor: Actor,
     options?: { system?: boolean },
   ): Promise<CardRecord[]>;
+  /**
+   * Writing along (bulk work, DESIGN.md §9): SQL that records stream entries
+   * in the caller's own write statement, as a data-modifying `WITH` item.
+   * `source` names a relation of that statement with the columns `card_id`,
+   * `project_id`, `action` (the event name), `user_id`, `data` (the event's
+   * payload, which the caller builds exactly as the event it publishes) and
+   * `ord` (the entries' order). The caller then publishes those events as a
+   * `CardEventBatch` with `recordedAlong`, so they are not recorded twice.
+   */
+  abstract recordAlongSql(source: string, options?: { system?: boolean }): string;
   /** Creates a project's top-level card (ref 0) and its counters; returns its id. */
   abstract createTopLevelCard(project: { projectId: number; organizationId: number; title: string }, actorId: number): Promise<number>;
   /** Changes title and/or state (400 on bad values); `system` records the entries as logs (imports). */

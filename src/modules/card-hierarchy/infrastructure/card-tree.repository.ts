@@ -3,6 +3,7 @@ import { prepared } from '../../../shared/persistence/prepared-statements.js';
 import { Sql, toId } from '../../../shared/persistence/sql.js';
 import type { CardState } from '../contracts/card-hierarchy.api.js';
 import { TreeBusyError } from '../domain/card.errors.js';
+import { recordAlongSql } from '../activity/card-stream.recorder.js';
 import { CARD_COLUMNS, toRow, type CardRow, type RawCard } from './card-rows.js';
 
 export type { CardRow } from './card-rows.js';
@@ -255,11 +256,15 @@ export class CardTreeRepository {
    * caller and all of one project. Refs are taken from the counter in one
    * step, in the order of `entries`; each card goes last among its parent's
    * children, in that order. Returns the rows in the order of `entries`.
+   * The same statement records each card's `card.created` entry, by the
+   * creator, with the payload `CardCreated` carries (`recordAlongSql`: kind
+   * by `system`, entries in ref order).
    */
   async insertChildren(
     parents: CardRow[],
     entries: Array<{ parentId: number; title: string }>,
-    createdBy: number | null,
+    createdBy: number,
+    options: { system?: boolean } = {},
   ): Promise<CardRow[]> {
     if (!entries.length) return [];
     const byId = new Map(parents.map((p) => [p.id, p]));
@@ -274,14 +279,21 @@ export class CardTreeRepository {
        base AS (
          SELECT p.id, p.ancestor_ids || p.id AS ancestors, p.hidden,
                 (SELECT coalesce(max(c.position) + 1, 0) FROM cards.cards c WHERE c.parent_id = p.id) AS next_position
-           FROM cards.cards p WHERE p.id = ANY($6::bigint[]))
-       INSERT INTO cards.cards (project_id, organization_id, parent_id, ancestor_ids, depth, ref, title,
-                                position, hidden, created_by)
-       SELECT $1, $7, i.parent_id, b.ancestors, cardinality(b.ancestors), r.first_ref + i.ord::int - 1, i.title,
-              b.next_position + (row_number() OVER (PARTITION BY i.parent_id ORDER BY i.ord))::int - 1, b.hidden, $8
-         FROM input i JOIN base b ON b.id = i.parent_id CROSS JOIN r
-        ORDER BY i.ord
-       RETURNING ${CARD_COLUMNS}`,
+           FROM cards.cards p WHERE p.id = ANY($6::bigint[])),
+       inserted AS (
+         INSERT INTO cards.cards (project_id, organization_id, parent_id, ancestor_ids, depth, ref, title,
+                                  position, hidden, created_by)
+         SELECT $1, $7, i.parent_id, b.ancestors, cardinality(b.ancestors), r.first_ref + i.ord::int - 1, i.title,
+                b.next_position + (row_number() OVER (PARTITION BY i.parent_id ORDER BY i.ord))::int - 1, b.hidden, $8
+           FROM input i JOIN base b ON b.id = i.parent_id CROSS JOIN r
+          ORDER BY i.ord
+         RETURNING ${CARD_COLUMNS}),
+       created AS (
+         SELECT id AS card_id, project_id, 'card.created' AS action, $8::bigint AS user_id, ref AS ord,
+                jsonb_strip_nulls(jsonb_build_object('title', title, 'ref', ref, 'parent_id', parent_id)) AS data
+           FROM inserted),
+       recorded AS (${recordAlongSql('created', options)})
+       SELECT * FROM inserted`,
       [
         parents[0].projectId,
         entries.length,

@@ -177,8 +177,13 @@ export class CardValuesService {
   async writeNew(items: Array<{ card: CardSummary; prepared: PreparedValues }>, actor: Actor, options: { system?: boolean } = {}): Promise<void> {
     const rows = await this.scalarRowsOrWrite(items, actor, options);
     if (!rows.length) return;
-    await this.values.insertScalars(rows.map((r) => ({ cardId: r.card.id, attributeId: r.field.id, value: r.value })));
-    await this.publishChanges(rows.map((r) => ({ ...r, from: null })), actor, options);
+    // The insert records the `card.attribute_changed` entries itself (writing along).
+    await this.values.insertScalars(
+      rows.map((r) => ({ cardId: r.card.id, attributeId: r.field.id, value: r.value })),
+      actor.userId,
+      this.cards.recordAlongSql('changed', options),
+    );
+    await this.publishChanges(rows.map((r) => ({ ...r, from: null })), actor, options, true);
   }
 
   /**
@@ -228,6 +233,7 @@ export class CardValuesService {
     changes: Array<{ card: Pick<TargetCard, 'id' | 'projectId'>; field: FieldDefinition; value: unknown; from: unknown }>,
     actor: Actor,
     options: { system?: boolean },
+    recordedAlong = false,
   ): Promise<void> {
     await this.events.publish(
       new CardEventBatch(
@@ -241,6 +247,7 @@ export class CardValuesService {
               data: { attribute_id: field.id, attribute: field.name, type: field.type, operation: 'set', from, to: value },
             }),
         ),
+        recordedAlong,
       ),
     );
   }

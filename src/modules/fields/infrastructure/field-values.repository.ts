@@ -155,15 +155,33 @@ export class FieldValuesRepository {
   /**
    * Many scalar values of cards that have none yet (new cards of an import),
    * one plain INSERT per chunk; the rows travel as one JSON array of
-   * `[card_id, attribute_id, value]` (cheaper to send and parse than array parameters).
+   * `[card_id, attribute_id, value]` (cheaper to send and parse than array
+   * parameters). The same statement records a `card.attribute_changed` entry
+   * per value by `userId`, with the payload `CardAttributeChanged` carries for
+   * a first value (`from` null), in the order of `rows`: `recordSql` is the
+   * stream writer's SQL (CardHierarchyApi.recordAlongSql) over the relation `changed`.
    */
-  async insertScalars(rows: Array<{ cardId: number; attributeId: number; value: unknown }>): Promise<void> {
+  async insertScalars(
+    rows: Array<{ cardId: number; attributeId: number; value: unknown }>,
+    userId: number,
+    recordSql: string,
+  ): Promise<void> {
     for (let at = 0; at < rows.length; at += 5000) {
       const chunk = rows.slice(at, at + 5000);
       await this.sql.run(
-        `INSERT INTO fields.scalar_values (card_id, attribute_id, value)
-         SELECT (r->>0)::bigint, (r->>1)::bigint, r->2 FROM jsonb_array_elements($1::jsonb) AS r`,
-        [JSON.stringify(chunk.map((r) => [r.cardId, r.attributeId, r.value]))],
+        `WITH input AS (
+           SELECT (r->>0)::bigint AS card_id, (r->>1)::bigint AS attribute_id, r->2 AS value, ord
+             FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS x(r, ord)),
+         written AS (
+           INSERT INTO fields.scalar_values (card_id, attribute_id, value)
+           SELECT card_id, attribute_id, value FROM input ORDER BY ord),
+         changed AS (
+           SELECT i.card_id, a.project_id, 'card.attribute_changed' AS action, $2::bigint AS user_id, i.ord,
+                  jsonb_build_object('attribute_id', a.id, 'attribute', a.name, 'type', a.type, 'operation', 'set',
+                                     'from', NULL, 'to', i.value) AS data
+             FROM input i JOIN fields.attributes a ON a.id = i.attribute_id)
+         ${recordSql}`,
+        [JSON.stringify(chunk.map((r) => [r.cardId, r.attributeId, r.value])), userId],
       );
     }
   }
