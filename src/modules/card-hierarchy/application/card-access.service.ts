@@ -56,29 +56,34 @@ export class CardAccessService {
     return this.read(cardId, actor, mode, 'lock', alsoRead);
   }
 
-  private async read(cardId: number, actor: Actor, mode: AccessMode, how: 'read' | 'lock' | 'touch', alsoRead: Record<string, string> = {}): Promise<CardWithAccess> {
-    const extras = withRole(alsoRead, this.workspace.memberRoleSql('c.organization_id', '$2'));
-    const found =
-      how === 'touch' ? await this.cards.touchWith(cardId, extras, [actor.userId]) : await this.cards.findWith(cardId, extras, [actor.userId], how === 'lock');
-    if (!found) throw new CardNotFoundError();
-    const { role: memberRole, read } = splitRole(found.extras);
+  /**
+   * Cards of one team locked FOR UPDATE in id order (missing ones left out),
+   * with the caller's access checked on them in the same statement: 404
+   * outside the team, 403 for a weak role, nothing written before.
+   */
+  async lockMany(ids: number[], actor: Actor, mode: AccessMode): Promise<CardRow[]> {
+    const found = await this.cards.lockManyWith(ids, withRole({}, this.workspace.memberRoleSql('c.organization_id', '$2')), [actor.userId]);
+    if (!found.length) return [];
+    if (found.some((f) => f.card.organizationId !== found[0].card.organizationId)) throw new Error('lockMany takes cards of one team');
+    this.check(found[0].card, splitRole(found[0].extras).role, mode);
+    return found.map((f) => f.card);
+  }
+
+  private check(card: CardRow, memberRole: Role | null, mode: AccessMode): Role {
     try {
-      const { role } = this.workspace.accessFromRole(found.card.organizationId, memberRole, mode);
-      return { card: found.card, role, read };
+      return this.workspace.accessFromRole(card.organizationId, memberRole, mode).role;
     } catch (error) {
       if (error instanceof NotFoundError) throw new CardNotFoundError();
       throw error;
     }
   }
 
-  /** The same check for a card already read (or locked) by the caller: 404 outside its team, 403 for a weak role. */
-  async requireFor(card: CardRow, actor: Actor, mode: AccessMode): Promise<{ card: CardRow; role: Role }> {
-    try {
-      const { role } = await this.workspace.requireOrganization(card.organizationId, actor, mode);
-      return { card, role };
-    } catch (error) {
-      if (error instanceof NotFoundError) throw new CardNotFoundError();
-      throw error;
-    }
+  private async read(cardId: number, actor: Actor, mode: AccessMode, how: 'read' | 'lock' | 'touch', alsoRead: Record<string, string> = {}): Promise<CardWithAccess> {
+    const extras = withRole(alsoRead, this.workspace.memberRoleSql('c.organization_id', '$2'));
+    const found =
+      how === 'touch' ? await this.cards.touchWith(cardId, extras, [actor.userId]) : await this.cards.findWith(cardId, extras, [actor.userId], how === 'lock');
+    if (!found) throw new CardNotFoundError();
+    const { role: memberRole, read } = splitRole(found.extras);
+    return { card: found.card, role: this.check(found.card, memberRole, mode), read };
   }
 }

@@ -93,10 +93,9 @@ export class CardTreeService {
     if (!valid.length) return Promise.resolve([]);
     return this.uow.run(async () => {
       const parentIds = [...new Set(valid.map((e) => e.parentId))];
-      const parents = await this.cards.lockMany(parentIds);
+      const parents = await this.access.lockMany(parentIds, actor, 'write');
       if (parents.length !== parentIds.length) throw new CardNotFoundError();
       if (parents.some((p) => p.projectId !== parents[0].projectId)) throw new Error('createChildren takes parents of one project');
-      await this.access.requireFor(parents[0], actor, 'write');
       // The insert records the `card.created` entries itself (writing along).
       const cards = await this.cards.insertChildren(parents, valid, actor.userId, options);
       await this.events.publish(
@@ -121,10 +120,9 @@ export class CardTreeService {
     const valid = entries.map((e) => ({ cardId: e.cardId, title: validTitle(e.title) }));
     if (!valid.length) return Promise.resolve([]);
     return this.uow.run(async () => {
-      const cards = await this.cards.lockMany(valid.map((e) => e.cardId));
+      const cards = await this.access.lockMany(valid.map((e) => e.cardId), actor, 'write');
       if (cards.length !== new Set(valid.map((e) => e.cardId)).size) throw new CardNotFoundError();
       if (cards.some((c) => c.projectId !== cards[0].projectId)) throw new Error('updateTitles takes cards of one project');
-      await this.access.requireFor(cards[0], actor, 'write');
       await this.cards.setTitles(valid);
       const byId = new Map(cards.map((c) => [c.id, c]));
       const changed = valid.filter((e) => byId.get(e.cardId)!.title !== e.title);

@@ -90,6 +90,17 @@ export class CardTreeRepository {
     return rows.map(toRow);
   }
 
+  /** `lockMany` with values of other modules read along per card (as `findWith`; `params` from `$2` on). */
+  async lockManyWith(ids: number[], extras: Record<string, string>, params: unknown[]): Promise<Array<{ card: CardRow; extras: Record<string, unknown> }>> {
+    const unique = [...new Set(ids)].sort((a, b) => a - b);
+    const { names, select } = extraColumns(extras);
+    const rows = await this.sql.rows<RawCard & Record<string, unknown>>(
+      prepared(`SELECT ${CARD_COLUMNS}${select} FROM cards.cards c WHERE c.id = ANY($1::bigint[]) ORDER BY c.id FOR UPDATE OF c`),
+      [unique, ...params],
+    );
+    return rows.map((r) => ({ card: toRow(r), extras: extrasOf(r, names) }));
+  }
+
   /** Locks the given cards in id order (one lock order for every transaction: no deadlock). */
   async lockMany(ids: number[]): Promise<CardRow[]> {
     const unique = [...new Set(ids)].sort((a, b) => a - b);

@@ -54,10 +54,12 @@ export class CreateCardsService {
   async createMany(parentId: number, cards: NewCard[], actor: Actor, options: { system?: boolean } = {}): Promise<CreatedCard[]> {
     const plan = flatten(cards);
     if (!plan.length) return [];
-    const { card: parent } = await this.hierarchy.requireCard(parentId, actor, 'write');
+    // The parent, the caller's access and the project's field definitions, in one statement.
+    const { card: parent, read } = await this.hierarchy.requireCard(parentId, actor, 'write', this.views.readAlong('c.project_id'));
     const prepared = await this.fields.prepareValues(
       parent.projectId,
       plan.map((p) => ({ attributes: p.card.attributes, property: `${p.path}.attributes` })),
+      read.fields,
     );
     return this.uow.run(async () => {
       // 1–2. the tree, one level at a time (parents before children, a new card is

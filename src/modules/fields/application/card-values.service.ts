@@ -138,10 +138,11 @@ export class CardValuesService {
 
   /**
    * Values of new cards of a project (card creation, imports): parsed and
-   * their files fetched now, before any transaction.
+   * their files fetched now, before any transaction. `known`: the project's
+   * definitions, when the caller read them along.
    */
-  async prepare(projectId: number, entries: Array<{ attributes: unknown; property: string }>): Promise<PreparedWrites[]> {
-    const fields = await this.definitions.fieldsOfProjects([projectId]);
+  async prepare(projectId: number, entries: Array<{ attributes: unknown; property: string }>, known?: FieldDefinition[]): Promise<PreparedWrites[]> {
+    const fields = known ?? (await this.definitions.fieldsOfProjects([projectId]));
     const prepared: PreparedWrites[] = [];
     for (const { attributes, property } of entries) {
       if (attributes === undefined) {

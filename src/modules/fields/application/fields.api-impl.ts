@@ -62,8 +62,8 @@ export class FieldsApiImpl extends FieldsApi {
     return this.reader.blankAttributes(card, fieldsFromJson(projectFields));
   }
 
-  prepareValues(projectId: number, entries: Array<{ attributes: unknown; property: string }>): Promise<PreparedValues[]> {
-    return this.values.prepare(projectId, entries);
+  prepareValues(projectId: number, entries: Array<{ attributes: unknown; property: string }>, projectFields?: unknown): Promise<PreparedValues[]> {
+    return this.values.prepare(projectId, entries, projectFields === undefined ? undefined : fieldsFromJson(projectFields));
   }
 
   writeValues(card: CardSummary, prepared: PreparedValues, actor: Actor, options?: { system?: boolean }): Promise<void> {

@@ -107,9 +107,14 @@ export abstract class FieldsApi {
    * Parses objects of field values given on card creation (names or ids →
    * values) for new cards (no model) of a project, and fetches their files;
    * 400 naming `<property>.<field>` on a bad value; `undefined` writes
-   * nothing. Runs outside any transaction.
+   * nothing. Runs outside any transaction. `projectFields`: what
+   * `projectFieldsSql` read for the project, which spares reading them again.
    */
-  abstract prepareValues(projectId: number, entries: Array<{ attributes: unknown; property: string }>): Promise<PreparedValues[]>;
+  abstract prepareValues(
+    projectId: number,
+    entries: Array<{ attributes: unknown; property: string }>,
+    projectFields?: unknown,
+  ): Promise<PreparedValues[]>;
   /**
    * Writes prepared values on a card, in the caller's transaction (records
    * `card.attribute_changed`; `system`: as a log entry, for imports).
