@@ -562,6 +562,7 @@ function report(results: Measured[], explain: Map<string, string>, indexes: stri
 }
 
 function writeSection(block: string): void {
+  if (DOC === '-') return; // `BENCH_DOC=-`: no file is written, as with npm run bench
   const doc = fs.existsSync(DOC) ? fs.readFileSync(DOC, 'utf8') : '# Performance\n';
   const start = doc.indexOf(BEGIN);
   const end = doc.indexOf(END);
@@ -585,7 +586,7 @@ async function main(): Promise<void> {
       )
     ).rows.map((r) => r.indexdef.replace(/\s+/g, ' '));
     writeSection(report(results, await plans(setup, pool, PLANNED), indexes));
-    log(`wrote ${DOC}`);
+    if (DOC !== '-') log(`wrote ${DOC}`);
   } finally {
     await pool.end();
     await server.stop();

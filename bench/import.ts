@@ -230,6 +230,7 @@ function block(results: FormatResult[], copySeconds: number, when: string): stri
 }
 
 function writeDoc(text: string): void {
+  if (DOC === '-') return; // `BENCH_DOC=-`: no file is written, as with npm run bench
   const doc = fs.existsSync(DOC) ? fs.readFileSync(DOC, 'utf8') : '';
   const start = doc.indexOf(BEGIN);
   const end = doc.indexOf(END);
