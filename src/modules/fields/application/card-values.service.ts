@@ -341,7 +341,7 @@ export class CardValuesService {
     for (const w of writes) {
       if (!isFieldAvailable(w.field, card.modelId)) throw new FieldNotAvailableError(w.field.name, w.field.name);
     }
-    if (writes.every((w) => isScalarSet(w, card.modelId))) return this.applyScalars(card, writes, actor, options);
+    if (writes.every((w) => isScalarSet(w, card.modelId))) return this.applyScalars(card, writes as ScalarSet[], actor, options);
     // Only the written fields' values are compared, so only those are read (their definitions are at hand).
     const shown = writes.map((w) => w.field);
     const before = await this.reader.attributesOfOne(card, shown);
@@ -370,11 +370,11 @@ export class CardValuesService {
    * what was stored and `to` what is written; unchanged values write nothing
    * and record nothing, as the general path does.
    */
-  private async applyScalars(card: TargetCard, writes: Write[], actor: Actor, options: { system?: boolean }): Promise<void> {
-    const changed = await this.values.replaceScalars(writes.map((w) => ({ cardId: card.id, attributeId: w.field.id, value: (w as ScalarSet).value })));
+  private async applyScalars(card: TargetCard, writes: ScalarSet[], actor: Actor, options: { system?: boolean }): Promise<void> {
+    const changed = await this.values.replaceScalars(writes.map((w) => ({ cardId: card.id, attributeId: w.field.id, value: w.value })));
     const before = new Map(changed.map((c) => [c.attributeId, c.before]));
     await this.publishChanges(
-      writes.filter((w) => before.has(w.field.id)).map((w) => ({ card, field: w.field, value: (w as ScalarSet).value, from: before.get(w.field.id) })),
+      writes.filter((w) => before.has(w.field.id)).map((w) => ({ card, field: w.field, value: w.value, from: before.get(w.field.id) })),
       actor,
       options,
     );
