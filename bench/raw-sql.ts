@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { namingClient } from '../src/shared/persistence/prepared-statements.js';
 
 /**
  * The raw-SQL side of the benchmark: the same rows the app writes, through
@@ -14,22 +15,20 @@ export interface ParentContext {
   userId: number;
 }
 
+const rawNames = new Map<string, string>();
+
 /**
  * A `pg.Client` that sends every text as a named prepared statement (parsed
  * and planned once per connection), for `BENCH_RAW_PREPARED=1`: the raw side
  * with the same advantage as the app's marked statements. The raw side sends
  * a handful of fixed texts, so the names stay few.
  */
-export class NamingClient extends pg.Client {}
-const rawNames = new Map<string, string>();
-type AnyQuery = (this: pg.Client, config: unknown, ...rest: unknown[]) => unknown;
-const plainQuery = pg.Client.prototype.query as AnyQuery;
-(NamingClient.prototype as unknown as { query: AnyQuery }).query = function query(config, ...rest) {
+export const NamingClient = namingClient((text) => {
   // Only plain DML is named (utility statements such as VACUUM cannot be prepared).
-  if (typeof config !== 'string' || !/^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\b/i.test(config)) return plainQuery.call(this, config, ...rest);
-  if (!rawNames.has(config)) rawNames.set(config, `raw_${rawNames.size + 1}`);
-  return plainQuery.call(this, { name: rawNames.get(config), text: config }, ...rest);
-};
+  if (!/^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\b/i.test(text)) return undefined;
+  if (!rawNames.has(text)) rawNames.set(text, `raw_${rawNames.size + 1}`);
+  return rawNames.get(text);
+});
 
 /** Scratch databases are the bench's own: their names always say so. */
 export function assertBenchDatabase(name: string): void {

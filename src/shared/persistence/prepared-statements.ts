@@ -38,19 +38,24 @@ export function preparedName(sql: string): string | undefined {
   return names.get(sql);
 }
 
-/**
- * `pg.Client` that sends marked texts as named statements (given to the pool
- * as its `Client`). `pg` itself remembers, per connection, which names it has
- * already parsed.
- */
-export class PreparingClient extends pg.Client {}
-
 type AnyQuery = (this: pg.Client, config: unknown, ...rest: unknown[]) => unknown;
 const plainQuery = pg.Client.prototype.query as AnyQuery;
 
-// Assigned rather than declared: `query` has a dozen overloads, and this one
-// only renames the statement before handing every form on unchanged.
-(PreparingClient.prototype as unknown as { query: AnyQuery }).query = function query(config, ...rest) {
-  const name = typeof config === 'string' ? names.get(config) : undefined;
-  return plainQuery.call(this, name === undefined ? config : { name, text: config }, ...rest);
-};
+/**
+ * A `pg.Client` class that sends a text under the name `nameOf` gives it (a
+ * named statement), and a text without one unnamed. `pg` itself remembers,
+ * per connection, which names it has already parsed.
+ */
+export function namingClient(nameOf: (text: string) => string | undefined): typeof pg.Client {
+  class NamingClient extends pg.Client {}
+  // Assigned rather than declared: `query` has a dozen overloads, and this one
+  // only renames the statement before handing every form on unchanged.
+  (NamingClient.prototype as unknown as { query: AnyQuery }).query = function query(config, ...rest) {
+    const name = typeof config === 'string' ? nameOf(config) : undefined;
+    return plainQuery.call(this, name === undefined ? config : { name, text: config }, ...rest);
+  };
+  return NamingClient;
+}
+
+/** The pool's `Client`: marked texts go out named. */
+export const PreparingClient = namingClient(preparedName);

@@ -37,6 +37,11 @@ export function returnedRows<T = Row>(result: unknown): T[] {
   return Array.isArray(result) ? (result as T[]) : [];
 }
 
+/** A json/jsonb column: parsed by pg, text with PGlite. */
+export function jsonColumn<T>(value: unknown): T {
+  return (typeof value === 'string' ? JSON.parse(value) : value) as T;
+}
+
 // bigint columns arrive as numbers (pg with parseInt8) or as strings (PGlite): ids are coerced here.
 
 export function toId(value: unknown): number {

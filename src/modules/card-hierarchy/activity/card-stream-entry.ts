@@ -1,4 +1,4 @@
-import { toId, toIdOrNull, type Row } from '../../../shared/persistence/sql.js';
+import { jsonColumn, toId, toIdOrNull, type Row } from '../../../shared/persistence/sql.js';
 import type { CardActivityData } from '../../../shared/events/card.events.js';
 
 export type StreamKind = 'comment' | 'activity' | 'log';
@@ -37,6 +37,6 @@ export const toStreamEntryView = (r: Row): StreamEntryView => ({
   action: String(r.action),
   user_id: toIdOrNull(r.user_id),
   content: (r.content as string | null) ?? null,
-  data: (typeof r.data === 'string' ? JSON.parse(r.data) : r.data) as Record<string, unknown>,
+  data: jsonColumn<Record<string, unknown>>(r.data),
   created_at: new Date(r.created_at as string).toISOString(),
 });

@@ -90,6 +90,11 @@ export class CardTreeRepository {
     return rows.map(toRow);
   }
 
+  /** Locks the given cards in id order (one lock order for every transaction: no deadlock). */
+  async lockMany(ids: number[]): Promise<CardRow[]> {
+    return (await this.lockManyWith(ids, {}, [])).map((f) => f.card);
+  }
+
   /** `lockMany` with values of other modules read along per card (as `findWith`; `params` from `$2` on). */
   async lockManyWith(ids: number[], extras: Record<string, string>, params: unknown[]): Promise<Array<{ card: CardRow; extras: Record<string, unknown> }>> {
     const unique = [...new Set(ids)].sort((a, b) => a - b);
@@ -99,16 +104,6 @@ export class CardTreeRepository {
       [unique, ...params],
     );
     return rows.map((r) => ({ card: toRow(r), extras: extrasOf(r, names) }));
-  }
-
-  /** Locks the given cards in id order (one lock order for every transaction: no deadlock). */
-  async lockMany(ids: number[]): Promise<CardRow[]> {
-    const unique = [...new Set(ids)].sort((a, b) => a - b);
-    const rows = await this.sql.rows<RawCard>(
-      `SELECT ${CARD_COLUMNS} FROM cards.cards WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`,
-      [unique],
-    );
-    return rows.map(toRow);
   }
 
   /**

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Sql, toId, toIdOrNull } from '../../../shared/persistence/sql.js';
+import { jsonColumn, Sql, toId, toIdOrNull } from '../../../shared/persistence/sql.js';
 import type { FieldDefinition, ModelDefinition } from '../domain/field-definition.js';
 import type { FieldOptions, FieldType } from '../domain/values/index.js';
 
@@ -34,12 +34,12 @@ export function projectFieldsJsonSql(projectIdSql: string): string {
 
 /** The definitions `projectFieldsJsonSql` read (jsonb arrives parsed with pg, as text with PGlite). */
 export function fieldsFromJson(value: unknown): FieldDefinition[] {
-  const rows = (typeof value === 'string' ? JSON.parse(value) : value) as RawField[] | null;
+  const rows = jsonColumn<RawField[] | null>(value);
   return (rows ?? []).map(toField);
 }
 
 function toField(r: RawField): FieldDefinition {
-  const options = typeof r.options === 'string' ? (JSON.parse(r.options) as FieldOptions) : (r.options ?? {});
+  const options = jsonColumn<FieldOptions | null>(r.options) ?? {};
   return {
     id: toId(r.id),
     projectId: toId(r.project_id),

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { jsonColumn } from '../../../shared/persistence/sql.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { idIn, likeContains, type FilterCardColumns, type FilterOrderOp, type FilterTextMatch, type SqlParams } from '../../../shared/persistence/sql-params.js';
 import {
@@ -127,7 +128,7 @@ export class FieldFilterSql extends FieldFilterApi {
         schema.models.push({ id: Number(r.id), projectId: Number(r.project_id), name: String(r.name) });
         continue;
       }
-      const options = (typeof r.options === 'string' ? JSON.parse(r.options) : (r.options ?? {})) as FieldOptions;
+      const options = jsonColumn<FieldOptions | null>(r.options) ?? {};
       schema.fields.push({
         id: Number(r.id),
         projectId: Number(r.project_id),

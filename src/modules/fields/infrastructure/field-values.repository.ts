@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { prepared } from '../../../shared/persistence/prepared-statements.js';
-import { Sql, toId as n, type Row as Raw } from '../../../shared/persistence/sql.js';
+import { jsonColumn, Sql, toId as n, type Row as Raw } from '../../../shared/persistence/sql.js';
 import type { FieldDefinition } from '../domain/field-definition.js';
 import { fieldTypeHandler, type ValueStorage } from '../domain/values/index.js';
 
@@ -22,7 +22,7 @@ export function cardScalarsJsonSql(cardIdSql: string): string {
 
 /** What `cardScalarsJsonSql` read (jsonb arrives parsed with pg, as text with PGlite). */
 export function scalarsFromJson(value: unknown): ScalarRow[] {
-  const rows = (typeof value === 'string' ? JSON.parse(value) : value) as Array<[number | string, number | string, unknown]> | null;
+  const rows = jsonColumn<Array<[number | string, number | string, unknown]> | null>(value);
   return (rows ?? []).map(([cardId, attributeId, v]) => ({ cardId: n(cardId), attributeId: n(attributeId), value: v }));
 }
 

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { jsonColumn } from '../../../shared/persistence/sql.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import type { DiscoveredField } from '../domain/sheet-summary.js';
 import type { SpreadsheetFormat } from '../domain/spreadsheet-format.js';
@@ -69,7 +70,7 @@ export class UploadsRepository {
       format: r.format as SpreadsheetFormat,
       rowCount: Number(r.row_count),
       columnCount: Number(r.column_count),
-      fields: (typeof r.fields === 'string' ? JSON.parse(r.fields) : r.fields) as DiscoveredField[],
+      fields: jsonColumn<DiscoveredField[]>(r.fields),
       // pg answers a Buffer, PGlite a Uint8Array.
       rowsGz: Buffer.from(r.rows_gz as Uint8Array),
     };
