@@ -8,4 +8,5 @@ export {
   type GroupTypeView,
   type GroupTypeWithField,
   type NewCard,
+  type PreparedCards,
 } from './contracts/cards.api.js';

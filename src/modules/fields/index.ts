@@ -11,6 +11,7 @@ export {
   type GroupTypeFieldRef,
   type GroupTypeFieldSpec,
   type PreparedValues,
+  type ProjectFields,
   type UploadedFile,
 } from './contracts/fields.api.js';
 export {

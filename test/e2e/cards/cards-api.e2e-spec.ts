@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CardsApi } from '../../../src/modules/cards/index.js';
+import { FieldsApi } from '../../../src/modules/fields/index.js';
 import type { Actor } from '../../../src/shared/domain/actor.js';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, groupingClient, type ProjectJson } from '../grouping/grouping-fixtures.js';
@@ -83,6 +84,71 @@ describe('CardsApi.createMany', () => {
       errors: [{ field: 'cards[1].group_ids' }],
     });
     expect((await c.allCards(ann, project.id)).length).toBe(before);
+  });
+});
+
+/** prepareMany + createPrepared: createMany in two halves, as an import writes its batches. */
+describe('CardsApi.prepareMany and createPrepared', () => {
+  let t: TestApp;
+  let api: CardsApi;
+  let fields: FieldsApi;
+  let ann: TestUser;
+  let actor: Actor;
+  let team: number;
+  let project: ProjectJson;
+  let c: ReturnType<typeof groupingClient>;
+  const actorOf = (u: TestUser): Actor => ({ userId: u.id, username: u.username, isAdmin: false, scopes: null });
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    api = t.app.get(CardsApi);
+    fields = t.app.get(FieldsApi);
+    ann = await t.user();
+    actor = actorOf(ann);
+    c = groupingClient(t);
+    team = await c.team(ann);
+    project = await c.project(ann, team);
+    await t.http.post(`${API}/projects/${project.id}/attributes`).set(as(ann)).send({ name: 'Estimate', type: 'number' }).expect(201);
+  });
+  afterAll(() => t.close());
+
+  it('writes what createMany writes: the cards, their children and values, refs in batch order', async () => {
+    const batch = await api.prepareMany(project.id, [{ title: 'A', attributes: { Estimate: '4' }, children: [{ title: 'A.1' }] }, { title: 'B' }], await fields.projectFields(project.id));
+    expect(batch.size).toBe(3);
+    const created = await api.createPrepared(project.top_level_card_id, batch, actor, { system: true });
+    expect(created).toEqual([
+      { id: expect.any(Number), ref: 1, parentId: project.top_level_card_id, children: [{ id: expect.any(Number), ref: 3, parentId: created[0].id, children: [] }] },
+      { id: expect.any(Number), ref: 2, parentId: project.top_level_card_id, children: [] },
+    ]);
+    expect((await c.get(ann, created[0].id)).attributes).toEqual({ Estimate: 4 });
+    expect((await c.stream(ann, created[0].id)).map((e) => `${e.kind}:${e.action}`)).toEqual(['log:card.attribute_changed', 'log:card.created']);
+  });
+
+  it('refuses a bad value while preparing, naming it, before anything is written', async () => {
+    const before = (await c.allCards(ann, project.id)).length;
+    await expect(
+      api.prepareMany(project.id, [{ title: 'ok' }, { title: 'bad', attributes: { Estimate: 'lots' } }], await fields.projectFields(project.id)),
+    ).rejects.toMatchObject({ errors: [{ field: 'Estimate', message: 'expected a number' }] });
+    expect((await c.allCards(ann, project.id)).length).toBe(before);
+  });
+
+  it("checks the writer's access on the locked parent: a viewer writes nothing", async () => {
+    const vic = await t.user();
+    await c.addMember(ann, team, vic, 'viewer');
+    const before = (await c.allCards(ann, project.id)).length;
+    const batch = await api.prepareMany(project.id, [{ title: 'by a viewer', attributes: { Estimate: '1' } }], await fields.projectFields(project.id));
+    await expect(api.createPrepared(project.top_level_card_id, batch, actorOf(vic))).rejects.toMatchObject({ kind: 'forbidden' });
+    expect((await c.allCards(ann, project.id)).length).toBe(before);
+  });
+
+  it("refuses a batch whose values were parsed for another project's fields, writing nothing", async () => {
+    const other = await c.project(ann, team, 'Other');
+    const before = (await c.allCards(ann, other.id)).length;
+    const batch = await api.prepareMany(project.id, [{ title: 'misplaced', attributes: { Estimate: '1' } }], await fields.projectFields(project.id));
+    await expect(api.createPrepared(other.top_level_card_id, batch, actor)).rejects.toThrow(/prepareValues/);
+    expect((await c.allCards(ann, other.id)).length).toBe(before);
+    // and definitions of one project do not parse values for another
+    await expect(api.prepareMany(other.id, [{ title: 'x', attributes: { Estimate: '1' } }], await fields.projectFields(project.id))).rejects.toThrow(/ProjectFields/);
   });
 });
 

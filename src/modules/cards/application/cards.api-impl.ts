@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CardHierarchyApi } from '../../card-hierarchy/index.js';
+import type { ProjectFields } from '../../fields/index.js';
 import type { ProjectView } from '../../workspace/index.js';
-import { CardsApi, type CardView, type CreateCardInput, type CreatedCard, type GroupTypeWithField, type NewCard } from '../contracts/cards.api.js';
+import { CardsApi, type CardView, type CreateCardInput, type CreatedCard, type GroupTypeWithField, type NewCard, type PreparedCards } from '../contracts/cards.api.js';
 import { CardViewsService } from './card-views.service.js';
 import { CreateCardsService } from './create-cards.service.js';
 import { CreateProjectService } from './create-project.service.js';
@@ -35,6 +36,14 @@ export class CardsApiImpl extends CardsApi {
 
   createMany(parentId: number, cards: NewCard[], actor: Actor, options?: { system?: boolean }): Promise<CreatedCard[]> {
     return this.creation.createMany(parentId, cards, actor, options);
+  }
+
+  prepareMany(projectId: number, cards: NewCard[], projectFields: ProjectFields): Promise<PreparedCards> {
+    return this.creation.prepareMany(projectId, cards, projectFields);
+  }
+
+  createPrepared(parentId: number, batch: PreparedCards, actor: Actor, options?: { system?: boolean }): Promise<CreatedCard[]> {
+    return this.creation.createPrepared(parentId, batch, actor, options);
   }
 
   ensureGroupType(projectId: number, name: string, oneGroupPerCard: boolean, actor: Actor): Promise<GroupTypeWithField> {

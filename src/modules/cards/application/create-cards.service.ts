@@ -2,9 +2,9 @@ import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { CardHierarchyApi, type CardRecord } from '../../card-hierarchy/index.js';
-import { FieldsApi, type PreparedValues } from '../../fields/index.js';
+import { FieldsApi, type PreparedValues, type ProjectFields } from '../../fields/index.js';
 import { GroupingApi } from '../../grouping/index.js';
-import type { CardView, CreateCardInput, CreatedCard, NewCard } from '../contracts/cards.api.js';
+import type { CardView, CreateCardInput, CreatedCard, NewCard, PreparedCards } from '../contracts/cards.api.js';
 import { CardViewsService } from './card-views.service.js';
 
 /** A card of a `createMany` batch, flattened depth-first (parents before their children). */
@@ -56,11 +56,30 @@ export class CreateCardsService {
     if (!plan.length) return [];
     // The parent, the caller's access and the project's field definitions, in one statement.
     const { card: parent, read } = await this.hierarchy.requireCard(parentId, actor, 'write', this.views.readAlong('c.project_id'));
-    const prepared = await this.fields.prepareValues(
-      parent.projectId,
+    return this.write(parentId, await this.prepare(parent.projectId, plan, read.fields), actor, options);
+  }
+
+  async prepareMany(projectId: number, cards: NewCard[], projectFields: ProjectFields): Promise<PreparedCards> {
+    return this.prepare(projectId, flatten(cards), projectFields);
+  }
+
+  createPrepared(parentId: number, batch: PreparedCards, actor: Actor, options: { system?: boolean } = {}): Promise<CreatedCard[]> {
+    if (!(batch instanceof PreparedBatch)) throw new Error('createPrepared takes what prepareMany returned');
+    return batch.size ? this.write(parentId, batch, actor, options) : Promise.resolve([]);
+  }
+
+  private async prepare(projectId: number, plan: PlannedCard[], projectFields: unknown): Promise<PreparedBatch> {
+    const values = await this.fields.prepareValues(
+      projectId,
       plan.map((p) => ({ attributes: p.card.attributes, property: `${p.path}.attributes` })),
-      read.fields,
+      projectFields,
     );
+    return new PreparedBatch(projectId, plan, values);
+  }
+
+  /** The batch under its parent, in one unit of work; the values' guard refuses a batch prepared for another project. */
+  private write(parentId: number, batch: PreparedBatch, actor: Actor, options: { system?: boolean }): Promise<CreatedCard[]> {
+    const { plan, values } = batch;
     return this.uow.run(async () => {
       // 1–2. the tree, one level at a time (parents before children, a new card is
       // locked by its own creation), each level in one bulk insert
@@ -81,12 +100,25 @@ export class CreateCardsService {
       );
       // 4. values, in bulk
       await this.fields.writeNewValues(
-        created.map((card, i) => ({ card, prepared: prepared[i] })),
+        created.map((card, i) => ({ card, prepared: values[i] })),
         actor,
         options,
       );
       return nest(plan, created, parentId);
     });
+  }
+}
+
+/** What `prepareMany` returns: the flattened batch and each card's parsed values. */
+class PreparedBatch implements PreparedCards {
+  constructor(
+    readonly projectId: number,
+    readonly plan: PlannedCard[],
+    readonly values: PreparedValues[],
+  ) {}
+
+  get size(): number {
+    return this.plan.length;
   }
 }
 

@@ -1,5 +1,6 @@
 import type { Actor } from '../../../shared/domain/actor.js';
 import type { CardState } from '../../card-hierarchy/index.js';
+import type { ProjectFields } from '../../fields/index.js';
 import type { GroupTypeInfo } from '../../grouping/index.js';
 import type { ProjectView } from '../../workspace/index.js';
 
@@ -72,6 +73,16 @@ export interface CreatedCard {
 }
 
 /**
+ * A batch of new cards flattened and its values parsed by `prepareMany`,
+ * for `createPrepared`. Opaque.
+ */
+export interface PreparedCards {
+  readonly projectId: number;
+  /** Cards in the batch, children included. */
+  readonly size: number;
+}
+
+/**
  * Public API of the cards module: the card as the API shows it, composed
  * from card-hierarchy (tree), fields (values) and grouping (memberships).
  * Every write is one unit of work that calls the lower modules in the lock
@@ -96,6 +107,17 @@ export abstract class CardsApi {
    * `system: true` records the stream entries as `log` (imports).
    */
   abstract createMany(parentId: number, cards: NewCard[], actor: Actor, options?: { system?: boolean }): Promise<CreatedCard[]>;
+  /**
+   * `createMany` in two halves, for a caller that writes many batches in its
+   * own transaction (an import): the first parses a batch's values against
+   * definitions read once (`FieldsApi.projectFields`), reading and writing
+   * nothing (400 naming `cards[i]…` on a bad value), so it can run while the
+   * database writes the batch before; the second writes it under a parent of
+   * that project exactly as `createMany` does (the parent locked, access
+   * checked on the locked row).
+   */
+  abstract prepareMany(projectId: number, cards: NewCard[], projectFields: ProjectFields): Promise<PreparedCards>;
+  abstract createPrepared(parentId: number, batch: PreparedCards, actor: Actor, options?: { system?: boolean }): Promise<CreatedCard[]>;
   /** The project's group type of that name (any case) with its field, created (with its field) when there is none. */
   abstract ensureGroupType(projectId: number, name: string, oneGroupPerCard: boolean, actor: Actor): Promise<GroupTypeWithField>;
   /** A project with its top-level card, in one transaction. */

@@ -24,7 +24,7 @@ import {
   type MemberRef,
 } from '../domain/values/index.js';
 import { isPlainObject } from '../domain/values/json.guards.js';
-import type { PreparedValues } from '../contracts/fields.api.js';
+import type { PreparedValues, ProjectFields } from '../contracts/fields.api.js';
 import { FieldDefinitionsRepository, fieldsFromJson, projectFieldsJsonSql } from '../infrastructure/field-definitions.repository.js';
 import { FieldValuesRepository } from '../infrastructure/field-values.repository.js';
 import { AttributeValuesReader } from './attribute-values.reader.js';
@@ -51,6 +51,20 @@ export class PreparedWrites implements PreparedValues {
 
   get isEmpty(): boolean {
     return this.writes.length === 0;
+  }
+}
+
+/** A project's definitions read once for many `prepare` calls (FieldsApi.projectFields). */
+export class ProjectFieldSet implements ProjectFields {
+  constructor(
+    readonly projectId: number,
+    private readonly fields: FieldDefinition[],
+  ) {}
+
+  /** The definitions, for values of cards of `projectId`: a set of another project is a caller's bug. */
+  of(projectId: number): FieldDefinition[] {
+    if (projectId !== this.projectId) throw new Error('prepareValues takes the ProjectFields of the cards\' project');
+    return this.fields;
   }
 }
 

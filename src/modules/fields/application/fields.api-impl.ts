@@ -11,6 +11,7 @@ import {
   type ModelInfo,
   type ParsedFieldValue,
   type PreparedValues,
+  type ProjectFields,
   type UploadedFile,
 } from '../contracts/fields.api.js';
 import { InvalidInputError } from '../../../shared/domain/domain-error.js';
@@ -20,7 +21,7 @@ import { FieldDefinitionsRepository, fieldsFromJson, projectFieldsJsonSql } from
 import { cardScalarsJsonSql, FieldValuesRepository, scalarsFromJson } from '../infrastructure/field-values.repository.js';
 import { AttributeValuesReader } from './attribute-values.reader.js';
 import { CardModelService } from './card-model.service.js';
-import { CardValuesService } from './card-values.service.js';
+import { CardValuesService, ProjectFieldSet } from './card-values.service.js';
 import { FieldChoicesService } from './field-choices.service.js';
 import { FieldDefinitionsService } from './field-definitions.service.js';
 
@@ -63,7 +64,17 @@ export class FieldsApiImpl extends FieldsApi {
   }
 
   prepareValues(projectId: number, entries: Array<{ attributes: unknown; property: string }>, projectFields?: unknown): Promise<PreparedValues[]> {
-    return this.values.prepare(projectId, entries, projectFields === undefined ? undefined : fieldsFromJson(projectFields));
+    const known =
+      projectFields instanceof ProjectFieldSet
+        ? projectFields.of(projectId)
+        : projectFields === undefined
+          ? undefined
+          : fieldsFromJson(projectFields);
+    return this.values.prepare(projectId, entries, known);
+  }
+
+  async projectFields(projectId: number): Promise<ProjectFields> {
+    return new ProjectFieldSet(projectId, await this.definitionRows.fieldsOfProjects([projectId]));
   }
 
   writeValues(card: CardSummary, prepared: PreparedValues, actor: Actor, options?: { system?: boolean }): Promise<void> {

@@ -49,6 +49,14 @@ export interface PreparedValues {
   readonly isEmpty: boolean;
 }
 
+/**
+ * A project's field definitions, read once in the caller's transaction for
+ * many `prepareValues` calls (an import's batches). Opaque.
+ */
+export interface ProjectFields {
+  readonly projectId: number;
+}
+
 /** A field definition as other modules see it (an importer matching names and types). */
 export interface FieldInfo {
   id: number;
@@ -108,7 +116,8 @@ export abstract class FieldsApi {
    * values) for new cards (no model) of a project, and fetches their files;
    * 400 naming `<property>.<field>` on a bad value; `undefined` writes
    * nothing. Runs outside any transaction. `projectFields`: what
-   * `projectFieldsSql` read for the project, which spares reading them again.
+   * `projectFieldsSql` read for the project, or what `projectFields` returned,
+   * which spares reading them again (and then nothing is read: no statement).
    */
   abstract prepareValues(
     projectId: number,
@@ -153,6 +162,8 @@ export abstract class FieldsApi {
   abstract setModel(cardId: number, body: unknown, actor: Actor, options?: { system?: boolean }): Promise<void>;
   /** Choices of the field `key` for a card the caller may read (404 for an unknown field). */
   abstract choices(card: CardSummary, key: string): Promise<FieldChoices>;
+  /** The project's definitions, for `prepareValues` of many batches (in the caller's transaction, so fields it created count). */
+  abstract projectFields(projectId: number): Promise<ProjectFields>;
   /** Every field of the project, project-wide and models', id order. */
   abstract fieldsOf(projectId: number): Promise<FieldInfo[]>;
   /** The project's models, id order. */

@@ -5,8 +5,8 @@ import { ImportCompleted } from '../../../shared/events/card.events.js';
 import { EventBus } from '../../../shared/events/event-bus.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { CardHierarchyApi } from '../../card-hierarchy/index.js';
-import { CardsApi, type NewCard } from '../../cards/index.js';
-import { FieldsApi } from '../../fields/index.js';
+import { CardsApi, type NewCard, type PreparedCards } from '../../cards/index.js';
+import { FieldsApi, type ProjectFields } from '../../fields/index.js';
 import { GroupingApi } from '../../grouping/index.js';
 import { WorkspaceApi } from '../../workspace/index.js';
 import { ImportRowsInvalidError, invalidImportInput } from '../domain/import.errors.js';
@@ -57,6 +57,8 @@ interface WriteTargets {
   topLevelCardId: number;
   attributeIds: Map<number, number>;
   groupIds: Map<number, Map<string, number>>;
+  /** The project's field definitions once the missing ones exist, for parsing each batch's values. */
+  projectFields: ProjectFields;
 }
 
 /**
@@ -241,11 +243,18 @@ export class ImportSpreadsheetService {
       projectId = created.id;
       topLevelCardId = created.top_level_card_id;
     }
-    const write: WriteTargets = { projectId: projectId!, topLevelCardId: topLevelCardId!, attributeIds: new Map(), groupIds: new Map() };
+    const attributeIds = new Map<number, number>();
     for (const [column, field] of targets.fields) {
-      const id = field.attributeId ?? (await this.fields.createField(write.projectId, { name: field.name, type: field.type })).id;
-      write.attributeIds.set(column, id);
+      const id = field.attributeId ?? (await this.fields.createField(projectId!, { name: field.name, type: field.type })).id;
+      attributeIds.set(column, id);
     }
+    const write: WriteTargets = {
+      projectId: projectId!,
+      topLevelCardId: topLevelCardId!,
+      attributeIds,
+      groupIds: new Map(),
+      projectFields: await this.fields.projectFields(projectId!),
+    };
     for (const [column, context] of targets.contexts) {
       const type = await this.cards.ensureGroupType(write.projectId, context.name, false, actor);
       const groups = new Map<string, number>();
@@ -260,9 +269,10 @@ export class ImportSpreadsheetService {
   /**
    * The write pass: the same rows, checked again by a fresh checker, with the
    * check pass's decisions, written a batch at a time. Reading and checking
-   * the next batch (gunzip, JSON, cell parsing) overlaps with the database's
-   * work on the one before: at most one batch is being written, and the
-   * batches reach the transaction in order.
+   * the next batch (gunzip, JSON, cell parsing, and parsing the values of
+   * its new cards) overlaps with the database's work on the one before: at
+   * most one batch is being written, and the batches reach the transaction
+   * in order.
    */
   private async writeRows(
     upload: StoredUpload,
@@ -275,10 +285,14 @@ export class ImportSpreadsheetService {
     let writing: Promise<void> = Promise.resolve();
     let batch: WriteBatch = { creates: [], updates: [] };
     const flush = async () => {
-      await writing;
       const full = batch;
       batch = { creates: [], updates: [] };
-      writing = this.writeBatch(full, write, actor);
+      // CPU only (no statement), done while the batch before is being written;
+      // a failure surfaces after that batch has settled.
+      const preparing = this.cards.prepareMany(write.projectId, full.creates.map((p) => this.newCard(p, write)), write.projectFields);
+      preparing.catch(() => undefined);
+      await writing;
+      writing = this.writeBatch(full, await preparing, write, actor);
       writing.catch(() => undefined); // awaited by the next flush; never an unhandled rejection meanwhile
     };
     for await (const { rows, first } of this.rows(upload, request)) {
@@ -295,8 +309,8 @@ export class ImportSpreadsheetService {
     await writing;
   }
 
-  private async writeBatch(batch: WriteBatch, write: WriteTargets, actor: Actor): Promise<void> {
-    await this.createCards(batch.creates, write, actor);
+  private async writeBatch(batch: WriteBatch, creates: PreparedCards, write: WriteTargets, actor: Actor): Promise<void> {
+    await this.createCards(batch.creates, creates, write, actor);
     await this.updateCards(batch.updates, write, actor);
   }
 
@@ -321,14 +335,9 @@ export class ImportSpreadsheetService {
     return plan.groups.flatMap((g) => g.titles.map((t) => write.groupIds.get(g.column)!.get(t.toLowerCase())!));
   }
 
-  private async createCards(plans: RowPlan[], write: WriteTargets, actor: Actor): Promise<void> {
+  private async createCards(plans: RowPlan[], prepared: PreparedCards, write: WriteTargets, actor: Actor): Promise<void> {
     if (!plans.length) return;
-    const created = await this.cards.createMany(
-      write.topLevelCardId,
-      plans.map((p) => this.newCard(p, write)),
-      actor,
-      { system: true },
-    );
+    const created = await this.cards.createPrepared(write.topLevelCardId, prepared, actor, { system: true });
     for (let i = 0; i < plans.length; i++) await this.afterCard(created[i].id, plans[i], actor);
   }
 
