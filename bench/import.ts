@@ -273,7 +273,8 @@ async function main(): Promise<void> {
     writeDoc(text);
   } finally {
     await server?.stop();
-    await dropScratchDatabase(SERVER_URL, DB).catch(() => undefined);
+    // BENCH_KEEP_DB=1 keeps the database for a look at plans afterwards (the next run drops it first).
+    if (!process.env.BENCH_KEEP_DB) await dropScratchDatabase(SERVER_URL, DB).catch(() => undefined);
   }
 }
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { CardHierarchyApi } from '../../../src/modules/card-hierarchy/index.js';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, cardClient, expectConsistentTree, type CardJson, type ProjectJson } from './card-fixtures.js';
 
@@ -539,5 +540,50 @@ describe('project card listing', () => {
     expect(res.headers['x-service-total']).toBe('0');
     expect(res.headers['x-service-page']).toBe('1');
     expect(res.headers['x-service-nextpage']).toBeUndefined();
+  });
+});
+
+/**
+ * Bulk creation reads back only what differs between the new rows; the
+ * records it returns must still be the rows as stored, whatever the parent
+ * (nested, under an archived card, with children already).
+ */
+describe('CardHierarchyApi.createChildren', () => {
+  let t: TestApp;
+  let ann: TestUser;
+  let c: ReturnType<typeof cardClient>;
+  let api: CardHierarchyApi;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    c = cardClient(t);
+    ann = await t.user();
+    api = t.app.get(CardHierarchyApi);
+  });
+  afterAll(() => t.close());
+
+  it('returns the new rows as stored, in the order given', async () => {
+    const project = await c.project(ann, await c.team(ann, 'Bulk'), 'Bulk');
+    const top = project.top_level_card_id;
+    const epic = await c.create(ann, top, 'Epic');
+    const story = await c.create(ann, epic.id, 'Story');
+    await c.create(ann, story.id, 'Existing task');
+    const shelf = await c.create(ann, top, 'Shelf');
+    await t.http.post(`${API}/cards/${shelf.id}/archive`).set(as(ann)).expect(200);
+    const actor = { userId: ann.id, username: ann.username, isAdmin: false, scopes: null };
+    const made = await api.createChildren(
+      [
+        { parentId: story.id, title: 'Task A' },
+        { parentId: shelf.id, title: 'Shelved' },
+        { parentId: story.id, title: 'Task B' },
+      ],
+      actor,
+    );
+    expect(made.map((m) => [m.title, m.parentId, m.position])).toEqual([
+      ['Task A', story.id, 1],
+      ['Shelved', shelf.id, 0],
+      ['Task B', story.id, 2],
+    ]);
+    expect(made).toEqual(await api.records(made.map((m) => m.id)));
   });
 });

@@ -6,6 +6,15 @@ import { TreeBusyError } from '../domain/card.errors.js';
 import { recordAlongSql } from '../activity/card-stream.recorder.js';
 import { CARD_COLUMNS, toRow, type CardRow, type RawCard } from './card-rows.js';
 
+/** What a bulk insert reads back of each new card. */
+interface NewChildRow {
+  id: number | string;
+  parent_id: number | string;
+  ref: number;
+  position: number;
+  created_at: Date | string;
+}
+
 export type { CardRow } from './card-rows.js';
 
 /** Rounds of lockSubtree before giving up on a subtree that keeps growing. */
@@ -275,14 +284,15 @@ export class CardTreeRepository {
     if (!entries.length) return [];
     const byId = new Map(parents.map((p) => [p.id, p]));
     const visible = entries.filter((e) => !byId.get(e.parentId)!.hidden).length;
-    const rows = await this.sql.rows<RawCard>(
+    // `base` is materialized so each parent's next position is read once, not once per new card.
+    const rows = await this.sql.rows<NewChildRow>(
       `WITH r AS (
          UPDATE cards.project_counters
             SET next_ref = next_ref + $2, card_count = card_count + $2, visible_count = visible_count + $3
           WHERE project_id = $1
           RETURNING next_ref - $2 AS first_ref),
        input AS (SELECT * FROM unnest($4::bigint[], $5::text[]) WITH ORDINALITY AS i(parent_id, title, ord)),
-       base AS (
+       base AS MATERIALIZED (
          SELECT p.id, p.ancestor_ids || p.id AS ancestors, p.hidden,
                 (SELECT coalesce(max(c.position) + 1, 0) FROM cards.cards c WHERE c.parent_id = p.id) AS next_position
            FROM cards.cards p WHERE p.id = ANY($6::bigint[])),
@@ -293,13 +303,13 @@ export class CardTreeRepository {
                 b.next_position + (row_number() OVER (PARTITION BY i.parent_id ORDER BY i.ord))::int - 1, b.hidden, $8
            FROM input i JOIN base b ON b.id = i.parent_id CROSS JOIN r
           ORDER BY i.ord
-         RETURNING ${CARD_COLUMNS}),
+         RETURNING id, project_id, parent_id, ref, title, position, created_at),
        created AS (
          SELECT id AS card_id, project_id, 'card.created' AS action, $8::bigint AS user_id, ref AS ord,
                 jsonb_strip_nulls(jsonb_build_object('title', title, 'ref', ref, 'parent_id', parent_id)) AS data
            FROM inserted),
        recorded AS (${recordAlongSql('created', options)})
-       SELECT * FROM inserted`,
+       SELECT id, parent_id, ref, position, created_at FROM inserted`,
       [
         parents[0].projectId,
         entries.length,
@@ -311,7 +321,36 @@ export class CardTreeRepository {
         createdBy,
       ],
     );
-    return rows.map(toRow).sort((a, b) => a.ref - b.ref);
+    // Only what differs between the new rows comes back (less to send and
+    // parse per card); the rest is what the insert wrote: the parent's
+    // place and visibility, the column defaults (state, not archived, no
+    // model, updated when created).
+    // Refs follow `entries`, so in ref order the k-th row is the k-th entry.
+    const { projectId, organizationId } = parents[0];
+    return rows
+      .sort((a, b) => Number(a.ref) - Number(b.ref))
+      .map((r, k): CardRow => {
+        const parent = byId.get(toId(r.parent_id))!;
+        const createdAt = new Date(r.created_at);
+        const ancestorIds = [...parent.ancestorIds, parent.id];
+        return {
+          id: toId(r.id),
+          projectId,
+          organizationId,
+          parentId: parent.id,
+          ancestorIds,
+          depth: ancestorIds.length,
+          ref: Number(r.ref),
+          title: entries[k].title,
+          state: 'undecided',
+          isArchived: false,
+          hidden: parent.hidden,
+          position: Number(r.position),
+          modelId: null,
+          createdAt,
+          updatedAt: createdAt,
+        };
+      });
   }
 
   /** Many titles in one statement (the rows travel as one JSON array of `[id, title]`). */

@@ -6,6 +6,10 @@ import { FieldsApi, type PreparedValues, type ProjectFields } from '../../fields
 import { GroupingApi } from '../../grouping/index.js';
 import type { CardView, CreateCardInput, CreatedCard, NewCard, PreparedCards } from '../contracts/cards.api.js';
 import { CardViewsService } from './card-views.service.js';
+import { nextTurn } from '../../../shared/event-loop.js';
+
+/** Cards whose values are parsed in one go (see `prepare`). */
+const PREPARE_SLICE = 100;
 
 /** A card of a `createMany` batch, flattened depth-first (parents before their children). */
 interface PlannedCard {
@@ -68,12 +72,24 @@ export class CreateCardsService {
     return batch.size ? this.write(parentId, batch, actor, options) : Promise.resolve([]);
   }
 
+  /**
+   * The batch's values, parsed a slice of cards at a time: between slices the
+   * event loop handles other work (an import's statements for the batch
+   * before, other requests).
+   */
   private async prepare(projectId: number, plan: PlannedCard[], projectFields: unknown): Promise<PreparedBatch> {
-    const values = await this.fields.prepareValues(
-      projectId,
-      plan.map((p) => ({ attributes: p.card.attributes, property: `${p.path}.attributes` })),
-      projectFields,
-    );
+    const values: PreparedValues[] = [];
+    for (let at = 0; at < plan.length; at += PREPARE_SLICE) {
+      if (at) await nextTurn();
+      const slice = plan.slice(at, at + PREPARE_SLICE);
+      values.push(
+        ...(await this.fields.prepareValues(
+          projectId,
+          slice.map((p) => ({ attributes: p.card.attributes, property: `${p.path}.attributes` })),
+          projectFields,
+        )),
+      );
+    }
     return new PreparedBatch(projectId, plan, values);
   }
 

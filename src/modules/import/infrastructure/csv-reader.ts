@@ -4,6 +4,7 @@ import { sniffDelimiter } from '../domain/csv-dialect.js';
 import { SpreadsheetTooLargeError, UnreadableSpreadsheetError } from '../domain/import.errors.js';
 import type { TextEncoding } from '../domain/spreadsheet-format.js';
 import type { SheetRow } from './row-store.js';
+import { nextTurn } from '../../../shared/event-loop.js';
 
 const CHUNK_BYTES = 64 * 1024;
 const BATCH_ROWS = 2000;
@@ -32,7 +33,7 @@ function* decodedChunks(bytes: Buffer, encoding: TextEncoding): Generator<string
 async function* politely(first: string, rest: Generator<string>): AsyncGenerator<string> {
   yield first;
   for (const chunk of rest) {
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await nextTurn();
     yield chunk;
   }
 }
