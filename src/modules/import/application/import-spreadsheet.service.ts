@@ -31,9 +31,9 @@ export interface ImportReport {
 const BATCH_ROWS = 500;
 /**
  * Rows checked in one go while a batch is being written; then the event loop
- * handles what the database answered meanwhile, so the next statement is not
- * held up by a long check (measured: 50 ms of waiting per 100 000 rows less
- * per … see docs/PERFORMANCE.md).
+ * handles what the database answered meanwhile, so the batch's next
+ * statement is not held up behind a long check (docs/PERFORMANCE.md,
+ * import, fourth pass).
  */
 const CHECK_SLICE_ROWS = 64;
 /** Decision of a row in the check pass, read again by the write pass. */
