@@ -8,6 +8,7 @@ export {
   type CardState,
   type CardSummary,
   type CreateChildOptions,
+  type CreationAlong,
   type CreatedChild,
   type DoomedSubtree,
   type MovedCard,

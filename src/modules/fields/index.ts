@@ -7,6 +7,7 @@ export {
   type FieldChoices,
   type FieldInfo,
   type ModelInfo,
+  type NewValuesAlong,
   type ParsedFieldValue,
   type GroupTypeFieldRef,
   type GroupTypeFieldSpec,

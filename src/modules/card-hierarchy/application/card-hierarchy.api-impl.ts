@@ -5,6 +5,7 @@ import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import type { AccessMode } from '../../workspace/index.js';
 import {
   type CreateChildOptions,
+  type CreationAlong,
   type CreatedChild,
   CardHierarchyApi,
   type CardAccess,
@@ -101,7 +102,7 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
   createChildren(
     entries: Array<{ parentId: number; title: unknown }>,
     actor: Actor,
-    options?: { system?: boolean },
+    options?: { system?: boolean; along?: CreationAlong },
   ): Promise<CardRecord[]> {
     return this.tree.createChildren(entries, actor, options);
   }

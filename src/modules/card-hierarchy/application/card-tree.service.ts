@@ -11,7 +11,7 @@ import {
 } from '../../../shared/events/card.events.js';
 import { EventBus } from '../../../shared/events/event-bus.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
-import type { CardChanges, CardRecord, CardState, CreateChildOptions, CreatedChild, DoomedSubtree } from '../contracts/card-hierarchy.api.js';
+import type { CardChanges, CardRecord, CardState, CreateChildOptions, CreatedChild, CreationAlong, DoomedSubtree } from '../contracts/card-hierarchy.api.js';
 import { assertNotTopLevel, isCardState } from '../domain/card-tree.policy.js';
 import { CardNotFoundError, InvalidCardInputError, TreeBusyError } from '../domain/card.errors.js';
 import { CardListingQueries } from '../infrastructure/card-listing.queries.js';
@@ -88,7 +88,11 @@ export class CardTreeService {
    * locks its parent), checks write access once, and records the
    * `card.created` entries as one batch.
    */
-  createChildren(entries: Array<{ parentId: number; title: unknown }>, actor: Actor, options: { system?: boolean } = {}): Promise<CardRecord[]> {
+  createChildren(
+    entries: Array<{ parentId: number; title: unknown }>,
+    actor: Actor,
+    options: { system?: boolean; along?: CreationAlong } = {},
+  ): Promise<CardRecord[]> {
     const valid = entries.map((e) => ({ parentId: e.parentId, title: validTitle(e.title) }));
     if (!valid.length) return Promise.resolve([]);
     return this.uow.run(async () => {

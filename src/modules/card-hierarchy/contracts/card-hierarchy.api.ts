@@ -40,6 +40,23 @@ export interface CreateChildOptions {
   alsoRead?: Record<string, string>;
 }
 
+/**
+ * Writing along with a bulk creation (docs/ARCHITECTURE.md, "Writing
+ * along"): SQL of another module that writes in the creation's own statement,
+ * so the new cards' other rows cost no round trip of their own. `sql` returns
+ * `WITH` items (`name AS (…)`, comma-separated) that may read the relation
+ * `new_cards (card_id, project_id, ord)`, `ord` being the card's 1-based place
+ * in the creation's entries, and that bind their values through `bind`
+ * (which returns the parameter's placeholder). `entries` names one of those
+ * items with the columns `recordAlongSql` reads (card_id, project_id, action,
+ * user_id, data, ord): they are recorded after the cards' own `card.created`
+ * entries, in `ord` order. The creation's own items are `r`, `input`, `base`,
+ * `inserted`, `new_cards`, `created`, `recorded`: other names only.
+ */
+export interface CreationAlong {
+  sql(bind: (value: unknown) => string): { items: string; entries: string };
+}
+
 /** A card just created, and what `alsoRead` asked for. */
 export interface CreatedChild {
   card: CardRecord;
@@ -147,7 +164,7 @@ export abstract class CardHierarchyApi {
   abstract createChildren(
     entries: Array<{ parentId: number; title: unknown }>,
     actor: Actor,
-    options?: { system?: boolean },
+    options?: { system?: boolean; along?: CreationAlong },
   ): Promise<CardRecord[]>;
   /**
    * Writing along (bulk work, DESIGN.md §9): SQL that records stream entries

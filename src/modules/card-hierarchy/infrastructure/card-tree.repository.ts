@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { prepared } from '../../../shared/persistence/prepared-statements.js';
 import { Sql, toId } from '../../../shared/persistence/sql.js';
-import type { CardState } from '../contracts/card-hierarchy.api.js';
+import type { CardState, CreationAlong } from '../contracts/card-hierarchy.api.js';
 import { TreeBusyError } from '../domain/card.errors.js';
 import { recordAlongSql } from '../activity/card-stream.recorder.js';
 import { CARD_COLUMNS, toRow, type CardRow, type RawCard } from './card-rows.js';
@@ -273,17 +273,29 @@ export class CardTreeRepository {
    * children, in that order. Returns the rows in the order of `entries`.
    * The same statement records each card's `card.created` entry, by the
    * creator, with the payload `CardCreated` carries (`recordAlongSql`: kind
-   * by `system`, entries in ref order).
+   * by `system`, entries in ref order); `along` adds another module's writes
+   * and their entries (after the cards' own) to the statement.
    */
   async insertChildren(
     parents: CardRow[],
     entries: Array<{ parentId: number; title: string }>,
     createdBy: number,
-    options: { system?: boolean } = {},
+    options: { system?: boolean; along?: CreationAlong } = {},
   ): Promise<CardRow[]> {
     if (!entries.length) return [];
     const byId = new Map(parents.map((p) => [p.id, p]));
     const visible = entries.filter((e) => !byId.get(e.parentId)!.hidden).length;
+    const params: unknown[] = [
+      parents[0].projectId,
+      entries.length,
+      visible,
+      entries.map((e) => e.parentId),
+      entries.map((e) => e.title),
+      parents.map((p) => p.id),
+      parents[0].organizationId,
+      createdBy,
+    ];
+    const along = options.along?.sql((value) => `$${params.push(value)}`);
     // `base` is materialized so each parent's next position is read once, not once per new card.
     const rows = await this.sql.rows<NewChildRow>(
       `WITH r AS (
@@ -308,18 +320,10 @@ export class CardTreeRepository {
          SELECT id AS card_id, project_id, 'card.created' AS action, $8::bigint AS user_id, ref AS ord,
                 jsonb_strip_nulls(jsonb_build_object('title', title, 'ref', ref, 'parent_id', parent_id)) AS data
            FROM inserted),
-       recorded AS (${recordAlongSql('created', options)})
+       ${along ? `new_cards AS (SELECT id AS card_id, project_id, ref - (SELECT first_ref FROM r) + 1 AS ord FROM inserted), ${along.items},` : ''}
+       recorded AS (${recordAlongSql(along ? streamEntriesWith(along.entries) : 'created', options)})
        SELECT id, parent_id, ref, position, created_at FROM inserted`,
-      [
-        parents[0].projectId,
-        entries.length,
-        visible,
-        entries.map((e) => e.parentId),
-        entries.map((e) => e.title),
-        parents.map((p) => p.id),
-        parents[0].organizationId,
-        createdBy,
-      ],
+      params,
     );
     // Only what differs between the new rows comes back (less to send and
     // parse per card); the rest is what the insert wrote: the parent's
@@ -489,4 +493,16 @@ function extraColumns(extras: Record<string, string>): { names: string[]; select
 
 function extrasOf(row: Record<string, unknown>, names: string[]): Record<string, unknown> {
   return Object.fromEntries(names.map((n, i) => [n, row[`x${i}`]]));
+}
+
+/**
+ * The stream entries of a bulk creation with something written along: the
+ * cards' own `card.created` entries first (in ref order), then the other
+ * module's, in its order.
+ */
+function streamEntriesWith(alongEntries: string): string {
+  return `(SELECT card_id, project_id, action, user_id, data, row_number() OVER (ORDER BY phase, ord) AS ord
+             FROM (SELECT card_id, project_id, action, user_id, data, ord, 0 AS phase FROM created
+                   UNION ALL
+                   SELECT card_id, project_id, action, user_id, data, ord, 1 AS phase FROM ${alongEntries}) e) AS entries`;
 }

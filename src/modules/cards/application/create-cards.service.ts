@@ -100,13 +100,23 @@ export class CreateCardsService {
       // 1–2. the tree, one level at a time (parents before children, a new card is
       // locked by its own creation), each level in one bulk insert
       const created: CardRecord[] = new Array(plan.length);
+      const writtenAlong = new Set<number>();
+      // Without groups, a level's scalar values are written in its insert
+      // statement (writing along); with groups they follow the groups, so
+      // the stream keeps the order of a single creation.
+      const along = !plan.some((p) => p.card.groupIds?.length);
       for (const level of levels(plan)) {
         const entries = level.map((i) => ({
           parentId: plan[i].parentIndex === undefined ? parentId : created[plan[i].parentIndex!].id,
           title: plan[i].card.title,
         }));
-        const made = await this.hierarchy.createChildren(entries, actor, options);
+        const withValues = along ? this.fields.newValuesAlong(level.map((i) => values[i]), actor, options) : undefined;
+        const made = await this.hierarchy.createChildren(entries, actor, { ...options, along: withValues?.creation });
         level.forEach((i, k) => (created[i] = made[k]));
+        if (withValues) {
+          await withValues.written(made);
+          for (const i of level) writtenAlong.add(i);
+        }
       }
       // 3. every group of the batch, locked once in ascending id
       await this.grouping.joinNewCards(
@@ -114,9 +124,9 @@ export class CreateCardsService {
         actor,
         options,
       );
-      // 4. values, in bulk
+      // 4. the values not written along, in bulk
       await this.fields.writeNewValues(
-        created.map((card, i) => ({ card, prepared: values[i] })),
+        created.flatMap((card, i) => (writtenAlong.has(i) ? [] : [{ card, prepared: values[i] }])),
         actor,
         options,
       );

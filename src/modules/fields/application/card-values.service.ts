@@ -24,9 +24,9 @@ import {
   type MemberRef,
 } from '../domain/values/index.js';
 import { isPlainObject } from '../domain/values/json.guards.js';
-import type { PreparedValues, ProjectFields } from '../contracts/fields.api.js';
+import type { NewValuesAlong, PreparedValues, ProjectFields } from '../contracts/fields.api.js';
 import { FieldDefinitionsRepository, fieldsFromJson, projectFieldsJsonSql } from '../infrastructure/field-definitions.repository.js';
-import { FieldValuesRepository } from '../infrastructure/field-values.repository.js';
+import { FieldValuesRepository, newScalarsAlongSql } from '../infrastructure/field-values.repository.js';
 import { AttributeValuesReader } from './attribute-values.reader.js';
 import { lookupField, requireBodyField } from './field-lookup.js';
 import { FileBlobs } from '../files/application/file-blobs.service.js';
@@ -199,6 +199,35 @@ export class CardValuesService {
       this.cards.recordAlongSql('changed', options),
     );
     await this.publishChanges(rows.map((r) => ({ ...r, from: null })), actor, options, true);
+  }
+
+  /**
+   * Values of cards about to be created, written in the creation's statement
+   * (FieldsApi.newValuesAlong): only when every value is a non-empty scalar a
+   * new card may hold, as `writeNew` would write them in bulk.
+   */
+  newAlong(items: PreparedValues[], actor: Actor, options: { system?: boolean } = {}): NewValuesAlong | undefined {
+    const rows: Array<{ ord: number; field: FieldDefinition; value: unknown }> = [];
+    for (let k = 0; k < items.length; k++) {
+      const prepared = items[k];
+      if (!(prepared instanceof PreparedWrites)) throw new Error('newValuesAlong takes what prepareValues returned');
+      if (!prepared.writes.every((w) => isScalarSet(w, null))) return undefined;
+      for (const w of prepared.writes as ScalarSet[]) rows.push({ ord: k + 1, field: w.field, value: w.value });
+    }
+    if (!rows.length) return undefined;
+    return {
+      creation: {
+        sql: (bind) => newScalarsAlongSql(bind(JSON.stringify(rows.map((r) => [r.ord, r.field.id, r.value]))), bind(actor.userId)),
+      },
+      written: async (cards) => {
+        // The caller's transaction rolls back on this: values parsed for one
+        // project's fields never stay on another project's cards.
+        if (cards.some((card, k) => card.projectId !== (items[k] as PreparedWrites).projectId)) {
+          throw new Error('bulk value writes take what prepareValues returned for the cards\' project');
+        }
+        await this.publishChanges(rows.map((r) => ({ card: cards[r.ord - 1], field: r.field, value: r.value, from: null })), actor, options, true);
+      },
+    };
   }
 
   /**

@@ -9,6 +9,7 @@ import {
   type FieldInfo,
   type GroupTypeFieldSpec,
   type ModelInfo,
+  type NewValuesAlong,
   type ParsedFieldValue,
   type PreparedValues,
   type ProjectFields,
@@ -75,6 +76,10 @@ export class FieldsApiImpl extends FieldsApi {
 
   async projectFields(projectId: number): Promise<ProjectFields> {
     return new ProjectFieldSet(projectId, await this.definitionRows.fieldsOfProjects([projectId]));
+  }
+
+  newValuesAlong(items: PreparedValues[], actor: Actor, options?: { system?: boolean }): NewValuesAlong | undefined {
+    return this.values.newAlong(items, actor, options);
   }
 
   writeValues(card: CardSummary, prepared: PreparedValues, actor: Actor, options?: { system?: boolean }): Promise<void> {

@@ -1,5 +1,5 @@
 import type { Actor } from '../../../shared/domain/actor.js';
-import type { CardSummary } from '../../card-hierarchy/index.js';
+import type { CardSummary, CreationAlong } from '../../card-hierarchy/index.js';
 
 /** What fields needs of a card to show its values. */
 export type FieldCardRef = Pick<CardSummary, 'id' | 'projectId' | 'modelId'>;
@@ -55,6 +55,17 @@ export interface PreparedValues {
  */
 export interface ProjectFields {
   readonly projectId: number;
+}
+
+/**
+ * New cards' values written along with their creation (bulk creation): pass
+ * `creation` as `CardHierarchyApi.createChildren`'s `along`, then call
+ * `written` with the cards it returned, in the same transaction.
+ */
+export interface NewValuesAlong {
+  readonly creation: CreationAlong;
+  /** Publishes the values' `card.attribute_changed` events (already recorded); refuses cards of another project than the values'. */
+  written(cards: CardSummary[]): Promise<void>;
 }
 
 /** A field definition as other modules see it (an importer matching names and types). */
@@ -139,6 +150,15 @@ export abstract class FieldsApi {
     actor: Actor,
     options?: { system?: boolean },
   ): Promise<void>;
+  /**
+   * `writeNewValues` in the creation's own statement: the values of the
+   * cards about to be created, `items[k]` for the card at place `k` of the
+   * creation's entries. Undefined when there is nothing to write, or when a
+   * card has a value that cannot go along (only non-empty scalar values can:
+   * number, text, content, bool, date, time); then use `writeNewValues`
+   * after the creation.
+   */
+  abstract newValuesAlong(items: PreparedValues[], actor: Actor, options?: { system?: boolean }): NewValuesAlong | undefined;
   /**
    * `writeValues` for many existing cards in the caller's transaction, which
    * holds their locks (an import updating the cards it matched): scalar values

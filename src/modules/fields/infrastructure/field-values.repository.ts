@@ -15,6 +15,38 @@ export interface ScalarRow {
  * statement) as one jsonb array of `[card_id, attribute_id, value]`, for a
  * module that reads them along with the card's row (STYLE.md §2.6).
  */
+/**
+ * The payload of `card.attribute_changed` for a first value (`from` null), as
+ * `CardAttributeChanged` carries it, from the field `a` and the input row `i`
+ * (its `value`).
+ */
+const FIRST_VALUE_DATA = `jsonb_build_object('attribute_id', a.id, 'attribute', a.name, 'type', a.type, 'operation', 'set',
+                                     'from', NULL, 'to', i.value)`;
+
+/**
+ * Writing along with a bulk creation (CardHierarchyApi's `CreationAlong`):
+ * `WITH` items that insert the new cards' scalar values from the JSON array
+ * bound at `rowsParam` (`[card ord, attribute id, value]` rows, ord as in
+ * `new_cards`), and the relation `values_changed` of their
+ * `card.attribute_changed` entries by the user bound at `userParam`, in the
+ * order of the rows. The same rows and entries as `insertScalars` writes.
+ */
+export function newScalarsAlongSql(rowsParam: string, userParam: string): { items: string; entries: string } {
+  return {
+    items: `value_input AS (
+              SELECT (r->>0)::bigint AS card_ord, (r->>1)::bigint AS attribute_id, r->2 AS value, ord
+                FROM jsonb_array_elements(${rowsParam}::jsonb) WITH ORDINALITY AS x(r, ord)),
+            values_written AS (
+              INSERT INTO fields.scalar_values (card_id, attribute_id, value)
+              SELECT c.card_id, v.attribute_id, v.value FROM value_input v JOIN new_cards c ON c.ord = v.card_ord ORDER BY v.ord),
+            values_changed AS (
+              SELECT c.card_id, a.project_id, 'card.attribute_changed' AS action, ${userParam}::bigint AS user_id, i.ord,
+                     ${FIRST_VALUE_DATA} AS data
+                FROM value_input i JOIN new_cards c ON c.ord = i.card_ord JOIN fields.attributes a ON a.id = i.attribute_id)`,
+    entries: 'values_changed',
+  };
+}
+
 export function cardScalarsJsonSql(cardIdSql: string): string {
   return `(SELECT coalesce(jsonb_agg(jsonb_build_array(card_id, attribute_id, value)), '[]'::jsonb)
              FROM fields.scalar_values WHERE card_id = ${cardIdSql})`;
@@ -177,8 +209,7 @@ export class FieldValuesRepository {
            SELECT card_id, attribute_id, value FROM input ORDER BY ord),
          changed AS (
            SELECT i.card_id, a.project_id, 'card.attribute_changed' AS action, $2::bigint AS user_id, i.ord,
-                  jsonb_build_object('attribute_id', a.id, 'attribute', a.name, 'type', a.type, 'operation', 'set',
-                                     'from', NULL, 'to', i.value) AS data
+                  ${FIRST_VALUE_DATA} AS data
              FROM input i JOIN fields.attributes a ON a.id = i.attribute_id)
          ${recordSql}`,
         [JSON.stringify(chunk.map((r) => [r.cardId, r.attributeId, r.value])), userId],
