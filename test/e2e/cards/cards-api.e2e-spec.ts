@@ -124,6 +124,14 @@ describe('CardsApi.prepareMany and createPrepared', () => {
     expect((await c.stream(ann, created[0].id)).map((e) => `${e.kind}:${e.action}`)).toEqual(['log:card.attribute_changed', 'log:card.created']);
   });
 
+  it('writes the values after the insert when one card has a value that cannot go along (an unset)', async () => {
+    const batch = await api.prepareMany(project.id, [{ title: 'C', attributes: { Estimate: '6' } }, { title: 'D', attributes: { Estimate: null } }], await fields.projectFields(project.id));
+    const [c6, d] = await api.createPrepared(project.top_level_card_id, batch, actor);
+    expect((await c.get(ann, c6.id)).attributes).toEqual({ Estimate: 6 });
+    expect((await c.get(ann, d.id)).attributes).toEqual({ Estimate: null });
+    expect((await c.stream(ann, c6.id)).map((e) => e.action)).toEqual(['card.attribute_changed', 'card.created']);
+  });
+
   it('refuses a bad value while preparing, naming it, before anything is written', async () => {
     const before = (await c.allCards(ann, project.id)).length;
     await expect(
