@@ -65,13 +65,7 @@ export class FieldsApiImpl extends FieldsApi {
   }
 
   prepareValues(projectId: number, entries: Array<{ attributes: unknown; property: string }>, projectFields?: unknown): Promise<PreparedValues[]> {
-    const known =
-      projectFields instanceof ProjectFieldSet
-        ? projectFields.of(projectId)
-        : projectFields === undefined
-          ? undefined
-          : fieldsFromJson(projectFields);
-    return this.values.prepare(projectId, entries, known);
+    return this.values.prepare(projectId, entries, knownFields(projectId, projectFields));
   }
 
   async projectFields(projectId: number): Promise<ProjectFields> {
@@ -158,4 +152,10 @@ export class FieldsApiImpl extends FieldsApi {
   deleteGroupTypeField(groupTypeId: number): Promise<void> {
     return this.definitions.deleteGroupTypeField(groupTypeId);
   }
+}
+
+/** The definitions a caller already holds: a `ProjectFields`, or what `projectFieldsSql` read; undefined reads them. */
+function knownFields(projectId: number, projectFields: unknown): FieldDefinition[] | undefined {
+  if (projectFields instanceof ProjectFieldSet) return projectFields.of(projectId);
+  return projectFields === undefined ? undefined : fieldsFromJson(projectFields);
 }

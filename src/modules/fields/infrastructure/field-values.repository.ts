@@ -11,11 +11,6 @@ export interface ScalarRow {
 }
 
 /**
- * SQL of one card's scalar values (`cardIdSql`: the card's id in the caller's
- * statement) as one jsonb array of `[card_id, attribute_id, value]`, for a
- * module that reads them along with the card's row (STYLE.md §2.6).
- */
-/**
  * The payload of `card.attribute_changed` for a first value (`from` null), as
  * `CardAttributeChanged` carries it, from the field `a` and the input row `i`
  * (its `value`).
@@ -47,6 +42,11 @@ export function newScalarsAlongSql(rowsParam: string, userParam: string): { item
   };
 }
 
+/**
+ * SQL of one card's scalar values (`cardIdSql`: the card's id in the caller's
+ * statement) as one jsonb array of `[card_id, attribute_id, value]`, for a
+ * module that reads them along with the card's row (STYLE.md §2.6).
+ */
 export function cardScalarsJsonSql(cardIdSql: string): string {
   return `(SELECT coalesce(jsonb_agg(jsonb_build_array(card_id, attribute_id, value)), '[]'::jsonb)
              FROM fields.scalar_values WHERE card_id = ${cardIdSql})`;
