@@ -8,10 +8,17 @@ import XLSX from 'xlsx';
 export type Cell = string | number | boolean | Date | null;
 export type SheetFormat = 'xlsx' | 'ods' | 'csv';
 
-export function sheetFile(rows: Cell[][], format: SheetFormat): Buffer {
+/**
+ * A workbook of one sheet per `rows` argument after the first (or just
+ * `rows`). `sharedStrings` writes texts as Excel does, into a shared-strings
+ * part; SheetJS writes them inline by default.
+ */
+export function sheetFile(rows: Cell[][], format: SheetFormat, options: { sharedStrings?: boolean; more?: Cell[][][] } = {}): Buffer {
   const book = XLSX.utils.book_new();
-  XLSX.utils.book_append_sheet(book, XLSX.utils.aoa_to_sheet(rows, { cellDates: true }), 'Sheet1');
-  return XLSX.write(book, { type: 'buffer', bookType: format, compression: true }) as Buffer;
+  [rows, ...(options.more ?? [])].forEach((sheet, i) => {
+    XLSX.utils.book_append_sheet(book, XLSX.utils.aoa_to_sheet(sheet, { cellDates: true }), `Sheet${i + 1}`);
+  });
+  return XLSX.write(book, { type: 'buffer', bookType: format, compression: true, bookSST: options.sharedStrings }) as Buffer;
 }
 
 export interface ZipEntry {

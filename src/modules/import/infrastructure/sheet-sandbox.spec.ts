@@ -3,9 +3,10 @@ import { Worker } from 'node:worker_threads';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from '@jest/globals';
 import { SpreadsheetTooLargeError, UnreadableSpreadsheetError } from '../domain/import.errors.js';
-import { prototypePollutionXlsx, sheetFile } from '../../../../test/support/spreadsheets.js';
+import { prototypePollutionXlsx, sheetFile, writeZip, zipEntries, type Cell } from '../../../../test/support/spreadsheets.js';
 import type { SheetRow } from './row-store.js';
 import { SheetSandbox } from './sheet-sandbox.js';
+import { sheetWindows } from './sheet-worker.js';
 
 // A generous timeout: loading SheetJS in a fresh worker takes seconds on a busy machine.
 const limits = { maxRows: 1000, maxColumns: 50, parseTimeoutMs: 30_000, workerHeapMb: 64, parallelParses: 2 };
@@ -44,30 +45,93 @@ describe('SheetSandbox', () => {
   });
 
   it('keeps a polluting parser away from the server isolate', async () => {
-    const sandbox = new SheetSandbox(limits, fixture('polluting-parser.cjs'));
+    const sandbox = new SheetSandbox(limits, { parserPath: fixture('polluting-parser.cjs') });
     await expect(parse(sheetFile([['a']], 'xlsx'), sandbox)).rejects.toThrow(UnreadableSpreadsheetError);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
   it('terminates a parser that never returns at the wall-clock timeout', async () => {
     const started = Date.now();
-    const sandbox = new SheetSandbox({ ...limits, parseTimeoutMs: 500 }, fixture('spinning-parser.cjs'));
+    const sandbox = new SheetSandbox({ ...limits, parseTimeoutMs: 500 }, { parserPath: fixture('spinning-parser.cjs') });
     await expect(parse(Buffer.from('x'), sandbox)).rejects.toThrow(/longer than 500 ms/);
     expect(Date.now() - started).toBeLessThan(3000);
   });
 
   it('stops a parser at its heap cap', async () => {
-    const sandbox = new SheetSandbox({ ...limits, parseTimeoutMs: 20_000 }, fixture('hungry-parser.cjs'));
+    const sandbox = new SheetSandbox({ ...limits, parseTimeoutMs: 20_000 }, { parserPath: fixture('hungry-parser.cjs') });
     const error = await parse(Buffer.from('x'), sandbox).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SpreadsheetTooLargeError);
     expect((error as Error).message).toMatch(/IMPORT_WORKER_HEAP_MB/);
   });
 
   it('lets only `parallelParses` workers run at once', async () => {
-    const sandbox = new SheetSandbox({ ...limits, parallelParses: 1, parseTimeoutMs: 400 }, fixture('spinning-parser.cjs'));
+    const sandbox = new SheetSandbox({ ...limits, parallelParses: 1, parseTimeoutMs: 400 }, { parserPath: fixture('spinning-parser.cjs') });
     const started = Date.now();
     const results = await Promise.allSettled([parse(Buffer.from('x'), sandbox), parse(Buffer.from('x'), sandbox)]);
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
     expect(Date.now() - started).toBeGreaterThanOrEqual(800);
+  });
+});
+
+/** Rows of every kind of cell, with blank rows and gaps between cells, `n` of them after the header. */
+function variedRows(n: number, label = 'row'): Cell[][] {
+  const rows: Cell[][] = [['Title', 'N', 'Due', 'Done', 'Notes']];
+  for (let i = 1; i <= n; i++) {
+    if (i % 97 === 0) rows.push([]);
+    else rows.push([`${label} ${i} & <ü>`, i % 7 ? i / 4 : null, new Date(Date.UTC(2026, i % 12, 1 + (i % 28))), i % 3 === 0, i % 5 ? `note ${i}` : null]);
+  }
+  return rows;
+}
+
+const worksheetPart = (file: Buffer, name = 'xl/worksheets/sheet1.xml') => zipEntries(file).find((e) => e.name === name)!.data;
+
+describe('SheetSandbox, a worksheet larger than a window', () => {
+  const roomy = { ...limits, maxRows: 10_000 };
+  const windowed = (extra: Partial<typeof limits> = {}) => new SheetSandbox({ ...roomy, ...extra }, { windowBytes: 4096 });
+
+  it('is cut only between rows that carry their number', () => {
+    const part = worksheetPart(sheetFile(variedRows(1500), 'xlsx'));
+    const windows = sheetWindows(part, 4096)!;
+    expect(windows.cuts.length).toBeGreaterThan(10);
+    for (const cut of windows.cuts.slice(1, -1)) expect(part.toString('latin1', cut, cut + 8)).toBe('<row r="');
+    expect(sheetWindows(part, part.length)).toBeNull();
+  });
+
+  it('reads, window by window, the rows it reads at once, texts inline or shared', async () => {
+    for (const sharedStrings of [false, true]) {
+      const file = sheetFile(variedRows(1500), 'xlsx', { sharedStrings });
+      const whole = await parse(file, new SheetSandbox(roomy));
+      expect(whole).toHaveLength(1501);
+      expect(await parse(file, windowed())).toEqual(whole);
+    }
+  });
+
+  it('reads the first sheet of the workbook, not another large one', async () => {
+    const file = sheetFile(variedRows(800, 'first'), 'xlsx', { more: [variedRows(900, 'second')] });
+    const rows = await parse(file, windowed());
+    expect(rows).toEqual(await parse(file, new SheetSandbox(roomy)));
+    expect(rows[1][0]).toBe('first 1 & <ü>');
+  });
+
+  it('leaves rows without numbers whole, and cuts before the numbered ones', async () => {
+    const file = sheetFile(variedRows(1500), 'xlsx');
+    const strip = (from: number) => (xml: string) => {
+      let row = 0;
+      return xml.replace(/<row r="\d+"/g, (tag) => (++row >= from ? '<row' : tag));
+    };
+    for (const from of [1, 700]) {
+      const entries = zipEntries(file).map((e) =>
+        e.name === 'xl/worksheets/sheet1.xml' ? { ...e, data: Buffer.from(strip(from)(e.data.toString('utf8'))) } : e,
+      );
+      const stripped = writeZip(entries);
+      const part = worksheetPart(stripped);
+      const cuts = sheetWindows(part, 4096)?.cuts ?? [];
+      for (const cut of cuts.slice(1, -1)) expect(part.toString('latin1', cut, cut + 8)).toBe('<row r="');
+      expect(await parse(stripped, windowed())).toEqual(await parse(stripped, new SheetSandbox(roomy)));
+    }
+  });
+
+  it('refuses a sheet over the row cap in whichever window passes it', async () => {
+    await expect(parse(sheetFile(variedRows(1500), 'xlsx'), windowed({ maxRows: 1200 }))).rejects.toThrow(/IMPORT_MAX_ROWS/);
   });
 });

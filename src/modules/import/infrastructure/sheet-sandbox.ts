@@ -3,11 +3,32 @@ import { Worker } from 'node:worker_threads';
 import type { ImportLimits } from '../../../config/app-config.js';
 import { SpreadsheetTooLargeError, UnreadableSpreadsheetError } from '../domain/import.errors.js';
 import type { SheetRow } from './row-store.js';
-import { sheetWorkerMain, type SheetWorkerInput, type SheetWorkerMessage } from './sheet-worker.js';
+import {
+  sheetCellText,
+  sheetWindows,
+  sheetWorkerMain,
+  xmlRootIs,
+  type SheetWorkerInput,
+  type SheetWorkerMessage,
+} from './sheet-worker.js';
 
-const WORKER_SOURCE = `(${sheetWorkerMain.toString()})();`;
+/** The worker's code: its main function and the functions it calls, from their own source. */
+const WORKER_SOURCE = [sheetCellText, xmlRootIs, sheetWindows].map(String).join('\n') + `\n(${String(sheetWorkerMain)})();`;
 const BATCH_ROWS = 2000;
-const XLSX_PATH = createRequire(import.meta.url).resolve('xlsx');
+/**
+ * Worksheet XML handed to SheetJS at a time. Measured on a 100 000-row sheet
+ * (22 MB of XML): the parse adds 75 MB of peak RSS with 2 MiB windows, 94 MB
+ * with 4 MiB, 115 MB with 8 MiB and 176 MB at once, in the same time.
+ */
+const WINDOW_BYTES = 2 * 1024 * 1024;
+/**
+ * The worker's young generation: a small one keeps the garbage of each
+ * window's parse from piling up between collections (16 MiB → 4 MiB saved
+ * about 10 MB of peak RSS on that sheet, at no cost in time).
+ */
+const WORKER_YOUNG_GENERATION_MB = 4;
+/** SheetJS's ES module build: the CommonJS one also loads codepage tables the worker never needs. */
+const XLSX_PATH = createRequire(import.meta.url).resolve('xlsx/xlsx.mjs');
 
 type SandboxLimits = Pick<ImportLimits, 'maxRows' | 'maxColumns' | 'parseTimeoutMs' | 'workerHeapMb' | 'parallelParses'>;
 
@@ -49,12 +70,20 @@ class Slots {
 export class SheetSandbox {
   private readonly slots: Slots;
 
+  private readonly parserPath: string;
+  private readonly windowBytes: number;
+
   constructor(
     private readonly limits: SandboxLimits,
-    /** The parser module; tests substitute a misbehaving one to prove the isolation. */
-    private readonly parserPath = XLSX_PATH,
+    /**
+     * The parser module (tests substitute a misbehaving one to prove the
+     * isolation) and the window size (tests make it small to cut small sheets).
+     */
+    options: { parserPath?: string; windowBytes?: number } = {},
   ) {
     this.slots = new Slots(limits.parallelParses);
+    this.parserPath = options.parserPath ?? XLSX_PATH;
+    this.windowBytes = options.windowBytes ?? WINDOW_BYTES;
   }
 
   async parse(bytes: Buffer, onRows: (rows: SheetRow[]) => void): Promise<void> {
@@ -73,12 +102,13 @@ export class SheetSandbox {
       maxRows: this.limits.maxRows,
       maxColumns: this.limits.maxColumns,
       batchRows: BATCH_ROWS,
+      windowBytes: this.windowBytes,
     };
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
       workerData: input,
       transferList: [input.bytes.buffer as ArrayBuffer],
-      resourceLimits: { maxOldGenerationSizeMb: this.limits.workerHeapMb, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 },
+      resourceLimits: { maxOldGenerationSizeMb: this.limits.workerHeapMb, maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB, stackSizeMb: 4 },
       stdout: true,
       stderr: true,
       env: {},

@@ -8,6 +8,8 @@ export interface SheetWorkerInput {
   maxRows: number;
   maxColumns: number;
   batchRows: number;
+  /** Worksheet XML bytes given to SheetJS at a time; a larger worksheet is parsed in windows of rows. */
+  windowBytes: number;
 }
 
 /** What the worker posts back: plain arrays of strings, never parser objects. */
@@ -17,16 +19,110 @@ export type SheetWorkerMessage =
   | { type: 'too_many'; what: 'rows' | 'columns'; count: number }
   | { type: 'failed'; message: string };
 
+type Cell = { t?: string; v?: unknown; w?: string; z?: string | number };
+type DateCode = { y: number; m: number; d: number; H: number; M: number; S: number };
+type Sheet = Array<Array<Cell | undefined> | undefined> & { '!ref'?: string; '!fullref'?: string };
+type Book = { SheetNames: string[]; Sheets: Record<string, Sheet>; Workbook?: { WBProps?: { date1904?: boolean } } };
+/** A zip as SheetJS's CFB reads it: entries whose `content` the worker may swap before `parse_zip`. */
+type Zip = { FileIndex: Array<{ content?: unknown }> };
+type Parser = {
+  CFB: { read(data: Uint8Array, options: { type: 'buffer' }): Zip };
+  parse_zip(zip: Zip, options: Record<string, unknown>): Book;
+  utils: { decode_range(ref: string): { s: { r: number; c: number }; e: { r: number; c: number } } };
+  SSF: { is_date(format: string | number): boolean; parse_date_code(value: number, options?: unknown): DateCode | null };
+};
+
+/** A worksheet part cut into windows of whole rows: each window is `head`, `body[cuts[i]..cuts[i+1]]`, then the close. */
+export interface SheetWindows {
+  head: Buffer;
+  /** Closes `sheetData` and the root: ends every window but the last. */
+  closing: Buffer;
+  /** The part's own end (`</sheetData>` and whatever follows it): ends the last window. */
+  tail: Buffer;
+  cuts: number[];
+}
+
+/**
+ * A cell as the text the importer reads: numbers with a date format as
+ * calendar dates (ISO, with the time when there is one), booleans as
+ * true/false, errors as their display text.
+ */
+export function sheetCellText(cell: Cell | undefined, parser: Parser, date1904: boolean): string {
+  const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+  if (!cell || cell.v === undefined || cell.v === null) return cell?.t === 'e' ? (cell.w ?? '') : '';
+  if (cell.t === 'b') return cell.v ? 'true' : 'false';
+  if (cell.t === 'e') return cell.w ?? '';
+  if (cell.t === 'n' && typeof cell.v === 'number' && cell.z !== undefined && parser.SSF.is_date(cell.z)) {
+    const d = parser.SSF.parse_date_code(cell.v, { date1904 });
+    if (d) {
+      const day = `${pad(d.y, 4)}-${pad(d.m)}-${pad(d.d)}`;
+      return d.H || d.M || d.S ? `${day}T${pad(d.H)}:${pad(d.M)}:${pad(d.S)}` : day;
+    }
+  }
+  if (cell.v instanceof Date) {
+    const v = cell.v;
+    return `${pad(v.getFullYear(), 4)}-${pad(v.getMonth() + 1)}-${pad(v.getDate())}`;
+  }
+  return String(cell.v);
+}
+
+/** Whether an XML part's root element is `name` (any namespace prefix), judged from its first bytes. */
+export function xmlRootIs(part: Buffer, name: string): boolean {
+  const start = part.toString('latin1', 0, Math.min(part.length, 4096)).replace(/^\xEF\xBB\xBF/, '');
+  return new RegExp(`^\\s*(?:<\\?xml[^>]*\\?>\\s*)?(?:<!--[\\s\\S]*?-->\\s*)*<(?:[\\w.-]+:)?${name}[\\s/>]`).test(start);
+}
+
+/**
+ * Where a worksheet part can be cut so that SheetJS reads each window as it
+ * would read the whole: only between rows, and only before a row that
+ * carries its own number (`r`), since SheetJS numbers a row without one
+ * from the row before it. Null when the part is small enough to parse at
+ * once or is not laid out as expected (the whole part is parsed then).
+ */
+export function sheetWindows(part: Buffer, windowBytes: number): SheetWindows | null {
+  if (part.length <= windowBytes) return null;
+  const open = /<((?:\w+:)?)sheetData\b[^>]*>/.exec(part.toString('latin1', 0, Math.min(part.length, 1 << 20)));
+  if (!open || open[0].endsWith('/>')) return null;
+  const prefix = open[1];
+  const bodyStart = open.index + open[0].length;
+  const bodyEnd = part.lastIndexOf(`</${prefix}sheetData>`);
+  const root = /<\/(?:\w+:)?worksheet>\s*$/.exec(part.toString('latin1', Math.max(bodyEnd, part.length - 256)));
+  if (bodyEnd < bodyStart || !root) return null;
+  const rowClose = Buffer.from(`</${prefix}row>`, 'latin1');
+  const numberedRow = new RegExp(`^\\s*<${prefix}row\\s[^>]*?\\sr=["']|^\\s*<${prefix}row\\s+r=["']`);
+  const startsNumberedRow = (at: number) => numberedRow.test(part.toString('latin1', at, Math.min(at + 512, bodyEnd)));
+  const cuts = [bodyStart];
+  for (let at = bodyStart; bodyEnd - at > windowBytes; ) {
+    let end = part.indexOf(rowClose, at + windowBytes);
+    while (end !== -1 && end < bodyEnd && !startsNumberedRow(end + rowClose.length)) end = part.indexOf(rowClose, end + rowClose.length);
+    if (end === -1 || end + rowClose.length >= bodyEnd) break;
+    at = end + rowClose.length;
+    cuts.push(at);
+  }
+  if (cuts.length === 1) return null;
+  cuts.push(bodyEnd);
+  const closing = Buffer.from(`</${prefix}sheetData>${root[0].trim()}`, 'latin1');
+  return { head: part.subarray(0, bodyStart), closing, tail: part.subarray(bodyEnd), cuts };
+}
+
 /**
  * The body of the parsing worker. It runs as an `eval` worker (so the same
- * code serves the built server and the TypeScript test run), from this
- * function's source: it must use nothing from the module around it, only
+ * code serves the built server and the TypeScript test run), from the source
+ * of this function and of the exported functions above it (sheet-sandbox.ts
+ * assembles them): it must use nothing else from the module around it, only
  * `require` and its workerData.
  *
  * Before the parser is loaded the built-in prototypes are frozen, so a
  * prototype-pollution bug in the parser (CVE-2023-30533 in xlsx 0.18.5) fails
  * rather than succeeds; and whatever got through would only have touched this
  * throw-away isolate, never the server's.
+ *
+ * A large worksheet is handed to SheetJS a window of rows at a time (the
+ * part's head, some rows, its close), with the rest of the workbook as it
+ * is: SheetJS then holds one window's cells rather than the whole sheet's,
+ * which is what bounds the memory of a big XLSX (docs/IMPORT.md). The
+ * shared strings are parsed again for every window, so a window is at least
+ * twice their size: that extra work stays under half the sheet's own.
  */
 export function sheetWorkerMain(): void {
   const { parentPort, workerData } = require('node:worker_threads') as { parentPort: MessagePort; workerData: SheetWorkerInput };
@@ -34,76 +130,127 @@ export function sheetWorkerMain(): void {
   const builtins = [Object, Object.prototype, Array.prototype, Function.prototype, String.prototype, Number.prototype];
   for (const b of builtins) Object.freeze(b);
 
-  type Cell = { t?: string; v?: unknown; w?: string; z?: string | number };
-  type DateCode = { y: number; m: number; d: number; H: number; M: number; S: number };
-  type Sheet = Array<Array<Cell | undefined> | undefined> & { '!ref'?: string; '!fullref'?: string };
-  type Parser = {
-    read(data: Uint8Array, options: Record<string, unknown>): {
-      SheetNames: string[];
-      Sheets: Record<string, Sheet>;
-      Workbook?: { WBProps?: { date1904?: boolean } };
-    };
-    utils: { decode_range(ref: string): { s: { r: number; c: number }; e: { r: number; c: number } } };
-    SSF: { is_date(format: string | number): boolean; parse_date_code(value: number, options?: unknown): DateCode | null };
+  const readOptions = (sheetRows: number) => ({
+    type: 'buffer',
+    dense: true,
+    sheets: 0,
+    sheetRows,
+    cellNF: true,
+    cellDates: false,
+    cellFormula: false,
+    cellHTML: false,
+    cellText: false,
+    cellStyles: false,
+    bookVBA: false,
+  });
+
+  const isPart = (content: unknown, root: string): content is Buffer => Buffer.isBuffer(content) && xmlRootIs(content, root);
+
+  /**
+   * The entry that SheetJS reads as the first sheet, found by asking it:
+   * every worksheet part is swapped for a one-cell sheet holding its index
+   * (and the shared strings for an empty list, to skip their parse).
+   */
+  const firstSheetEntry = (parser: Parser, zip: Zip): number | null => {
+    const saved = zip.FileIndex.map((entry) => entry.content);
+    try {
+      zip.FileIndex.forEach((entry, i) => {
+        if (isPart(entry.content, 'worksheet')) entry.content = Buffer.from(`<worksheet><sheetData><row r="1"><c r="A1"><v>${i}</v></c></row></sheetData></worksheet>`);
+        else if (isPart(entry.content, 'sst')) entry.content = Buffer.from('<sst/>');
+      });
+      const book = parser.parse_zip(zip, readOptions(2));
+      const index = book.SheetNames.length ? book.Sheets[book.SheetNames[0]]?.[0]?.[0]?.v : undefined;
+      return typeof index === 'number' && isPart(saved[index], 'worksheet') ? index : null;
+    } finally {
+      zip.FileIndex.forEach((entry, i) => (entry.content = saved[i]));
+    }
   };
 
-  const pad = (n: number, width = 2) => String(n).padStart(width, '0');
-  const text = (cell: Cell | undefined, parser: Parser, date1904: boolean): string => {
-    if (!cell || cell.v === undefined || cell.v === null) return cell?.t === 'e' ? (cell.w ?? '') : '';
-    if (cell.t === 'b') return cell.v ? 'true' : 'false';
-    if (cell.t === 'e') return cell.w ?? '';
-    if (cell.t === 'n' && typeof cell.v === 'number' && cell.z !== undefined && parser.SSF.is_date(cell.z)) {
-      const d = parser.SSF.parse_date_code(cell.v, { date1904 });
-      if (d) {
-        const day = `${pad(d.y, 4)}-${pad(d.m)}-${pad(d.d)}`;
-        return d.H || d.M || d.S ? `${day}T${pad(d.H)}:${pad(d.M)}:${pad(d.S)}` : day;
-      }
-    }
-    if (cell.v instanceof Date) {
-      const v = cell.v;
-      return `${pad(v.getFullYear(), 4)}-${pad(v.getMonth() + 1)}-${pad(v.getDate())}`;
-    }
-    return String(cell.v);
+  /** The first sheet's part and its windows, when it is larger than a window (at least twice the shared strings). */
+  const windowsOfFirstSheet = (parser: Parser, zip: Zip) => {
+    const shared = zip.FileIndex.reduce((n, entry) => (isPart(entry.content, 'sst') ? n + entry.content.length : n), 0);
+    const windowBytes = Math.max(workerData.windowBytes, 2 * shared);
+    if (!zip.FileIndex.some((entry) => isPart(entry.content, 'worksheet') && entry.content.length > windowBytes)) return null;
+    const index = firstSheetEntry(parser, zip);
+    const entry = index === null ? undefined : zip.FileIndex[index];
+    const windows = entry ? sheetWindows(entry.content as Buffer, windowBytes) : null;
+    return entry && windows ? { entry, part: entry.content as Buffer, windows } : null;
   };
 
-  try {
-    const parser = require(workerData.parserPath) as Parser;
-    const book = parser.read(workerData.bytes, {
-      type: 'buffer',
-      dense: true,
-      sheets: 0,
-      sheetRows: workerData.maxRows + 1,
-      cellNF: true,
-      cellDates: false,
-      cellFormula: false,
-      cellHTML: false,
-      cellText: false,
-      cellStyles: false,
-      bookVBA: false,
-    });
-    const sheet = book.SheetNames.length ? book.Sheets[book.SheetNames[0]] : undefined;
-    if (!sheet || !sheet['!ref']) return post({ type: 'done' });
+  let batch: string[][] = [];
+  let next = 0;
+  /** The cap a parsed sheet passes, if any (`!fullref` is its range before `sheetRows` cut it short). */
+  const capPassed = (parser: Parser, sheet: Sheet & { '!ref': string }): SheetWorkerMessage | null => {
     const full = parser.utils.decode_range(sheet['!fullref'] ?? sheet['!ref']);
-    if (full.e.r + 1 > workerData.maxRows) return post({ type: 'too_many', what: 'rows', count: full.e.r + 1 });
-    if (full.e.c + 1 > workerData.maxColumns) return post({ type: 'too_many', what: 'columns', count: full.e.c + 1 });
+    if (full.e.r + 1 > workerData.maxRows) return { type: 'too_many', what: 'rows', count: full.e.r + 1 };
+    if (full.e.c + 1 > workerData.maxColumns) return { type: 'too_many', what: 'columns', count: full.e.c + 1 };
+    return null;
+  };
+
+  /**
+   * Posts a parsed sheet's rows from `next` on: up to its declared range in
+   * the last window (blank rows included, as for a whole sheet), up to its
+   * last row with cells in the others. False when the sheet passes a cap
+   * (posted as such).
+   */
+  const postRows = (parser: Parser, book: Book, lastWindow: boolean): boolean => {
+    const sheet = book.SheetNames.length ? book.Sheets[book.SheetNames[0]] : undefined;
+    if (!sheet || !sheet['!ref']) return true;
+    const cap = capPassed(parser, sheet as Sheet & { '!ref': string });
+    if (cap) {
+      post(cap);
+      return false;
+    }
     const date1904 = Boolean(book.Workbook?.WBProps?.date1904);
-    const last = parser.utils.decode_range(sheet['!ref']).e.r;
-    let batch: string[][] = [];
-    for (let r = 0; r <= last; r++) {
-      const cells = sheet[r] ?? [];
+    const declared = parser.utils.decode_range(sheet['!ref']).e.r;
+    const last = lastWindow ? declared : Math.min(declared, sheet.length - 1);
+    for (; next <= last; next++) {
+      const cells = sheet[next] ?? [];
       const row: string[] = [];
-      for (let c = 0; c < cells.length; c++) row.push(text(cells[c], parser, date1904));
+      for (let c = 0; c < cells.length; c++) row.push(sheetCellText(cells[c], parser, date1904));
       while (row.length && row[row.length - 1] === '') row.pop();
-      sheet[r] = undefined;
+      sheet[next] = undefined;
       batch.push(row);
       if (batch.length === workerData.batchRows) {
         post({ type: 'rows', rows: batch });
         batch = [];
       }
     }
+    return true;
+  };
+
+  /** Parses the first sheet, a window at a time when it is large; false when it passes a cap. */
+  const parseFirstSheet = (parser: Parser, zip: Zip): boolean => {
+    const plan = windowsOfFirstSheet(parser, zip);
+    if (!plan) return postRows(parser, parser.parse_zip(zip, readOptions(workerData.maxRows + 1)), true);
+    const { entry, part, windows } = plan;
+    for (let w = 0; w + 1 < windows.cuts.length; w++) {
+      const lastWindow = w + 2 === windows.cuts.length;
+      const body = part.subarray(windows.cuts[w], windows.cuts[w + 1]);
+      entry.content = Buffer.concat([windows.head, body, lastWindow ? windows.tail : windows.closing]);
+      if (!postRows(parser, parser.parse_zip(zip, readOptions(workerData.maxRows + 1)), lastWindow)) return false;
+    }
+    return true;
+  };
+
+  /**
+   * The parser, as an ES module: SheetJS's ESM build does not load its
+   * codepage tables (some 20 MB, for legacy formats that never reach this
+   * worker). A CommonJS stand-in arrives with its exports as names too.
+   */
+  const loadParser = async (): Promise<Parser> => {
+    const { pathToFileURL } = require('node:url') as typeof import('node:url');
+    return (await import(pathToFileURL(workerData.parserPath).href)) as Parser;
+  };
+
+  const parse = async () => {
+    const parser = await loadParser();
+    const bytes = workerData.bytes;
+    const zip = parser.CFB.read(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length), { type: 'buffer' });
+    if (!parseFirstSheet(parser, zip)) return;
     post({ type: 'rows', rows: batch });
     post({ type: 'done' });
-  } catch (error) {
-    post({ type: 'failed', message: String((error as Error)?.message ?? error).slice(0, 200) });
-  }
+  };
+
+  parse().catch((error: unknown) => post({ type: 'failed', message: String((error as Error)?.message ?? error).slice(0, 200) }));
 }
