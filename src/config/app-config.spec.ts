@@ -12,6 +12,7 @@ describe('loadConfig', () => {
     expect(c.shutdownGraceMs).toBe(10_000);
     expect(c.logLevel).toBe('info');
     expect(c.metricsPort).toBeUndefined();
+    expect(c.heapGrowingPercent).toBe(50);
   });
 
   it('reads the operability settings', () => {
@@ -22,6 +23,8 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ LOG_LEVEL: 'loud' })).toThrow(/LOG_LEVEL/);
     expect(() => loadConfig({ METRICS_PORT: '0' })).toThrow(/METRICS_PORT/);
     expect(() => loadConfig({ SHUTDOWN_GRACE_MS: '-1' })).toThrow(/SHUTDOWN_GRACE_MS/);
+    expect(loadConfig({ HEAP_GROWING_PERCENT: '0' }).heapGrowingPercent).toBe(0);
+    expect(() => loadConfig({ HEAP_GROWING_PERCENT: 'less' })).toThrow(/HEAP_GROWING_PERCENT/);
   });
 
   it('names the bad variable', () => {

@@ -61,6 +61,8 @@ export class AppConfig {
   /** Port of the Prometheus `/metrics` listener; undefined = metrics off. */
   readonly metricsPort: number | undefined;
   readonly metricsHost: string;
+  /** V8's old-generation growth between full collections, in percent; 0 = V8's own (HEAP_GROWING_PERCENT). */
+  readonly heapGrowingPercent: number;
 
   constructor(values: Omit<AppConfig, never>) {
     Object.assign(this, values);
@@ -134,6 +136,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     logLevel: readChoice(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
     metricsPort: env.METRICS_PORT?.trim() ? readInt(env, 'METRICS_PORT', 0, 1, 65535) : undefined,
     metricsHost: env.METRICS_HOST?.trim() || '127.0.0.1',
+    heapGrowingPercent: readInt(env, 'HEAP_GROWING_PERCENT', 50, 0, 1000),
   } as AppConfig);
 }
 
