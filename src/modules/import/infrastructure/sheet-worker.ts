@@ -89,7 +89,7 @@ export function sheetWindows(part: Buffer, windowBytes: number): SheetWindows | 
   const root = /<\/(?:\w+:)?worksheet>\s*$/.exec(part.toString('latin1', Math.max(bodyEnd, part.length - 256)));
   if (bodyEnd < bodyStart || !root) return null;
   const rowClose = Buffer.from(`</${prefix}row>`, 'latin1');
-  const numberedRow = new RegExp(`^\\s*<${prefix}row\\s[^>]*?\\sr=["']|^\\s*<${prefix}row\\s+r=["']`);
+  const numberedRow = new RegExp(`^\\s*<${prefix}row(?:\\s[^>]*?)?\\sr=["']`);
   const startsNumberedRow = (at: number) => numberedRow.test(part.toString('latin1', at, Math.min(at + 512, bodyEnd)));
   const cuts = [bodyStart];
   for (let at = bodyStart; bodyEnd - at > windowBytes; ) {
