@@ -7,6 +7,7 @@ export {
   type CardRecord,
   type CardState,
   type CardSummary,
+  type ChildCreations,
   type CreateChildOptions,
   type CreationAlong,
   type CreatedChild,
@@ -14,6 +15,8 @@ export {
   type MovedCard,
   type ProjectListing,
   type ProjectPage,
+  type ReadyCreation,
+  type SentCreation,
   type TeamCard,
   type TreeMove,
 } from './contracts/card-hierarchy.api.js';

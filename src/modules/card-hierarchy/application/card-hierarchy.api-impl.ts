@@ -12,6 +12,7 @@ import {
   type CardChanges,
   type CardRecord,
   type CardSummary,
+  type ChildCreations,
   type DoomedSubtree,
   type MovedCard,
   type ProjectListing,
@@ -105,6 +106,10 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
     options?: { system?: boolean; along?: CreationAlong },
   ): Promise<CardRecord[]> {
     return this.tree.createChildren(entries, actor, options);
+  }
+
+  openCreations(parentId: number, actor: Actor, options?: { system?: boolean }): Promise<ChildCreations> {
+    return this.tree.openCreations(parentId, actor, options);
   }
 
   cardsWithTitles(projectId: number, titles: string[]): Promise<Array<{ id: number; title: string }>> {

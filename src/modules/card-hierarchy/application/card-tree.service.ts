@@ -11,11 +11,22 @@ import {
 } from '../../../shared/events/card.events.js';
 import { EventBus } from '../../../shared/events/event-bus.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
-import type { CardChanges, CardRecord, CardState, CreateChildOptions, CreatedChild, CreationAlong, DoomedSubtree } from '../contracts/card-hierarchy.api.js';
+import type {
+  CardChanges,
+  CardRecord,
+  CardState,
+  ChildCreations,
+  CreateChildOptions,
+  CreatedChild,
+  CreationAlong,
+  DoomedSubtree,
+  ReadyCreation,
+  SentCreation,
+} from '../contracts/card-hierarchy.api.js';
 import { assertNotTopLevel, isCardState } from '../domain/card-tree.policy.js';
 import { CardNotFoundError, InvalidCardInputError, TreeBusyError } from '../domain/card.errors.js';
 import { CardListingQueries } from '../infrastructure/card-listing.queries.js';
-import { CardTreeRepository, type CardRow } from '../infrastructure/card-tree.repository.js';
+import { CardTreeRepository, type CardRow, type ChildrenInsert } from '../infrastructure/card-tree.repository.js';
 import { CardAccessService } from './card-access.service.js';
 
 export const MAX_TITLE = 1024;
@@ -102,21 +113,18 @@ export class CardTreeService {
       if (parents.some((p) => p.projectId !== parents[0].projectId)) throw new Error('createChildren takes parents of one project');
       // The insert records the `card.created` entries itself (writing along).
       const cards = await this.cards.insertChildren(parents, valid, actor.userId, options);
-      await this.events.publish(
-        new CardEventBatch(
-          cards.map(
-            (card) =>
-              new CardCreated({
-                ...this.eventBase(card, actor),
-                system: options.system,
-                data: { title: card.title, ref: card.ref, parent_id: card.parentId ?? undefined },
-              }),
-          ),
-          true,
-        ),
-      );
+      await this.events.publish(createdBatch(cards, actor, options.system));
       return cards.map(toRecord);
     });
+  }
+
+  /** CardHierarchyApi.openCreations: the parent locked and the access checked as `createChildren` does, once. */
+  async openCreations(parentId: number, actor: Actor, options: { system?: boolean } = {}): Promise<ChildCreations> {
+    // Row locks outside a transaction would be released at once: a caller's bug.
+    if (!this.uow.inTransaction) throw new Error('openCreations must run inside a unit of work');
+    const [parent] = await this.access.lockMany([parentId], actor, 'write');
+    if (!parent) throw new CardNotFoundError();
+    return new ChildCreationSequence(parent, this.cards, this.events, actor, options);
   }
 
   /** Bulk title change (imports): see CardHierarchyApi.updateTitles. */
@@ -259,5 +267,57 @@ export class CardTreeService {
 
   private eventBase(card: CardRow, actor: Actor) {
     return { cardId: card.id, projectId: card.projectId, actorId: actor.userId };
+  }
+}
+
+/** The `card.created` events of a bulk creation, as one batch whose entries its statement recorded (writing along). */
+function createdBatch(cards: CardRow[], actor: Actor, system: boolean | undefined): CardEventBatch {
+  return new CardEventBatch(
+    cards.map(
+      (card) =>
+        new CardCreated({
+          cardId: card.id,
+          projectId: card.projectId,
+          actorId: actor.userId,
+          system,
+          data: { title: card.title, ref: card.ref, parent_id: card.parentId ?? undefined },
+        }),
+    ),
+    true,
+  );
+}
+
+/**
+ * `CardHierarchyApi.openCreations`: creations under a parent this
+ * transaction has locked. Each statement reads the positions and the counter
+ * the one before wrote, so it is sent only once that one has returned; that
+ * is checked here rather than left to the order in which promises settle.
+ */
+class ChildCreationSequence implements ChildCreations {
+  private inDatabase = false;
+
+  constructor(
+    private readonly parent: CardRow,
+    private readonly cards: CardTreeRepository,
+    private readonly events: EventBus,
+    private readonly actor: Actor,
+    private readonly options: { system?: boolean },
+  ) {}
+
+  ready(titles: unknown[], options: { along?: CreationAlong } = {}): ReadyCreation {
+    const entries = titles.map((title) => ({ parentId: this.parent.id, title: validTitle(title) }));
+    const insert = this.cards.childrenInsert([this.parent], entries, this.actor.userId, { ...this.options, along: options.along });
+    return { send: () => this.send(insert) };
+  }
+
+  private async send(insert: ChildrenInsert): Promise<SentCreation> {
+    if (this.inDatabase) throw new Error('a creation is sent only once the one before it has returned');
+    this.inDatabase = true;
+    const cards = await insert.run(); // a failure leaves the flag set: the transaction is aborted, nothing may follow
+    this.inDatabase = false;
+    return {
+      cards: cards.map(toRecord),
+      publish: () => this.events.publish(createdBatch(cards, this.actor, this.options.system)),
+    };
   }
 }

@@ -57,6 +57,42 @@ export interface CreationAlong {
   sql(bind: (value: unknown) => string): { items: string; entries: string };
 }
 
+/**
+ * Bulk creations one after another under one parent, in the caller's unit of
+ * work (an import's batches), from `CardHierarchyApi.openCreations`, which
+ * locked the parent and checked the caller's write access once.
+ */
+export interface ChildCreations {
+  /**
+   * One creation of new last children of the parent, as `createChildren`
+   * makes it (refs and positions in the order given, `card.created`
+   * recorded in the statement, `along` written in it), built but not sent:
+   * the caller builds the next one while the database runs the one before.
+   * Titles are checked here (400).
+   */
+  ready(titles: unknown[], options?: { along?: CreationAlong }): ReadyCreation;
+}
+
+export interface ReadyCreation {
+  /**
+   * Sends the creation's statement; throws when the sequence's creation
+   * before has not returned yet, since this one's refs and positions follow
+   * what that one wrote. Resolves when the statement has returned.
+   */
+  send(): Promise<SentCreation>;
+}
+
+/** A creation whose statement has returned: its cards, in the order given, and its events still to publish. */
+export interface SentCreation {
+  cards: CardRecord[];
+  /**
+   * Publishes the cards' events (`card.created`, already recorded). Apart
+   * from `send` so that the caller can send the next creation first and
+   * publish while the database runs it.
+   */
+  publish(): Promise<void>;
+}
+
 /** A card just created, and what `alsoRead` asked for. */
 export interface CreatedChild {
   card: CardRecord;
@@ -166,6 +202,13 @@ export abstract class CardHierarchyApi {
     actor: Actor,
     options?: { system?: boolean; along?: CreationAlong },
   ): Promise<CardRecord[]>;
+  /**
+   * Opens a sequence of bulk creations under one parent inside the caller's
+   * unit of work (it must be in one): locks the parent and checks write
+   * access on the locked row now, once, for every creation of the sequence
+   * (the lock holds until the transaction ends). `system` as above.
+   */
+  abstract openCreations(parentId: number, actor: Actor, options?: { system?: boolean }): Promise<ChildCreations>;
   /**
    * Writing along (bulk work, DESIGN.md §9): SQL that records stream entries
    * in the caller's own write statement, as a data-modifying `WITH` item.

@@ -17,6 +17,11 @@ interface NewChildRow {
 
 export type { CardRow } from './card-rows.js';
 
+/** A bulk insert built by `childrenInsert`, sent by `run`. */
+export interface ChildrenInsert {
+  run(): Promise<CardRow[]>;
+}
+
 /** Rounds of lockSubtree before giving up on a subtree that keeps growing. */
 const MAX_SUBTREE_LOCK_ROUNDS = 20;
 
@@ -276,13 +281,26 @@ export class CardTreeRepository {
    * by `system`, entries in ref order); `along` adds another module's writes
    * and their entries (after the cards' own) to the statement.
    */
-  async insertChildren(
+  insertChildren(
     parents: CardRow[],
     entries: Array<{ parentId: number; title: string }>,
     createdBy: number,
     options: { system?: boolean; along?: CreationAlong } = {},
   ): Promise<CardRow[]> {
-    if (!entries.length) return [];
+    return this.childrenInsert(parents, entries, createdBy, options).run();
+  }
+
+  /**
+   * `insertChildren` built but not sent: a sequence of creations builds the
+   * next statement's parameters while the database runs the one before.
+   */
+  childrenInsert(
+    parents: CardRow[],
+    entries: Array<{ parentId: number; title: string }>,
+    createdBy: number,
+    options: { system?: boolean; along?: CreationAlong } = {},
+  ): ChildrenInsert {
+    if (!entries.length) return { run: () => Promise.resolve([]) };
     const byId = new Map(parents.map((p) => [p.id, p]));
     const visible = entries.filter((e) => !byId.get(e.parentId)!.hidden).length;
     const params: unknown[] = [
@@ -297,8 +315,7 @@ export class CardTreeRepository {
     ];
     const along = options.along?.sql((value) => `$${params.push(value)}`);
     // `base` is materialized so each parent's next position is read once, not once per new card.
-    const rows = await this.sql.rows<NewChildRow>(
-      `WITH r AS (
+    const sql = `WITH r AS (
          UPDATE cards.project_counters
             SET next_ref = next_ref + $2, card_count = card_count + $2, visible_count = visible_count + $3
           WHERE project_id = $1
@@ -322,39 +339,8 @@ export class CardTreeRepository {
            FROM inserted),
        ${along ? `new_cards AS (SELECT id AS card_id, project_id, ref - (SELECT first_ref FROM r) + 1 AS ord FROM inserted), ${along.items},` : ''}
        recorded AS (${recordAlongSql(along ? streamEntriesWith(along.entries) : 'created', options)})
-       SELECT id, parent_id, ref, position, created_at FROM inserted`,
-      params,
-    );
-    // Only what differs between the new rows comes back (less to send and
-    // parse per card); the rest is what the insert wrote: the parent's
-    // place and visibility, the column defaults (state, not archived, no
-    // model, updated when created).
-    // Refs follow `entries`, so in ref order the k-th row is the k-th entry.
-    const { projectId, organizationId } = parents[0];
-    return rows
-      .sort((a, b) => Number(a.ref) - Number(b.ref))
-      .map((r, k): CardRow => {
-        const parent = byId.get(toId(r.parent_id))!;
-        const createdAt = new Date(r.created_at);
-        const ancestorIds = [...parent.ancestorIds, parent.id];
-        return {
-          id: toId(r.id),
-          projectId,
-          organizationId,
-          parentId: parent.id,
-          ancestorIds,
-          depth: ancestorIds.length,
-          ref: Number(r.ref),
-          title: entries[k].title,
-          state: 'undecided',
-          isArchived: false,
-          hidden: parent.hidden,
-          position: Number(r.position),
-          modelId: null,
-          createdAt,
-          updatedAt: createdAt,
-        };
-      });
+       SELECT id, parent_id, ref, position, created_at FROM inserted`;
+    return { run: async () => newChildRows(await this.sql.rows<NewChildRow>(sql, params), byId, entries) };
   }
 
   /** Many titles in one statement (the rows travel as one JSON array of `[id, title]`). */
@@ -505,4 +491,38 @@ function streamEntriesWith(alongEntries: string): string {
              FROM (SELECT card_id, project_id, action, user_id, data, ord, 0 AS phase FROM created
                    UNION ALL
                    SELECT card_id, project_id, action, user_id, data, ord, 1 AS phase FROM ${alongEntries}) e) AS entries`;
+}
+
+/**
+ * The bulk insert's rows as card rows, in the order of `entries`. Only what
+ * differs between the new rows comes back (less to send and parse per card);
+ * the rest is what the insert wrote: the parent's place and visibility, the
+ * column defaults (state, not archived, no model, updated when created).
+ * Refs follow `entries`, so in ref order the k-th row is the k-th entry.
+ */
+function newChildRows(rows: NewChildRow[], parents: Map<number, CardRow>, entries: Array<{ title: string }>): CardRow[] {
+  return rows
+    .sort((a, b) => Number(a.ref) - Number(b.ref))
+    .map((r, k): CardRow => {
+      const parent = parents.get(toId(r.parent_id))!;
+      const createdAt = new Date(r.created_at);
+      const ancestorIds = [...parent.ancestorIds, parent.id];
+      return {
+        id: toId(r.id),
+        projectId: parent.projectId,
+        organizationId: parent.organizationId,
+        parentId: parent.id,
+        ancestorIds,
+        depth: ancestorIds.length,
+        ref: Number(r.ref),
+        title: entries[k].title,
+        state: 'undecided',
+        isArchived: false,
+        hidden: parent.hidden,
+        position: Number(r.position),
+        modelId: null,
+        createdAt,
+        updatedAt: createdAt,
+      };
+    });
 }
