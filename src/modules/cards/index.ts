@@ -1,6 +1,7 @@
 export { CardsModule } from './cards.module.js';
 export {
   CardsApi,
+  type BatchSequence,
   type CardGroupView,
   type CardView,
   type CreateCardInput,
@@ -9,4 +10,6 @@ export {
   type GroupTypeWithField,
   type NewCard,
   type PreparedCards,
+  type ReadyBatch,
+  type SentBatch,
 } from './contracts/cards.api.js';

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { CardsApi } from '../../../src/modules/cards/index.js';
+import { CardsApi, type NewCard } from '../../../src/modules/cards/index.js';
 import { FieldsApi } from '../../../src/modules/fields/index.js';
 import type { Actor } from '../../../src/shared/domain/actor.js';
+import { UnitOfWork } from '../../../src/shared/persistence/unit-of-work.js';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, groupingClient, type ProjectJson } from '../grouping/grouping-fixtures.js';
 
@@ -157,6 +158,88 @@ describe('CardsApi.prepareMany and createPrepared', () => {
     expect((await c.allCards(ann, other.id)).length).toBe(before);
     // and definitions of one project do not parse values for another
     await expect(api.prepareMany(other.id, [{ title: 'x', attributes: { Estimate: '1' } }], await fields.projectFields(project.id))).rejects.toThrow(/ProjectFields/);
+  });
+});
+
+/** openBatches: prepared batches under one parent, one statement each, as an import's write pass sends them. */
+describe('CardsApi.openBatches', () => {
+  let t: TestApp;
+  let api: CardsApi;
+  let fields: FieldsApi;
+  let uow: UnitOfWork;
+  let ann: TestUser;
+  let actor: Actor;
+  let team: number;
+  let project: ProjectJson;
+  let c: ReturnType<typeof groupingClient>;
+  const actorOf = (u: TestUser): Actor => ({ userId: u.id, username: u.username, isAdmin: false, scopes: null });
+  const prepare = async (cards: NewCard[]) => api.prepareMany(project.id, cards, await fields.projectFields(project.id));
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    api = t.app.get(CardsApi);
+    fields = t.app.get(FieldsApi);
+    uow = t.app.get(UnitOfWork);
+    ann = await t.user();
+    actor = actorOf(ann);
+    c = groupingClient(t);
+    team = await c.team(ann);
+    project = await c.project(ann, team);
+    await t.http.post(`${API}/projects/${project.id}/attributes`).set(as(ann)).send({ name: 'Estimate', type: 'number' }).expect(201);
+  });
+  afterAll(() => t.close());
+
+  it('sends batches one after another, refs and positions in order, each batch recorded as createPrepared records it', async () => {
+    const first = await prepare([{ title: 'A', attributes: { Estimate: '1' } }, { title: 'B' }]);
+    const second = await prepare([{ title: 'C', attributes: { Estimate: '3' } }]);
+    const created = await uow.run(async () => {
+      const batches = await api.openBatches(project.top_level_card_id, actor, { system: true });
+      const readyFirst = batches.ready(first)!;
+      const readySecond = batches.ready(second)!; // built before the first is sent
+      const sending = readyFirst.send();
+      // Not before the first has returned: its refs and positions depend on it.
+      await expect(readySecond.send()).rejects.toThrow(/returned/);
+      const sentFirst = await sending;
+      const sentSecond = await readySecond.send();
+      await sentFirst.publish();
+      await sentSecond.publish();
+      return [...sentFirst.created, ...sentSecond.created];
+    });
+    expect(created.map((x) => [x.ref, x.parentId, x.children])).toEqual([
+      [1, project.top_level_card_id, []],
+      [2, project.top_level_card_id, []],
+      [3, project.top_level_card_id, []],
+    ]);
+    const cards = await Promise.all(created.map((x) => c.get(ann, x.id)));
+    expect(cards.map((x) => [x.title, x.position, (x.attributes as Record<string, unknown>).Estimate])).toEqual([
+      ['A', 0, 1],
+      ['B', 1, null],
+      ['C', 2, 3],
+    ]);
+    expect((await c.stream(ann, created[0].id)).map((e) => `${e.kind}:${e.action}`)).toEqual(['log:card.attribute_changed', 'log:card.created']);
+    expect((await c.stream(ann, created[1].id)).map((e) => `${e.kind}:${e.action}`)).toEqual(['log:card.created']);
+  });
+
+  it('leaves to createPrepared what is not one statement: children, groups, values that cannot go along', async () => {
+    const type = await c.type(ann, project.id, 'Kind');
+    const group = await c.group(ann, project.top_level_card_id, type.id, 'g');
+    const batches = [
+      await prepare([{ title: 'parent', children: [{ title: 'child' }] }]),
+      await prepare([{ title: 'grouped', groupIds: [group.id] }]),
+      await prepare([{ title: 'unset', attributes: { Estimate: null } }]),
+      await prepare([]),
+    ];
+    await uow.run(async () => {
+      const sequence = await api.openBatches(project.top_level_card_id, actor);
+      expect(batches.map((b) => sequence.ready(b))).toEqual([undefined, undefined, undefined, undefined]);
+    });
+  });
+
+  it("checks the writer's access on the locked parent when it opens, and runs only inside a unit of work", async () => {
+    const vic = await t.user();
+    await c.addMember(ann, team, vic, 'viewer');
+    await expect(uow.run(() => api.openBatches(project.top_level_card_id, actorOf(vic)))).rejects.toMatchObject({ kind: 'forbidden' });
+    await expect(api.openBatches(project.top_level_card_id, actor)).rejects.toThrow(/unit of work/);
   });
 });
 

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
-import { CardHierarchyApi, type CardRecord } from '../../card-hierarchy/index.js';
+import { CardHierarchyApi, type CardRecord, type ChildCreations } from '../../card-hierarchy/index.js';
 import { FieldsApi, type PreparedValues, type ProjectFields } from '../../fields/index.js';
 import { GroupingApi } from '../../grouping/index.js';
-import type { CardView, CreateCardInput, CreatedCard, NewCard, PreparedCards } from '../contracts/cards.api.js';
+import type { BatchSequence, CardView, CreateCardInput, CreatedCard, NewCard, PreparedCards, ReadyBatch } from '../contracts/cards.api.js';
 import { CardViewsService } from './card-views.service.js';
 import { nextTurn } from '../../../shared/event-loop.js';
 
@@ -70,6 +70,38 @@ export class CreateCardsService {
   createPrepared(parentId: number, batch: PreparedCards, actor: Actor, options: { system?: boolean } = {}): Promise<CreatedCard[]> {
     if (!(batch instanceof PreparedBatch)) throw new Error('createPrepared takes what prepareMany returned');
     return batch.size ? this.write(parentId, batch, actor, options) : Promise.resolve([]);
+  }
+
+  async openBatches(parentId: number, actor: Actor, options: { system?: boolean } = {}): Promise<BatchSequence> {
+    const creations = await this.hierarchy.openCreations(parentId, actor, options);
+    return { ready: (batch) => this.readyBatch(creations, batch, actor, options) };
+  }
+
+  /**
+   * A batch that `write` would write in one statement: cards without groups
+   * (they join after the insert) or children (a second level), whose values
+   * all go along with the insert; undefined for any other.
+   */
+  private readyBatch(creations: ChildCreations, batch: PreparedCards, actor: Actor, options: { system?: boolean }): ReadyBatch | undefined {
+    if (!(batch instanceof PreparedBatch)) throw new Error('a batch sequence takes what prepareMany returned');
+    const { plan, values } = batch;
+    if (!plan.length || plan.some((p) => p.parentIndex !== undefined || p.card.groupIds?.length)) return undefined;
+    const along = this.fields.newValuesAlong(values, actor, options);
+    if (!along && values.some((v) => !v.isEmpty)) return undefined;
+    const creation = creations.ready(plan.map((p) => p.card.title), { along: along?.creation });
+    return {
+      send: async () => {
+        const sent = await creation.send();
+        return {
+          created: sent.cards.map((c) => ({ id: c.id, ref: c.ref, parentId: c.parentId!, children: [] })),
+          // In `write`'s order: the cards' events, then their values'.
+          publish: async () => {
+            await sent.publish();
+            await along?.written(sent.cards);
+          },
+        };
+      },
+    };
   }
 
   /**

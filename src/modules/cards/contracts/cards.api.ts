@@ -83,6 +83,40 @@ export interface PreparedCards {
 }
 
 /**
+ * Prepared batches written one after another under one parent, each as one
+ * statement, in the caller's unit of work (an import's write pass), from
+ * `CardsApi.openBatches`.
+ */
+export interface BatchSequence {
+  /**
+   * The batch built as one statement and not sent, or undefined when it is
+   * not one: cards with groups or children, or values that cannot be written
+   * along with the cards. Write those with `createPrepared`.
+   */
+  ready(batch: PreparedCards): ReadyBatch | undefined;
+}
+
+export interface ReadyBatch {
+  /**
+   * Sends the batch's statement; throws when the batch sent before it has
+   * not returned yet (its refs and positions follow that one's). Resolves
+   * when the statement has returned.
+   */
+  send(): Promise<SentBatch>;
+}
+
+/** A batch whose statement has returned: the cards, as `createMany` returns them, and the events still to publish. */
+export interface SentBatch {
+  created: CreatedCard[];
+  /**
+   * Publishes the batch's events (cards, then values; all recorded by the
+   * statement). Apart from `send` so that the caller can send the next batch
+   * first and publish while the database runs it; the caller must call it.
+   */
+  publish(): Promise<void>;
+}
+
+/**
  * Public API of the cards module: the card as the API shows it, composed
  * from card-hierarchy (tree), fields (values) and grouping (memberships).
  * Every write is one unit of work that calls the lower modules in the lock
@@ -118,6 +152,13 @@ export abstract class CardsApi {
    */
   abstract prepareMany(projectId: number, cards: NewCard[], projectFields: ProjectFields): Promise<PreparedCards>;
   abstract createPrepared(parentId: number, batch: PreparedCards, actor: Actor, options?: { system?: boolean }): Promise<CreatedCard[]>;
+  /**
+   * `createPrepared` for a sequence of batches under one parent, in the
+   * caller's unit of work: the parent is locked and access checked once,
+   * here; each batch that is one statement then costs that statement only,
+   * and the next can go to the database as soon as it has returned.
+   */
+  abstract openBatches(parentId: number, actor: Actor, options?: { system?: boolean }): Promise<BatchSequence>;
   /** The project's group type of that name (any case) with its field, created (with its field) when there is none. */
   abstract ensureGroupType(projectId: number, name: string, oneGroupPerCard: boolean, actor: Actor): Promise<GroupTypeWithField>;
   /** A project with its top-level card, in one transaction. */
