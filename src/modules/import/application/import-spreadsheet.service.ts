@@ -5,7 +5,7 @@ import { ImportCompleted } from '../../../shared/events/card.events.js';
 import { EventBus } from '../../../shared/events/event-bus.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { CardHierarchyApi } from '../../card-hierarchy/index.js';
-import { CardsApi, type NewCard, type PreparedCards } from '../../cards/index.js';
+import { CardsApi, type BatchSequence, type NewCard, type PreparedCards, type SentBatch } from '../../cards/index.js';
 import { FieldsApi, type ProjectFields } from '../../fields/index.js';
 import { GroupingApi } from '../../grouping/index.js';
 import { WorkspaceApi } from '../../workspace/index.js';
@@ -279,8 +279,8 @@ export class ImportSpreadsheetService {
    * check pass's decisions, written a batch at a time. Reading and checking
    * the next batch (gunzip, JSON, cell parsing, and parsing the values of
    * its new cards) overlaps with the database's work on the one before: at
-   * most one batch is being written, and the batches reach the transaction
-   * in order.
+   * most one batch is in the database, and the batches reach the transaction
+   * in order (`BatchPipeline`).
    */
   private async writeRows(
     upload: StoredUpload,
@@ -290,33 +290,38 @@ export class ImportSpreadsheetService {
     write: WriteTargets,
     actor: Actor,
   ): Promise<void> {
-    let writing: Promise<void> = Promise.resolve();
+    const pipeline = new BatchPipeline(
+      () => this.cards.openBatches(write.topLevelCardId, actor, { system: true }),
+      (full, creates) => this.writeBatch(full, creates, write, actor),
+    );
     let batch: WriteBatch = { creates: [], updates: [] };
     const flush = async () => {
       const full = batch;
       batch = { creates: [], updates: [] };
-      // CPU only (no statement), done while the batch before is being written;
-      // a failure surfaces after that batch has settled.
+      // CPU only (no statement), done while the batch before is in the database.
       const preparing = this.cards.prepareMany(write.projectId, full.creates.map((p) => this.newCard(p, write)), write.projectFields);
-      preparing.catch(() => undefined);
-      await writing;
-      writing = this.writeBatch(full, await preparing, write, actor);
-      writing.catch(() => undefined); // awaited by the next flush; never an unhandled rejection meanwhile
+      await pipeline.write(full, preparing);
     };
-    for await (const { rows, first } of this.rows(upload, request)) {
-      for (let i = 0; i < rows.length; i++) {
-        // In slices: the answers to the batch being written are handled between them.
-        if (i % CHECK_SLICE_ROWS === CHECK_SLICE_ROWS - 1) await nextTurn();
-        const index = first + i;
-        if (decisions[index] === SKIP) continue;
-        const plan = checker.check(rows[i], index + 1) as RowPlan;
-        if (decisions[index] === CREATE) batch.creates.push(plan);
-        else batch.updates.push({ cardId: decisions[index], plan });
-        if (batch.creates.length + batch.updates.length >= BATCH_ROWS) await flush();
+    try {
+      for await (const { rows, first } of this.rows(upload, request)) {
+        for (let i = 0; i < rows.length; i++) {
+          // In slices: the answers to the batch being written are handled between them.
+          if (i % CHECK_SLICE_ROWS === CHECK_SLICE_ROWS - 1) await nextTurn();
+          const index = first + i;
+          if (decisions[index] === SKIP) continue;
+          const plan = checker.check(rows[i], index + 1) as RowPlan;
+          if (decisions[index] === CREATE) batch.creates.push(plan);
+          else batch.updates.push({ cardId: decisions[index], plan });
+          if (batch.creates.length + batch.updates.length >= BATCH_ROWS) await flush();
+        }
       }
+      await flush();
+      await pipeline.finish();
+    } catch (error) {
+      // The transaction rolls back only once no statement of ours is still in the database.
+      await pipeline.settled();
+      throw error;
     }
-    await flush();
-    await writing;
   }
 
   private async writeBatch(batch: WriteBatch, creates: PreparedCards, write: WriteTargets, actor: Actor): Promise<void> {
@@ -401,6 +406,75 @@ export class ImportSpreadsheetService {
     const children = updates.flatMap((u) => u.plan.children.map((title) => ({ parentId: u.cardId, title })));
     if (children.length) await this.hierarchy.createChildren(children, actor, system);
   }
+}
+
+/**
+ * The write pass's batches, in order, at most one in the database at a time.
+ * A batch of new cards only, without models or comments, goes through the
+ * cards' batch sequence when it is one statement there: it is sent as soon
+ * as the statement before has returned, and the events of that one are
+ * published while it runs, so the database waits for neither. Any other
+ * batch is written whole once everything before it is done.
+ */
+class BatchPipeline {
+  private sequence: BatchSequence | undefined;
+  /** The last batch sent through the sequence, until its events are published. */
+  private sent: Promise<SentBatch> | undefined;
+  /** The last batch written whole. */
+  private whole: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly open: () => Promise<BatchSequence>,
+    private readonly writeWhole: (batch: WriteBatch, creates: PreparedCards) => Promise<void>,
+  ) {}
+
+  async write(batch: WriteBatch, preparing: Promise<PreparedCards>): Promise<void> {
+    preparing.catch(() => undefined); // awaited below; never an unhandled rejection while the batch before settles
+    const ready = mayBeOneStatement(batch) ? (await this.opened()).ready(await preparing) : undefined;
+    if (!ready) {
+      await this.finish();
+      this.whole = this.writeWhole(batch, await preparing);
+      this.whole.catch(() => undefined); // awaited by the next write; never an unhandled rejection meanwhile
+      return;
+    }
+    await this.whole;
+    const before = await this.sent;
+    // Strictly after the statement before has returned (the sequence checks it).
+    this.sent = ready.send();
+    this.sent.catch(() => undefined);
+    if (!before) return;
+    // Publishing is CPU work that would hold the statement up on its way to
+    // the driver (a few promise steps): it waits for the event loop's next
+    // turn, which comes only once those have run.
+    await nextTurn();
+    await before.publish();
+  }
+
+  /** Everything before done: the whole write, the last sent batch returned and its events published. */
+  async finish(): Promise<void> {
+    await this.whole;
+    const sent = this.sent;
+    this.sent = undefined;
+    await (await sent)?.publish();
+  }
+
+  /** After a failure: waits for what is still in the database, whatever its outcome. */
+  async settled(): Promise<void> {
+    await Promise.allSettled([this.whole, this.sent]);
+  }
+
+  private async opened(): Promise<BatchSequence> {
+    if (!this.sequence) {
+      await this.finish(); // the lock goes after the statements of the batches before
+      this.sequence = await this.open();
+    }
+    return this.sequence;
+  }
+}
+
+/** New cards only, without what is written card by card after the creation (a model, comments); the cards module decides the rest. */
+function mayBeOneStatement(batch: WriteBatch): boolean {
+  return !batch.updates.length && batch.creates.length > 0 && batch.creates.every((p) => p.modelId === undefined && !p.comments.length);
 }
 
 /** A match key as a map key: values compare as their JSON with sorted object keys (jsonb equality). */
