@@ -235,6 +235,27 @@ describe('CardsApi.openBatches', () => {
     });
   });
 
+  it('sends a ready batch once, and only in the transaction that opened the sequence', async () => {
+    const once = await prepare([{ title: 'once' }]);
+    const elsewhere = await prepare([{ title: 'elsewhere' }]);
+    let leaked: { send(): Promise<unknown> } | undefined;
+    const created = await uow.run(async () => {
+      const batches = await api.openBatches(project.top_level_card_id, actor);
+      const ready = batches.ready(once)!;
+      const sent = await ready.send();
+      await expect(ready.send()).rejects.toThrow(/once/);
+      await sent.publish();
+      leaked = batches.ready(elsewhere)!;
+      return sent.created;
+    });
+    expect(created).toHaveLength(1);
+    const titles = async () => (await c.allCards(ann, project.id)).map((x) => x.title);
+    expect((await titles()).filter((x) => x === 'once')).toHaveLength(1);
+    // The parent's lock ended with that transaction; another must not skip it.
+    await expect(uow.run(() => leaked!.send())).rejects.toThrow(/transaction/);
+    expect(await titles()).not.toContain('elsewhere');
+  });
+
   it("checks the writer's access on the locked parent when it opens, and runs only inside a unit of work", async () => {
     const vic = await t.user();
     await c.addMember(ann, team, vic, 'viewer');

@@ -124,7 +124,7 @@ export class CardTreeService {
     if (!this.uow.inTransaction) throw new Error('openCreations must run inside a unit of work');
     const [parent] = await this.access.lockMany([parentId], actor, 'write');
     if (!parent) throw new CardNotFoundError();
-    return new ChildCreationSequence(parent, this.cards, this.events, actor, options);
+    return new ChildCreationSequence(this.uow, parent, this.cards, this.events, actor, options);
   }
 
   /** Bulk title change (imports): see CardHierarchyApi.updateTitles. */
@@ -295,14 +295,20 @@ function createdBatch(cards: CardRow[], actor: Actor, system: boolean | undefine
  */
 class ChildCreationSequence implements ChildCreations {
   private inDatabase = false;
+  private readonly sentInserts = new WeakSet<ChildrenInsert>();
+  /** The transaction that holds the parent's lock: the sequence skips the lock, so it must not leave it. */
+  private readonly transaction: object;
 
   constructor(
+    private readonly uow: UnitOfWork,
     private readonly parent: CardRow,
     private readonly cards: CardTreeRepository,
     private readonly events: EventBus,
     private readonly actor: Actor,
     private readonly options: { system?: boolean },
-  ) {}
+  ) {
+    this.transaction = uow.manager;
+  }
 
   ready(titles: unknown[], options: { along?: CreationAlong } = {}): ReadyCreation {
     const entries = titles.map((title) => ({ parentId: this.parent.id, title: validTitle(title) }));
@@ -311,7 +317,11 @@ class ChildCreationSequence implements ChildCreations {
   }
 
   private async send(insert: ChildrenInsert): Promise<SentCreation> {
+    if (this.uow.manager !== this.transaction) throw new Error('a creation is sent in the transaction that opened its sequence');
     if (this.inDatabase) throw new Error('a creation is sent only once the one before it has returned');
+    // Twice would create the cards twice.
+    if (this.sentInserts.has(insert)) throw new Error('a ready creation is sent once');
+    this.sentInserts.add(insert);
     this.inDatabase = true;
     const cards = await insert.run(); // a failure leaves the flag set: the transaction is aborted, nothing may follow
     this.inDatabase = false;
