@@ -88,6 +88,19 @@ describe('CardsApi.createMany', () => {
   });
 });
 
+const actorOf = (u: TestUser): Actor => ({ userId: u.id, username: u.username, isAdmin: false, scopes: null });
+
+/** An app with a user, their team and a project with a number field `Estimate`: what the prepared-batch suites start from. */
+async function projectWithEstimate() {
+  const t = await createTestApp();
+  const ann = await t.user();
+  const c = groupingClient(t);
+  const team = await c.team(ann);
+  const project = await c.project(ann, team);
+  await t.http.post(`${API}/projects/${project.id}/attributes`).set(as(ann)).send({ name: 'Estimate', type: 'number' }).expect(201);
+  return { t, api: t.app.get(CardsApi), fields: t.app.get(FieldsApi), ann, actor: actorOf(ann), c, team, project };
+}
+
 /** prepareMany + createPrepared: createMany in two halves, as an import writes its batches. */
 describe('CardsApi.prepareMany and createPrepared', () => {
   let t: TestApp;
@@ -98,18 +111,9 @@ describe('CardsApi.prepareMany and createPrepared', () => {
   let team: number;
   let project: ProjectJson;
   let c: ReturnType<typeof groupingClient>;
-  const actorOf = (u: TestUser): Actor => ({ userId: u.id, username: u.username, isAdmin: false, scopes: null });
 
   beforeAll(async () => {
-    t = await createTestApp();
-    api = t.app.get(CardsApi);
-    fields = t.app.get(FieldsApi);
-    ann = await t.user();
-    actor = actorOf(ann);
-    c = groupingClient(t);
-    team = await c.team(ann);
-    project = await c.project(ann, team);
-    await t.http.post(`${API}/projects/${project.id}/attributes`).set(as(ann)).send({ name: 'Estimate', type: 'number' }).expect(201);
+    ({ t, api, fields, ann, actor, c, team, project } = await projectWithEstimate());
   });
   afterAll(() => t.close());
 
@@ -172,20 +176,11 @@ describe('CardsApi.openBatches', () => {
   let team: number;
   let project: ProjectJson;
   let c: ReturnType<typeof groupingClient>;
-  const actorOf = (u: TestUser): Actor => ({ userId: u.id, username: u.username, isAdmin: false, scopes: null });
   const prepare = async (cards: NewCard[]) => api.prepareMany(project.id, cards, await fields.projectFields(project.id));
 
   beforeAll(async () => {
-    t = await createTestApp();
-    api = t.app.get(CardsApi);
-    fields = t.app.get(FieldsApi);
+    ({ t, api, fields, ann, actor, c, team, project } = await projectWithEstimate());
     uow = t.app.get(UnitOfWork);
-    ann = await t.user();
-    actor = actorOf(ann);
-    c = groupingClient(t);
-    team = await c.team(ann);
-    project = await c.project(ann, team);
-    await t.http.post(`${API}/projects/${project.id}/attributes`).set(as(ann)).send({ name: 'Estimate', type: 'number' }).expect(201);
   });
   afterAll(() => t.close());
 
