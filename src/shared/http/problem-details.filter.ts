@@ -60,7 +60,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
 }
 
 /**
- * The request log line (pino-http) of a 5xx carries the error and its stack,
+ * The request log line (`requestLogging`) of a 5xx carries the error and its stack,
  * next to the request id; the body never does.
  */
 function attachForLog(req: Request, error: unknown): void {
