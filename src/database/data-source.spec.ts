@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { ConfigError, loadConfig } from '../config/app-config.js';
 import { PreparingClient } from '../shared/persistence/prepared-statements.js';
 import { dataSourceOptions } from './data-source.js';
+import { poolTypes } from './type-parsers.js';
 
 const SERVER = 'postgres://u@localhost/db';
 const clientOf = (env: Record<string, string>) =>
@@ -14,6 +15,11 @@ describe('dataSourceOptions on a PostgreSQL server', () => {
 
   it('sends every statement unnamed with DATABASE_PREPARED_STATEMENTS=false (poolers in transaction mode)', () => {
     expect(clientOf({ DATABASE_PREPARED_STATEMENTS: 'false' })).toBeUndefined();
+  });
+
+  it('reads timestamptz with the fast parser (poolTypes)', () => {
+    const options = dataSourceOptions(loadConfig({ DATABASE_URL: SERVER })) as { extra?: { types?: unknown } };
+    expect(options.extra?.types).toBe(poolTypes);
   });
 
   it('refuses a value that is not a boolean', () => {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { DataSourceOptions } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { MIGRATIONS } from '../../migrations/index.js';
+import { poolTypes } from './type-parsers.js';
 import { PreparingClient } from '../shared/persistence/prepared-statements.js';
 import { embeddedDriver } from './embedded-driver.js';
 import { SnakeNamingStrategy } from './snake-naming.strategy.js';
@@ -38,6 +39,7 @@ export function dataSourceOptions(config: AppConfig, embeddedDir?: string): Data
         connectionTimeoutMillis: 5000,
         keepAlive: true,
         options: '-c default_transaction_isolation=read\\ committed',
+        types: poolTypes,
         // Statements marked `prepared(…)` go out named: parsed and planned once per connection.
         ...(config.preparedStatements ? { Client: PreparingClient } : {}),
       },
