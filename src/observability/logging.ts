@@ -4,10 +4,27 @@ import type { LoggerService } from '@nestjs/common';
 import { pino, type Logger } from 'pino';
 import type { LogLevel } from '../config/app-config.js';
 
+/** Lines are written once this many bytes wait, or after `LOG_FLUSH_MS`. */
+const LOG_BUFFER_BYTES = 4096;
+/** The longest a request's line waits before it is written. */
+export const LOG_FLUSH_MS = 250;
 
-/** One JSON object per line on stdout; `LOG_LEVEL` picks how much. */
-export function createRootLogger(level: LogLevel): Logger {
-  return pino({ level, base: { service: 'cardwork' }, timestamp: pino.stdTimeFunctions.isoTime });
+/**
+ * One JSON object per line on stdout (`fd` in tests); `LOG_LEVEL` picks how
+ * much. Lines are buffered and written a few kilobytes at a time, at the
+ * latest after `LOG_FLUSH_MS`: one write per request line was a fifth of the
+ * server's CPU for a cheap request (docs/PERFORMANCE.md, issue 15, fourth
+ * pass). An error line, and every message of the server itself (start-up,
+ * shutdown), is written at once; what is buffered is written when the
+ * process exits (pino flushes its destination on exit), and lost only if the
+ * process is killed outright.
+ */
+export function createRootLogger(level: LogLevel, fd = 1): Logger {
+  const options = { level, base: { service: 'cardwork' }, timestamp: pino.stdTimeFunctions.isoTime };
+  if (level === 'silent') return pino(options);
+  const destination = pino.destination({ dest: fd, sync: false, minLength: LOG_BUFFER_BYTES });
+  setInterval(() => destination.flush(), LOG_FLUSH_MS).unref();
+  return pino(options, destination);
 }
 
 /** A request id a client or a proxy may choose; anything else is replaced by a UUID. */
@@ -53,6 +70,7 @@ function logRequest(logger: Logger, req: LoggedRequest, res: LoggedResponse, res
   if (!failed) return logger.info(line, 'request completed');
   const err = res.err ?? new Error(`failed with status code ${res.statusCode}`);
   logger.error({ ...line, err }, 'request errored');
+  logger.flush();
 }
 
 /** Nest's own messages (start-up, shutdown) through the same JSON logger. */
@@ -83,5 +101,6 @@ export class PinoNestLogger implements LoggerService {
     const context = typeof rest.at(-1) === 'string' ? (rest.at(-1) as string) : undefined;
     if (message instanceof Error) this.logger[level]({ context, err: message }, message.message);
     else this.logger[level]({ context }, typeof message === 'string' ? message : JSON.stringify(message));
+    this.logger.flush();
   }
 }
