@@ -23,7 +23,8 @@ export function createRootLogger(level: LogLevel, fd = 1): Logger {
   const options = { level, base: { service: 'cardwork' }, timestamp: pino.stdTimeFunctions.isoTime };
   if (level === 'silent') return pino(options);
   const destination = pino.destination({ dest: fd, sync: false, minLength: LOG_BUFFER_BYTES });
-  setInterval(() => destination.flush(), LOG_FLUSH_MS).unref();
+  const timer = setInterval(() => destination.flush(), LOG_FLUSH_MS).unref();
+  destination.once('close', () => clearInterval(timer));
   return pino(options, destination);
 }
 
