@@ -20,4 +20,4 @@ export {
   type TeamCard,
   type TreeMove,
 } from './contracts/card-hierarchy.api.js';
-export { CardFilterApi, type CardTerm, type FilterCondition, type FilterScope, type PageStart } from './contracts/card-filter.api.js';
+export { CardFilterApi, type CandidateSet, type CardTerm, type FilterCondition, type FilterScope, type PageStart } from './contracts/card-filter.api.js';

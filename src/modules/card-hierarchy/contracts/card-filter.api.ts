@@ -23,6 +23,16 @@ export interface FilterScope {
 /** Builds the WHERE condition of the filter query from the card columns. */
 export type FilterCondition = (card: FilterCardColumns, params: SqlParams) => string;
 
+/**
+ * A set of card ids (`SELECT card_id …`, any project) that holds every card
+ * the condition selects: exactly those (`exact`), or more. A query over
+ * several projects starts from it when it is small.
+ */
+export interface CandidateSet {
+  sql: (params: SqlParams) => string;
+  exact: boolean;
+}
+
 /** Where a page of an id-ordered listing starts: after a keyset id (a cursor), or at an offset. */
 export type PageStart = { after: number } | { offset: number };
 
@@ -36,8 +46,12 @@ export abstract class CardFilterApi {
   abstract predicate(term: CardTerm, params: SqlParams): string;
   /** A subquery of the ids of the cards with that ref in the project of the filter query's row. */
   abstract cardsWithRef(ref: number, params: SqlParams): string;
-  /** One page of matching cards (not the top-level ones), in id order, at an offset or after a keyset id: one query. */
-  abstract pageIds(scope: FilterScope, where: FilterCondition, limit: number, from: PageStart): Promise<number[]>;
+  /**
+   * One page of matching cards (not the top-level ones), in id order, at an
+   * offset or after a keyset id: one query, or two over several projects
+   * when `candidates` is given (its size decides where the query starts).
+   */
+  abstract pageIds(scope: FilterScope, where: FilterCondition, limit: number, from: PageStart, candidates?: CandidateSet): Promise<number[]>;
   /**
    * How many cards match: one query. `fromTermSets`: the condition is found
    * from its terms' own indexes (a few thousand card ids, each then checked

@@ -1,7 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { idIn, likeContains, SqlParams, type FilterCardColumns, type FilterOrderOp } from '../../../shared/persistence/sql-params.js';
-import { CardFilterApi, type CardTerm, type FilterCondition, type FilterScope, type PageStart } from '../contracts/card-filter.api.js';
+import { CardFilterApi, type CandidateSet, type CardTerm, type FilterCondition, type FilterScope, type PageStart } from '../contracts/card-filter.api.js';
+
+/**
+ * Up to this many candidate ids, a filter over several projects looks each
+ * one up by its id (about 2 µs each, and a sort-free scan): below the cost of
+ * walking every project's listing index, which is what it does past them.
+ */
+const FEW_CANDIDATES = 1000;
 
 /** The row of the filter query, as other modules' predicates may name it. */
 const ROW: FilterCardColumns = { id: 'c.id', projectId: 'c.project_id', modelId: 'c.model_id' };
@@ -84,7 +91,7 @@ export class CardFilterSql extends CardFilterApi {
     return `SELECT t.id FROM cards.cards t WHERE t.project_id = c.project_id AND t.ref = ${params.add(ref, 'bigint')}`;
   }
 
-  async pageIds(scope: FilterScope, where: FilterCondition, limit: number, from: PageStart): Promise<number[]> {
+  async pageIds(scope: FilterScope, where: FilterCondition, limit: number, from: PageStart, candidates?: CandidateSet): Promise<number[]> {
     if (!scope.projectIds.length) return [];
     const params = new SqlParams();
     const after = 'after' in from ? ` AND c.id > ${params.add(from.after, 'bigint')}` : '';
@@ -95,6 +102,15 @@ export class CardFilterSql extends CardFilterApi {
       // One project compared with `=`: its listing index yields the ids in order.
       sql = `SELECT c.id FROM cards.cards c
         WHERE ${this.visible(`c.project_id = ${params.add(scope.projectIds[0], 'bigint')}`, scope)}${after} AND (${where(ROW, params)})
+        ORDER BY c.id LIMIT ${params.add(limit, 'int')}${offsetSql}`;
+    } else if (candidates && (await this.fewCandidates(candidates))) {
+      // Several projects, and few candidates (`@me`, a rare label): each is
+      // looked up by its id, in id order (the array is sorted for the scan),
+      // and checked; the condition again only if the set holds more than the matches.
+      const condition = candidates.exact ? '' : ` AND (${where(ROW, params)})`;
+      sql = `SELECT c.id FROM cards.cards c
+        WHERE c.id = ANY(ARRAY(${candidates.sql(params)}))
+          AND ${this.visible(idIn('c.project_id', scope.projectIds, params), scope)}${after}${condition}
         ORDER BY c.id LIMIT ${params.add(limit, 'int')}${offsetSql}`;
     } else {
       // Several projects (/search): each project's first ids in id order from
@@ -110,6 +126,18 @@ export class CardFilterSql extends CardFilterApi {
     }
     const rows = (await this.uow.manager.query(sql, params.values)) as Array<{ id: string | number }>;
     return rows.map((r) => Number(r.id));
+  }
+
+  /**
+   * Whether a candidate set holds at most FEW_CANDIDATES ids: read from its
+   * own indexes, stopping one past the limit (duplicates count, which only
+   * errs towards the other plan).
+   */
+  private async fewCandidates(candidates: CandidateSet): Promise<boolean> {
+    const params = new SqlParams();
+    const sql = `SELECT count(*)::int AS n FROM (${candidates.sql(params)} LIMIT ${FEW_CANDIDATES + 1}) s`;
+    const [row] = (await this.uow.manager.query(sql, params.values)) as Array<{ n: string | number }>;
+    return Number(row.n) <= FEW_CANDIDATES;
   }
 
   async count(scope: FilterScope, where: FilterCondition, fromTermSets = false): Promise<number> {

@@ -1,12 +1,12 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
-import { CardFilterApi, type FilterCondition, type FilterScope, type PageStart } from '../../card-hierarchy/index.js';
+import { CardFilterApi, type CandidateSet, type FilterCondition, type FilterScope, type PageStart } from '../../card-hierarchy/index.js';
 import { FieldFilterApi } from '../../fields/index.js';
 import { GroupFilterApi } from '../../grouping/index.js';
 import { IdentityApi } from '../../identity/index.js';
 import type { FilterExpr } from './filter.ast.js';
-import { compileFilter, fromTermSets, groupTerms } from './filter.compiler.js';
+import { candidateSet, compileFilter, fromTermSets, groupTerms, type FilterSqlParts } from './filter.compiler.js';
 import { FilterError } from './filter.errors.js';
 import { parseFilter } from './filter.parser.js';
 import { mentionsArchived, needsSchema, resolveFilter, userMap, userRefs } from './filter.resolver.js';
@@ -89,7 +89,7 @@ export class CardFilterService {
       compiling.catch(() => undefined);
       await request.access;
     }
-    const { expr, where, termSets } = await compiling;
+    const { expr, where, termSets, candidates } = await compiling;
     const scope: FilterScope = {
       projectIds: request.projectIds,
       withArchived: request.withArchived || mentionsArchived(expr),
@@ -101,7 +101,7 @@ export class CardFilterService {
     // (a filter that scans) gets the count beside it on another connection,
     // as the count would most likely be needed anyway. A page after a cursor
     // never tells the total: its count starts at once.
-    const page = this.cards.pageIds(scope, where, limit, from);
+    const page = this.cards.pageIds(scope, where, limit, from, candidates);
     const answered = 'after' in from ? undefined : await Promise.race([page, delay(COUNT_HEAD_START_MS)]);
     const counting = answered === undefined ? this.cards.count(scope, where, termSets) : null;
     // Handled here so an unneeded count's failure is not an unhandled rejection; awaited below when needed.
@@ -115,7 +115,10 @@ export class CardFilterService {
   }
 
   /** Parses the filter, looks up the names it uses and compiles it. */
-  private async compile(request: FilterRequest, actor: Actor): Promise<{ expr: FilterExpr; where: FilterCondition; termSets: boolean }> {
+  private async compile(
+    request: FilterRequest,
+    actor: Actor,
+  ): Promise<{ expr: FilterExpr; where: FilterCondition; termSets: boolean; candidates?: CandidateSet }> {
     const expr = parseFilter(request.text);
     const refs = userRefs(expr);
     // A filter of card terms and #groups only (`needle`, `#12`, `parent = 7`)
@@ -135,12 +138,12 @@ export class CardFilterService {
     });
     const terms = groupTerms(condition);
     const groupIds = await this.groups.groupIds(request.projectIds, terms);
-    const where = compileFilter(condition, {
+    const parts: FilterSqlParts = {
       cards: this.cards,
       fields: this.fields,
       groups: this.groups,
       groupIds: new Map(terms.map((term, i) => [term, groupIds[i]])),
-    });
-    return { expr, where, termSets: fromTermSets(condition) };
+    };
+    return { expr, where: compileFilter(condition, parts), termSets: fromTermSets(condition), candidates: candidateSet(condition, parts) };
   }
 }

@@ -3,7 +3,7 @@ import { SqlParams, type FilterCardColumns } from '../../../shared/persistence/s
 import type { CardFilterApi } from '../../card-hierarchy/index.js';
 import type { FieldFilterApi, FieldTerm } from '../../fields/index.js';
 import type { GroupFilterApi, GroupTerm } from '../../grouping/index.js';
-import { compileFilter, fromTermSets, groupTerms, type FilterSqlParts } from './filter.compiler.js';
+import { candidateSet, compileFilter, fromTermSets, groupTerms, type FilterSqlParts } from './filter.compiler.js';
 import type { Condition } from './filter.condition.js';
 
 const ROW: FilterCardColumns = { id: 'c.id', projectId: 'c.project_id', modelId: 'c.model_id' };
@@ -80,5 +80,39 @@ describe('fromTermSets', () => {
     }
     expect(fromTermSets({ kind: 'and', items: [member(null), state] })).toBe(false);
     expect(fromTermSets({ kind: 'or', items: [member(null), { kind: 'not', item: { kind: 'group', term: tag } }] })).toBe(false);
+  });
+});
+
+describe('candidateSet', () => {
+  const state: Condition = { kind: 'card', term: { kind: 'state', state: 'closed' } };
+  const candidates = (condition: Condition) => {
+    const terms = groupTerms(condition);
+    const set = candidateSet(condition, { cards, fields, groups, groupIds: new Map(terms.map((t) => [t, [40]])) });
+    if (!set) return undefined;
+    const params = new SqlParams();
+    return { sql: set.sql(params), values: params.values, exact: set.exact };
+  };
+
+  it('is exactly the matches for a field or group term, or an or of them', () => {
+    expect(candidates(member(null))).toEqual({ sql: 'SELECT field_ids($1)', values: ['member'], exact: true });
+    expect(candidates({ kind: 'or', items: [member(null), { kind: 'group', term: tag }] })).toEqual({
+      sql: 'SELECT field_ids($1) UNION ALL SELECT group_ids($2)',
+      values: ['member', [40]],
+      exact: true,
+    });
+  });
+
+  it('is, for an and, the set of its first item that has one: more than the matches', () => {
+    expect(candidates({ kind: 'and', items: [state, { kind: 'group', term: tag }, member(null)] })).toEqual({
+      sql: 'SELECT group_ids($1)',
+      values: [[40]],
+      exact: false,
+    });
+  });
+
+  it('is none for card terms, not, a model’s field, and ands or ors of those', () => {
+    for (const c of [state, member(9), { kind: 'not', item: member(null) }, { kind: 'all' }] as Condition[]) expect(candidates(c)).toBeUndefined();
+    expect(candidates({ kind: 'and', items: [state, member(9)] })).toBeUndefined();
+    expect(candidates({ kind: 'or', items: [member(null), state] })).toBeUndefined();
   });
 });

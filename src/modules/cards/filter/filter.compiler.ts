@@ -1,5 +1,5 @@
-import type { FilterCardColumns, SqlParams } from '../../../shared/persistence/sql-params.js';
-import type { CardFilterApi, FilterCondition } from '../../card-hierarchy/index.js';
+import { SqlParams, type FilterCardColumns } from '../../../shared/persistence/sql-params.js';
+import type { CandidateSet, CardFilterApi, FilterCondition } from '../../card-hierarchy/index.js';
 import type { FieldFilterApi } from '../../fields/index.js';
 import type { GroupFilterApi, GroupTerm } from '../../grouping/index.js';
 import type { Condition } from './filter.condition.js';
@@ -85,6 +85,24 @@ function toSql(c: Condition, parts: FilterSqlParts, card: FilterCardColumns, par
       }
       return parts.fields.predicate(c.term, card, params);
   }
+}
+
+/**
+ * A set of card ids that holds every card the condition selects, from the
+ * terms' own indexes (field values, group memberships): a term's own set or
+ * an `or` of such sets (exactly the matches), or for an `and` the set of its
+ * first item that has one (more than the matches).
+ * Undefined when the condition has none (a card term, a `not`, a likes
+ * score, …). A search over many projects starts from it when it is small.
+ */
+export function candidateSet(condition: Condition, parts: FilterSqlParts): CandidateSet | undefined {
+  const source = condition.kind === 'and' ? condition.items.find((item) => hasCandidates(item, parts)) : condition;
+  if (!source || !hasCandidates(source, parts)) return undefined;
+  return { sql: (params) => cardSet(source, parts, params)!, exact: source === condition };
+}
+
+function hasCandidates(c: Condition, parts: FilterSqlParts): boolean {
+  return cardSet(c, parts, new SqlParams()) !== null;
 }
 
 /**
