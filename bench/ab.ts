@@ -11,7 +11,8 @@
  *
  * Settings: AB_N requests per kind and side (default 3000; a third of that
  * for listings), AB_SLICE requests per slice (200), AB_KINDS a comma list of
- * health, types, create, list, card (default: all).
+ * health, types, create, list, listValued (a page of cards with values), card
+ * (default: all).
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -25,7 +26,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const N = Number(process.env.AB_N ?? 3000);
 const SLICE = Number(process.env.AB_SLICE ?? 200);
-const KINDS = (process.env.AB_KINDS ?? 'health,types,create,list,card').split(',');
+const KINDS = (process.env.AB_KINDS ?? 'health,types,create,list,listValued,card').split(',');
 
 type Request = (i: number) => Promise<HttpResult>;
 
@@ -57,6 +58,16 @@ async function startSide(name: string, root: string): Promise<Side> {
   const listed = await api.json<Project>('POST', `/organizations/${org.id}/projects`, { title: 'listed' });
   for (let i = 0; i < 100; i++) await api.json('POST', `/cards/${listed.top_level_card_id}/children`, { title: `card ${i}` });
   const card = await api.json<{ id: number }>('POST', `/cards/${writes.top_level_card_id}/children`, { title: 'read' });
+  // A project whose cards have values: a number, members and likes.
+  const valued = await api.json<Project>('POST', `/organizations/${org.id}/projects`, { title: 'valued' });
+  for (const [name, type] of [['Estimate', 'number'], ['Owners', 'members'], ['Votes', 'likes']]) {
+    await api.json('POST', `/projects/${valued.id}/attributes`, { name, type });
+  }
+  const me = await api.json<{ id: number }>('GET', '/me');
+  for (let i = 0; i < 100; i++) {
+    const c = await api.json<{ id: number }>('POST', `/cards/${valued.top_level_card_id}/children`, { title: `valued ${i}` });
+    await api.json('POST', `/cards/${c.id}/attributes`, { Estimate: i, Owners: [me.id], Votes: 1 });
+  }
   return {
     name,
     server,
@@ -67,6 +78,7 @@ async function startSide(name: string, root: string): Promise<Side> {
       types: () => api.request('GET', '/attribute-types'),
       create: (i) => api.request('POST', `/cards/${writes.top_level_card_id}/children`, { title: `c${i}` }),
       list: () => api.request('GET', `/projects/${listed.id}/cards?per_page=100`),
+      listValued: () => api.request('GET', `/projects/${valued.id}/cards?per_page=100`),
       card: () => api.request('GET', `/cards/${card.id}`),
     },
   };
@@ -74,7 +86,7 @@ async function startSide(name: string, root: string): Promise<Side> {
 
 /** CPU per request of each side for one kind of request, slices alternating A B, B A, … */
 async function measure(kind: string, sides: [Side, Side]): Promise<number[]> {
-  const count = kind === 'list' ? Math.round(N / 3) : N;
+  const count = kind.startsWith('list') ? Math.round(N / 3) : N;
   const cpu = [0, 0];
   for (const side of sides) for (let i = 0; i < 200; i++) await expectOk(side, kind, i);
   for (let done = 0, slice = 0; done < count; done += SLICE, slice++) {
@@ -102,7 +114,7 @@ async function main(): Promise<void> {
     console.log(`A ${path.resolve(other)}\nB ${ROOT}\nserver CPU per request (ms), ${N} requests per kind and side in slices of ${SLICE}`);
     for (const kind of KINDS) {
       const [a, b] = await measure(kind, sides as [Side, Side]);
-      console.log(`${kind.padEnd(7)} A ${a.toFixed(3)}  B ${b.toFixed(3)}  B/A ${(b / a).toFixed(3)}`);
+      console.log(`${kind.padEnd(10)} A ${a.toFixed(3)}  B ${b.toFixed(3)}  B/A ${(b / a).toFixed(3)}`);
     }
   } finally {
     for (const side of sides) {

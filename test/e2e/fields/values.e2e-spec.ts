@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { EntityManager } from 'typeorm';
 import { FieldsApi } from '../../../src/modules/fields/index.js';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, expectRefusal, fieldsClient, type World } from './fields-fixtures.js';
@@ -496,5 +497,25 @@ describe('field values', () => {
       expect((await c.set(ann, evilCard, 'Estimate', 1)).status).toBe(404);
       expect(await snapshot(cardA)).toEqual(before);
     });
+  });
+
+  it('reads the values of a batch of cards in one statement, whatever their fields’ types', async () => {
+    const [one, two] = [(await c.card(ann, w.root, 'one')).id, (await c.card(ann, w.root, 'two')).id];
+    await c.set(ann, one, 'Estimate', 5).expect(200);
+    await c.set(ann, one, 'Owners', [bob.id, ann.id]).expect(200);
+    await c.set(bob, one, 'Votes', 1).expect(200);
+    await c.set(ann, two, 'Related', [one]).expect(200);
+    await c.set(ann, two, 'Due', '2024-05-01').expect(200);
+    const fields = t.app.get(FieldsApi);
+    const queries = jest.spyOn(EntityManager.prototype, 'query');
+    try {
+      const { byCard } = await fields.attributesOf([one, two].map((id) => ({ id, projectId: w.project, modelId: null })));
+      // The projects' field definitions, then every kind of value at once.
+      expect(queries).toHaveBeenCalledTimes(2);
+      expect(byCard.get(one)).toMatchObject({ Estimate: 5, Owners: [bob.id, ann.id], Votes: { score: 1, votes: { [bob.id]: 1 } }, Related: [] });
+      expect(byCard.get(two)).toMatchObject({ Estimate: null, Owners: [], Votes: { score: 0, votes: {} }, Related: [one], Due: '2024-05-01' });
+    } finally {
+      queries.mockRestore();
+    }
   });
 });

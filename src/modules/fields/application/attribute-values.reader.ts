@@ -4,7 +4,7 @@ import type { CardAttributes, FieldCardRef, GroupTypeFieldRef } from '../contrac
 import { isFieldAvailable, type FieldDefinition } from '../domain/field-definition.js';
 import { emptyValue, fieldTypeHandler } from '../domain/values/index.js';
 import { FieldDefinitionsRepository } from '../infrastructure/field-definitions.repository.js';
-import { FieldValuesRepository, type ScalarRow, type StoredFileRow } from '../infrastructure/field-values.repository.js';
+import { FieldValuesRepository, type ScalarRow, type StoredFileRow, type ValueKind } from '../infrastructure/field-values.repository.js';
 
 /** A card's field as read: where to find it, and the card it belongs to. */
 export type CardRef = FieldCardRef;
@@ -64,27 +64,19 @@ export class AttributeValuesReader {
       values.set(k, list);
     };
 
-    // One query per kind of storage the shown fields use (FieldTypeHandler.storage).
-    if (shownStorage.has('scalar')) {
-      for (const r of scalars ?? (await this.values.scalars(cardIds))) values.set(key(r.cardId, r.attributeId), r.value);
-    }
-    if (shownStorage.has('members')) {
-      for (const r of await this.values.lists('members', cardIds)) pushTo(key(r.cardId, r.attributeId), r.ref);
-    }
-    if (shownStorage.has('relationships')) {
-      for (const r of await this.values.lists('relationships', cardIds)) pushTo(key(r.cardId, r.attributeId), r.ref);
-    }
-    if (shownStorage.has('files')) {
-      for (const f of await this.values.files(cardIds)) pushTo(key(f.cardId, f.attributeId), this.toFileValue(f));
-    }
-    if (shownStorage.has('likes')) {
-      for (const v of await this.values.votes(cardIds)) {
-        const k = key(v.cardId, v.attributeId);
-        const likes = (values.get(k) as LikesValue | undefined) ?? { score: 0, votes: {} };
-        likes.score += v.vote;
-        likes.votes[String(v.userId)] = v.vote;
-        values.set(k, likes);
-      }
+    // The kinds of storage the shown fields use (FieldTypeHandler.storage), in one query.
+    const kinds = new Set([...shownStorage].filter((k): k is ValueKind => k !== 'groups' && !(k === 'scalar' && scalars)));
+    const read = await this.values.valuesOf(cardIds, kinds);
+    for (const r of scalars ?? read.scalars) values.set(key(r.cardId, r.attributeId), r.value);
+    for (const r of read.members) pushTo(key(r.cardId, r.attributeId), r.ref);
+    for (const r of read.relationships) pushTo(key(r.cardId, r.attributeId), r.ref);
+    for (const f of read.files) pushTo(key(f.cardId, f.attributeId), this.toFileValue(f));
+    for (const v of read.votes) {
+      const k = key(v.cardId, v.attributeId);
+      const likes = (values.get(k) as LikesValue | undefined) ?? { score: 0, votes: {} };
+      likes.score += v.vote;
+      likes.votes[String(v.userId)] = v.vote;
+      values.set(k, likes);
     }
     for (const card of cards) {
       const attributes: Record<string, unknown> = {};
