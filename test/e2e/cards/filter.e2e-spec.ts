@@ -226,6 +226,18 @@ describe('filter language', () => {
     expect(await titles('archived = false')).toHaveLength(4);
   });
 
+  it('counts a card once when several terms of an or select it', async () => {
+    // Fix login bug: alice's and in Todo; Login page redesign: Urgent. A page
+    // of one is full, so the total is counted (from the union's sorted ids).
+    const res = await t.http
+      .get(`${API}/projects/${project}/cards`)
+      .query({ filter: `@${alice.username} or #Urgent or #Todo`, only_ids: 'true', per_page: '1' })
+      .set(as(alice))
+      .expect(200);
+    expect(res.body).toEqual([cards.login.id]);
+    expect(res.headers['x-service-total']).toBe('2');
+  });
+
   it('accepts filters as another name for filter, with only_ids and pagination', async () => {
     const res = await t.http
       .get(`${API}/projects/${project}/cards`)

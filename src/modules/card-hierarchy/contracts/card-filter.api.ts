@@ -31,6 +31,8 @@ export type FilterCondition = (card: FilterCardColumns, params: SqlParams) => st
 export interface CandidateSet {
   sql: (params: SqlParams) => string;
   exact: boolean;
+  /** A union of several terms' sets (an `or`): its ids may repeat and come in no order. */
+  union: boolean;
 }
 
 /** Where a page of an id-ordered listing starts: after a keyset id (a cursor), or at an offset. */
@@ -57,6 +59,8 @@ export abstract class CardFilterApi {
    * from its terms' own indexes (a few thousand card ids, each then checked
    * against the listing index), so the count runs without parallel workers,
    * which only slow such a count down (docs/PERFORMANCE.md "Filters").
+   * `candidates` that are exactly the matches, a union and not too many are
+   * counted from a sorted array of their ids (two queries).
    */
-  abstract count(scope: FilterScope, where: FilterCondition, fromTermSets?: boolean): Promise<number>;
+  abstract count(scope: FilterScope, where: FilterCondition, fromTermSets?: boolean, candidates?: CandidateSet): Promise<number>;
 }

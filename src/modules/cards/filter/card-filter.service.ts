@@ -103,13 +103,13 @@ export class CardFilterService {
     // never tells the total: its count starts at once.
     const page = this.cards.pageIds(scope, where, limit, from, candidates);
     const answered = 'after' in from ? undefined : await Promise.race([page, delay(COUNT_HEAD_START_MS)]);
-    const counting = answered === undefined ? this.cards.count(scope, where, termSets) : null;
+    const counting = answered === undefined ? this.cards.count(scope, where, termSets, candidates) : null;
     // Handled here so an unneeded count's failure is not an unhandled rejection; awaited below when needed.
     counting?.catch(() => undefined);
     const ids = await page;
     // Nor does an empty page past the end.
     const pageTells = 'offset' in from && ids.length < limit && (ids.length > 0 || from.offset === 0);
-    const total = pageTells ? Promise.resolve(from.offset + ids.length) : (counting ?? this.cards.count(scope, where, termSets));
+    const total = pageTells ? Promise.resolve(from.offset + ids.length) : (counting ?? this.cards.count(scope, where, termSets, candidates));
     total.catch(() => undefined);
     return { ids, total };
   }
