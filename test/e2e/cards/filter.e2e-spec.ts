@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { DataSource } from 'typeorm';
+import { FILTER_PLAN_LIMITS } from '../../../src/modules/card-hierarchy/infrastructure/card-filter.sql.js';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, workspaceClient } from '../../support/workspace-client.js';
 
@@ -226,16 +227,25 @@ describe('filter language', () => {
     expect(await titles('archived = false')).toHaveLength(4);
   });
 
-  it('counts a card once when several terms of an or select it', async () => {
-    // Fix login bug: alice's and in Todo; Login page redesign: Urgent. A page
-    // of one is full, so the total is counted (from the union's sorted ids).
-    const res = await t.http
-      .get(`${API}/projects/${project}/cards`)
-      .query({ filter: `@${alice.username} or #Urgent or #Todo`, only_ids: 'true', per_page: '1' })
-      .set(as(alice))
-      .expect(200);
-    expect(res.body).toEqual([cards.login.id]);
-    expect(res.headers['x-service-total']).toBe('2');
+  it.each([
+    ['from the union’s sorted ids', FILTER_PLAN_LIMITS.sortedCount],
+    ['merged with the project’s cards (a large union)', 0],
+  ])('counts a card once when several terms of an or select it: %s', async (_plan, sortedCount) => {
+    const defaults = { ...FILTER_PLAN_LIMITS };
+    FILTER_PLAN_LIMITS.sortedCount = sortedCount;
+    try {
+      // Fix login bug: alice's and in Todo; Login page redesign: Urgent. A
+      // page of one is full, so the total is counted.
+      const res = await t.http
+        .get(`${API}/projects/${project}/cards`)
+        .query({ filter: `@${alice.username} or #Urgent or #Todo`, only_ids: 'true', per_page: '1' })
+        .set(as(alice))
+        .expect(200);
+      expect(res.body).toEqual([cards.login.id]);
+      expect(res.headers['x-service-total']).toBe('2');
+    } finally {
+      Object.assign(FILTER_PLAN_LIMITS, defaults);
+    }
   });
 
   it('accepts filters as another name for filter, with only_ids and pagination', async () => {
@@ -322,15 +332,31 @@ describe('/search', () => {
 
   beforeAll(async () => {
     t = await createTestApp();
-    [ann, ben, outsider] = [await t.user(), await t.user(), await t.user()];
   });
 
   afterAll(() => t.close());
 
-  it("searches every project of every team the caller is in, never another team's", async () => {
+  it.each([
+    ['looking each candidate up', FILTER_PLAN_LIMITS.fewCandidates],
+    ['walking each project (many candidates)', 0],
+  ])("searches every project of every team the caller is in, never another team's: %s", async (_plan, fewCandidates) => {
+    const defaults = { ...FILTER_PLAN_LIMITS };
+    FILTER_PLAN_LIMITS.fewCandidates = fewCandidates;
+    try {
+      await searchEverywhere();
+    } finally {
+      Object.assign(FILTER_PLAN_LIMITS, defaults);
+    }
+  });
+
+  /** Each run makes teams of its own; only the caller's are searched. */
+  let run = 0;
+  async function searchEverywhere(): Promise<void> {
+    [ann, ben, outsider] = [await t.user(), await t.user(), await t.user()];
+    run++;
     const ws = workspaceClient(t);
     const make = async (owner: TestUser, team: string, projects: string[]) => {
-      const org = await ws.team(owner, team);
+      const org = await ws.team(owner, `${team} ${run}`);
       const ids: number[] = [];
       for (const title of projects) {
         const p = await ws.project(owner, org, title);
@@ -364,5 +390,5 @@ describe('/search', () => {
     expect(page.headers['x-service-total']).toBe('3');
     expect(page.headers['x-service-page']).toBe('2');
     expect(page.headers['x-service-nextpage']).toBeUndefined();
-  });
+  }
 });
