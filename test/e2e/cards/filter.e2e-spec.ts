@@ -11,6 +11,17 @@ import { FILTER_PLAN_LIMITS } from '../../../src/modules/card-hierarchy/infrastr
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, workspaceClient } from '../../support/workspace-client.js';
 
+/** Runs `work` with some of the filter query's plan limits changed (to run each plan on small data). */
+async function withPlanLimits(limits: Partial<typeof FILTER_PLAN_LIMITS>, work: () => Promise<void>): Promise<void> {
+  const defaults = { ...FILTER_PLAN_LIMITS };
+  Object.assign(FILTER_PLAN_LIMITS, limits);
+  try {
+    await work();
+  } finally {
+    Object.assign(FILTER_PLAN_LIMITS, defaults);
+  }
+}
+
 interface Card {
   id: number;
   ref: number;
@@ -230,10 +241,8 @@ describe('filter language', () => {
   it.each([
     ['from the union’s sorted ids', FILTER_PLAN_LIMITS.sortedCount],
     ['merged with the project’s cards (a large union)', 0],
-  ])('counts a card once when several terms of an or select it: %s', async (_plan, sortedCount) => {
-    const defaults = { ...FILTER_PLAN_LIMITS };
-    FILTER_PLAN_LIMITS.sortedCount = sortedCount;
-    try {
+  ])('counts a card once when several terms of an or select it: %s', (_plan, sortedCount) =>
+    withPlanLimits({ sortedCount }, async () => {
       // Fix login bug: alice's and in Todo; Login page redesign: Urgent. A
       // page of one is full, so the total is counted.
       const res = await t.http
@@ -243,10 +252,8 @@ describe('filter language', () => {
         .expect(200);
       expect(res.body).toEqual([cards.login.id]);
       expect(res.headers['x-service-total']).toBe('2');
-    } finally {
-      Object.assign(FILTER_PLAN_LIMITS, defaults);
-    }
-  });
+    }),
+  );
 
   it('accepts filters as another name for filter, with only_ids and pagination', async () => {
     const res = await t.http
@@ -339,15 +346,9 @@ describe('/search', () => {
   it.each([
     ['looking each candidate up', FILTER_PLAN_LIMITS.fewCandidates],
     ['walking each project (many candidates)', 0],
-  ])("searches every project of every team the caller is in, never another team's: %s", async (_plan, fewCandidates) => {
-    const defaults = { ...FILTER_PLAN_LIMITS };
-    FILTER_PLAN_LIMITS.fewCandidates = fewCandidates;
-    try {
-      await searchEverywhere();
-    } finally {
-      Object.assign(FILTER_PLAN_LIMITS, defaults);
-    }
-  });
+  ])("searches every project of every team the caller is in, never another team's: %s", (_plan, fewCandidates) =>
+    withPlanLimits({ fewCandidates }, searchEverywhere),
+  );
 
   /** Each run makes teams of its own; only the caller's are searched. */
   let run = 0;
