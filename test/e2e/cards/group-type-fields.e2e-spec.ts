@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { FieldsApi } from '../../../src/modules/fields/index.js';
 import { GroupingApi } from '../../../src/modules/grouping/index.js';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, fieldsClient, type World } from '../fields/fields-fixtures.js';
@@ -48,6 +49,32 @@ describe('group_type fields composed by cards', () => {
     const children = (await t.http.get(`${API}/cards/${w.root}/children`).set(as(ann)).expect(200)).body;
     expect(children.map((x: { attributes: Record<string, unknown> }) => x.attributes.Column)).toEqual([[todo, done], [done]]);
     expect(membershipReads).toBe(1);
+  });
+
+  it('asks grouping for a project listing’s memberships while fields read the values', async () => {
+    const events: string[] = [];
+    const fields = t.app.get(FieldsApi);
+    const grouping = t.app.get(GroupingApi);
+    const [attributesOf, membershipsOf] = [fields.attributesOf, grouping.membershipsOf];
+    fields.attributesOf = async (...args) => {
+      events.push('values asked');
+      const found = await attributesOf.apply(fields, args);
+      events.push('values read');
+      return found;
+    };
+    grouping.membershipsOf = (cardIds) => {
+      events.push('memberships asked');
+      return membershipsOf.call(grouping, cardIds);
+    };
+    try {
+      const page = (await t.http.get(`${API}/projects/${w.project}/cards`).set(as(ann)).expect(200)).body;
+      expect(page.some((x: { attributes: Record<string, unknown> }) => (x.attributes.Column as number[]).includes(done))).toBe(true);
+      // The listing read the definitions with its page: grouping is asked before the values are back.
+      expect(events.indexOf('memberships asked')).toBeLessThan(events.indexOf('values read'));
+    } finally {
+      Object.assign(fields, { attributesOf });
+      Object.assign(grouping, { membershipsOf });
+    }
   });
 
   it('offers the groups the card may join as choices', async () => {

@@ -60,6 +60,10 @@ export class FieldsApiImpl extends FieldsApi {
     return projectFieldsJsonSql(projectIdSql);
   }
 
+  hasGroupTypeFields(projectFields: unknown): boolean {
+    return fieldsFromJson(projectFields).some((f) => f.type === 'group_type' && f.groupTypeId !== null);
+  }
+
   blankAttributes(card: FieldCardRef, projectFields: unknown): Record<string, unknown> {
     return this.reader.blankAttributes(card, fieldsFromJson(projectFields));
   }

@@ -120,6 +120,12 @@ export abstract class FieldsApi {
    * row (STYLE.md §2.6); what it returns goes to `blankAttributes`.
    */
   abstract projectFieldsSql(projectIdSql: string): string;
+  /**
+   * Whether what `projectFieldsSql` read holds a `group_type` field: then
+   * cards of that project may show groups, and their memberships can be
+   * read beside `attributesOf`. No query.
+   */
+  abstract hasGroupTypeFields(projectFields: unknown): boolean;
   /** The `attributes` of a card that has no values yet (just created), from what `projectFieldsSql` read: no query. */
   abstract blankAttributes(card: FieldCardRef, projectFields: unknown): Record<string, unknown>;
   /**
