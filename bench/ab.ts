@@ -14,13 +14,12 @@
  * health, types, create, list, listValued (a page of cards with values), card
  * (default: all).
  */
-import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ApiClient, type HttpResult } from './http.js';
 import { processCpuSeconds } from './machine.js';
 import { createScratchDatabase, databaseUrl, dropScratchDatabase } from './raw-sql.js';
-import { startServer, type RunningServer } from './server.js';
+import { createUser, startServer, type RunningServer } from './server.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -44,13 +43,7 @@ async function startSide(name: string, root: string): Promise<Side> {
   await createScratchDatabase(SERVER_URL, database);
   const url = databaseUrl(SERVER_URL, database);
   const server = await startServer(root, url);
-  const cli = spawnSync(process.execPath, [path.join(root, 'bin/cardwork.js'), 'user', 'create', '--username', 'ab', '--email', 'ab@example.com'], {
-    cwd: root,
-    env: { ...process.env, DATABASE_URL: url },
-    encoding: 'utf8',
-  });
-  if (cli.status !== 0) throw new Error(`${name}: cardwork user create failed: ${cli.stderr}`);
-  const key = (JSON.parse(cli.stdout.trim().split('\n').pop()!) as { api_key: string }).api_key;
+  const key = createUser(root, url, 'ab').api_key;
   const api = new ApiClient(server.port, key, 1);
   type Project = { id: number; top_level_card_id: number };
   const org = await api.json<{ id: number }>('POST', '/organizations', { name: 'AB' });

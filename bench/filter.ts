@@ -9,7 +9,6 @@
  * "Filters" section of docs/PERFORMANCE.md.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { ApiClient } from './http.js';
 import { createScratchDatabase, databaseUrl, dropScratchDatabase } from './raw-sql.js';
-import { startServer, type RunningServer } from './server.js';
+import { createUser, startServer, type RunningServer } from './server.js';
 import { runPool, summarize, type Timing } from './stats.js';
 import 'reflect-metadata';
 import { CardFilterService } from '../src/modules/cards/filter/card-filter.service.js';
@@ -177,19 +176,9 @@ const SCENARIOS: Scenario[] = [
   },
 ];
 
-function cli(args: string[]): { id: number; api_key: string } {
-  const r = spawnSync(process.execPath, [path.join(ROOT, 'bin/cardwork.js'), ...args], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: DB_URL },
-    encoding: 'utf8',
-  });
-  if (r.status !== 0) throw new Error(`cardwork ${args.join(' ')} failed: ${r.stderr}`);
-  return JSON.parse(r.stdout.trim().split('\n').pop()!) as { id: number; api_key: string };
-}
-
 async function generate(server: RunningServer, db: pg.Client): Promise<Setup> {
-  const owner = cli(['user', 'create', '--username', 'bench', '--email', 'bench@example.com']);
-  const searcher = cli(['user', 'create', '--username', 'searcher', '--email', 'searcher@example.com']);
+  const owner = createUser(ROOT, DB_URL, 'bench');
+  const searcher = createUser(ROOT, DB_URL, 'searcher');
   const api = new ApiClient(server.port, owner.api_key, 4);
   const sapi = new ApiClient(server.port, searcher.api_key, 4);
   const org = await api.json<{ id: number }>('POST', '/organizations', { name: 'Bench' });

@@ -6,7 +6,6 @@
  * rewrites the importer block of docs/PERFORMANCE.md.
  * Database: `bench_import` on the server in DATABASE_URL (created and dropped).
  */
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,7 +13,7 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import XLSX from 'xlsx';
 import { createScratchDatabase, databaseUrl, dropScratchDatabase } from './raw-sql.js';
-import { startServer, type RunningServer } from './server.js';
+import { createUser, startServer, type RunningServer } from './server.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SERVER_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -256,12 +255,7 @@ async function main(): Promise<void> {
   let server: RunningServer | undefined;
   try {
     server = await startServer(ROOT, url);
-    const cli = spawnSync(process.execPath, [path.join(ROOT, 'bin/cardwork.js'), 'user', 'create', '--username', 'bench', '--email', 'bench@example.com'], {
-      env: { ...process.env, DATABASE_URL: url },
-      encoding: 'utf8',
-    });
-    if (cli.status !== 0) throw new Error(`cardwork user create failed: ${cli.stderr}`);
-    const user = JSON.parse(cli.stdout.trim().split('\n').pop()!) as { api_key: string };
+    const user = createUser(ROOT, url, 'bench');
     const api = new Api(server.port, user.api_key);
     const org = (await api.call('POST', '/organizations', { name: 'Bench' })).id as number;
     const rows = sheetRows(ROWS);

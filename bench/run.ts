@@ -5,7 +5,6 @@
  * creates, migrates through the app and drops. Writes docs/PERFORMANCE.md.
  * See docs/PERFORMANCE.md for the knobs.
  */
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -31,7 +30,7 @@ import {
 } from './raw-sql.js';
 import { SubtreeBench, type SmallMoveResult, type SubtreeResult } from './subtree.js';
 import { benchJson, writeReport, type AttributeResult, type CreationResult, type FloorResult, type ListingResult, type Results } from './report.js';
-import { startServer, type RunningServer } from './server.js';
+import { createUser, startServer, type RunningServer } from './server.js';
 import { runPool, summarize, type Timing } from './stats.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -135,13 +134,7 @@ class Bench {
     this.server = await startServer(ROOT, this.dbUrl);
     log(`server pid ${this.server.pid} on 127.0.0.1:${this.server.port}`);
 
-    const cli = spawnSync(
-      process.execPath,
-      [path.join(ROOT, 'bin/cardwork.js'), 'user', 'create', '--username', 'bench', '--email', 'bench@example.com'],
-      { cwd: ROOT, env: { ...process.env, DATABASE_URL: this.dbUrl }, encoding: 'utf8' },
-    );
-    if (cli.status !== 0) throw new Error(`cardwork user create failed: ${cli.stderr}`);
-    const user = JSON.parse(cli.stdout.trim().split('\n').pop()!) as { id: number; api_key: string };
+    const user = createUser(ROOT, this.dbUrl, 'bench');
     this.userId = user.id;
     this.apiKey = user.api_key;
     this.api = new ApiClient(this.server.port, user.api_key, Math.max(...CONCURRENCIES, 16));

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +13,21 @@ export function freePort(): Promise<number> {
       srv.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * A user and its first API key, made with the CLI of the checkout at `root`
+ * (`cardwork user create`) on the database at `databaseUrl`.
+ */
+export function createUser(root: string, databaseUrl: string, username: string): { id: number; api_key: string } {
+  const args = ['user', 'create', '--username', username, '--email', `${username}@example.com`];
+  const r = spawnSync(process.execPath, [path.join(root, 'bin/cardwork.js'), ...args], {
+    cwd: root,
+    env: { ...process.env, DATABASE_URL: databaseUrl },
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) throw new Error(`cardwork ${args.join(' ')} failed: ${r.stderr}`);
+  return JSON.parse(r.stdout.trim().split('\n').pop()!) as { id: number; api_key: string };
 }
 
 export interface RunningServer {

@@ -158,9 +158,10 @@ export class CardFilterSql extends CardFilterApi {
     // them probed in id order took 18 ms (one term's ids: the same either
     // way). Past `sortedCount` ids a merge with the project's cards
     // beats one index descent per id.
-    const sorted = candidates?.exact && candidates.union && (await this.candidatesAtMost(candidates, FILTER_PLAN_LIMITS.sortedCount));
+    const union = candidates?.exact && candidates.union ? candidates : undefined;
+    const sorted = union !== undefined && (await this.candidatesAtMost(union, FILTER_PLAN_LIMITS.sortedCount));
     const sql = sorted
-      ? `SELECT count(*)::bigint AS n FROM cards.cards c WHERE c.id = ANY(ARRAY(${candidates.sql(params)})) AND ${projects}`
+      ? `SELECT count(*)::bigint AS n FROM cards.cards c WHERE c.id = ANY(ARRAY(${union.sql(params)})) AND ${projects}`
       : `SELECT count(*)::bigint AS n FROM cards.cards c WHERE ${projects} AND (${where(ROW, params)})`;
     const read = async () => {
       const [row] = (await this.uow.manager.query(sql, params.values)) as Array<{ n: string | number }>;
@@ -177,7 +178,7 @@ export class CardFilterSql extends CardFilterApi {
       // A large union (here the whole condition): a merge with the project's
       // listing index beats the planner's choice of one probe per id, 250
       // against 625 ms for the bench's 260 000 ids.
-      if (candidates?.exact && candidates.union && !sorted) await this.uow.manager.query('SET LOCAL enable_nestloop = off');
+      if (union && !sorted) await this.uow.manager.query('SET LOCAL enable_nestloop = off');
       return read();
     });
   }

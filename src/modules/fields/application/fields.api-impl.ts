@@ -18,7 +18,7 @@ import {
 import { InvalidInputError } from '../../../shared/domain/domain-error.js';
 import type { FieldDefinition } from '../domain/field-definition.js';
 import { fieldTypeHandler, isFieldType, parseValue, type FieldOptions, type FieldType } from '../domain/values/index.js';
-import { FieldDefinitionsRepository, fieldsFromJson, projectFieldsJsonSql } from '../infrastructure/field-definitions.repository.js';
+import { FieldDefinitionsRepository, fieldsFromJson, hasGroupTypeFieldJson, projectFieldsJsonSql } from '../infrastructure/field-definitions.repository.js';
 import { cardScalarsJsonSql, FieldValuesRepository, scalarsFromJson } from '../infrastructure/field-values.repository.js';
 import { AttributeValuesReader } from './attribute-values.reader.js';
 import { CardModelService } from './card-model.service.js';
@@ -61,7 +61,7 @@ export class FieldsApiImpl extends FieldsApi {
   }
 
   hasGroupTypeFields(projectFields: unknown): boolean {
-    return fieldsFromJson(projectFields).some((f) => f.type === 'group_type' && f.groupTypeId !== null);
+    return hasGroupTypeFieldJson(projectFields);
   }
 
   blankAttributes(card: FieldCardRef, projectFields: unknown): Record<string, unknown> {

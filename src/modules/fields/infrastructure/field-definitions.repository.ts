@@ -38,6 +38,11 @@ export function fieldsFromJson(value: unknown): FieldDefinition[] {
   return (rows ?? []).map(toField);
 }
 
+/** Whether what `projectFieldsJsonSql` read holds a group_type field, read from the rows as they are. */
+export function hasGroupTypeFieldJson(value: unknown): boolean {
+  return (jsonColumn<RawField[] | null>(value) ?? []).some((r) => r.type === 'group_type' && r.group_type_id !== null);
+}
+
 function toField(r: RawField): FieldDefinition {
   const options = jsonColumn<FieldOptions | null>(r.options) ?? {};
   return {
