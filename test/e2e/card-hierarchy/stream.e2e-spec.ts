@@ -140,8 +140,9 @@ describe('card stream', () => {
 });
 
 /**
- * DESIGN §9: no change without its stream entry. The recorder is made to fail
- * on demand; every change must then fail as a whole and leave no trace.
+ * DESIGN §9: no change without its stream entry. The recorder (or, for a
+ * creation, which writes its entry itself, the stream's table) is made to
+ * fail on demand; every change must then fail as a whole and leave no trace.
  */
 describe('card stream atomicity', () => {
   let t: TestApp;
@@ -194,9 +195,21 @@ describe('card stream atomicity', () => {
     const before = await c.listing(ann, project.id, { with_archived: 'true' });
     const cardsBefore = await dbCount('SELECT count(*) AS n FROM cards.cards WHERE project_id = $1', [project.id]);
 
-    const res = await whileFailing(() => t.http.post(`${API}/cards/${top}/children`).set(as(ann)).send({ title: 'ghost' }));
+    // The creation writes its entry in its insert statement (writing along),
+    // not through the recorder: the stream's table refuses the entry instead.
+    const db = t.app.get(DataSource);
+    await db.query(`CREATE FUNCTION cards.refuse_ghost() RETURNS trigger LANGUAGE plpgsql AS $$
+                      BEGIN RAISE EXCEPTION 'stream storage is down'; END $$`);
+    await db.query(`CREATE TRIGGER refuse_ghost BEFORE INSERT ON cards.card_stream
+                      FOR EACH ROW WHEN (NEW.data->>'title' = 'ghost') EXECUTE FUNCTION cards.refuse_ghost()`);
+    let res;
+    try {
+      res = await t.http.post(`${API}/cards/${top}/children`).set(as(ann)).send({ title: 'ghost' });
+    } finally {
+      await db.query(`DROP TRIGGER refuse_ghost ON cards.card_stream`);
+      await db.query(`DROP FUNCTION cards.refuse_ghost()`);
+    }
     expect(res.status).toBe(500);
-    expect(attempts).toBeGreaterThan(0);
     expect(JSON.stringify(res.body)).not.toContain('stream storage is down');
 
     expect(await c.children(ann, top)).toEqual([await c.get(ann, first.id)]);

@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner.js';
 import { CardsApi, type NewCard } from '../../../src/modules/cards/index.js';
 import { FieldsApi } from '../../../src/modules/fields/index.js';
 import type { Actor } from '../../../src/shared/domain/actor.js';
@@ -54,8 +55,9 @@ describe('CardsApi.createMany', () => {
   });
 
   it('records the same stream entries as one card created with its values, in the same order', async () => {
-    // The bulk path writes its entries in its insert statements (writing
-    // along); a single creation has the stream writer record its events.
+    // Both paths write the `card.created` entry in their insert statement
+    // (writing along); a single creation's values have the stream writer
+    // record their events, the bulk path writes those along too.
     await t.http.post(`${API}/projects/${project.id}/attributes`).set(as(ann)).send({ name: 'Notes', type: 'text' }).expect(201);
     const one = (
       await t.http
@@ -297,5 +299,21 @@ describe('the card JSON of a new card without values', () => {
 
     const bare = await t.http.post(`${API}/cards/${other.top_level_card_id}/children`).set(as(ann)).send({ title: 'Other' }).expect(201);
     expect(bare.body.attributes).toEqual({ Elsewhere: null });
+  });
+
+  it('costs five statements: the key, then the parent locked and the row inserted with its stream entry in one transaction', async () => {
+    const project = await c.project(ann, await c.team(ann));
+    const sent = jest.spyOn(PostgresQueryRunner.prototype, 'query');
+    try {
+      const res = await t.http.post(`${API}/cards/${project.top_level_card_id}/children`).set(as(ann)).send({ title: 'Counted' }).expect(201);
+      const statements = sent.mock.calls.map(([text]) => String(text).trim().split(/\s+/).slice(0, 2).join(' '));
+      // authentication (with its rate-limit hit), BEGIN, the parent's lock, the insert, COMMIT
+      expect(statements).toHaveLength(5);
+      expect([statements[1], statements[4]]).toEqual(['START TRANSACTION', 'COMMIT']);
+      const stream = (await t.http.get(`${API}/cards/${res.body.id}/stream`).set(as(ann)).expect(200)).body as Array<{ action: string; data: object }>;
+      expect(stream.map((e) => [e.action, e.data])).toEqual([['card.created', { title: 'Counted', ref: res.body.ref, parent_id: project.top_level_card_id }]]);
+    } finally {
+      sent.mockRestore();
+    }
   });
 });

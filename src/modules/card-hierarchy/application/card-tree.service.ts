@@ -80,15 +80,10 @@ export class CardTreeService {
       // It is taken first and the access check reads the locked row; nothing is
       // written before the check (404 outside the team, 403 for viewers).
       const { card: parent, read } = await this.access.lock(parentId, actor, 'write', options.alsoRead);
-      const card = await this.cards.insertChild(parent, title, actor.userId);
+      // The insert records the `card.created` entry itself (writing along).
+      const card = await this.cards.insertChild(parent, title, actor.userId, options);
       if (!card) throw new CardNotFoundError();
-      await this.events.publish(
-        new CardCreated({
-          ...this.eventBase(card, actor),
-          system: options.system,
-          data: { title, ref: card.ref, parent_id: parent.id },
-        }),
-      );
+      await this.events.publish(createdBatch([card], actor, options.system));
       return { card: toRecord(card), read };
     });
   }
@@ -270,7 +265,7 @@ export class CardTreeService {
   }
 }
 
-/** The `card.created` events of a bulk creation, as one batch whose entries its statement recorded (writing along). */
+/** The `card.created` events of a creation, as one batch whose entries its statement recorded (writing along). */
 function createdBatch(cards: CardRow[], actor: Actor, system: boolean | undefined): CardEventBatch {
   return new CardEventBatch(
     cards.map(

@@ -37,21 +37,35 @@ export interface NewCardRow {
 
 const FIND_SQL = prepared(`SELECT ${CARD_COLUMNS} FROM cards.cards WHERE id = $1`);
 
-/** `insertChild`'s statement: a card creation's one write of the tree. */
-const INSERT_CHILD_SQL = prepared(
-  `WITH r AS (
-     UPDATE cards.project_counters
-        SET next_ref = next_ref + 1, card_count = card_count + 1,
-            visible_count = visible_count + $8::int
-      WHERE project_id = $1
-      RETURNING next_ref - 1 AS ref)
-   INSERT INTO cards.cards (project_id, organization_id, parent_id, ancestor_ids, depth, ref, title,
-                            position, hidden, created_by)
-   SELECT $1, $2, $3, $4::bigint[], $5, r.ref, $6,
-          (SELECT coalesce(max(position) + 1, 0) FROM cards.cards WHERE parent_id = $3), $7, $9
-     FROM r
-   RETURNING ${CARD_COLUMNS}`,
-);
+/**
+ * `insertChild`'s statement: a card creation's one write of the tree, which
+ * also records the `card.created` entry (writing along, `recordAlongSql`; one
+ * text per kind of entry, as `system` decides).
+ */
+function insertChildSql(options: { system?: boolean }): string {
+  return prepared(
+    `WITH r AS (
+       UPDATE cards.project_counters
+          SET next_ref = next_ref + 1, card_count = card_count + 1,
+              visible_count = visible_count + $8::int
+        WHERE project_id = $1
+        RETURNING next_ref - 1 AS ref),
+     inserted AS (
+       INSERT INTO cards.cards (project_id, organization_id, parent_id, ancestor_ids, depth, ref, title,
+                                position, hidden, created_by)
+       SELECT $1, $2, $3, $4::bigint[], $5, r.ref, $6,
+              (SELECT coalesce(max(position) + 1, 0) FROM cards.cards WHERE parent_id = $3), $7, $9
+         FROM r
+       RETURNING ${CARD_COLUMNS}),
+     created AS (
+       SELECT id AS card_id, project_id, 'card.created' AS action, $9::bigint AS user_id, 1 AS ord,
+              jsonb_build_object('title', title, 'ref', ref, 'parent_id', parent_id) AS data
+         FROM inserted),
+     recorded AS (${recordAlongSql('created', options)})
+   SELECT * FROM inserted`,
+  );
+}
+const INSERT_CHILD_SQL = { activity: insertChildSql({}), log: insertChildSql({ system: true }) };
 
 /**
  * SQL of the card tree. Every change to sibling positions happens while the
@@ -228,16 +242,17 @@ export class CardTreeRepository {
   /**
    * Creates the last child of a locked parent in one statement: takes the
    * project's next ref (and bumps the totals), computes the position (highest
-   * sibling position + 1) and inserts the row. The caller must hold the
+   * sibling position + 1), inserts the row and records its `card.created`
+   * entry, by the creator, as `CardCreated` would (kind by `system`). The caller must hold the
    * parent's lock from an earlier statement, so this statement's snapshot sees
    * every sibling (only a holder of that lock adds one). The counter row is
    * locked by the UPDATE after the parent, as in the lock order. null when the
    * project's counters are gone (project deleted).
    */
-  async insertChild(parent: CardRow, title: string, createdBy: number | null): Promise<CardRow | null> {
+  async insertChild(parent: CardRow, title: string, createdBy: number | null, options: { system?: boolean } = {}): Promise<CardRow | null> {
     const ancestors = [...parent.ancestorIds, parent.id];
     const rows = await this.sql.rows<RawCard>(
-      INSERT_CHILD_SQL,
+      options.system ? INSERT_CHILD_SQL.log : INSERT_CHILD_SQL.activity,
       [
         parent.projectId,
         parent.organizationId,
