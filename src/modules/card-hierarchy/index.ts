@@ -4,6 +4,7 @@ export {
   CARD_STATES,
   type CardAccess,
   type CardChanges,
+  type CardJsonRow,
   type CardRecord,
   type CardState,
   type CardSummary,

@@ -10,6 +10,7 @@ import {
   CardHierarchyApi,
   type CardAccess,
   type CardChanges,
+  type CardJsonRow,
   type CardRecord,
   type CardSummary,
   type ChildCreations,
@@ -72,7 +73,11 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
     return cardIds.flatMap((id) => (byId.has(id) ? [toRecord(byId.get(id)!)] : []));
   }
 
-  children(cardId: number, actor: Actor): Promise<CardRecord[]> {
+  jsonRows(cardIds: number[]): Promise<CardJsonRow[]> {
+    return this.listingQueries.jsonRows(cardIds);
+  }
+
+  children(cardId: number, actor: Actor): Promise<CardJsonRow[]> {
     return this.tree.children(cardId, actor);
   }
 

@@ -13,6 +13,7 @@ import { EventBus } from '../../../shared/events/event-bus.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import type {
   CardChanges,
+  CardJsonRow,
   CardRecord,
   CardState,
   ChildCreations,
@@ -66,9 +67,9 @@ export class CardTreeService {
     private readonly events: EventBus,
   ) {}
 
-  async children(cardId: number, actor: Actor): Promise<CardRecord[]> {
+  async children(cardId: number, actor: Actor): Promise<CardJsonRow[]> {
     await this.access.require(cardId, actor, 'read');
-    return (await this.listing.children(cardId)).map(toRecord);
+    return this.listing.children(cardId);
   }
 
   /** New cards are `undecided` and last among their siblings (DESIGN.md §4). */

@@ -6,7 +6,6 @@ import { WorkspaceApi } from '../../workspace/index.js';
 import type { ProjectListing, ProjectPage } from '../contracts/card-hierarchy.api.js';
 import { CardListingQueries, type ListingStart } from '../infrastructure/card-listing.queries.js';
 import { splitRole, withRole } from './card-access.service.js';
-import { toRecord } from './card-tree.service.js';
 
 /**
  * The project listing: every card of the project but the top-level one, in id
@@ -32,12 +31,12 @@ export class ProjectCardsService {
     const found = await this.cards.listPage(projectId, { ...opts, limit: page.perPage + 1, from }, withRole(opts.alsoRead, role), actor.userId, `${role} IS NOT NULL`);
     const { role: memberRole, read } = splitRole(found?.extras ?? {});
     this.workspace.projectAccessFromRole(memberRole, 'read');
-    if (!found) return { records: [], ids: [], total: 0, nextAfter: null, read: {} };
+    if (!found) return { cards: [], ids: [], total: 0, nextAfter: null, read: {} };
     const total = opts.withArchived ? found.cardCount : found.visibleCount;
     const more = found.ids.length > page.perPage;
     const ids = found.ids.slice(0, page.perPage);
     return {
-      records: found.rows.slice(0, page.perPage).map(toRecord),
+      cards: found.rows.slice(0, page.perPage),
       ids,
       total,
       nextAfter: more ? ids[ids.length - 1] : null,

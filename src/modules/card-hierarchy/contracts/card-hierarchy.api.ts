@@ -140,10 +140,23 @@ export interface ProjectListing {
   alsoRead?: Record<string, string>;
 }
 
+/**
+ * A card as listings send it: card-hierarchy's members of the card JSON
+ * (`id` … `updated_at`, DESIGN.md §4) as JSON text the database built, and
+ * what the composing module needs to add the members of other modules.
+ */
+export interface CardJsonRow {
+  id: number;
+  projectId: number;
+  modelId: number | null;
+  /** One JSON object, `{"id":…,…,"updated_at":"…"}`, ending in its closing brace. */
+  json: string;
+}
+
 /** A page of the project listing. */
 export interface ProjectPage {
   /** The page's cards (empty with `onlyIds`). */
-  records: CardRecord[];
+  cards: CardJsonRow[];
   ids: number[];
   /** Cards in all pages (project counters). */
   total: number;
@@ -174,8 +187,10 @@ export abstract class CardHierarchyApi {
   abstract cardsInOrganization(cardIds: number[], organizationId: number): Promise<CardSummary[]>;
   /** The rows of the given cards, in the order of `cardIds` (missing ones left out). */
   abstract records(cardIds: number[]): Promise<CardRecord[]>;
+  /** The same as JSON rows (listings). */
+  abstract jsonRows(cardIds: number[]): Promise<CardJsonRow[]>;
   /** The children of a card the caller may read, in position order. */
-  abstract children(cardId: number, actor: Actor): Promise<CardRecord[]>;
+  abstract children(cardId: number, actor: Actor): Promise<CardJsonRow[]>;
   /**
    * A page of the project listing (top-level card excluded, id order), by
    * `page` (offset) or after a keyset position; the total, and the last id

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { prepared } from '../../../shared/persistence/prepared-statements.js';
 import { Sql, toId } from '../../../shared/persistence/sql.js';
-import { CARD_COLUMNS, toRow, type CardRow, type RawCard } from './card-rows.js';
+import type { CardJsonRow } from '../contracts/card-hierarchy.api.js';
+import { cardJsonColumns, toJsonRow, type RawCardJson } from './card-rows.js';
 
 /**
  * Read-only queries that list cards (project listing, children, relationship
@@ -23,12 +24,23 @@ export class CardListingQueries {
     return rows.map((r) => ({ id: toId(r.id), title: r.title }));
   }
 
-  async children(parentId: number): Promise<CardRow[]> {
-    const rows = await this.sql.rows<RawCard>(
-      `SELECT ${CARD_COLUMNS} FROM cards.cards WHERE parent_id = $1 ORDER BY position, id`,
+  async children(parentId: number): Promise<CardJsonRow[]> {
+    const rows = await this.sql.rows<RawCardJson>(
+      prepared(`SELECT ${cardJsonColumns('c')} FROM cards.cards c WHERE c.parent_id = $1 ORDER BY c.position, c.id`),
       [parentId],
     );
-    return rows.map(toRow);
+    return rows.map(toJsonRow);
+  }
+
+  /** Cards by id as JSON rows, in the order of `ids` (missing ones left out). */
+  async jsonRows(ids: number[]): Promise<CardJsonRow[]> {
+    if (!ids.length) return [];
+    const rows = await this.sql.rows<RawCardJson>(
+      prepared(`SELECT ${cardJsonColumns('c')} FROM cards.cards c WHERE c.id = ANY($1::bigint[])`),
+      [ids],
+    );
+    const byId = new Map(rows.map((r) => [toId(r.id), r]));
+    return ids.flatMap((id) => (byId.has(id) ? [toJsonRow(byId.get(id)!)] : []));
   }
 
   /**
@@ -50,7 +62,7 @@ export class CardListingQueries {
     extras: Record<string, string> = {},
     extraParam: unknown = null,
     readIf = 'true',
-  ): Promise<{ cardCount: number; visibleCount: number; rows: CardRow[]; ids: number[]; extras: Record<string, unknown> } | null> {
+  ): Promise<{ cardCount: number; visibleCount: number; rows: CardJsonRow[]; ids: number[]; extras: Record<string, unknown> } | null> {
     const { withArchived, onlyIds, limit, from } = options;
     const ids = listIdsSql(withArchived, from);
     // `readIf` (over $1 and $4, e.g. "the caller is a member") and an offset
@@ -58,13 +70,13 @@ export class CardListingQueries {
     const pastEnd = 'offset' in from ? `$3 < ${withArchived ? 'pc.card_count' : 'pc.visible_count'}` : 'true';
     const page = onlyIds
       ? `SELECT id FROM (${ids}) i WHERE ${pastEnd} AND ${readIf}`
-      : `SELECT ${CARD_COLUMNS} FROM cards.cards WHERE ${pastEnd} AND ${readIf} AND id IN (${ids})`;
+      : `SELECT ${cardJsonColumns('c')} FROM cards.cards c WHERE ${pastEnd} AND ${readIf} AND c.id IN (${ids})`;
     // Other modules' reads (`extras`, over $1 the project and $4 `extraParam`)
     // are computed once (they do not depend on the page's rows) and sent on
     // the first row only, not repeated on every row of the page.
     const names = Object.keys(extras);
     const extraColumns = names.map((n, i) => `, CASE WHEN row_number() OVER (ORDER BY page.id) = 1 THEN ${extras[n]} END AS x${i}`).join('');
-    const rows = await this.sql.rows<RawCard & Record<string, unknown> & { total_cards: number; total_visible: number }>(
+    const rows = await this.sql.rows<RawCardJson & Record<string, unknown> & { total_cards: number; total_visible: number }>(
       // Named: one text per combination of options, on every listing; the plan
       // (the listing index in id order) does not depend on the values.
       prepared(`SELECT pc.card_count AS total_cards, pc.visible_count AS total_visible, page.*${extraColumns}
@@ -78,7 +90,7 @@ export class CardListingQueries {
     return {
       cardCount: Number(rows[0].total_cards),
       visibleCount: Number(rows[0].total_visible),
-      rows: onlyIds ? [] : found.map(toRow),
+      rows: onlyIds ? [] : found.map(toJsonRow),
       ids: found.map((r) => toId(r.id)),
       extras: Object.fromEntries(names.map((n, i) => [n, rows[0][`x${i}`]])),
     };

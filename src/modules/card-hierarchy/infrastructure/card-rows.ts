@@ -1,5 +1,5 @@
 import { toId, toIdOrNull, toIds } from '../../../shared/persistence/sql.js';
-import type { CardRecord, CardState } from '../contracts/card-hierarchy.api.js';
+import type { CardJsonRow, CardRecord, CardState } from '../contracts/card-hierarchy.api.js';
 
 /** A card row as read for views and tree work. */
 export interface CardRow extends CardRecord {
@@ -46,4 +46,45 @@ export function toRow(r: RawCard): CardRow {
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
   };
+}
+
+/** A timestamp as `Date.toISOString` writes it: UTC, milliseconds (truncated, as the row parser truncates them). */
+function isoSql(column: string): string {
+  return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+}
+
+/**
+ * The card's own members of the card JSON (DESIGN.md §4), as JSON text built
+ * by the database over the row aliased `c`: `{"id":…,"ref":…,"project_id":…,
+ * "parent_id":…,"title":…,"state":…,"is_archived":…,"position":…,"depth":…,
+ * "model_id":…,"created_at":…,"updated_at":…}`. Listings send it on as it
+ * is, so a page costs the server neither parsing the rows into objects nor
+ * serialising them again (docs/PERFORMANCE.md, issue 15, fifth pass). The
+ * members and values are those the cards module's `toView` writes for a
+ * CardRecord; an e2e test compares the two. Strings go through `to_json`
+ * (escaped); the rest are numbers, booleans and null as PostgreSQL prints them.
+ */
+export function cardJsonSql(c: string): string {
+  return `'{"id":' || ${c}.id || ',"ref":' || ${c}.ref || ',"project_id":' || ${c}.project_id
+       || ',"parent_id":' || coalesce(${c}.parent_id::text, 'null') || ',"title":' || to_json(${c}.title)::text
+       || ',"state":' || to_json(${c}.state)::text || ',"is_archived":' || ${c}.is_archived
+       || ',"position":' || ${c}.position || ',"depth":' || ${c}.depth
+       || ',"model_id":' || coalesce(${c}.model_id::text, 'null')
+       || ',"created_at":"' || ${isoSql(`${c}.created_at`)} || '","updated_at":"' || ${isoSql(`${c}.updated_at`)} || '"}'`;
+}
+
+/** The columns of a `CardJsonRow`, over the row aliased `c`. */
+export function cardJsonColumns(c: string): string {
+  return `${c}.id, ${c}.project_id, ${c}.model_id, ${cardJsonSql(c)} AS json`;
+}
+
+export interface RawCardJson {
+  id: number | string;
+  project_id: number | string;
+  model_id: number | string | null;
+  json: string;
+}
+
+export function toJsonRow(r: RawCardJson): CardJsonRow {
+  return { id: toId(r.id), projectId: toId(r.project_id), modelId: toIdOrNull(r.model_id), json: r.json };
 }

@@ -3,7 +3,6 @@ import type { Actor } from '../../../shared/domain/actor.js';
 import type { ListingPageInfo, ListingRequest } from '../../../shared/http/cursor.js';
 import { pageOffset } from '../../../shared/http/pagination.js';
 import { WorkspaceApi } from '../../workspace/index.js';
-import type { CardView } from '../contracts/cards.api.js';
 import { CardFilterService } from '../filter/card-filter.service.js';
 import { CardViewsService } from './card-views.service.js';
 
@@ -22,7 +21,8 @@ export interface SearchOptions {
  * Card listings with a filter: one project (GET /projects/{id}/cards?filter=)
  * or every project the caller can see in every team (GET /search). The
  * filter runs as one query for the page and one for the total; the page's
- * card JSON is built in a fixed number of queries while the total is counted.
+ * card JSON (one JSON array, as text) is built in a fixed number of queries
+ * while the total is counted.
  */
 @Injectable()
 export class CardSearchService {
@@ -49,7 +49,7 @@ export class CardSearchService {
     options: SearchOptions,
     actor: Actor,
     access?: Promise<unknown>,
-  ): Promise<{ items: CardView[] | number[] } & ListingPageInfo> {
+  ): Promise<{ items: string | number[] } & ListingPageInfo> {
     const from = page.after === null ? { offset: pageOffset(page) } : { after: page.after };
     // One id more than the page tells whether a next page exists (for its cursor).
     const found = await this.filters.start(
@@ -59,7 +59,7 @@ export class CardSearchService {
     const ids = found.ids.slice(0, page.perPage);
     const nextAfter = found.ids.length > page.perPage ? ids[ids.length - 1] : null;
     // The card JSON is read while the total is still being counted.
-    const [items, total] = await Promise.all([options.onlyIds ? ids : this.views.byIds(ids), found.total]);
+    const [items, total] = await Promise.all([options.onlyIds ? ids : this.views.byIdsJson(ids), found.total]);
     return { items, total, nextAfter };
   }
 }

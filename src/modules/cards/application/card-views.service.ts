@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { CardHierarchyApi, type CardRecord } from '../../card-hierarchy/index.js';
+import { CardHierarchyApi, type CardJsonRow, type CardRecord } from '../../card-hierarchy/index.js';
 import { FieldsApi } from '../../fields/index.js';
 import { GroupingApi } from '../../grouping/index.js';
 import type { CardGroupView, CardView } from '../contracts/cards.api.js';
@@ -30,6 +30,11 @@ export class CardViewsService {
     return this.many(await this.hierarchy.records(cardIds));
   }
 
+  /** The same as one JSON array, as text (listings). */
+  async byIdsJson(cardIds: number[]): Promise<string> {
+    return this.manyJson(await this.hierarchy.jsonRows(cardIds));
+  }
+
   /**
    * A card just created with no values and no `group_id`, from its row and
    * its project's field definitions (`FieldsApi.projectFieldsSql`, read while
@@ -47,6 +52,19 @@ export class CardViewsService {
     return { fields: this.fields.projectFieldsSql(projectIdSql) };
   }
 
+  /** Cards as listings send them (`CardHierarchyApi` JSON rows): one JSON array, as text. */
+  async manyJson(cards: CardJsonRow[], projectFields?: unknown): Promise<string> {
+    if (!cards.length) return '[]';
+    const parts = await this.othersParts(cards, projectFields);
+    // Each row's JSON ends in its closing brace: the other modules' members go before it.
+    let out = '[';
+    for (let i = 0; i < cards.length; i++) {
+      const { attributes, groups } = parts[i];
+      out += `${i ? ',' : ''}${cards[i].json.slice(0, -1)},"attributes":${JSON.stringify(attributes)},"groups":${JSON.stringify(groups)}}`;
+    }
+    return `${out}]`;
+  }
+
   /**
    * `projectFields`: the definitions of the cards' one project, if already
    * read (`FieldsApi.projectFieldsSql`); `scalars`: the one card's scalar
@@ -54,7 +72,13 @@ export class CardViewsService {
    */
   async many(records: CardRecord[], projectFields?: unknown, scalars?: unknown): Promise<CardView[]> {
     if (!records.length) return [];
-    const ids = records.map((r) => r.id);
+    const parts = await this.othersParts(records, projectFields, scalars);
+    return records.map((r, i) => toView(r, parts[i].attributes, parts[i].groups));
+  }
+
+  /** Each card's `attributes` (fields) and `groups` (grouping), in the order of `cards`. */
+  private async othersParts(cards: CardKey[], projectFields?: unknown, scalars?: unknown): Promise<OthersParts[]> {
+    const ids = cards.map((r) => r.id);
     // Every group type owns a group_type field of its project (fields keeps
     // that link, and such a field is deleted only with its type), so cards of
     // projects without one are in no group: grouping need not be asked. With
@@ -62,7 +86,7 @@ export class CardViewsService {
     // asked beside the values (one round trip instead of two).
     const early = projectFields !== undefined && this.fields.hasGroupTypeFields(projectFields) ? this.grouping.membershipsOf(ids) : undefined;
     early?.catch(() => undefined);
-    const { byCard, groupTypeFields } = await this.fields.attributesOf(records, projectFields, scalars);
+    const { byCard, groupTypeFields } = await this.fields.attributesOf(cards, projectFields, scalars);
     const memberships = groupTypeFields.length ? await (early ?? this.grouping.membershipsOf(ids)) : [];
     const groups = new Map<number, CardGroupView[]>();
     const groupIds = new Map<string, number[]>();
@@ -71,17 +95,30 @@ export class CardViewsService {
       const key = `${m.cardId}:${m.typeId}`;
       groupIds.set(key, [...(groupIds.get(key) ?? []), m.groupId]);
     }
-    return records.map((r) => {
+    return cards.map((r) => {
       const attributes = byCard.get(r.id) ?? {};
       for (const f of groupTypeFields) {
         const ids = f.projectId === r.projectId ? groupIds.get(`${r.id}:${f.groupTypeId}`) : undefined;
         if (ids) attributes[f.name] = ids;
       }
-      return toView(r, attributes, groups.get(r.id) ?? []);
+      return { attributes, groups: groups.get(r.id) ?? [] };
     });
   }
 }
 
+/** What the other modules need of a card to add their members. */
+type CardKey = Pick<CardRecord, 'id' | 'projectId' | 'modelId'>;
+
+interface OthersParts {
+  attributes: Record<string, unknown>;
+  groups: CardGroupView[];
+}
+
+/**
+ * The card JSON of a card row. The members and their order are those of
+ * card-hierarchy's JSON rows (`CardJsonRow.json`) followed by `attributes` and
+ * `groups`, which is how listings write them.
+ */
 function toView(c: CardRecord, attributes: Record<string, unknown>, groups: CardGroupView[]): CardView {
   return {
     id: c.id,
@@ -94,9 +131,9 @@ function toView(c: CardRecord, attributes: Record<string, unknown>, groups: Card
     position: c.position,
     depth: c.depth,
     model_id: c.modelId,
-    attributes,
-    groups,
     created_at: c.createdAt.toISOString(),
     updated_at: c.updatedAt.toISOString(),
+    attributes,
+    groups,
   };
 }

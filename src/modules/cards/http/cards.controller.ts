@@ -1,8 +1,10 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Res } from '@nestjs/common';
 import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
+import { jsonText } from '../../../shared/http/json-text.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { CardHierarchyApi } from '../../card-hierarchy/index.js';
 import { CardViewsService } from '../application/card-views.service.js';
@@ -33,8 +35,8 @@ export class CardsController {
   }
 
   @Get(':id/children')
-  async children(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
-    return this.views.many(await this.hierarchy.children(id, actor));
+  async children(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Res({ passthrough: true }) res: Response) {
+    return jsonText(res, await this.views.manyJson(await this.hierarchy.children(id, actor)));
   }
 
   @Post(':id/children')

@@ -4,6 +4,7 @@ import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { listingRequest, setListingHeaders } from '../../../shared/http/cursor.js';
+import { jsonText } from '../../../shared/http/json-text.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { CardHierarchyApi } from '../../card-hierarchy/index.js';
 import { CardViewsService } from '../application/card-views.service.js';
@@ -40,13 +41,13 @@ export class ProjectCardsController {
     if (filter) {
       const found = await this.search.inProject(id, filter, page, options, actor);
       setListingHeaders(res, page, found, scope);
-      return found.items;
+      return typeof found.items === 'string' ? jsonText(res, found.items) : found.items;
     }
     // The card JSON needs the project's field definitions: read in the page's statement.
     const alsoRead = options.onlyIds ? undefined : this.views.readAlong('$1');
     const result = await this.hierarchy.listProject(id, actor, page, { ...options, alsoRead });
     setListingHeaders(res, page, result, scope);
-    return options.onlyIds ? result.ids : this.views.many(result.records, result.read.fields);
+    return options.onlyIds ? result.ids : jsonText(res, await this.views.manyJson(result.cards, result.read.fields));
   }
 }
 

@@ -1,0 +1,82 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { DataSource } from 'typeorm';
+import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, groupingClient, type ProjectJson } from '../grouping/grouping-fixtures.js';
+
+/**
+ * Listings send card-hierarchy's members of each card as JSON text the
+ * database wrote (CardJsonRow); one card (GET, and the answer of every write)
+ * is written by the server from the parsed row (toView). The two must be the
+ * same card JSON, byte for byte once parsed, for any title, state, flag,
+ * model and timestamp.
+ */
+describe('the card JSON of listings and of one card', () => {
+  let t: TestApp;
+  let ann: TestUser;
+  let c: ReturnType<typeof groupingClient>;
+  let project: ProjectJson;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    ann = await t.user();
+    c = groupingClient(t);
+    project = await c.project(ann, await c.team(ann));
+  });
+  afterAll(() => t.close());
+
+  const body = async (path: string) => {
+    const res = await t.http.get(`${API}${path}`).set(as(ann)).expect(200);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    return res.body as Array<Record<string, unknown>>;
+  };
+
+  it('is the same in the project listing, the children, /search and GET /cards/{id}', async () => {
+    const top = project.top_level_card_id;
+    const titles = [
+      'plain',
+      'quotes " and \\ backslash, slash / and <script>',
+      'new\nline, tab\t, bell \u0007, nul-like \u0001 and \u001f',
+      'accents é ü, CJK 漢字, emoji 😀, RTL \u202e, line separator \u2028',
+      ',"attributes":{} inside a title',
+    ];
+    const ids: number[] = [];
+    for (const title of titles) ids.push((await c.card(ann, top, title)).id);
+    const child = (await c.card(ann, ids[0], 'a child')).id;
+    await t.http.post(`${API}/projects/${project.id}/attributes`).set(as(ann)).send({ name: 'Estimate', type: 'number' }).expect(201);
+    await t.http.post(`${API}/cards/${ids[1]}/attributes/Estimate`).set(as(ann)).send({ value: 2.5 }).expect(200);
+    await t.http.post(`${API}/cards/${ids[2]}/state`).set(as(ann)).send({ state: 'in_progress' }).expect(200);
+    const model = (await t.http.post(`${API}/projects/${project.id}/models`).set(as(ann)).send({ name: 'Bug' }).expect(201)).body as { id: number };
+    await t.http.post(`${API}/cards/${ids[3]}/model`).set(as(ann)).send({ model_id: model.id }).expect(200);
+    await t.http.post(`${API}/cards/${ids[4]}/archive`).set(as(ann)).expect(200);
+    // Timestamps with microseconds that round up if rounded: both sides truncate to milliseconds.
+    await t.app.get(DataSource).query(`UPDATE cards.cards SET created_at = '2024-02-29 23:59:59.999999+00', updated_at = '2024-03-01 00:00:00.0005+00' WHERE id = $1`, [ids[0]]);
+
+    const one = new Map<number, unknown>();
+    for (const id of [...ids, child]) one.set(id, await c.get(ann, id));
+    expect(one.get(ids[0])).toMatchObject({ created_at: '2024-02-29T23:59:59.999Z', updated_at: '2024-03-01T00:00:00.000Z' });
+    expect([ids[1], ids[2], ids[3], ids[4]].map((id) => one.get(id))).toMatchObject([
+      { attributes: { Estimate: 2.5 } },
+      { state: 'in_progress' },
+      { model_id: model.id },
+      { is_archived: true },
+    ]);
+
+    const listed = await body(`/projects/${project.id}/cards?with_archived=true`);
+    expect(listed.map((x) => x.id)).toEqual([...ids, child]);
+    for (const card of listed) expect(card).toEqual(one.get(card.id as number));
+
+    const children = await body(`/cards/${top}/children`);
+    expect(children.map((x) => x.title)).toEqual(titles);
+    for (const card of children) expect(card).toEqual(one.get(card.id as number));
+
+    const found = await body(`/search?filter=${encodeURIComponent('hlevel = 1 or hlevel = 2')}&with_archived=true`);
+    expect(found.map((x) => x.id)).toEqual([...ids, child]);
+    for (const card of found) expect(card).toEqual(one.get(card.id as number));
+  });
+
+  it('answers an empty listing with an empty JSON array', async () => {
+    const empty = await c.project(ann, await c.team(ann));
+    expect(await body(`/projects/${empty.id}/cards`)).toEqual([]);
+    expect(await body(`/cards/${empty.top_level_card_id}/children`)).toEqual([]);
+  });
+});
