@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { EntityManager } from 'typeorm';
+import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner.js';
 import { FieldsApi } from '../../../src/modules/fields/index.js';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, expectRefusal, fieldsClient, type World } from './fields-fixtures.js';
@@ -517,5 +518,31 @@ describe('field values', () => {
     } finally {
       queries.mockRestore();
     }
+  });
+
+  it('sets a scalar value in one transaction of three statements, its stream entry written by the upsert', async () => {
+    const card = (await c.card(ann, w.root, 'counted')).id;
+    await c.set(ann, card, 'Estimate', 3).expect(200);
+    const sent = jest.spyOn(PostgresQueryRunner.prototype, 'query');
+    try {
+      const res = await c.set(ann, card, 'Estimate', 8).expect(200);
+      expect(res.body.attributes.Estimate).toBe(8);
+      const statements = sent.mock.calls.map(([text]) => String(text).trim().split(/\s+/).slice(0, 2).join(' '));
+      // the key; BEGIN, the card touched with its project's definitions, the
+      // upsert (with the entry), COMMIT; then the answer: the card with its
+      // definitions and scalar values, and the values of the other kinds
+      // (this project has list, likes and file fields)
+      expect(statements).toEqual(['WITH k', 'START TRANSACTION', 'UPDATE cards.cards', 'WITH input', 'COMMIT', 'SELECT id,', 'SELECT (SELECT']);
+    } finally {
+      sent.mockRestore();
+    }
+    const changes = (await c.stream(ann, card)).filter((e) => e.action === 'card.attribute_changed');
+    expect(changes.map((e) => [e.kind, e.data.from, e.data.to, e.data.attribute, e.data.operation])).toEqual([
+      ['activity', 3, 8, 'Estimate', 'set'],
+      ['activity', null, 3, 'Estimate', 'set'],
+    ]);
+    // the same value again changes nothing and records nothing
+    await c.set(ann, card, 'Estimate', 8).expect(200);
+    expect((await c.stream(ann, card)).filter((e) => e.action === 'card.attribute_changed')).toHaveLength(2);
   });
 });

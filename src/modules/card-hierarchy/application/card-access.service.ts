@@ -42,8 +42,8 @@ export class CardAccessService {
   }
 
   /** `CardHierarchyApi.touchChecked`: updated_at set (the row locked) and access checked, in one statement. */
-  touch(cardId: number, actor: Actor, mode: AccessMode): Promise<CardWithAccess> {
-    return this.read(cardId, actor, mode, 'touch');
+  touch(cardId: number, actor: Actor, mode: AccessMode, alsoRead: Record<string, string> = {}): Promise<CardWithAccess> {
+    return this.read(cardId, actor, mode, 'touch', alsoRead);
   }
 
   /**

@@ -179,8 +179,9 @@ export abstract class CardHierarchyApi {
    * Inside a unit of work: touches the card (`updated_at`), which locks its
    * row until the transaction ends, and checks the caller's access on that
    * row, in one statement (a refused caller's touch rolls back with the rest).
+   * `alsoRead` as for `requireCard`, read in that statement too.
    */
-  abstract touchChecked(cardId: number, actor: Actor, mode: AccessMode): Promise<CardAccess>;
+  abstract touchChecked(cardId: number, actor: Actor, mode: AccessMode, alsoRead?: Record<string, string>): Promise<CardAccess>;
   /** One card's row with `alsoRead` (SQL over the row, aliased `c`) read along; null when there is no such card. No access check. */
   abstract recordWith(cardId: number, alsoRead: Record<string, string>): Promise<{ record: CardRecord; read: Record<string, unknown> } | null>;
   /** Cards by id that belong to the given team (others are left out). */

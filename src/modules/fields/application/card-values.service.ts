@@ -117,21 +117,23 @@ export class CardValuesService {
 
   /** POST /cards/{id}/attributes/{name_or_id}: `{"value": v}`, or a multipart upload for a files field. */
   setOne(cardId: number, key: string, body: unknown, upload: UploadedFile | undefined, actor: Actor): Promise<void> {
-    return this.run(cardId, actor, (card, fields) => {
+    const plan = (card: CardSummary, fields: FieldDefinition[]): Write[] => {
       const field = this.pathField(fields, card.modelId, key);
       if (upload) return [{ kind: 'set', field: this.filesField(field), value: [this.fileInputs.fromUpload(upload)] }];
       const value = this.valueOf(body, true);
       return [{ kind: 'set', field, value: parseValue(field, value) }];
-    });
+    };
+    return upload ? this.runWithFiles(cardId, actor, plan) : this.run(cardId, actor, plan);
   }
 
   /** POST …/append: adds one value to a members, relationships or files field. */
   append(cardId: number, key: string, body: unknown, upload: UploadedFile | undefined, actor: Actor): Promise<void> {
-    return this.run(cardId, actor, (card, fields) => {
+    const plan = (card: CardSummary, fields: FieldDefinition[]): Write[] => {
       const field = this.pathField(fields, card.modelId, key);
       if (upload) return [{ kind: 'append', field: this.filesField(field), item: this.fileInputs.fromUpload(upload) }];
       return [{ kind: 'append', field, item: parseListItem(field, this.valueOf(body, true)) }];
-    });
+    };
+    return upload ? this.runWithFiles(cardId, actor, plan) : this.run(cardId, actor, plan);
   }
 
   /** POST …/pop: `{"value": v}` removes v; no value removes the last one. */
@@ -240,12 +242,18 @@ export class CardValuesService {
   async writeMany(items: Array<{ card: CardSummary; prepared: PreparedValues }>, actor: Actor, options: { system?: boolean } = {}): Promise<void> {
     const rows = await this.scalarRowsOrWrite(items, actor, options);
     if (!rows.length) return;
-    const changed = await this.values.replaceScalars(rows.map((r) => ({ cardId: r.card.id, attributeId: r.field.id, value: r.value })));
+    // The upsert records the `card.attribute_changed` entries itself (writing along).
+    const changed = await this.values.replaceScalars(
+      rows.map((r) => ({ cardId: r.card.id, attributeId: r.field.id, value: r.value })),
+      actor.userId,
+      this.cards.recordAlongSql('changed', options),
+    );
     const byKey = new Map(rows.map((r) => [`${r.card.id}:${r.field.id}`, r]));
     await this.publishChanges(
       changed.map((c) => ({ ...byKey.get(`${c.cardId}:${c.attributeId}`)!, from: c.before })),
       actor,
       options,
+      true,
     );
   }
 
@@ -296,7 +304,30 @@ export class CardValuesService {
     );
   }
 
-  private async run(
+  /**
+   * A use case's writes on one card. The card is locked (touched) first, its
+   * project's field definitions read in that statement, and the writes
+   * planned and applied in that transaction. Writes of a files field go to
+   * `runWithFiles` instead, since their files are fetched before any
+   * transaction: the plan's first run then rolls back the touch, unseen.
+   */
+  private async run(cardId: number, actor: Actor, plan: (card: CardSummary, fields: FieldDefinition[]) => Write[]): Promise<void> {
+    try {
+      await this.uow.run(async () => {
+        // Concurrent writes to one card's values queue up on this lock.
+        const { card, read } = await this.cards.touchChecked(cardId, actor, 'write', { fields: projectFieldsJsonSql('c.project_id') });
+        const writes = plan(card, fieldsFromJson(read.fields));
+        if (writes.some((w) => w.field.type === 'files')) throw new FilesToPrepare();
+        await this.apply(card, writes, actor, []);
+      });
+    } catch (error) {
+      if (!(error instanceof FilesToPrepare)) throw error;
+      await this.runWithFiles(cardId, actor, plan);
+    }
+  }
+
+  /** `run` for writes that store files (uploads, URLs to fetch): the files first, then the transaction. */
+  private async runWithFiles(
     cardId: number,
     actor: Actor,
     plan: (card: CardSummary, fields: FieldDefinition[]) => Write[],
@@ -414,12 +445,18 @@ export class CardValuesService {
    * and record nothing, as the general path does.
    */
   private async applyScalars(card: TargetCard, writes: ScalarSet[], actor: Actor, options: { system?: boolean }): Promise<void> {
-    const changed = await this.values.replaceScalars(writes.map((w) => ({ cardId: card.id, attributeId: w.field.id, value: w.value })));
+    // The upsert records the `card.attribute_changed` entries itself (writing along).
+    const changed = await this.values.replaceScalars(
+      writes.map((w) => ({ cardId: card.id, attributeId: w.field.id, value: w.value })),
+      actor.userId,
+      this.cards.recordAlongSql('changed', options),
+    );
     const before = new Map(changed.map((c) => [c.attributeId, c.before]));
     await this.publishChanges(
       writes.filter((w) => before.has(w.field.id)).map((w) => ({ card, field: w.field, value: w.value, from: before.get(w.field.id) })),
       actor,
       options,
+      true,
     );
   }
 
@@ -541,4 +578,11 @@ export class CardValuesService {
 
 function describeMember(ref: MemberRef): string {
   return ref.kind === 'user_id' ? String(ref.id) : `@${ref.username}`;
+}
+
+/** Thrown inside `run`'s transaction (which it rolls back) when the writes have files to fetch or store first. */
+class FilesToPrepare extends Error {
+  constructor() {
+    super('the writes store files: they are prepared before the transaction');
+  }
 }

@@ -246,21 +246,26 @@ export class FieldValuesRepository {
   }
 
   /**
-   * Many scalar values of existing cards (an import updating the cards it
-   * matched), each replacing the card's value of that field, in one statement
-   * per chunk; returns the values that changed with what they replaced (null
-   * when the card had none). A (card, field) pair may appear once per call.
+   * Many scalar values of existing cards, each replacing the card's value of
+   * that field, in one statement per chunk; returns the values that changed
+   * with what they replaced (null when the card had none). A (card, field)
+   * pair may appear once per call. The same statement records a
+   * `card.attribute_changed` entry by `userId` for each changed value, in the
+   * order of the rows (`recordSql`: CardHierarchyApi.recordAlongSql over the
+   * relation `changed`), with the payload `CardAttributeChanged` carries.
    */
   async replaceScalars(
     rows: Array<{ cardId: number; attributeId: number; value: unknown }>,
+    userId: number,
+    recordSql: string,
   ): Promise<Array<{ cardId: number; attributeId: number; before: unknown }>> {
     const changed: Array<{ cardId: number; attributeId: number; before: unknown }> = [];
     for (let at = 0; at < rows.length; at += 5000) {
       const chunk = rows.slice(at, at + 5000);
       const found = await this.sql.rows(
         prepared(`WITH input AS (
-           SELECT (r->>0)::bigint AS card_id, (r->>1)::bigint AS attribute_id, r->2 AS value
-             FROM jsonb_array_elements($1::jsonb) AS r),
+           SELECT (r->>0)::bigint AS card_id, (r->>1)::bigint AS attribute_id, r->2 AS value, ord
+             FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS x(r, ord)),
          before AS (
            SELECT s.card_id, s.attribute_id, s.value FROM fields.scalar_values s
              JOIN input i ON i.card_id = s.card_id AND i.attribute_id = s.attribute_id),
@@ -269,10 +274,19 @@ export class FieldValuesRepository {
            SELECT card_id, attribute_id, value FROM input
            ON CONFLICT (card_id, attribute_id) DO UPDATE SET value = EXCLUDED.value
             WHERE fields.scalar_values.value IS DISTINCT FROM EXCLUDED.value
-           RETURNING card_id, attribute_id)
-         SELECT w.card_id, w.attribute_id, b.value::text AS before
-           FROM written w LEFT JOIN before b ON b.card_id = w.card_id AND b.attribute_id = w.attribute_id`),
-        [JSON.stringify(chunk.map((r) => [r.cardId, r.attributeId, r.value]))],
+           RETURNING card_id, attribute_id),
+         changed AS (
+           SELECT w.card_id, w.attribute_id, a.project_id, 'card.attribute_changed' AS action, $2::bigint AS user_id, i.ord,
+                  jsonb_build_object('attribute_id', a.id, 'attribute', a.name, 'type', a.type, 'operation', 'set',
+                                     'from', b.value, 'to', i.value) AS data,
+                  b.value::text AS before
+             FROM written w
+             JOIN input i ON i.card_id = w.card_id AND i.attribute_id = w.attribute_id
+             JOIN fields.attributes a ON a.id = w.attribute_id
+             LEFT JOIN before b ON b.card_id = w.card_id AND b.attribute_id = w.attribute_id),
+         recorded AS (${recordSql})
+         SELECT card_id, attribute_id, before FROM changed ORDER BY ord`),
+        [JSON.stringify(chunk.map((r) => [r.cardId, r.attributeId, r.value])), userId],
       );
       for (const r of found) {
         changed.push({ cardId: n(r.card_id), attributeId: n(r.attribute_id), before: r.before === null ? null : (JSON.parse(String(r.before)) as unknown) });
