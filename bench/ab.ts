@@ -11,8 +11,8 @@
  *
  * Settings: AB_N requests per kind and side (default 3000; a third of that
  * for listings), AB_SLICE requests per slice (200), AB_KINDS a comma list of
- * health, types, create, list, listValued (a page of cards with values), card
- * (default: all).
+ * health, types, create, attribute (a number set on a card of that project),
+ * list, listValued (a page of cards with values), card (default: all).
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,7 +25,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const N = Number(process.env.AB_N ?? 3000);
 const SLICE = Number(process.env.AB_SLICE ?? 200);
-const KINDS = (process.env.AB_KINDS ?? 'health,types,create,list,listValued,card').split(',');
+const KINDS = (process.env.AB_KINDS ?? 'health,types,create,attribute,list,listValued,card').split(',');
 
 type Request = (i: number) => Promise<HttpResult>;
 
@@ -57,9 +57,11 @@ async function startSide(name: string, root: string): Promise<Side> {
     await api.json('POST', `/projects/${valued.id}/attributes`, { name, type });
   }
   const me = await api.json<{ id: number }>('GET', '/me');
+  let firstValued = 0;
   for (let i = 0; i < 100; i++) {
     const c = await api.json<{ id: number }>('POST', `/cards/${valued.top_level_card_id}/children`, { title: `valued ${i}` });
     await api.json('POST', `/cards/${c.id}/attributes`, { Estimate: i, Owners: [me.id], Votes: 1 });
+    firstValued ||= c.id;
   }
   return {
     name,
@@ -70,6 +72,7 @@ async function startSide(name: string, root: string): Promise<Side> {
       health: () => api.request('GET', '/health'),
       types: () => api.request('GET', '/attribute-types'),
       create: (i) => api.request('POST', `/cards/${writes.top_level_card_id}/children`, { title: `c${i}` }),
+      attribute: (i) => api.request('POST', `/cards/${firstValued}/attributes/Estimate`, { value: 1000 + i }),
       list: () => api.request('GET', `/projects/${listed.id}/cards?per_page=100`),
       listValued: () => api.request('GET', `/projects/${valued.id}/cards?per_page=100`),
       card: () => api.request('GET', `/cards/${card.id}`),
