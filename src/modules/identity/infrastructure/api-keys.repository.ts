@@ -44,8 +44,6 @@ export class ApiKeysRepository {
     windowKey: string,
     windowSeconds: number,
   ): Promise<{ key: ActiveKey; window: WindowRow } | null> {
-    // The count commits asynchronously (windowUpsertSql): never as part of a use case's transaction.
-    if (this.uow.inTransaction) throw new Error('findActiveCounting runs outside a unit of work');
     const rows = (await this.uow.manager.query(
       ACTIVE_KEY_COUNTING_SQL,
       [keyHash, windowKey, windowSeconds],

@@ -26,20 +26,11 @@ const SWEEP_EVERY = 500;
  * statement can count in the same round trip, or nothing for a plain VALUES
  * row); `keyParam` and `windowParam` name the statement's parameters holding
  * the hashed key and the window length in seconds.
- *
- * The statement is a transaction of its own, and its commit does not wait
- * for the WAL to reach the disk (`synchronous_commit` off for this
- * transaction only): every authenticated request runs it, and a counter that
- * loses the last fraction of a second of hits in a crash costs nothing worth
- * a disk flush per request (docs/RELIABILITY.md). Inside a transaction it
- * would make that transaction's commit asynchronous too: callers run it
- * outside one.
  */
 export function windowUpsertSql(keyParam: string, windowParam: string, source = ''): string {
   const start = `to_timestamp(floor(extract(epoch FROM clock_timestamp()) / ${windowParam}::float8) * ${windowParam}::float8)`;
   return `INSERT INTO identity.rate_limit_windows AS w (key, window_start, hits)
           SELECT ${keyParam}, ${start}, 1 ${source}
-           WHERE set_config('synchronous_commit', 'off', true) IS NOT NULL
           ON CONFLICT (key) DO UPDATE
             SET hits = CASE WHEN w.window_start = EXCLUDED.window_start THEN w.hits + 1 ELSE 1 END,
                 window_start = EXCLUDED.window_start
