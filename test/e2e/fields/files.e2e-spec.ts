@@ -45,10 +45,19 @@ describe('files fields', () => {
   let source: Server;
   let sourceUrl: string;
   const served = randomBytes(70_000);
+  const held: Array<() => void> = [];
 
   beforeAll(async () => {
     dataDir = mkdtempSync(path.join(tmpdir(), 'cardwork-files-'));
     source = createServer((req, res) => {
+      if (req.url === '/slow') {
+        // Answered when the test says so (held downloads).
+        held.push(() => {
+          res.writeHead(200, { 'Content-Type': 'application/pdf', 'Content-Length': served.length });
+          res.end(served);
+        });
+        return;
+      }
       if (req.url === '/redirect') {
         res.writeHead(302, { Location: '/assets/report%20final.pdf' });
         return res.end();
@@ -134,6 +143,23 @@ describe('files fields', () => {
       const got = await download(file).expect(200);
       expect(Buffer.compare(got.body as Buffer, served)).toBe(0);
     }
+  });
+
+  it("fetches a URL value before locking the card: the card's other writes do not wait for the download", async () => {
+    const card = (await c.card(ann, w.root, 'slow url')).id;
+    const appending = c.append(ann, card, 'Attachments', `${sourceUrl}/slow`).then((res) => res);
+    while (!held.length) await new Promise((r) => setTimeout(r, 10));
+    // The download is held; the card is not locked meanwhile.
+    const started = Date.now();
+    await t.http.put(`${API}/cards/${card}`).set(as(ann)).send({ title: 'renamed while fetching' }).expect(200);
+    expect(Date.now() - started).toBeLessThan(2000);
+    held.shift()!();
+    const res = await appending;
+    expect(res.status).toBe(200);
+    expect(res.body.title).toBe('renamed while fetching');
+    expect((res.body.attributes.Attachments as FileJson[]).map((f) => f.size)).toEqual([served.length]);
+    const actions = (await c.stream(ann, card)).map((e) => e.action);
+    expect(actions.filter((a) => a === 'card.attribute_changed')).toHaveLength(1);
   });
 
   it('set replaces the list (one value or an array of the JSON forms); null empties it', async () => {
