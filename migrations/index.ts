@@ -18,6 +18,7 @@ import { CardsTitleHashIndex1795565745706 } from './1795565745706-cards-title-ha
 import { FieldsScalarValuesDayIndex1795565975766 } from './1795565975766-fields-scalar-values-day-index.js';
 import { FieldsFilterCoveringIndexes1795600000000 } from './1795600000000-fields-filter-covering-indexes.js';
 import { GroupingMembershipsGroupCardIndex1795600000100 } from './1795600000100-grouping-memberships-group-card-index.js';
+import { CardsUnlistedIndex1795610000000 } from './1795610000000-cards-unlisted-index.js';
 
 /** Every migration, in order. Listed explicitly so ESM builds, the CLI and tests load the same set. */
 export const MIGRATIONS = [
@@ -41,4 +42,5 @@ export const MIGRATIONS = [
   FieldsScalarValuesDayIndex1795565975766,
   FieldsFilterCoveringIndexes1795600000000,
   GroupingMembershipsGroupCardIndex1795600000100,
+  CardsUnlistedIndex1795610000000,
 ];

@@ -24,15 +24,18 @@ export interface FilterScope {
 export type FilterCondition = (card: FilterCardColumns, params: SqlParams) => string;
 
 /**
- * A set of card ids (`SELECT card_id …`, any project) that holds every card
- * the condition selects: exactly those (`exact`), or more. A query over
- * several projects starts from it when it is small.
+ * A set of card ids (`SELECT card_id …`) that holds every card the condition
+ * selects: exactly those (`exact`), or more. Its ids are of cards of the
+ * scope's projects only: the terms' values and memberships belong to fields
+ * and groups of those projects, which exist only on their own project's
+ * cards. A query over several projects starts from it when it is small; the
+ * count of an exact set reads the card table only for the cards the listing
+ * leaves out.
  */
 export interface CandidateSet {
   sql: (params: SqlParams) => string;
+  /** Exactly the matches; an `or`'s set may still hold an id more than once. */
   exact: boolean;
-  /** A union of several terms' sets (an `or`): its ids may repeat and come in no order. */
-  union: boolean;
 }
 
 /** Where a page of an id-ordered listing starts: after a keyset id (a cursor), or at an offset. */
