@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner.js';
 import { DataSource } from 'typeorm';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, groupingClient, type ProjectJson } from '../grouping/grouping-fixtures.js';
@@ -72,6 +73,21 @@ describe('the card JSON of listings and of one card', () => {
     const found = await body(`/search?filter=${encodeURIComponent('hlevel = 1 or hlevel = 2')}&with_archived=true`);
     expect(found.map((x) => x.id)).toEqual([...ids, child]);
     for (const card of found) expect(card).toEqual(one.get(card.id as number));
+  });
+
+  it('reads a filtered page’s field definitions with its cards’ rows, and shows the same cards as GET', async () => {
+    const cards = await body(`/projects/${project.id}/cards?with_archived=true`);
+    const sent = jest.spyOn(PostgresQueryRunner.prototype, 'query');
+    let filtered;
+    try {
+      filtered = await body(`/projects/${project.id}/cards?filter=${encodeURIComponent('Estimate >= 0 or hlevel >= 1')}&with_archived=true`);
+      // The definitions come with the rows (readAlong), not in a statement of their own.
+      expect(sent.mock.calls.map(([text]) => String(text)).filter((text) => /^SELECT id, project_id, model_id, name/.test(text.trim()))).toEqual([]);
+    } finally {
+      sent.mockRestore();
+    }
+    expect(filtered).toEqual(cards);
+    expect(filtered.find((card) => (card.attributes as { Estimate?: unknown }).Estimate === 2.5)).toBeDefined();
   });
 
   it('answers an empty listing with an empty JSON array', async () => {

@@ -73,8 +73,9 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
     return cardIds.flatMap((id) => (byId.has(id) ? [toRecord(byId.get(id)!)] : []));
   }
 
-  jsonRows(cardIds: number[]): Promise<CardJsonRow[]> {
-    return this.listingQueries.jsonRows(cardIds);
+  async jsonRows(cardIds: number[], alsoRead?: Record<string, string>, alsoReadParam?: unknown): Promise<{ cards: CardJsonRow[]; read: Record<string, unknown> }> {
+    const { rows, extras } = await this.listingQueries.jsonRows(cardIds, alsoRead, alsoReadParam);
+    return { cards: rows, read: extras };
   }
 
   children(cardId: number, actor: Actor): Promise<CardJsonRow[]> {

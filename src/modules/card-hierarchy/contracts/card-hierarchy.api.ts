@@ -188,8 +188,16 @@ export abstract class CardHierarchyApi {
   abstract cardsInOrganization(cardIds: number[], organizationId: number): Promise<CardSummary[]>;
   /** The rows of the given cards, in the order of `cardIds` (missing ones left out). */
   abstract records(cardIds: number[]): Promise<CardRecord[]>;
-  /** The same as JSON rows (listings). */
-  abstract jsonRows(cardIds: number[]): Promise<CardJsonRow[]>;
+  /**
+   * The same as JSON rows (listings). `alsoRead`: SQL of other modules read
+   * in the same statement, by name, over `$2` = `alsoReadParam` (not over
+   * the rows); the values come back in `read`, empty when no card is found.
+   */
+  abstract jsonRows(
+    cardIds: number[],
+    alsoRead?: Record<string, string>,
+    alsoReadParam?: unknown,
+  ): Promise<{ cards: CardJsonRow[]; read: Record<string, unknown> }>;
   /** The children of a card the caller may read, in position order. */
   abstract children(cardId: number, actor: Actor): Promise<CardJsonRow[]>;
   /**

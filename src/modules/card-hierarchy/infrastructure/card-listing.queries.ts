@@ -32,15 +32,31 @@ export class CardListingQueries {
     return rows.map(toJsonRow);
   }
 
-  /** Cards by id as JSON rows, in the order of `ids` (missing ones left out). */
-  async jsonRows(ids: number[]): Promise<CardJsonRow[]> {
-    if (!ids.length) return [];
-    const rows = await this.sql.rows<RawCardJson>(
-      prepared(`SELECT ${cardJsonColumns('c')} FROM cards.cards c WHERE c.id = ANY($1::bigint[])`),
-      [ids],
+  /**
+   * Cards by id as JSON rows, in the order of `ids` (missing ones left out),
+   * with other modules' reads (`extras`, over `$2` = `extraParam`) computed
+   * once and sent on the first row, as `listPage` does; none when no card is
+   * found.
+   */
+  async jsonRows(
+    ids: number[],
+    extras: Record<string, string> = {},
+    extraParam: unknown = null,
+  ): Promise<{ rows: CardJsonRow[]; extras: Record<string, unknown> }> {
+    if (!ids.length) return { rows: [], extras: {} };
+    const names = Object.keys(extras);
+    // Sent on the row of the lowest id only.
+    const extraColumns = names.map((n, i) => `, CASE WHEN row_number() OVER (ORDER BY c.id) = 1 THEN ${extras[n]} END AS x${i}`).join('');
+    const rows = await this.sql.rows<RawCardJson & Record<string, unknown>>(
+      prepared(`SELECT ${cardJsonColumns('c')}${extraColumns} FROM cards.cards c WHERE c.id = ANY($1::bigint[])`),
+      names.length ? [ids, extraParam] : [ids],
     );
     const byId = new Map(rows.map((r) => [toId(r.id), r]));
-    return ids.flatMap((id) => (byId.has(id) ? [toJsonRow(byId.get(id)!)] : []));
+    const first = rows.length ? byId.get(Math.min(...byId.keys())) : undefined;
+    return {
+      rows: ids.flatMap((id) => (byId.has(id) ? [toJsonRow(byId.get(id)!)] : [])),
+      extras: first ? Object.fromEntries(names.map((n, i) => [n, first[`x${i}`]])) : {},
+    };
   }
 
   /**

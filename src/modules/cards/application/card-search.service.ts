@@ -59,7 +59,9 @@ export class CardSearchService {
     const ids = found.ids.slice(0, page.perPage);
     const nextAfter = found.ids.length > page.perPage ? ids[ids.length - 1] : null;
     // The card JSON is read while the total is still being counted.
-    const [items, total] = await Promise.all([options.onlyIds ? ids : this.views.byIdsJson(ids), found.total]);
+    // Within one project, its field definitions come with the cards' rows.
+    const json = () => this.views.byIdsJson(ids, projectIds.length === 1 ? projectIds[0] : undefined);
+    const [items, total] = await Promise.all([options.onlyIds ? ids : json(), found.total]);
     return { items, total, nextAfter };
   }
 }

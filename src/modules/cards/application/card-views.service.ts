@@ -30,9 +30,14 @@ export class CardViewsService {
     return this.many(await this.hierarchy.records(cardIds));
   }
 
-  /** The same as one JSON array, as text (listings). */
-  async byIdsJson(cardIds: number[]): Promise<string> {
-    return this.manyJson(await this.hierarchy.jsonRows(cardIds));
+  /**
+   * The same as one JSON array, as text (listings). `projectId`: the cards'
+   * one project, whose field definitions are then read with the rows.
+   */
+  async byIdsJson(cardIds: number[], projectId?: number): Promise<string> {
+    if (projectId === undefined) return this.manyJson((await this.hierarchy.jsonRows(cardIds)).cards);
+    const { cards, read } = await this.hierarchy.jsonRows(cardIds, this.readAlong('$2'), projectId);
+    return this.manyJson(cards, cards.length ? read.fields : undefined);
   }
 
   /**
