@@ -34,9 +34,8 @@ export class CardListingQueries {
 
   /**
    * Cards by id as JSON rows, in the order of `ids` (missing ones left out),
-   * with other modules' reads (`extras`, over `$2` = `extraParam`) computed
-   * once and sent on the first row, as `listPage` does; none when no card is
-   * found.
+   * with other modules' reads (`extras`, over `$2` = `extraParam`), as
+   * `listPage` reads them; none when no card is found.
    */
   async jsonRows(
     ids: number[],
@@ -44,18 +43,14 @@ export class CardListingQueries {
     extraParam: unknown = null,
   ): Promise<{ rows: CardJsonRow[]; extras: Record<string, unknown> }> {
     if (!ids.length) return { rows: [], extras: {} };
-    const names = Object.keys(extras);
-    // Sent on the row of the lowest id only.
-    const extraColumns = names.map((n, i) => `, CASE WHEN row_number() OVER (ORDER BY c.id) = 1 THEN ${extras[n]} END AS x${i}`).join('');
     const rows = await this.sql.rows<RawCardJson & Record<string, unknown>>(
-      prepared(`SELECT ${cardJsonColumns('c')}${extraColumns} FROM cards.cards c WHERE c.id = ANY($1::bigint[])`),
-      names.length ? [ids, extraParam] : [ids],
+      prepared(`SELECT ${cardJsonColumns('c')}${extraColumnsSql(extras, 'c.id')} FROM cards.cards c WHERE c.id = ANY($1::bigint[]) ORDER BY c.id`),
+      Object.keys(extras).length ? [ids, extraParam] : [ids],
     );
     const byId = new Map(rows.map((r) => [toId(r.id), r]));
-    const first = rows.length ? byId.get(Math.min(...byId.keys())) : undefined;
     return {
       rows: ids.flatMap((id) => (byId.has(id) ? [toJsonRow(byId.get(id)!)] : [])),
-      extras: first ? Object.fromEntries(names.map((n, i) => [n, first[`x${i}`]])) : {},
+      extras: rows.length ? extrasRead(extras, rows[0]) : {},
     };
   }
 
@@ -87,19 +82,15 @@ export class CardListingQueries {
     const page = onlyIds
       ? `SELECT id FROM (${ids}) i WHERE ${pastEnd} AND ${readIf}`
       : `SELECT ${cardJsonColumns('c')} FROM cards.cards c WHERE ${pastEnd} AND ${readIf} AND c.id IN (${ids})`;
-    // Other modules' reads (`extras`, over $1 the project and $4 `extraParam`)
-    // are computed once (they do not depend on the page's rows) and sent on
-    // the first row only, not repeated on every row of the page.
-    const names = Object.keys(extras);
-    const extraColumns = names.map((n, i) => `, CASE WHEN row_number() OVER (ORDER BY page.id) = 1 THEN ${extras[n]} END AS x${i}`).join('');
+    // Other modules' reads (`extras`, over $1 the project and $4 `extraParam`).
     const rows = await this.sql.rows<RawCardJson & Record<string, unknown> & { total_cards: number; total_visible: number }>(
       // Named: one text per combination of options, on every listing; the plan
       // (the listing index in id order) does not depend on the values.
-      prepared(`SELECT pc.card_count AS total_cards, pc.visible_count AS total_visible, page.*${extraColumns}
+      prepared(`SELECT pc.card_count AS total_cards, pc.visible_count AS total_visible, page.*${extraColumnsSql(extras, 'page.id')}
          FROM cards.project_counters pc LEFT JOIN LATERAL (${page}) page ON true
         WHERE pc.project_id = $1
         ORDER BY page.id`),
-      [projectId, limit, 'after' in from ? from.after : from.offset, ...(names.length ? [extraParam] : [])],
+      [projectId, limit, 'after' in from ? from.after : from.offset, ...(Object.keys(extras).length ? [extraParam] : [])],
     );
     if (!rows.length) return null;
     const found = rows[0].id === null ? [] : rows;
@@ -108,9 +99,25 @@ export class CardListingQueries {
       visibleCount: Number(rows[0].total_visible),
       rows: onlyIds ? [] : found.map(toJsonRow),
       ids: found.map((r) => toId(r.id)),
-      extras: Object.fromEntries(names.map((n, i) => [n, rows[0][`x${i}`]])),
+      extras: extrasRead(extras, rows[0]),
     };
   }
+}
+
+/**
+ * Other modules' reads (`extras`: SQL by name that does not depend on the
+ * rows) as columns `x0`, `x1`, …: computed once and sent on the first row in
+ * `orderColumn` order only, not repeated on every row of a page.
+ */
+function extraColumnsSql(extras: Record<string, string>, orderColumn: string): string {
+  return Object.values(extras)
+    .map((sql, i) => `, CASE WHEN row_number() OVER (ORDER BY ${orderColumn}) = 1 THEN ${sql} END AS x${i}`)
+    .join('');
+}
+
+/** What `extraColumnsSql` read, by name, from the first row. */
+function extrasRead(extras: Record<string, string>, first: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.keys(extras).map((name, i) => [name, first[`x${i}`]]));
 }
 
 /** Where a listing page starts: after a keyset position, or at an offset. */

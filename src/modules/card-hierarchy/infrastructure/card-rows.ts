@@ -64,7 +64,7 @@ function isoSql(column: string): string {
  * CardRecord; an e2e test compares the two. Strings go through `to_json`
  * (escaped); the rest are numbers, booleans and null as PostgreSQL prints them.
  */
-export function cardJsonSql(c: string): string {
+function cardJsonSql(c: string): string {
   return `'{"id":' || ${c}.id || ',"ref":' || ${c}.ref || ',"project_id":' || ${c}.project_id
        || ',"parent_id":' || coalesce(${c}.parent_id::text, 'null') || ',"title":' || to_json(${c}.title)::text
        || ',"state":' || to_json(${c}.state)::text || ',"is_archived":' || ${c}.is_archived

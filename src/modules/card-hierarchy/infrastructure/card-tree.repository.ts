@@ -38,6 +38,18 @@ export interface NewCardRow {
 const FIND_SQL = prepared(`SELECT ${CARD_COLUMNS} FROM cards.cards WHERE id = $1`);
 
 /**
+ * The `card.created` entries of the rows of the relation `inserted` (id,
+ * project_id, parent_id, ref, title), by the user bound at `userParam`, with
+ * the payload `CardCreated` carries, in ref order: the relation that
+ * `recordAlongSql` records.
+ */
+function createdEntriesSql(userParam: string): string {
+  return `SELECT id AS card_id, project_id, 'card.created' AS action, ${userParam}::bigint AS user_id, ref AS ord,
+                 jsonb_strip_nulls(jsonb_build_object('title', title, 'ref', ref, 'parent_id', parent_id)) AS data
+            FROM inserted`;
+}
+
+/**
  * `insertChild`'s statement: a card creation's one write of the tree, which
  * also records the `card.created` entry (writing along, `recordAlongSql`; one
  * text per kind of entry, as `system` decides).
@@ -57,10 +69,7 @@ function insertChildSql(options: { system?: boolean }): string {
               (SELECT coalesce(max(position) + 1, 0) FROM cards.cards WHERE parent_id = $3), $7, $9
          FROM r
        RETURNING ${CARD_COLUMNS}),
-     created AS (
-       SELECT id AS card_id, project_id, 'card.created' AS action, $9::bigint AS user_id, 1 AS ord,
-              jsonb_build_object('title', title, 'ref', ref, 'parent_id', parent_id) AS data
-         FROM inserted),
+     created AS (${createdEntriesSql('$9')}),
      recorded AS (${recordAlongSql('created', options)})
    SELECT * FROM inserted`,
   );
@@ -348,10 +357,7 @@ export class CardTreeRepository {
            FROM input i JOIN base b ON b.id = i.parent_id CROSS JOIN r
           ORDER BY i.ord
          RETURNING id, project_id, parent_id, ref, title, position, created_at),
-       created AS (
-         SELECT id AS card_id, project_id, 'card.created' AS action, $8::bigint AS user_id, ref AS ord,
-                jsonb_strip_nulls(jsonb_build_object('title', title, 'ref', ref, 'parent_id', parent_id)) AS data
-           FROM inserted),
+       created AS (${createdEntriesSql('$8')}),
        ${along ? `new_cards AS (SELECT id AS card_id, project_id, ref - (SELECT first_ref FROM r) + 1 AS ord FROM inserted), ${along.items},` : ''}
        recorded AS (${recordAlongSql(along ? streamEntriesWith(along.entries) : 'created', options)})
        SELECT id, parent_id, ref, position, created_at FROM inserted`;

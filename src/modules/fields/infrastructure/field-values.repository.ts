@@ -11,12 +11,17 @@ export interface ScalarRow {
 }
 
 /**
- * The payload of `card.attribute_changed` for a first value (`from` null), as
- * `CardAttributeChanged` carries it, from the field `a` and the input row `i`
- * (its `value`).
+ * The payload of `card.attribute_changed` for a value set, as
+ * `CardAttributeChanged` carries it, from the field `a`, the input row `i`
+ * (its `value`) and `fromSql`, the value it replaced.
  */
-const FIRST_VALUE_DATA = `jsonb_build_object('attribute_id', a.id, 'attribute', a.name, 'type', a.type, 'operation', 'set',
-                                     'from', NULL, 'to', i.value)`;
+function valueSetData(fromSql: string): string {
+  return `jsonb_build_object('attribute_id', a.id, 'attribute', a.name, 'type', a.type, 'operation', 'set',
+                             'from', ${fromSql}, 'to', i.value)`;
+}
+
+/** The payload for a first value (`from` null). */
+const FIRST_VALUE_DATA = valueSetData('NULL');
 
 /**
  * Writing along with a bulk creation (CardHierarchyApi's `CreationAlong`):
@@ -277,8 +282,7 @@ export class FieldValuesRepository {
            RETURNING card_id, attribute_id),
          changed AS (
            SELECT w.card_id, w.attribute_id, a.project_id, 'card.attribute_changed' AS action, $2::bigint AS user_id, i.ord,
-                  jsonb_build_object('attribute_id', a.id, 'attribute', a.name, 'type', a.type, 'operation', 'set',
-                                     'from', b.value, 'to', i.value) AS data,
+                  ${valueSetData('b.value')} AS data,
                   b.value::text AS before
              FROM written w
              JOIN input i ON i.card_id = w.card_id AND i.attribute_id = w.attribute_id
