@@ -19,6 +19,7 @@ import { FieldsScalarValuesDayIndex1795565975766 } from './1795565975766-fields-
 import { FieldsFilterCoveringIndexes1795600000000 } from './1795600000000-fields-filter-covering-indexes.js';
 import { GroupingMembershipsGroupCardIndex1795600000100 } from './1795600000100-grouping-memberships-group-card-index.js';
 import { CardsUnlistedIndex1795610000000 } from './1795610000000-cards-unlisted-index.js';
+import { CardsNextChildPosition1795620000000 } from './1795620000000-cards-next-child-position.js';
 
 /** Every migration, in order. Listed explicitly so ESM builds, the CLI and tests load the same set. */
 export const MIGRATIONS = [
@@ -43,4 +44,5 @@ export const MIGRATIONS = [
   FieldsFilterCoveringIndexes1795600000000,
   GroupingMembershipsGroupCardIndex1795600000100,
   CardsUnlistedIndex1795610000000,
+  CardsNextChildPosition1795620000000,
 ];

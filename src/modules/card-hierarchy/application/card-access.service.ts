@@ -47,6 +47,15 @@ export class CardAccessService {
   }
 
   /**
+   * SQL over a card aliased `c`, true when the caller (the user id at `$2`)
+   * may work on it in `mode`: for a statement that writes only if so. When
+   * it wrote nothing, `lock` or `require` tells the caller why (404, 403).
+   */
+  allowsSql(mode: AccessMode): string {
+    return this.workspace.memberAllowsSql('c.organization_id', '$2', mode);
+  }
+
+  /**
    * The card locked FOR UPDATE and the caller's access checked on the locked
    * row, in one statement; nothing is written before the check passes.
    * `alsoRead`: SQL of other modules over the card's columns, read in that

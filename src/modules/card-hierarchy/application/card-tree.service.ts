@@ -76,16 +76,20 @@ export class CardTreeService {
   createChild(parentId: number, rawTitle: unknown, actor: Actor, options: CreateChildOptions = {}): Promise<CreatedChild> {
     const title = validTitle(rawTitle);
     return this.uow.run(async () => {
-      // The parent's lock orders this insert with sibling moves (positions) and
-      // with subtree-wide changes (ancestors, hidden), which lock the parent too.
-      // It is taken first and the access check reads the locked row; nothing is
-      // written before the check (404 outside the team, 403 for viewers).
-      const { card: parent, read } = await this.access.lock(parentId, actor, 'write', options.alsoRead);
-      // The insert records the `card.created` entry itself (writing along).
-      const card = await this.cards.insertChild(parent, title, actor.userId, options);
-      if (!card) throw new CardNotFoundError();
-      await this.events.publish(createdBatch([card], actor, options.system));
-      return { card: toRecord(card), read };
+      // One statement locks the parent, checks that the caller may write in its
+      // team and inserts (see insertChildSql): the parent's lock orders this
+      // insert with sibling moves (positions) and subtree-wide changes
+      // (ancestors, hidden), which lock the parent too. It records the
+      // `card.created` entry itself (writing along).
+      const created = await this.cards.insertChildChecked(parentId, title, actor.userId, this.access.allowsSql('write'), options.alsoRead ?? {}, options);
+      if (!created) {
+        // Nothing written: the parent's check says why (404 outside the team or
+        // for no such card, 403 for viewers); past it, the project is gone.
+        await this.access.require(parentId, actor, 'write');
+        throw new CardNotFoundError();
+      }
+      await this.events.publish(createdBatch([created.card], actor, options.system));
+      return { card: toRecord(created.card), read: created.extras };
     });
   }
 

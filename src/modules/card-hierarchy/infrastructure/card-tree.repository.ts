@@ -50,31 +50,42 @@ function createdEntriesSql(userParam: string): string {
 }
 
 /**
- * `insertChild`'s statement: a card creation's one write of the tree, which
- * also records the `card.created` entry (writing along, `recordAlongSql`; one
- * text per kind of entry, as `system` decides).
+ * `insertChildChecked`'s statement: a card creation's whole write of the tree.
+ * It locks the parent (`FOR UPDATE`), and only when `allowedSql` holds for
+ * it (the caller's role allows the write) takes the project's next ref,
+ * inserts the card last among its siblings and records its `card.created`
+ * entry (writing along; one text per kind, as `system` decides). The parent
+ * is read from its locked row, so a concurrent move or archive is seen. The
+ * position comes from `cards.next_child_position`, which reads the siblings
+ * after the lock is granted (see its migration). `extras` (another module's
+ * SQL over the parent, aliased `c`) are read on the answer's row.
+ * Parameters: $1 parent, $2 user, $3 title.
  */
-function insertChildSql(options: { system?: boolean }): string {
+function insertChildSql(allowedSql: string, extras: Record<string, string>, options: { system?: boolean }): string {
   return prepared(
-    `WITH r AS (
+    `WITH parent AS (
+       SELECT c.id, c.project_id, c.organization_id, c.ancestor_ids, c.depth, c.hidden
+         FROM cards.cards c
+        WHERE c.id = $1 AND ${allowedSql}
+          FOR UPDATE OF c),
+     r AS (
        UPDATE cards.project_counters
           SET next_ref = next_ref + 1, card_count = card_count + 1,
-              visible_count = visible_count + $8::int
-        WHERE project_id = $1
+              visible_count = visible_count + (SELECT CASE WHEN hidden THEN 0 ELSE 1 END FROM parent)
+        WHERE project_id = (SELECT project_id FROM parent)
         RETURNING next_ref - 1 AS ref),
      inserted AS (
        INSERT INTO cards.cards (project_id, organization_id, parent_id, ancestor_ids, depth, ref, title,
                                 position, hidden, created_by)
-       SELECT $1, $2, $3, $4::bigint[], $5, r.ref, $6,
-              (SELECT coalesce(max(position) + 1, 0) FROM cards.cards WHERE parent_id = $3), $7, $9
-         FROM r
+       SELECT p.project_id, p.organization_id, p.id, p.ancestor_ids || p.id, p.depth + 1, r.ref, $3,
+              cards.next_child_position(p.id), p.hidden, $2
+         FROM parent p, r
        RETURNING ${CARD_COLUMNS}),
-     created AS (${createdEntriesSql('$9')}),
+     created AS (${createdEntriesSql('$2')}),
      recorded AS (${recordAlongSql('created', options)})
-   SELECT * FROM inserted`,
+   SELECT i.*${extraColumns(extras).select} FROM inserted i, parent c`,
   );
 }
-const INSERT_CHILD_SQL = { activity: insertChildSql({}), log: insertChildSql({ system: true }) };
 
 /**
  * SQL of the card tree. Every change to sibling positions happens while the
@@ -249,32 +260,26 @@ export class CardTreeRepository {
   }
 
   /**
-   * Creates the last child of a locked parent in one statement: takes the
-   * project's next ref (and bumps the totals), computes the position (highest
-   * sibling position + 1), inserts the row and records its `card.created`
-   * entry, by the creator, as `CardCreated` would (kind by `system`). The caller must hold the
-   * parent's lock from an earlier statement, so this statement's snapshot sees
-   * every sibling (only a holder of that lock adds one). The counter row is
-   * locked by the UPDATE after the parent, as in the lock order. null when the
-   * project's counters are gone (project deleted).
+   * Creates the last child of `parentId` in one statement (see
+   * `insertChildSql`), if `allowedSql` (SQL over the parent `c` and the user
+   * at `$2`) allows it. null when nothing was inserted: no such parent, not
+   * allowed, or the project's counters gone (project deleted); the caller
+   * tells which. The counter row is locked after the parent, as in the lock order.
    */
-  async insertChild(parent: CardRow, title: string, createdBy: number | null, options: { system?: boolean } = {}): Promise<CardRow | null> {
-    const ancestors = [...parent.ancestorIds, parent.id];
-    const rows = await this.sql.rows<RawCard>(
-      options.system ? INSERT_CHILD_SQL.log : INSERT_CHILD_SQL.activity,
-      [
-        parent.projectId,
-        parent.organizationId,
-        parent.id,
-        ancestors,
-        ancestors.length,
-        title,
-        parent.hidden,
-        parent.hidden ? 0 : 1,
-        createdBy,
-      ],
-    );
-    return rows[0] ? toRow(rows[0]) : null;
+  async insertChildChecked(
+    parentId: number,
+    title: string,
+    createdBy: number,
+    allowedSql: string,
+    extras: Record<string, string>,
+    options: { system?: boolean } = {},
+  ): Promise<{ card: CardRow; extras: Record<string, unknown> } | null> {
+    const rows = await this.sql.rows<RawCard & Record<string, unknown>>(insertChildSql(allowedSql, extras, options), [
+      parentId,
+      createdBy,
+      title,
+    ]);
+    return rows[0] ? { card: toRow(rows[0]), extras: extrasOf(rows[0], Object.keys(extras)) } : null;
   }
 
   async cardsWithTitles(projectId: number, titles: string[]): Promise<Array<{ id: number; title: string }>> {

@@ -9,6 +9,7 @@ import {
   type ProjectView,
   type Role,
 } from '../contracts/workspace.api.js';
+import { roleAllows, ROLES } from '../domain/membership.entity.js';
 import { WorkspaceRepository } from '../infrastructure/workspace.repository.js';
 import { ProjectsService } from './projects.service.js';
 import { WorkspaceAccess } from './workspace-access.service.js';
@@ -29,6 +30,11 @@ export class WorkspaceApiImpl extends WorkspaceApi {
 
   memberRoleSql(organizationIdSql: string, userIdParam: string): string {
     return `(SELECT m.role FROM workspace.memberships m WHERE m.organization_id = ${organizationIdSql} AND m.user_id = ${userIdParam})`;
+  }
+
+  memberAllowsSql(organizationIdSql: string, userIdParam: string, mode: AccessMode): string {
+    const allowed = ROLES.filter((role) => roleAllows(role, mode)).map((role) => `'${role}'`);
+    return `${this.memberRoleSql(organizationIdSql, userIdParam)} IN (${allowed.join(', ')})`;
   }
 
   accessFromRole(organizationId: number, role: Role | null, mode: AccessMode): OrganizationAccess {

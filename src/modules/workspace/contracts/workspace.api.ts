@@ -42,6 +42,12 @@ export abstract class WorkspaceApi {
    * query), `userIdParam` the statement's parameter holding the caller's user id.
    */
   abstract memberRoleSql(organizationIdSql: string, userIdParam: string): string;
+  /**
+   * SQL that is true when the caller's role in the team allows `mode` (as
+   * `accessFromRole` decides), for a statement that writes only if it does.
+   * Its arguments are those of `memberRoleSql`.
+   */
+  abstract memberAllowsSql(organizationIdSql: string, userIdParam: string, mode: AccessMode): string;
   /** The access a role read through `memberRoleSql` gives: 404 when null, 403 when too weak for `mode`. */
   abstract accessFromRole(organizationId: number, role: Role | null, mode: AccessMode): OrganizationAccess;
   /** As `memberRoleSql`, for the team of the project whose id is `projectIdSql`: NULL when there is no such project or the caller is not a member. */
