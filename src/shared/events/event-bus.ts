@@ -48,13 +48,15 @@ export class EventBus implements OnApplicationBootstrap {
   }
 
   /**
-   * Publishes inside the current transaction. Outside one it throws: a change
+   * Publishes inside the current unit of work. Outside one it throws: a change
    * and its events (stream entries) commit together or not at all, so an event
    * published after the change committed would be a bug, not a quiet
-   * transaction of its own.
+   * transaction of its own. In a one-statement unit (`runStatement`) the
+   * in-tx handlers run after the statement, and a handler that writes fails
+   * there: such a unit publishes only events its statement recorded along.
    */
   async publish(...events: AppEvent[]): Promise<void> {
-    if (!this.uow.inTransaction) {
+    if (!this.uow.inUnit) {
       throw new Error(`EventBus.publish(${events.map((e) => e.name).join(', ')}) outside a unit of work`);
     }
     for (const event of events) await this.dispatch(event);

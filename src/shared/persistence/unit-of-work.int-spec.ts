@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import pg from 'pg';
+import { DataSource } from 'typeorm';
 import { createTestKernel, type TestKernel } from '../../../test/support/test-kernel.js';
 import type { Sql } from './sql.js';
 import type { UnitOfWork } from './unit-of-work.js';
@@ -161,6 +162,73 @@ describe('UnitOfWork', () => {
     it('refuses hooks outside a unit of work', () => {
       expect(() => uow.afterCommit(() => undefined)).toThrow(/outside a unit of work/);
       expect(() => uow.afterRollback(() => undefined)).toThrow(/outside a unit of work/);
+    });
+  });
+
+  describe('runStatement: a unit of one statement, without a transaction', () => {
+    /** The statements sent, as their first words. */
+    const counted = async (work: () => Promise<unknown>): Promise<string[]> => {
+      const probe = k.module.get(DataSource).createQueryRunner();
+      const spy = jest.spyOn(Object.getPrototypeOf(probe) as { query: (text: string) => Promise<unknown> }, 'query');
+      await probe.release();
+      try {
+        await work();
+        return spy.mock.calls.map(([text]) => String(text).trim().split(/\s+/)[0]);
+      } finally {
+        spy.mockRestore();
+      }
+    };
+
+    it('sends its statement alone, no BEGIN or COMMIT, and may publish (it is a unit, not a transaction)', async () => {
+      const seen: boolean[] = [];
+      const sent = await counted(() =>
+        uow.runStatement(async () => {
+          seen.push(uow.inUnit, uow.inTransaction);
+          await insert(1, 'alone');
+        }),
+      );
+      expect(sent).toEqual(['INSERT']);
+      expect(seen).toEqual([true, false]);
+      expect(await labels()).toEqual(['alone']);
+    });
+
+    it('refuses a second statement: it would be a change of its own', async () => {
+      await expect(
+        uow.runStatement(async () => {
+          await insert(1, 'first');
+          await insert(2, 'second');
+        }),
+      ).rejects.toThrow(/second statement/);
+      expect(await labels()).toEqual(['first']);
+    });
+
+    it('joins the transaction of an outer run, where more statements may follow and roll back with it', async () => {
+      await expect(
+        uow.run(async () => {
+          await uow.runStatement(async () => {
+            expect(uow.inTransaction).toBe(true);
+            await insert(1, 'joined');
+          });
+          await insert(2, 'after');
+          throw new Error('outer fails');
+        }),
+      ).rejects.toThrow('outer fails');
+      expect(await labels()).toEqual([]);
+    });
+
+    it('is retried after a deadlock or serialization failure, and runs its hooks', async () => {
+      let attempts = 0;
+      const hooks: string[] = [];
+      await uow.runStatement(async () => {
+        attempts++;
+        uow.afterCommit(() => void hooks.push(`commit ${attempts}`));
+        uow.afterRollback(() => void hooks.push(`rollback ${attempts}`));
+        if (attempts < 2) await raise('40P01');
+        else await insert(1, `attempt ${attempts}`);
+      });
+      expect(attempts).toBe(2);
+      expect(hooks).toEqual(['rollback 1', 'commit 2']);
+      expect(await labels()).toEqual(['attempt 2']);
     });
   });
 

@@ -9,6 +9,8 @@ interface TxContext {
   manager: EntityManager;
   afterCommit: Hook[];
   afterRollback: Hook[];
+  /** A one-statement unit (`runStatement`): no transaction is open. */
+  single: boolean;
 }
 
 /** SQLSTATEs after which re-running the whole transaction can succeed. */
@@ -35,7 +37,14 @@ export class UnitOfWork {
     return this.storage.getStore()?.manager ?? this.dataSource.manager;
   }
 
+  /** Inside `run` (a transaction is open); false inside `runStatement`. */
   get inTransaction(): boolean {
+    const ctx = this.storage.getStore();
+    return ctx !== undefined && !ctx.single;
+  }
+
+  /** Inside `run` or `runStatement`: where events may be published. */
+  get inUnit(): boolean {
     return this.storage.getStore() !== undefined;
   }
 
@@ -46,20 +55,57 @@ export class UnitOfWork {
    */
   async run<T>(work: () => Promise<T>, isolation?: Isolation): Promise<T> {
     if (this.storage.getStore()) return work();
-    let violationRetried = false;
-    for (let attempt = 1; ; attempt++) {
-      const ctx: TxContext = { manager: this.dataSource.manager, afterCommit: [], afterRollback: [] };
+    return this.attempts((ctx) => {
       const body = (manager: EntityManager) => {
         ctx.manager = manager;
         return this.storage.run(ctx, work);
       };
+      return isolation ? this.dataSource.transaction(isolation, body) : this.dataSource.transaction(body);
+    }, false);
+  }
+
+  /**
+   * A unit of work whose whole change is ONE statement (a data-modifying
+   * `WITH` that also writes its stream entries): sent without a transaction
+   * around it, so without the BEGIN and COMMIT round trips. PostgreSQL makes
+   * a single statement atomic by itself, and its locks last until it ends.
+   * Events may be published inside it; in-tx handlers run after the
+   * statement, so they must not write (the stream writer does not for events
+   * recorded along). A second statement throws: it would be a change of its
+   * own, not part of this one. Inside `run`, `work` joins that transaction.
+   * Retried as `run` is.
+   */
+  async runStatement<T>(work: () => Promise<T>): Promise<T> {
+    if (this.storage.getStore()) return work();
+    return this.attempts(async (ctx) => {
+      const runner = this.dataSource.createQueryRunner();
+      const send = runner.query.bind(runner) as (...args: unknown[]) => Promise<unknown>;
+      let sent = 0;
+      (runner as { query: (...args: unknown[]) => Promise<unknown> }).query = (...args) => {
+        if (sent++) return Promise.reject(new Error('a one-statement unit of work (runStatement) sent a second statement'));
+        return send(...args);
+      };
+      ctx.manager = runner.manager;
       try {
-        const result = await (isolation ? this.dataSource.transaction(isolation, body) : this.dataSource.transaction(body));
+        return await this.storage.run(ctx, work);
+      } finally {
+        await runner.release();
+      }
+    }, true);
+  }
+
+  /** One unit of work, attempted again after a failure that re-running can fix. */
+  private async attempts<T>(attempt: (ctx: TxContext) => Promise<T>, single: boolean): Promise<T> {
+    let violationRetried = false;
+    for (let n = 1; ; n++) {
+      const ctx: TxContext = { manager: this.dataSource.manager, afterCommit: [], afterRollback: [], single };
+      try {
+        const result = await attempt(ctx);
         await this.runHooks(ctx.afterCommit, 'after-commit');
         return result;
       } catch (error) {
         await this.runHooks(ctx.afterRollback, 'after-rollback');
-        if (attempt < MAX_ATTEMPTS && RETRYABLE.has(sqlState(error))) continue;
+        if (n < MAX_ATTEMPTS && RETRYABLE.has(sqlState(error))) continue;
         // A unique or foreign-key violation no use case mapped is, in a correct
         // use case, a concurrent request changing what its checks saw (two
         // adds of one member; a field added to a project being deleted). The

@@ -72,25 +72,29 @@ export class CardTreeService {
     return this.listing.children(cardId);
   }
 
-  /** New cards are `undecided` and last among their siblings (DESIGN.md §4). */
-  createChild(parentId: number, rawTitle: unknown, actor: Actor, options: CreateChildOptions = {}): Promise<CreatedChild> {
+  /**
+   * New cards are `undecided` and last among their siblings (DESIGN.md §4).
+   * The creation is one statement (see insertChildSql): the parent locked,
+   * the caller's write access checked, the card inserted with its
+   * `card.created` entry (writing along). On its own it needs no transaction
+   * around it (`UnitOfWork.runStatement`); in the caller's it joins it. The
+   * parent's lock orders it with sibling moves (positions) and subtree-wide
+   * changes (ancestors, hidden), which lock the parent too.
+   */
+  async createChild(parentId: number, rawTitle: unknown, actor: Actor, options: CreateChildOptions = {}): Promise<CreatedChild> {
     const title = validTitle(rawTitle);
-    return this.uow.run(async () => {
-      // One statement locks the parent, checks that the caller may write in its
-      // team and inserts (see insertChildSql): the parent's lock orders this
-      // insert with sibling moves (positions) and subtree-wide changes
-      // (ancestors, hidden), which lock the parent too. It records the
-      // `card.created` entry itself (writing along).
-      const created = await this.cards.insertChildChecked(parentId, title, actor.userId, this.access.allowsSql('write'), options.alsoRead ?? {}, options);
-      if (!created) {
-        // Nothing written: the parent's check says why (404 outside the team or
-        // for no such card, 403 for viewers); past it, the project is gone.
-        await this.access.require(parentId, actor, 'write');
-        throw new CardNotFoundError();
-      }
-      await this.events.publish(createdBatch([created.card], actor, options.system));
-      return { card: toRecord(created.card), read: created.extras };
+    const created = await this.uow.runStatement(async () => {
+      const inserted = await this.cards.insertChildChecked(parentId, title, actor.userId, this.access.allowsSql('write'), options.alsoRead ?? {}, options);
+      if (inserted) await this.events.publish(createdBatch([inserted.card], actor, options.system));
+      return inserted;
     });
+    if (!created) {
+      // Nothing written: the parent's check says why (404 outside the team or
+      // for no such card, 403 for viewers); past it, the project is gone.
+      await this.access.require(parentId, actor, 'write');
+      throw new CardNotFoundError();
+    }
+    return { card: toRecord(created.card), read: created.extras };
   }
 
   /**

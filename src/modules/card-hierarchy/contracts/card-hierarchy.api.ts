@@ -207,9 +207,11 @@ export abstract class CardHierarchyApi {
    */
   abstract listProject(projectId: number, actor: Actor, page: ListingRequest, options: ProjectListing): Promise<ProjectPage>;
   /**
-   * Creates the last child of a card: locks the parent, checks write access
-   * on the locked row, takes the project's next ref (its counter row) and
-   * records `card.created`. `system` records the entry as a log (imports).
+   * Creates the last child of a card, in one statement: locks the parent,
+   * checks write access on the locked row, takes the project's next ref (its
+   * counter row) and records `card.created`. `system` records the entry as a
+   * log (imports). Called outside a unit of work, it is a unit of its own
+   * without a transaction (`UnitOfWork.runStatement`); inside one, it joins it.
    * `alsoRead` maps names to SQL of another module over the parent's row, aliased `c`
    * (`c.project_id`, `c.organization_id`), read in the statement that locks the
    * parent (STYLE.md §2.6), so a composing module saves a round trip; the

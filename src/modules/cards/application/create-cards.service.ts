@@ -44,14 +44,17 @@ export class CreateCardsService {
     // returned and its fields unset: the project's field definitions are read
     // in the statement that locks the parent, and no read follows the commit.
     const blank = !intoGroup && (!prepared || prepared.isEmpty);
-    const { card, read } = await this.uow.run(async () => {
-      const alsoRead = blank ? this.views.readAlong('c.project_id') : undefined;
-      const created = await this.hierarchy.createChild(parentId, input.title, actor, { alsoRead }); // 1. parent, 2. counter
-      if (intoGroup) await this.grouping.joinNewCards([{ card: created.card, groupIds: [input.group_id], property: 'group_id' }], actor); // 3.
-      if (prepared) await this.fields.writeValues(created.card, prepared, actor); // 4.
+    if (blank) {
+      // One statement, which needs no transaction of its own (UnitOfWork.runStatement).
+      const { card, read } = await this.hierarchy.createChild(parentId, input.title, actor, { alsoRead: this.views.readAlong('c.project_id') });
+      return this.views.ofNewCard(card, read.fields);
+    }
+    const card = await this.uow.run(async () => {
+      const { card: created } = await this.hierarchy.createChild(parentId, input.title, actor); // 1. parent, counter and row
+      if (intoGroup) await this.grouping.joinNewCards([{ card: created, groupIds: [input.group_id], property: 'group_id' }], actor); // 2.
+      if (prepared) await this.fields.writeValues(created, prepared, actor); // 3.
       return created;
     });
-    if (blank) return this.views.ofNewCard(card, read.fields);
     return this.views.one(card.id);
   }
 
