@@ -1,7 +1,9 @@
 /**
  * THE LOCK ORDER of every write that spans modules. Each use case of `cards`
  * is one `uow.run` that calls the lower modules' APIs in this order, so that
- * two transactions always wait for each other instead of deadlocking:
+ * two transactions always wait for each other instead of deadlocking (a
+ * card created without values or a group is one statement instead,
+ * `uow.runStatement`, which takes steps 1 and 2 in this order):
  *
  *  1. card-hierarchy, card rows: FOR UPDATE in ascending id (the parent on a
  *     creation; card, old parent, new parent's chain and subtree on a move;
