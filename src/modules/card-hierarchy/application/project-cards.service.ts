@@ -26,7 +26,7 @@ export class ProjectCardsService {
     // statement (one round trip for access, page and totals), and no card is
     // read at all for a caller who is not a member (another team's project
     // costs them an index lookup, not a page).
-    const role = this.workspace.projectRoleSql('$1', '$4');
+    const role = this.workspace.projectRoleSql('$1', '$3');
     // One row more than the page tells whether a next page exists (for its cursor).
     const found = await this.cards.listPage(projectId, { ...opts, limit: page.perPage + 1, from }, withRole(opts.alsoRead, role), actor.userId, `${role} IS NOT NULL`);
     const { role: memberRole, read } = splitRole(found?.extras ?? {});
