@@ -83,14 +83,16 @@ export class CardListingQueries {
       ? `SELECT id FROM (${ids}) i WHERE ${pastEnd} AND ${readIf}`
       : `SELECT ${cardJsonColumns('c')} FROM cards.cards c WHERE ${pastEnd} AND ${readIf} AND c.id IN (${ids})`;
     // Other modules' reads (`extras`, over $1 the project and $3 `extraParam`).
+    const text = `SELECT pc.card_count AS total_cards, pc.visible_count AS total_visible, page.*${extraColumnsSql(extras, 'page.id')}
+         FROM cards.project_counters pc LEFT JOIN LATERAL (${page}) page ON true
+        WHERE pc.project_id = $1
+        ORDER BY page.id`;
     const rows = await this.sql.rows<RawCardJson & Record<string, unknown> & { total_cards: number; total_visible: number }>(
       // Named: one text per combination of options and limit, on every
       // listing; the plan (the listing index in id order) does not depend on
-      // the values (see listIdsSql).
-      prepared(`SELECT pc.card_count AS total_cards, pc.visible_count AS total_visible, page.*${extraColumnsSql(extras, 'page.id')}
-         FROM cards.project_counters pc LEFT JOIN LATERAL (${page}) page ON true
-        WHERE pc.project_id = $1
-        ORDER BY page.id`),
+      // the values (see listIdsSql). Only for the usual limits: a client
+      // walking through every per_page must not use up the process's names.
+      NAMED_LIMITS.has(limit) ? prepared(text) : text,
       [projectId, 'after' in from ? from.after : from.offset, ...(Object.keys(extras).length ? [extraParam] : [])],
     );
     if (!rows.length) return null;
@@ -120,6 +122,14 @@ function extraColumnsSql(extras: Record<string, string>, orderColumn: string): s
 function extrasRead(extras: Record<string, string>, first: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.keys(extras).map((name, i) => [name, first[`x${i}`]]));
 }
+
+/**
+ * Page limits (per_page + 1, the extra row telling whether a next page
+ * exists) whose listing texts are named prepared statements: the default
+ * per_page (100) and the sizes clients commonly ask for. Other sizes work
+ * the same, sent unnamed (planned at each call).
+ */
+const NAMED_LIMITS = new Set([10, 20, 25, 50, 100, 200, 250, 500, 1000].map((perPage) => perPage + 1));
 
 /** Where a listing page starts: after a keyset position, or at an offset. */
 export type ListingStart = { after: number } | { offset: number };
