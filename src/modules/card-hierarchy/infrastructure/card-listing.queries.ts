@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { prepared } from '../../../shared/persistence/prepared-statements.js';
 import { Sql, toId } from '../../../shared/persistence/sql.js';
 import type { CardJsonRow } from '../contracts/card-hierarchy.api.js';
-import { cardJsonColumns, toJsonRow, type RawCardJson } from './card-rows.js';
+import { cardJsonColumns, extraColumnsSql, extrasRead, toJsonRow, type RawCardJson } from './card-rows.js';
 
 /**
  * Read-only queries that list cards (project listing, children, relationship
@@ -105,22 +105,6 @@ export class CardListingQueries {
       extras: extrasRead(extras, rows[0]),
     };
   }
-}
-
-/**
- * Other modules' reads (`extras`: SQL by name that does not depend on the
- * rows) as columns `x0`, `x1`, …: computed once and sent on the first row in
- * `orderColumn` order only, not repeated on every row of a page.
- */
-function extraColumnsSql(extras: Record<string, string>, orderColumn: string): string {
-  return Object.values(extras)
-    .map((sql, i) => `, CASE WHEN row_number() OVER (ORDER BY ${orderColumn}) = 1 THEN ${sql} END AS x${i}`)
-    .join('');
-}
-
-/** What `extraColumnsSql` read, by name, from the first row. */
-function extrasRead(extras: Record<string, string>, first: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.keys(extras).map((name, i) => [name, first[`x${i}`]]));
 }
 
 /**

@@ -88,3 +88,20 @@ export interface RawCardJson {
 export function toJsonRow(r: RawCardJson): CardJsonRow {
   return { id: toId(r.id), projectId: toId(r.project_id), modelId: toIdOrNull(r.model_id), json: r.json };
 }
+
+/**
+ * Other modules' reads (`extras`: SQL by name, STYLE.md §2.6) as the columns
+ * `x0`, `x1`, … of a SELECT list (`, <sql> AS x0, …`). With `firstRowOf`
+ * (an ORDER BY expression), reads that do not depend on the rows are sent on
+ * the first row in that order only, not repeated on every row of a page.
+ */
+export function extraColumnsSql(extras: Record<string, string>, firstRowOf?: string): string {
+  return Object.values(extras)
+    .map((sql, i) => (firstRowOf ? `, CASE WHEN row_number() OVER (ORDER BY ${firstRowOf}) = 1 THEN ${sql} END AS x${i}` : `, ${sql} AS x${i}`))
+    .join('');
+}
+
+/** What `extraColumnsSql` read, by name, from a row (the first, with `firstRowOf`). */
+export function extrasRead(extras: Record<string, string>, row: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.keys(extras).map((name, i) => [name, row[`x${i}`]]));
+}

@@ -4,7 +4,7 @@ import { Sql, toId } from '../../../shared/persistence/sql.js';
 import type { CardState, CreationAlong } from '../contracts/card-hierarchy.api.js';
 import { TreeBusyError } from '../domain/card.errors.js';
 import { recordAlongSql } from '../activity/card-stream.recorder.js';
-import { CARD_COLUMNS, toRow, type CardRow, type RawCard } from './card-rows.js';
+import { CARD_COLUMNS, extraColumnsSql, extrasRead, toRow, type CardRow, type RawCard } from './card-rows.js';
 
 /** What a bulk insert reads back of each new card. */
 interface NewChildRow {
@@ -83,7 +83,7 @@ function insertChildSql(allowedSql: string, extras: Record<string, string>, opti
        RETURNING ${CARD_COLUMNS}),
      created AS (${createdEntriesSql('$2')}),
      recorded AS (${recordAlongSql('created', options)})
-   SELECT i.*${extraColumns(extras).select} FROM inserted i, parent c`,
+   SELECT i.*${extraColumnsSql(extras)} FROM inserted i, parent c`,
   );
 }
 
@@ -113,23 +113,23 @@ export class CardTreeRepository {
     params: unknown[],
     lock: boolean,
   ): Promise<{ card: CardRow; extras: Record<string, unknown> } | null> {
-    const { names, select } = extraColumns(extras);
+    const select = extraColumnsSql(extras);
     const rows = await this.sql.rows<RawCard & Record<string, unknown>>(
       // One text per combination of extras: few, and on every card route.
       prepared(`SELECT ${CARD_COLUMNS}${select} FROM cards.cards c WHERE c.id = $1${lock ? ' FOR UPDATE OF c' : ''}`),
       [id, ...params],
     );
-    return rows[0] ? { card: toRow(rows[0]), extras: extrasOf(rows[0], names) } : null;
+    return rows[0] ? { card: toRow(rows[0]), extras: extrasRead(extras, rows[0]) } : null;
   }
 
   /** `findWith` for a card whose `updated_at` is set to now in the same statement (which locks its row). */
   async touchWith(id: number, extras: Record<string, string>, params: unknown[]): Promise<{ card: CardRow; extras: Record<string, unknown> } | null> {
-    const { names, select } = extraColumns(extras);
+    const select = extraColumnsSql(extras);
     const rows = await this.sql.rows<RawCard & Record<string, unknown>>(
       prepared(`UPDATE cards.cards c SET updated_at = now() WHERE c.id = $1 RETURNING ${CARD_COLUMNS}${select}`),
       [id, ...params],
     );
-    return rows[0] ? { card: toRow(rows[0]), extras: extrasOf(rows[0], names) } : null;
+    return rows[0] ? { card: toRow(rows[0]), extras: extrasRead(extras, rows[0]) } : null;
   }
 
   async findMany(ids: number[]): Promise<CardRow[]> {
@@ -146,12 +146,12 @@ export class CardTreeRepository {
   /** `lockMany` with values of other modules read along per card (as `findWith`; `params` from `$2` on). */
   async lockManyWith(ids: number[], extras: Record<string, string>, params: unknown[]): Promise<Array<{ card: CardRow; extras: Record<string, unknown> }>> {
     const unique = [...new Set(ids)].sort((a, b) => a - b);
-    const { names, select } = extraColumns(extras);
+    const select = extraColumnsSql(extras);
     const rows = await this.sql.rows<RawCard & Record<string, unknown>>(
       prepared(`SELECT ${CARD_COLUMNS}${select} FROM cards.cards c WHERE c.id = ANY($1::bigint[]) ORDER BY c.id FOR UPDATE OF c`),
       [unique, ...params],
     );
-    return rows.map((r) => ({ card: toRow(r), extras: extrasOf(r, names) }));
+    return rows.map((r) => ({ card: toRow(r), extras: extrasRead(extras, r) }));
   }
 
   /**
@@ -279,7 +279,7 @@ export class CardTreeRepository {
       createdBy,
       title,
     ]);
-    return rows[0] ? { card: toRow(rows[0]), extras: extrasOf(rows[0], Object.keys(extras)) } : null;
+    return rows[0] ? { card: toRow(rows[0]), extras: extrasRead(extras, rows[0]) } : null;
   }
 
   async cardsWithTitles(projectId: number, titles: string[]): Promise<Array<{ id: number; title: string }>> {
@@ -495,16 +495,6 @@ export class CardTreeRepository {
     await this.sql.run(`DELETE FROM cards.project_counters WHERE project_id = $1`, [projectId]);
   }
 
-}
-
-/** The SELECT list of `extras` (`, <sql> AS x0, …`) and their names in that order. */
-function extraColumns(extras: Record<string, string>): { names: string[]; select: string } {
-  const names = Object.keys(extras);
-  return { names, select: names.map((n, i) => `, ${extras[n]} AS x${i}`).join('') };
-}
-
-function extrasOf(row: Record<string, unknown>, names: string[]): Record<string, unknown> {
-  return Object.fromEntries(names.map((n, i) => [n, row[`x${i}`]]));
 }
 
 /**
