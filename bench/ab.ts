@@ -12,7 +12,8 @@
  * Settings: AB_N requests per kind and side (default 3000; a third of that
  * for listings), AB_SLICE requests per slice (200), AB_KINDS a comma list of
  * health, types, create, attribute (a number set on a card of that project),
- * list, listValued (a page of cards with values), card (default: all).
+ * list, listValued (a page of cards with values), listIds (a page of ids), card
+ * (default: all but listIds).
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -75,6 +76,7 @@ async function startSide(name: string, root: string): Promise<Side> {
       attribute: (i) => api.request('POST', `/cards/${firstValued}/attributes/Estimate`, { value: 1000 + i }),
       list: () => api.request('GET', `/projects/${listed.id}/cards?per_page=100`),
       listValued: () => api.request('GET', `/projects/${valued.id}/cards?per_page=100`),
+      listIds: () => api.request('GET', `/projects/${listed.id}/cards?per_page=100&only_ids=true`),
       card: () => api.request('GET', `/cards/${card.id}`),
     },
   };

@@ -90,6 +90,39 @@ describe('the card JSON of listings and of one card', () => {
     expect(filtered.find((card) => (card.attributes as { Estimate?: unknown }).Estimate === 2.5)).toBeDefined();
   });
 
+  it('reads the values and groups of one card, of a filtered page and of a /search page with their rows, not after them', async () => {
+    const valued = await c.project(ann, await c.team(ann));
+    const top = valued.top_level_card_id;
+    for (const [name, type] of [['Estimate', 'number'], ['Owners', 'members'], ['Votes', 'likes']]) {
+      await t.http.post(`${API}/projects/${valued.id}/attributes`).set(as(ann)).send({ name, type }).expect(201);
+    }
+    const status = await c.type(ann, valued.id, 'Status', true);
+    const doing = await c.group(ann, top, status.id, 'Doing');
+    const a = (await c.card(ann, top, 'valued a')).id;
+    const b = (await c.card(ann, top, 'valued b')).id;
+    await t.http.post(`${API}/cards/${a}/attributes/Estimate`).set(as(ann)).send({ value: 3 }).expect(200);
+    await t.http.post(`${API}/cards/${a}/attributes/Owners`).set(as(ann)).send({ value: [ann.id] }).expect(200);
+    await t.http.post(`${API}/cards/${b}/attributes/Votes`).set(as(ann)).send({ value: 1 }).expect(200);
+    await c.addToGroup(ann, b, { group_id: doing.id });
+    const expected = [
+      { id: a, attributes: { Estimate: 3, Owners: [ann.id], Votes: { score: 0, votes: {} }, Status: [] }, groups: [] },
+      { id: b, attributes: { Estimate: null, Owners: [], Votes: { score: 1, votes: { [ann.id]: 1 } }, Status: [doing.id] }, groups: [{ id: doing.id, type_id: status.id, title: 'Doing', card_position: 0 }] },
+    ];
+
+    const sent = jest.spyOn(PostgresQueryRunner.prototype, 'query');
+    // Every statement that reads values or memberships also reads the cards' rows.
+    const readApart = () =>
+      sent.mock.calls.map(([text]) => String(text)).filter((text) => /fields\.(scalar_values|member_values|like_votes)|grouping\.memberships/.test(text) && !/FROM cards\.cards/.test(text));
+    try {
+      expect([await c.get(ann, a), await c.get(ann, b)]).toMatchObject(expected);
+      expect(await body(`/projects/${valued.id}/cards?filter=${encodeURIComponent('valued')}`)).toMatchObject(expected);
+      expect(await body(`/search?filter=${encodeURIComponent('valued')}`)).toMatchObject(expected);
+      expect(readApart()).toEqual([]);
+    } finally {
+      sent.mockRestore();
+    }
+  });
+
   it('answers an empty listing with an empty JSON array', async () => {
     const empty = await c.project(ann, await c.team(ann));
     expect(await body(`/projects/${empty.id}/cards`)).toEqual([]);

@@ -190,8 +190,9 @@ export abstract class CardHierarchyApi {
   abstract records(cardIds: number[]): Promise<CardRecord[]>;
   /**
    * The same as JSON rows (listings). `alsoRead`: SQL of other modules read
-   * in the same statement, by name, over `$2` = `alsoReadParam` (not over
-   * the rows); the values come back in `read`, empty when no card is found.
+   * in the same statement, by name, over `$1` = the card ids (bigint[]) and
+   * `$2` = `alsoReadParam` when given (not over the rows); the values come
+   * back in `read`, empty when no card is found.
    */
   abstract jsonRows(
     cardIds: number[],

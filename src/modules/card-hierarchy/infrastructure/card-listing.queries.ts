@@ -34,18 +34,19 @@ export class CardListingQueries {
 
   /**
    * Cards by id as JSON rows, in the order of `ids` (missing ones left out),
-   * with other modules' reads (`extras`, over `$2` = `extraParam`), as
-   * `listPage` reads them; none when no card is found.
+   * with other modules' reads (`extras`, over `$1` = `ids` and `$2` =
+   * `extraParam` when given), on the first row as `listPage` reads them;
+   * none when no card is found.
    */
   async jsonRows(
     ids: number[],
     extras: Record<string, string> = {},
-    extraParam: unknown = null,
+    extraParam?: unknown,
   ): Promise<{ rows: CardJsonRow[]; extras: Record<string, unknown> }> {
     if (!ids.length) return { rows: [], extras: {} };
     const rows = await this.sql.rows<RawCardJson & Record<string, unknown>>(
       prepared(`SELECT ${cardJsonColumns('c')}${extraColumnsSql(extras, 'c.id')} FROM cards.cards c WHERE c.id = ANY($1::bigint[]) ORDER BY c.id`),
-      Object.keys(extras).length ? [ids, extraParam] : [ids],
+      extraParam === undefined ? [ids] : [ids, extraParam],
     );
     const byId = new Map(rows.map((r) => [toId(r.id), r]));
     return {

@@ -18,11 +18,11 @@ export class CardViewsService {
     private readonly grouping: GroupingApi,
   ) {}
 
-  /** One card: its row, its project's field definitions and its scalar values read in one statement. */
+  /** One card: its row, its project's field definitions, its values and its groups, read in one statement. */
   async one(cardId: number): Promise<CardView> {
-    const found = await this.hierarchy.recordWith(cardId, { ...this.readAlong('c.project_id'), scalars: this.fields.cardScalarsSql('c.id') });
+    const found = await this.hierarchy.recordWith(cardId, { ...this.readAlong('c.project_id'), ...this.valuesAlong('ARRAY[c.id]') });
     if (!found) throw new ComposedCardNotFoundError();
-    return (await this.many([found.record], found.read.fields, found.read.scalars))[0];
+    return (await this.many([found.record], found.read.fields, valuesRead(found.read)))[0];
   }
 
   /** Cards by id, in that order (missing ones left out). */
@@ -35,9 +35,11 @@ export class CardViewsService {
    * one project, whose field definitions are then read with the rows.
    */
   async byIdsJson(cardIds: number[], projectId?: number): Promise<string> {
-    if (projectId === undefined) return this.manyJson((await this.hierarchy.jsonRows(cardIds)).cards);
-    const { cards, read } = await this.hierarchy.jsonRows(cardIds, this.readAlong('$2'), projectId);
-    return this.manyJson(cards, cards.length ? read.fields : undefined);
+    // The values and groups of the cards ($1) come with their rows; across
+    // projects, the definitions are read afterwards (those of the cards' projects only).
+    const alsoRead = { ...(projectId === undefined ? {} : this.readAlong('$2')), ...this.valuesAlong('$1::bigint[]') };
+    const { cards, read } = await this.hierarchy.jsonRows(cardIds, alsoRead, projectId);
+    return this.manyJson(cards, projectId !== undefined && cards.length ? read.fields : undefined, valuesRead(read));
   }
 
   /**
@@ -57,10 +59,20 @@ export class CardViewsService {
     return { fields: this.fields.projectFieldsSql(projectIdSql) };
   }
 
-  /** Cards as listings send them (`CardHierarchyApi` JSON rows): one JSON array, as text. */
-  async manyJson(cards: CardJsonRow[], projectFields?: unknown): Promise<string> {
+  /**
+   * What `many` needs of the cards themselves, as SQL for the statement that
+   * reads their rows (`cardIdsSql`: their ids as an array there): every value
+   * (fields) and every membership (grouping). Read this way, a batch costs
+   * no round trip after its rows.
+   */
+  valuesAlong(cardIdsSql: string): { values: string; memberships: string } {
+    return { values: this.fields.cardValuesSql(cardIdsSql), memberships: this.grouping.membershipsSql(cardIdsSql) };
+  }
+
+  /** Cards as listings send them (`CardHierarchyApi` JSON rows): one JSON array, as text. `read`: as for `many`. */
+  async manyJson(cards: CardJsonRow[], projectFields?: unknown, read?: ValuesRead): Promise<string> {
     if (!cards.length) return '[]';
-    const parts = await this.othersParts(cards, projectFields);
+    const parts = await this.othersParts(cards, projectFields, read);
     // Each row's JSON ends in its closing brace: the other modules' members go before it.
     let out = '[';
     for (let i = 0; i < cards.length; i++) {
@@ -72,27 +84,32 @@ export class CardViewsService {
 
   /**
    * `projectFields`: the definitions of the cards' one project, if already
-   * read (`FieldsApi.projectFieldsSql`); `scalars`: the one card's scalar
-   * values, if already read (`FieldsApi.cardScalarsSql`).
+   * read (`FieldsApi.projectFieldsSql`); `read`: the values and memberships
+   * of exactly these cards, if already read (`valuesAlong`).
    */
-  async many(records: CardRecord[], projectFields?: unknown, scalars?: unknown): Promise<CardView[]> {
+  async many(records: CardRecord[], projectFields?: unknown, read?: ValuesRead): Promise<CardView[]> {
     if (!records.length) return [];
-    const parts = await this.othersParts(records, projectFields, scalars);
+    const parts = await this.othersParts(records, projectFields, read);
     return records.map((r, i) => toView(r, parts[i].attributes, parts[i].groups));
   }
 
   /** Each card's `attributes` (fields) and `groups` (grouping), in the order of `cards`. */
-  private async othersParts(cards: CardKey[], projectFields?: unknown, scalars?: unknown): Promise<OthersParts[]> {
+  private async othersParts(cards: CardKey[], projectFields?: unknown, read?: ValuesRead): Promise<OthersParts[]> {
     const ids = cards.map((r) => r.id);
     // Every group type owns a group_type field of its project (fields keeps
     // that link, and such a field is deleted only with its type), so cards of
     // projects without one are in no group: grouping need not be asked. With
     // the definitions already read, that is known at once, and grouping is
     // asked beside the values (one round trip instead of two).
-    const early = projectFields !== undefined && this.fields.hasGroupTypeFields(projectFields) ? this.grouping.membershipsOf(ids) : undefined;
+    const early =
+      read === undefined && projectFields !== undefined && this.fields.hasGroupTypeFields(projectFields) ? this.grouping.membershipsOf(ids) : undefined;
     early?.catch(() => undefined);
-    const { byCard, groupTypeFields } = await this.fields.attributesOf(cards, projectFields, scalars);
-    const memberships = groupTypeFields.length ? await (early ?? this.grouping.membershipsOf(ids)) : [];
+    const { byCard, groupTypeFields } = await this.fields.attributesOf(cards, projectFields, read?.values);
+    const memberships = !groupTypeFields.length
+      ? []
+      : read !== undefined
+        ? this.grouping.membershipsRead(read.memberships)
+        : await (early ?? this.grouping.membershipsOf(ids));
     const groups = new Map<number, CardGroupView[]>();
     const groupIds = new Map<string, number[]>();
     for (const m of memberships) {
@@ -109,6 +126,17 @@ export class CardViewsService {
       return { attributes, groups: groups.get(r.id) ?? [] };
     });
   }
+}
+
+/** What `valuesAlong` read, for `many` and `manyJson`. */
+interface ValuesRead {
+  values: unknown;
+  memberships: unknown;
+}
+
+/** `valuesAlong`'s reads out of what a statement read along. */
+function valuesRead(read: Record<string, unknown>): ValuesRead {
+  return { values: read.values, memberships: read.memberships };
 }
 
 /** What the other modules need of a card to add their members. */

@@ -4,7 +4,7 @@ import type { CardAttributes, FieldCardRef, GroupTypeFieldRef } from '../contrac
 import { isFieldAvailable, type FieldDefinition } from '../domain/field-definition.js';
 import { emptyValue, fieldTypeHandler } from '../domain/values/index.js';
 import { FieldDefinitionsRepository } from '../infrastructure/field-definitions.repository.js';
-import { FieldValuesRepository, type ScalarRow, type StoredFileRow, type ValueKind } from '../infrastructure/field-values.repository.js';
+import { FieldValuesRepository, type CardValueRows, type StoredFileRow, type ValueKind } from '../infrastructure/field-values.repository.js';
 
 /** A card's field as read: where to find it, and the card it belongs to. */
 export type CardRef = FieldCardRef;
@@ -46,10 +46,10 @@ export class AttributeValuesReader {
 
   /**
    * `only`: show just these fields (definitions the caller already holds),
-   * which spares reading the projects' definitions again; `scalars`: the
-   * cards' scalar values, when already read along with their rows.
+   * which spares reading the projects' definitions again; `alreadyRead`:
+   * every value of the cards, when read along with their rows (then no query).
    */
-  async attributesOf(cards: CardRef[], only?: FieldDefinition[], scalars?: ScalarRow[]): Promise<CardAttributes> {
+  async attributesOf(cards: CardRef[], only?: FieldDefinition[], alreadyRead?: CardValueRows): Promise<CardAttributes> {
     const result = new Map<number, Record<string, unknown>>();
     if (!cards.length) return { byCard: result, groupTypeFields: [] };
     const fields = only ?? (await this.definitions.fieldsOfProjects([...new Set(cards.map((c) => c.projectId))]));
@@ -65,9 +65,9 @@ export class AttributeValuesReader {
     };
 
     // The kinds of storage the shown fields use (FieldTypeHandler.storage), in one query.
-    const kinds = new Set([...shownStorage].filter((k): k is ValueKind => k !== 'groups' && !(k === 'scalar' && scalars)));
-    const read = await this.values.valuesOf(cardIds, kinds);
-    for (const r of scalars ?? read.scalars) values.set(key(r.cardId, r.attributeId), r.value);
+    const kinds = new Set([...shownStorage].filter((k): k is ValueKind => k !== 'groups'));
+    const read = alreadyRead ?? (await this.values.valuesOf(cardIds, kinds));
+    for (const r of read.scalars) values.set(key(r.cardId, r.attributeId), r.value);
     for (const r of read.members) pushTo(key(r.cardId, r.attributeId), r.ref);
     for (const r of read.relationships) pushTo(key(r.cardId, r.attributeId), r.ref);
     for (const f of read.files) pushTo(key(f.cardId, f.attributeId), this.toFileValue(f));

@@ -19,7 +19,7 @@ import { InvalidInputError } from '../../../shared/domain/domain-error.js';
 import type { FieldDefinition } from '../domain/field-definition.js';
 import { fieldTypeHandler, isFieldType, parseValue, type FieldOptions, type FieldType } from '../domain/values/index.js';
 import { FieldDefinitionsRepository, fieldsFromJson, hasGroupTypeFieldJson, projectFieldsJsonSql } from '../infrastructure/field-definitions.repository.js';
-import { cardScalarsJsonSql, FieldValuesRepository, scalarsFromJson } from '../infrastructure/field-values.repository.js';
+import { cardValuesJsonSql, FieldValuesRepository, valuesFromJson } from '../infrastructure/field-values.repository.js';
 import { AttributeValuesReader } from './attribute-values.reader.js';
 import { CardModelService } from './card-model.service.js';
 import { CardValuesService, ProjectFieldSet } from './card-values.service.js';
@@ -44,16 +44,16 @@ export class FieldsApiImpl extends FieldsApi {
     super();
   }
 
-  attributesOf(cards: FieldCardRef[], projectFields?: unknown, scalars?: unknown): Promise<CardAttributes> {
+  attributesOf(cards: FieldCardRef[], projectFields?: unknown, values?: unknown): Promise<CardAttributes> {
     return this.reader.attributesOf(
       cards,
       projectFields === undefined ? undefined : fieldsFromJson(projectFields),
-      scalars === undefined ? undefined : scalarsFromJson(scalars),
+      values === undefined ? undefined : valuesFromJson(values),
     );
   }
 
-  cardScalarsSql(cardIdSql: string): string {
-    return cardScalarsJsonSql(cardIdSql);
+  cardValuesSql(cardIdsSql: string): string {
+    return cardValuesJsonSql(cardIdsSql);
   }
 
   projectFieldsSql(projectIdSql: string): string {

@@ -104,16 +104,17 @@ export abstract class FieldsApi {
   /**
    * The `attributes` of each card, in a fixed number of queries for the batch.
    * `projectFields`: what `projectFieldsSql` read for the cards' one project,
-   * which spares reading the definitions again; `scalars`: what
-   * `cardScalarsSql` read for the one card given, which spares reading them.
+   * which spares reading the definitions again; `values`: what
+   * `cardValuesSql` read for exactly these cards, which spares reading them
+   * (then no query at all when the definitions are given too).
    */
-  abstract attributesOf(cards: FieldCardRef[], projectFields?: unknown, scalars?: unknown): Promise<CardAttributes>;
+  abstract attributesOf(cards: FieldCardRef[], projectFields?: unknown, values?: unknown): Promise<CardAttributes>;
   /**
-   * SQL of one card's scalar values (`cardIdSql`: the card's id in the
-   * caller's statement), read along with its row; what it returns goes to
-   * `attributesOf` as `scalars`.
+   * SQL of every value of the cards whose ids are the array `cardIdsSql` (in
+   * the caller's statement, e.g. `$1::bigint[]` or `ARRAY[c.id]`), read along
+   * with their rows; what it returns goes to `attributesOf` as `values`.
    */
-  abstract cardScalarsSql(cardIdSql: string): string;
+  abstract cardValuesSql(cardIdsSql: string): string;
   /**
    * SQL of a project's field definitions (`projectIdSql`: the project id in
    * the caller's statement), for a module that reads them along with its own

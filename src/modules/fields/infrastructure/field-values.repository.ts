@@ -47,22 +47,6 @@ export function newScalarsAlongSql(rowsParam: string, userParam: string): { item
   };
 }
 
-/**
- * SQL of one card's scalar values (`cardIdSql`: the card's id in the caller's
- * statement) as one jsonb array of `[card_id, attribute_id, value]`, for a
- * module that reads them along with the card's row (STYLE.md §2.6).
- */
-export function cardScalarsJsonSql(cardIdSql: string): string {
-  return `(SELECT coalesce(jsonb_agg(jsonb_build_array(card_id, attribute_id, value)), '[]'::jsonb)
-             FROM fields.scalar_values WHERE card_id = ${cardIdSql})`;
-}
-
-/** What `cardScalarsJsonSql` read (jsonb arrives parsed with pg, as text with PGlite). */
-export function scalarsFromJson(value: unknown): ScalarRow[] {
-  const rows = jsonColumn<Array<[number | string, number | string, unknown]> | null>(value);
-  return (rows ?? []).map(([cardId, attributeId, v]) => ({ cardId: n(cardId), attributeId: n(attributeId), value: v }));
-}
-
 /** One entry of a list field (members: a user id; relationships: a target card id). */
 export interface ListRow {
   cardId: number;
@@ -147,26 +131,66 @@ export interface CardValueRows {
   votes: VoteRow[];
 }
 
-const listJsonSql = (kind: ListTable) =>
+const listJsonSql = (kind: ListTable, idsSql: string) =>
   `SELECT coalesce(json_agg(json_build_array(card_id, attribute_id, ${LIST_TABLES[kind].column}) ORDER BY card_id, attribute_id, position), '[]'::json)
-     FROM ${LIST_TABLES[kind].table} WHERE card_id = ANY($1::bigint[])`;
+     FROM ${LIST_TABLES[kind].table} WHERE card_id = ANY(${idsSql})`;
 
-/** Each kind's values of the cards in $1 as one JSON array, in the order the reads one by one gave them. */
-const VALUES_JSON_SQL: Record<ValueKind, string> = {
-  scalar: `SELECT coalesce(json_agg(json_build_array(card_id, attribute_id, value)), '[]'::json)
-             FROM fields.scalar_values WHERE card_id = ANY($1::bigint[])`,
-  members: listJsonSql('members'),
-  relationships: listJsonSql('relationships'),
-  likes: `SELECT coalesce(json_agg(json_build_array(card_id, attribute_id, user_id, vote) ORDER BY card_id, attribute_id, user_id), '[]'::json)
-            FROM fields.like_votes WHERE card_id = ANY($1::bigint[])`,
-  files: `SELECT coalesce(json_agg(json_build_object(${FILE_COLUMNS.split(', ').map((c) => `'${c}', ${c}`).join(', ')})
-                                   ORDER BY card_id, attribute_id, position, id), '[]'::json)
-            FROM fields.files WHERE card_id = ANY($1::bigint[])`,
+/**
+ * Each kind's values of the cards whose ids are the array `idsSql`, as one
+ * JSON array, in the order the reads one by one gave them.
+ */
+const VALUES_JSON_SQL: Record<ValueKind, (idsSql: string) => string> = {
+  scalar: (ids) => `SELECT coalesce(json_agg(json_build_array(card_id, attribute_id, value)), '[]'::json)
+                      FROM fields.scalar_values WHERE card_id = ANY(${ids})`,
+  members: (ids) => listJsonSql('members', ids),
+  relationships: (ids) => listJsonSql('relationships', ids),
+  likes: (ids) => `SELECT coalesce(json_agg(json_build_array(card_id, attribute_id, user_id, vote) ORDER BY card_id, attribute_id, user_id), '[]'::json)
+                     FROM fields.like_votes WHERE card_id = ANY(${ids})`,
+  files: (ids) => `SELECT coalesce(json_agg(json_build_object(${FILE_COLUMNS.split(', ').map((c) => `'${c}', ${c}`).join(', ')})
+                                            ORDER BY card_id, attribute_id, position, id), '[]'::json)
+                     FROM fields.files WHERE card_id = ANY(${ids})`,
 };
 
 const VALUE_KINDS: ValueKind[] = ['scalar', 'members', 'relationships', 'files', 'likes'];
 
+/**
+ * SQL of every value of the cards whose ids are the array `cardIdsSql` (in
+ * the caller's statement), all kinds in one JSON object, for a module that
+ * reads them along with the cards' rows (STYLE.md §2.6). Each kind is an
+ * index scan of its table's primary key, cheap when the cards have none.
+ */
+export function cardValuesJsonSql(cardIdsSql: string): string {
+  return `json_build_object(${VALUE_KINDS.map((k) => `'${k}', (${VALUES_JSON_SQL[k](cardIdsSql)})`).join(', ')})`;
+}
+
+/** What `cardValuesJsonSql` read (json arrives parsed with pg, as text with PGlite). */
+export function valuesFromJson(value: unknown): CardValueRows {
+  return valueRowsOf(jsonColumn<Record<string, unknown> | null>(value) ?? {}, new Set(VALUE_KINDS));
+}
+
 type Ids = number | string;
+
+/** The rows of `kinds` from one JSON array per kind (`read`: by kind, as json or text). */
+function valueRowsOf(read: Record<string, unknown>, kinds: ReadonlySet<ValueKind>): CardValueRows {
+  const values: CardValueRows = { scalars: [], members: [], relationships: [], files: [], votes: [] };
+  const rows = <T>(kind: ValueKind) => jsonColumn<T[]>(read[kind] ?? '[]');
+  if (kinds.has('scalar')) {
+    values.scalars = rows<[Ids, Ids, unknown]>('scalar').map(([cardId, attributeId, value]) => ({ cardId: n(cardId), attributeId: n(attributeId), value }));
+  }
+  for (const kind of ['members', 'relationships'] as const) {
+    if (kinds.has(kind)) values[kind] = rows<[Ids, Ids, Ids]>(kind).map(([cardId, attributeId, ref]) => ({ cardId: n(cardId), attributeId: n(attributeId), ref: n(ref) }));
+  }
+  if (kinds.has('likes')) {
+    values.votes = rows<[Ids, Ids, Ids, Ids]>('likes').map(([cardId, attributeId, userId, vote]) => ({
+      cardId: n(cardId),
+      attributeId: n(attributeId),
+      userId: n(userId),
+      vote: n(vote),
+    }));
+  }
+  if (kinds.has('files')) values.files = rows<Raw>('files').map(toFile);
+  return values;
+}
 
 /**
  * Values of every field type. Reads take a batch of cards (the card JSON is
@@ -184,26 +208,9 @@ export class FieldValuesRepository {
    */
   async valuesOf(cardIds: number[], kinds: ReadonlySet<ValueKind>): Promise<CardValueRows> {
     const asked = VALUE_KINDS.filter((k) => kinds.has(k));
-    const values: CardValueRows = { scalars: [], members: [], relationships: [], files: [], votes: [] };
-    if (!asked.length || !cardIds.length) return values;
-    const row = await this.sql.one(prepared(`SELECT ${asked.map((k) => `(${VALUES_JSON_SQL[k]}) AS ${k}`).join(', ')}`), [cardIds]);
-    const read = <T>(kind: ValueKind) => jsonColumn<T[]>(row?.[kind] ?? '[]');
-    if (kinds.has('scalar')) {
-      values.scalars = read<[Ids, Ids, unknown]>('scalar').map(([cardId, attributeId, value]) => ({ cardId: n(cardId), attributeId: n(attributeId), value }));
-    }
-    for (const kind of ['members', 'relationships'] as const) {
-      if (kinds.has(kind)) values[kind] = read<[Ids, Ids, Ids]>(kind).map(([cardId, attributeId, ref]) => ({ cardId: n(cardId), attributeId: n(attributeId), ref: n(ref) }));
-    }
-    if (kinds.has('likes')) {
-      values.votes = read<[Ids, Ids, Ids, Ids]>('likes').map(([cardId, attributeId, userId, vote]) => ({
-        cardId: n(cardId),
-        attributeId: n(attributeId),
-        userId: n(userId),
-        vote: n(vote),
-      }));
-    }
-    if (kinds.has('files')) values.files = read<Raw>('files').map(toFile);
-    return values;
+    if (!asked.length || !cardIds.length) return valueRowsOf({}, new Set());
+    const row = await this.sql.one(prepared(`SELECT ${asked.map((k) => `(${VALUES_JSON_SQL[k]('$1::bigint[]')}) AS ${k}`).join(', ')}`), [cardIds]);
+    return valueRowsOf(row ?? {}, kinds);
   }
 
   /** Cards whose value of a scalar field equals one of `values` (jsonb equality, so key order does not matter). */

@@ -15,6 +15,7 @@ import type { GroupType } from '../domain/group-type.entity.js';
 import { readName } from '../domain/grouping.policy.js';
 import { GroupTypesRepository } from '../infrastructure/group-types.repository.js';
 import { GroupsRepository } from '../infrastructure/groups.repository.js';
+import { cardMembershipsJsonSql, membershipsFromJson } from '../infrastructure/memberships.repository.js';
 import { CardGroupsReader } from './card-groups.reader.js';
 import { GroupTypesService } from './group-types.service.js';
 import { GroupingAccess } from './grouping-access.service.js';
@@ -89,6 +90,14 @@ export class GroupingApiImpl extends GroupingApi {
 
   membershipsOf(cardIds: number[]): Promise<CardMembershipInfo[]> {
     return this.reader.membershipsOf(cardIds);
+  }
+
+  membershipsSql(cardIdsSql: string): string {
+    return cardMembershipsJsonSql(cardIdsSql);
+  }
+
+  membershipsRead(value: unknown): CardMembershipInfo[] {
+    return membershipsFromJson(value);
   }
 
   groupChoices(typeId: number, card: CardSummary): Promise<Array<[number, string]>> {

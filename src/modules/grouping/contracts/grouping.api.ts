@@ -72,6 +72,13 @@ export abstract class GroupingApi {
   abstract addCardToGroup(cardId: number, groupId: number, actor: Actor, options?: { system?: boolean }): Promise<void>;
   /** Memberships of the cards, by card, type, group position, group id: one query for the batch. */
   abstract membershipsOf(cardIds: number[]): Promise<CardMembershipInfo[]>;
+  /**
+   * SQL of the same memberships for the cards whose ids are the array
+   * `cardIdsSql` (in the caller's statement), read along with their rows;
+   * `membershipsRead` turns what it returned into `membershipsOf`'s answer.
+   */
+  abstract membershipsSql(cardIdsSql: string): string;
+  abstract membershipsRead(value: unknown): CardMembershipInfo[];
   /** `[group id, title]` of the type's groups a card may join (scoped at one of its ancestors). */
   abstract groupChoices(typeId: number, card: CardSummary): Promise<Array<[number, string]>>;
   /**

@@ -1,11 +1,36 @@
 import { Injectable } from '@nestjs/common';
-import { Sql, toId } from '../../../shared/persistence/sql.js';
+import { jsonColumn, Sql, toId } from '../../../shared/persistence/sql.js';
 import type { CardMembershipInfo } from '../contracts/grouping.api.js';
 import type { CardMembership } from '../domain/card-membership.entity.js';
 import { MEMBERSHIP_COLUMNS, toMembership } from './rows.js';
 
 /** A membership with its group's title, as card views show it. */
 export type MembershipRow = CardMembershipInfo;
+
+/**
+ * SQL of every membership of the cards whose ids are the array `cardIdsSql`
+ * (in the caller's statement), with group titles, as one JSON array of
+ * `[card_id, group_id, type_id, position, title]` in `forCards`' order, for a
+ * module that reads them along with the cards' rows (STYLE.md §2.6).
+ */
+export function cardMembershipsJsonSql(cardIdsSql: string): string {
+  return `(SELECT coalesce(json_agg(json_build_array(m.card_id, m.group_id, m.type_id, m.position, g.title)
+                                   ORDER BY m.card_id, m.type_id, g.position, g.id), '[]'::json)
+             FROM grouping.memberships m JOIN grouping.groups g ON g.id = m.group_id
+            WHERE m.card_id = ANY(${cardIdsSql}))`;
+}
+
+/** What `cardMembershipsJsonSql` read (json arrives parsed with pg, as text with PGlite). */
+export function membershipsFromJson(value: unknown): MembershipRow[] {
+  const rows = jsonColumn<Array<[number | string, number | string, number | string, number | string, string]> | null>(value) ?? [];
+  return rows.map(([cardId, groupId, typeId, position, title]) => ({
+    cardId: toId(cardId),
+    groupId: toId(groupId),
+    typeId: toId(typeId),
+    title,
+    position: Number(position),
+  }));
+}
 
 /**
  * Card memberships and their positions in a group's column. Callers hold the
@@ -134,19 +159,8 @@ export class MembershipsRepository {
   /** Every membership of the cards, with group titles: by card, type, group position, group id. */
   async forCards(cardIds: number[]): Promise<MembershipRow[]> {
     if (!cardIds.length) return [];
-    const rows = await this.sql.rows(
-      `SELECT m.card_id, m.group_id, m.type_id, m.position, g.title
-         FROM grouping.memberships m JOIN grouping.groups g ON g.id = m.group_id
-        WHERE m.card_id = ANY($1::bigint[])
-        ORDER BY m.card_id, m.type_id, g.position, g.id`,
-      [cardIds],
-    );
-    return rows.map((r) => ({
-      cardId: toId(r.card_id),
-      groupId: toId(r.group_id),
-      typeId: toId(r.type_id),
-      title: r.title as string,
-      position: Number(r.position),
-    }));
+    const row = await this.sql.one(`SELECT ${cardMembershipsJsonSql('$1::bigint[]')} AS memberships`, [cardIds]);
+    return membershipsFromJson(row?.memberships ?? null);
   }
+
 }
