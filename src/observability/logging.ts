@@ -28,6 +28,18 @@ export function createRootLogger(level: LogLevel, fd = 1): Logger {
   return pino(options, destination);
 }
 
+/**
+ * Starts writing what the logger's destination holds, without waiting for
+ * it. Not pino's `logger.flush()`: that one registers a callback on the
+ * destination for every call (a 'drain' and an 'error' listener, then an
+ * fsync), which piled up while a write to a pipe was under way (Nest's
+ * start-up messages: MaxListenersExceededWarning on stderr).
+ */
+export function writeNow(logger: Logger): void {
+  const destination = (logger as unknown as Record<symbol, { flush?: () => void } | undefined>)[pino.symbols.streamSym];
+  destination?.flush?.();
+}
+
 /** A request id a client or a proxy may choose; anything else is replaced by a UUID. */
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -71,7 +83,7 @@ function logRequest(logger: Logger, req: LoggedRequest, res: LoggedResponse, res
   if (!failed) return logger.info(line, 'request completed');
   const err = res.err ?? new Error(`failed with status code ${res.statusCode}`);
   logger.error({ ...line, err }, 'request errored');
-  logger.flush();
+  writeNow(logger);
 }
 
 /** Nest's own messages (start-up, shutdown) through the same JSON logger. */
@@ -102,6 +114,6 @@ export class PinoNestLogger implements LoggerService {
     const context = typeof rest.at(-1) === 'string' ? (rest.at(-1) as string) : undefined;
     if (message instanceof Error) this.logger[level]({ context, err: message }, message.message);
     else this.logger[level]({ context }, typeof message === 'string' ? message : JSON.stringify(message));
-    this.logger.flush();
+    writeNow(this.logger);
   }
 }

@@ -29,3 +29,21 @@ describe('buffered request log lines', () => {
     expect(linesWritten(how).map((l) => l.n)).toEqual([0, 1, 2]);
   });
 });
+
+describe('lines written at once (server messages, errors)', () => {
+  it('go out one by one without piling listeners on the destination while a write is under way', () => {
+    // Nest maps a hundred routes at start-up, each message written at once;
+    // stdout is a pipe here, as under Docker or systemd, so writes are pending.
+    const script = `
+import { createRootLogger, PinoNestLogger } from ${JSON.stringify(LOGGING)};
+const nest = new PinoNestLogger(createRootLogger('info'));
+for (let i = 0; i < 100; i++) nest.log('Mapped route ' + i, 'RouterExplorer');
+nest.error(new Error('boom'), 'Test');
+`;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { env: { PATH: process.env.PATH }, encoding: 'utf8' });
+    expect(run.status).toBe(0);
+    expect(run.stderr).not.toMatch(/MaxListenersExceededWarning/);
+    const lines = run.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { msg: string });
+    expect(lines.map((l) => l.msg)).toEqual([...Array.from({ length: 100 }, (_, i) => `Mapped route ${i}`), 'boom']);
+  });
+});
