@@ -58,6 +58,11 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
     return { card: summary(card), role, read };
   }
 
+  async readableRecord(cardId: number, actor: Actor, alsoRead: Record<string, string>): Promise<{ record: CardRecord; read: Record<string, unknown> }> {
+    const { card, read } = await this.access.require(cardId, actor, 'read', alsoRead);
+    return { record: toRecord(card), read };
+  }
+
   async recordWith(cardId: number, alsoRead: Record<string, string>): Promise<{ record: CardRecord; read: Record<string, unknown> } | null> {
     const found = await this.cards.findWith(cardId, alsoRead, [], false);
     return found ? { record: toRecord(found.card), read: found.extras } : null;

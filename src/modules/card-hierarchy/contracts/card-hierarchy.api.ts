@@ -182,6 +182,12 @@ export abstract class CardHierarchyApi {
    * `alsoRead` as for `requireCard`, read in that statement too.
    */
   abstract touchChecked(cardId: number, actor: Actor, mode: AccessMode, alsoRead?: Record<string, string>): Promise<CardAccess>;
+  /**
+   * One card's row with `alsoRead` (SQL over the row, aliased `c`) read
+   * along, after the caller's read access is checked in the same statement
+   * (404 and 403 as `requireCard`).
+   */
+  abstract readableRecord(cardId: number, actor: Actor, alsoRead: Record<string, string>): Promise<{ record: CardRecord; read: Record<string, unknown> }>;
   /** One card's row with `alsoRead` (SQL over the row, aliased `c`) read along; null when there is no such card. No access check. */
   abstract recordWith(cardId: number, alsoRead: Record<string, string>): Promise<{ record: CardRecord; read: Record<string, unknown> } | null>;
   /** Cards by id that belong to the given team (others are left out). */

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { Actor } from '../../../shared/domain/actor.js';
 import { CardHierarchyApi, type CardJsonRow, type CardRecord } from '../../card-hierarchy/index.js';
 import { FieldsApi } from '../../fields/index.js';
 import { GroupingApi } from '../../grouping/index.js';
@@ -20,8 +21,21 @@ export class CardViewsService {
 
   /** One card: its row, its project's field definitions, its values and its groups, read in one statement. */
   async one(cardId: number): Promise<CardView> {
-    const found = await this.hierarchy.recordWith(cardId, { ...this.readAlong('c.project_id'), ...this.valuesAlong('ARRAY[c.id]') });
+    const found = await this.hierarchy.recordWith(cardId, this.oneAlong());
     if (!found) throw new ComposedCardNotFoundError();
+    return this.oneView(found);
+  }
+
+  /** `one` for a caller whose read access is checked in the same statement (GET /cards/{id}). */
+  async seenBy(cardId: number, actor: Actor): Promise<CardView> {
+    return this.oneView(await this.hierarchy.readableRecord(cardId, actor, this.oneAlong()));
+  }
+
+  private oneAlong(): Record<string, string> {
+    return { ...this.readAlong('c.project_id'), ...this.valuesAlong('ARRAY[c.id]') };
+  }
+
+  private async oneView(found: { record: CardRecord; read: Record<string, unknown> }): Promise<CardView> {
     return (await this.many([found.record], found.read.fields, valuesRead(found.read)))[0];
   }
 
