@@ -49,6 +49,7 @@ export interface Results {
     warmupN: number;
     listCards: number;
     listRequests: number;
+    listWarmup: number;
     listMaxSeconds: number;
     rounds: number;
     quietWait: number;
@@ -260,8 +261,8 @@ export function resultsBlock(r: Results): string {
       `One project filled with raw SQL to ${int(s.listCards)} cards (${f(r.fillSeconds, 0)} s including \`VACUUM ANALYZE\`): ` +
         `about √N children of the top-level card, each with the rest spread evenly; refs, positions, ancestor paths, depths ` +
         `and the project counters as the app keeps them. \`GET /api/1.0/projects/{id}/cards?per_page=100\`, sequential requests ` +
-        `(up to ${s.listRequests} per row, at most ${s.listMaxSeconds} s per side), beside the same page query sent with \`pg\`, ` +
-        `in alternating slices as above.`,
+        `(up to ${s.listRequests} per row, at most ${s.listMaxSeconds} s per side, after ${s.listWarmup} warm-up requests or 3 s of them), ` +
+        `beside the same page query sent with \`pg\`, in alternating slices as above.`,
       '',
     );
     lines.push(

@@ -54,6 +54,13 @@ const FLOOR_N = envInt('BENCH_FLOOR_N', QUICK ? 500 : 2000);
 const LIST_CARDS = envInt('BENCH_LIST_CARDS', 1_000_000);
 const LIST_REQUESTS = envInt('BENCH_LIST_REQUESTS', QUICK ? 60 : 200);
 const LIST_MAX_SECONDS = envInt('BENCH_LIST_MAX_SECONDS', QUICK ? 5 : 15);
+/**
+ * Requests of each listing row before it is measured (at most 3 s of them):
+ * until V8 has compiled the listing's code, the server's CPU per request is
+ * mostly its compiler's threads (10 warm-up requests gave 2–3× the CPU per
+ * page of a warmed-up server).
+ */
+const LIST_WARMUP = envInt('BENCH_LIST_WARMUP', QUICK ? 150 : 300);
 const SUBTREES = (process.env.BENCH_SUBTREES ?? '1000,10000,100000').split(',').filter(Boolean).map(Number);
 const SMALL_MOVES = envInt('BENCH_SMALL_MOVES', QUICK ? 20 : 40);
 const DOC = process.env.BENCH_DOC ?? (QUICK ? '-' : path.join(ROOT, 'docs/PERFORMANCE.md'));
@@ -414,8 +421,8 @@ class Bench {
       const rawTask = async () => {
         await this.pool!.query(sql, params);
       };
-      await runPool(10, 1, appTask);
-      await runPool(10, 1, rawTask);
+      await runPool(LIST_WARMUP, 1, appTask, { maxSeconds: 3, minCount: 10 });
+      await runPool(LIST_WARMUP, 1, rawTask, { maxSeconds: 3, minCount: 10 });
       await waitForQuiet(`list ${s.name}`);
       // Alternating slices again (app, raw, raw, app, …); each side stops at LIST_MAX_SECONDS in all.
       const perRound = Math.ceil(LIST_REQUESTS / ROUNDS);
@@ -662,6 +669,7 @@ async function main(): Promise<void> {
         warmupN: WARMUP_N,
         listCards: LIST_CARDS,
         listRequests: LIST_REQUESTS,
+        listWarmup: LIST_WARMUP,
         listMaxSeconds: LIST_MAX_SECONDS,
         rounds: ROUNDS,
         quietWait: QUIET_WAIT,
