@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { FieldsApi } from '../../../src/modules/fields/index.js';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner.js';
 import { GroupingApi } from '../../../src/modules/grouping/index.js';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, fieldsClient, type World } from '../fields/fields-fixtures.js';
@@ -38,7 +38,7 @@ describe('group_type fields composed by cards', () => {
   });
   afterAll(() => t.close());
 
-  it('shows the groups in the card JSON, read once for a whole listing', async () => {
+  it('shows the groups in the card JSON, read with a listing’s rows', async () => {
     const a = await c.card(ann, w.root, 'A');
     expect(a.attributes.Column).toEqual([]);
     await t.http.post(`${API}/cards/${a.id}/add-to-group`).set(as(ann)).send({ group_id: done }).expect(200);
@@ -48,32 +48,23 @@ describe('group_type fields composed by cards', () => {
     membershipReads = 0;
     const children = (await t.http.get(`${API}/cards/${w.root}/children`).set(as(ann)).expect(200)).body;
     expect(children.map((x: { attributes: Record<string, unknown> }) => x.attributes.Column)).toEqual([[todo, done], [done]]);
-    expect(membershipReads).toBe(1);
+    // in the children's statement (CardViewsService.listingReads), not asked of grouping afterwards
+    expect(membershipReads).toBe(0);
   });
 
-  it('asks grouping for a project listing’s memberships while fields read the values', async () => {
-    const events: string[] = [];
-    const fields = t.app.get(FieldsApi);
-    const grouping = t.app.get(GroupingApi);
-    const [attributesOf, membershipsOf] = [fields.attributesOf, grouping.membershipsOf];
-    fields.attributesOf = async (...args) => {
-      events.push('values asked');
-      const found = await attributesOf.apply(fields, args);
-      events.push('values read');
-      return found;
-    };
-    grouping.membershipsOf = (cardIds) => {
-      events.push('memberships asked');
-      return membershipsOf.call(grouping, cardIds);
-    };
+  it('reads a project listing’s and the children’s values and memberships in the statement that reads their rows', async () => {
+    const sent = jest.spyOn(PostgresQueryRunner.prototype, 'query');
     try {
       const page = (await t.http.get(`${API}/projects/${w.project}/cards`).set(as(ann)).expect(200)).body;
       expect(page.some((x: { attributes: Record<string, unknown> }) => (x.attributes.Column as number[]).includes(done))).toBe(true);
-      // The listing read the definitions with its page: grouping is asked before the values are back.
-      expect(events.indexOf('memberships asked')).toBeLessThan(events.indexOf('values read'));
+      await t.http.get(`${API}/cards/${w.root}/children`).set(as(ann)).expect(200);
+      const texts = sent.mock.calls.map(([text]) => String(text));
+      const reading = texts.filter((text) => /grouping\.memberships|fields\.scalar_values/.test(text));
+      // one listing statement each, which also reads the cards
+      expect(reading).toHaveLength(2);
+      expect(reading.every((text) => /FROM cards\.cards/.test(text))).toBe(true);
     } finally {
-      Object.assign(fields, { attributesOf });
-      Object.assign(grouping, { membershipsOf });
+      sent.mockRestore();
     }
   });
 

@@ -11,6 +11,7 @@ import {
   type CardAccess,
   type CardChanges,
   type CardJsonRow,
+  type ListedCardsReads,
   type CardRecord,
   type CardSummary,
   type ChildCreations,
@@ -83,8 +84,12 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
     return { cards: rows, read: extras };
   }
 
-  children(cardId: number, actor: Actor): Promise<CardJsonRow[]> {
-    return this.tree.children(cardId, actor);
+  children(
+    cardId: number,
+    actor: Actor,
+    reads: { alsoRead?: Record<string, string>; ofListedCards?: ListedCardsReads } = {},
+  ): Promise<{ cards: CardJsonRow[]; read: Record<string, unknown> }> {
+    return this.tree.children(cardId, actor, reads);
   }
 
   listProject(projectId: number, actor: Actor, page: ListingRequest, options: ProjectListing): Promise<ProjectPage> {

@@ -14,6 +14,7 @@ import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import type {
   CardChanges,
   CardJsonRow,
+  ListedCardsReads,
   CardRecord,
   CardState,
   ChildCreations,
@@ -67,9 +68,14 @@ export class CardTreeService {
     private readonly events: EventBus,
   ) {}
 
-  async children(cardId: number, actor: Actor): Promise<CardJsonRow[]> {
+  async children(
+    cardId: number,
+    actor: Actor,
+    reads: { alsoRead?: Record<string, string>; ofListedCards?: ListedCardsReads } = {},
+  ): Promise<{ cards: CardJsonRow[]; read: Record<string, unknown> }> {
     await this.access.require(cardId, actor, 'read');
-    return this.listing.children(cardId);
+    const { rows, extras } = await this.listing.children(cardId, reads.alsoRead, reads.ofListedCards);
+    return { cards: rows, read: extras };
   }
 
   /**

@@ -138,7 +138,17 @@ export interface ProjectListing {
    * name; `$1` there is the project id. The values come back in `read`.
    */
   alsoRead?: Record<string, string>;
+  /** As `alsoRead`, over the listed cards' ids (`ListedCardsReads`). */
+  ofListedCards?: ListedCardsReads;
 }
+
+/**
+ * SQL of other modules over the cards a listing statement reads, by name:
+ * `cardIdsSql` is a bigint[] expression of their ids in that statement
+ * (those of a page include the one more card that tells whether a next page
+ * exists). Evaluated once per statement, not per row.
+ */
+export type ListedCardsReads = (cardIdsSql: string) => Record<string, string>;
 
 /**
  * A card as listings send it: card-hierarchy's members of the card JSON
@@ -205,8 +215,17 @@ export abstract class CardHierarchyApi {
     alsoRead?: Record<string, string>,
     alsoReadParam?: unknown,
   ): Promise<{ cards: CardJsonRow[]; read: Record<string, unknown> }>;
-  /** The children of a card the caller may read, in position order. */
-  abstract children(cardId: number, actor: Actor): Promise<CardJsonRow[]>;
+  /**
+   * The children of a card the caller may read, in position order.
+   * `alsoRead`: SQL of other modules over a child's row (aliased `c`) that
+   * is the same for every child (e.g. over `c.project_id`), and
+   * `ofListedCards`, read in the children's statement; back in `read`.
+   */
+  abstract children(
+    cardId: number,
+    actor: Actor,
+    reads?: { alsoRead?: Record<string, string>; ofListedCards?: ListedCardsReads },
+  ): Promise<{ cards: CardJsonRow[]; read: Record<string, unknown> }>;
   /**
    * A page of the project listing (top-level card excluded, id order), by
    * `page` (offset) or after a keyset position; the total, and the last id

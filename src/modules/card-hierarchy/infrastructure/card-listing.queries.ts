@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { prepared } from '../../../shared/persistence/prepared-statements.js';
 import { Sql, toId } from '../../../shared/persistence/sql.js';
-import type { CardJsonRow } from '../contracts/card-hierarchy.api.js';
+import type { CardJsonRow, ListedCardsReads } from '../contracts/card-hierarchy.api.js';
 import { cardJsonColumns, extraColumnsSql, extrasRead, toJsonRow, type RawCardJson } from './card-rows.js';
 
 /**
@@ -24,12 +24,21 @@ export class CardListingQueries {
     return rows.map((r) => ({ id: toId(r.id), title: r.title }));
   }
 
-  async children(parentId: number): Promise<CardJsonRow[]> {
-    const rows = await this.sql.rows<RawCardJson>(
-      prepared(`SELECT ${cardJsonColumns('c')} FROM cards.cards c WHERE c.parent_id = $1 ORDER BY c.position, c.id`),
+  /**
+   * Children in position order, with other modules' reads (`extras` over the
+   * row `c`, and `ofListed` over the children's ids) on the first row.
+   */
+  async children(
+    parentId: number,
+    extras: Record<string, string> = {},
+    ofListed?: ListedCardsReads,
+  ): Promise<{ rows: CardJsonRow[]; extras: Record<string, unknown> }> {
+    const listed = `SELECT ${cardJsonColumns('c')}, c.position FROM cards.cards c WHERE c.parent_id = $1`;
+    const rows = await this.sql.rows<RawCardJson & Record<string, unknown>>(
+      prepared(withListedReads(listed, 'c.position, c.id', extras, ofListed)),
       [parentId],
     );
-    return rows.map(toJsonRow);
+    return { rows: rows.map(toJsonRow), extras: rows.length ? extrasRead(withOfListed(extras, ofListed), rows[0]) : {} };
   }
 
   /**
@@ -74,6 +83,7 @@ export class CardListingQueries {
     extras: Record<string, string> = {},
     extraParam: unknown = null,
     readIf = 'true',
+    ofListed?: ListedCardsReads,
   ): Promise<{ cardCount: number; visibleCount: number; rows: CardJsonRow[]; ids: number[]; extras: Record<string, unknown> } | null> {
     const { withArchived, onlyIds, limit, from } = options;
     const ids = listIdsSql(withArchived, from, limit);
@@ -83,18 +93,18 @@ export class CardListingQueries {
     const page = onlyIds
       ? `SELECT id FROM (${ids}) i WHERE ${pastEnd} AND ${readIf}`
       : `SELECT ${cardJsonColumns('c')} FROM cards.cards c WHERE ${pastEnd} AND ${readIf} AND c.id IN (${ids})`;
-    // Other modules' reads (`extras`, over $1 the project and $3 `extraParam`).
-    const text = `SELECT pc.card_count AS total_cards, pc.visible_count AS total_visible, page.*${extraColumnsSql(extras, 'page.id')}
+    // Other modules' reads (`extras`, over $1 the project and $3 `extraParam`; `ofListed`, over the page's ids).
+    const listed = `SELECT pc.card_count AS total_cards, pc.visible_count AS total_visible, page.*
          FROM cards.project_counters pc LEFT JOIN LATERAL (${page}) page ON true
-        WHERE pc.project_id = $1
-        ORDER BY page.id`;
+        WHERE pc.project_id = $1`;
+    const text = withListedReads(listed, 'c.id', extras, ofListed);
     const rows = await this.sql.rows<RawCardJson & Record<string, unknown> & { total_cards: number; total_visible: number }>(
       // Named: one text per combination of options and limit, on every
       // listing; the plan (the listing index in id order) does not depend on
       // the values (see listIdsSql). Only for the usual limits: a client
       // walking through every per_page must not use up the process's names.
       NAMED_LIMITS.has(limit) ? prepared(text) : text,
-      [projectId, 'after' in from ? from.after : from.offset, ...(Object.keys(extras).length ? [extraParam] : [])],
+      [projectId, 'after' in from ? from.after : from.offset, ...(Object.keys(extras).length || ofListed ? [extraParam] : [])],
     );
     if (!rows.length) return null;
     const found = rows[0].id === null ? [] : rows;
@@ -103,9 +113,26 @@ export class CardListingQueries {
       visibleCount: Number(rows[0].total_visible),
       rows: onlyIds ? [] : found.map(toJsonRow),
       ids: found.map((r) => toId(r.id)),
-      extras: extrasRead(extras, rows[0]),
+      extras: extrasRead(withOfListed(extras, ofListed), rows[0]),
     };
   }
+}
+
+/** The listed cards' ids in a `withListedReads` statement. */
+const LISTED_IDS = 'ARRAY(SELECT l.id FROM listed l)';
+
+function withOfListed(extras: Record<string, string>, ofListed?: ListedCardsReads): Record<string, string> {
+  return ofListed ? { ...extras, ...ofListed(LISTED_IDS) } : extras;
+}
+
+/**
+ * A listing statement: the rows of `listed` (aliased `c`) in `order`, with
+ * other modules' reads on the first row. Reads over the listed cards' ids
+ * (`ofListed`) make `listed` a CTE that both the rows and the reads read.
+ */
+function withListedReads(listed: string, order: string, extras: Record<string, string>, ofListed?: ListedCardsReads): string {
+  return `WITH listed AS (${listed})
+          SELECT c.*${extraColumnsSql(withOfListed(extras, ofListed), order)} FROM listed c ORDER BY ${order}`;
 }
 
 /**

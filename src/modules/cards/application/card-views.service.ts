@@ -83,6 +83,20 @@ export class CardViewsService {
     return { values: this.fields.cardValuesSql(cardIdsSql), memberships: this.grouping.membershipsSql(cardIdsSql) };
   }
 
+  /**
+   * What `manyJson` needs, as reads for a listing's statement
+   * (`CardHierarchyApi.listProject`, `children`; `projectIdSql`: the listed
+   * cards' one project there): the definitions, the values and the groups.
+   */
+  listingReads(projectIdSql: string): { alsoRead: { fields: string }; ofListedCards: (cardIdsSql: string) => Record<string, string> } {
+    return { alsoRead: this.readAlong(projectIdSql), ofListedCards: (cardIdsSql) => this.valuesAlong(cardIdsSql) };
+  }
+
+  /** `manyJson`'s arguments after the cards from what `listingReads` read (nothing when no card was listed). */
+  listingRead(cards: CardJsonRow[], read: Record<string, unknown>): [projectFields?: unknown, read?: ValuesRead] {
+    return cards.length ? [read.fields, valuesRead(read)] : [];
+  }
+
   /** Cards as listings send them (`CardHierarchyApi` JSON rows): one JSON array, as text. `read`: as for `many`. */
   async manyJson(cards: CardJsonRow[], projectFields?: unknown, read?: ValuesRead): Promise<string> {
     if (!cards.length) return '[]';

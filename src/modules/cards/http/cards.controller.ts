@@ -36,7 +36,9 @@ export class CardsController {
 
   @Get(':id/children')
   async children(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Res({ passthrough: true }) res: Response) {
-    return jsonText(res, await this.views.manyJson(await this.hierarchy.children(id, actor)));
+    // The children's field definitions, values and groups come with their rows.
+    const { cards, read } = await this.hierarchy.children(id, actor, this.views.listingReads('c.project_id'));
+    return jsonText(res, await this.views.manyJson(cards, ...this.views.listingRead(cards, read)));
   }
 
   @Post(':id/children')
