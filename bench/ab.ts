@@ -82,19 +82,27 @@ async function startSide(name: string, root: string): Promise<Side> {
   };
 }
 
-/** CPU per request of each side for one kind of request, slices alternating A B, B A, … */
-async function measure(kind: string, sides: [Side, Side]): Promise<number[]> {
+/** CPU per request and median latency (ms) of each side for one kind of request, slices alternating A B, B A, … */
+async function measure(kind: string, sides: [Side, Side]): Promise<Array<{ cpuMs: number; medianMs: number }>> {
   const count = kind.startsWith('list') ? Math.round(N / 3) : N;
   const cpu = [0, 0];
+  const latencies: number[][] = [[], []];
   for (const side of sides) for (let i = 0; i < 200; i++) await expectOk(side, kind, i);
   for (let done = 0, slice = 0; done < count; done += SLICE, slice++) {
     for (const s of slice % 2 ? [1, 0] : [0, 1]) {
       const before = processCpuSeconds(sides[s].server.pid) ?? 0;
-      for (let i = 0; i < SLICE; i++) await expectOk(sides[s], kind, done + i);
+      for (let i = 0; i < SLICE; i++) {
+        const started = performance.now();
+        await expectOk(sides[s], kind, done + i);
+        latencies[s].push(performance.now() - started);
+      }
       cpu[s] += (processCpuSeconds(sides[s].server.pid) ?? 0) - before;
     }
   }
-  return cpu.map((seconds) => (seconds * 1000) / Math.ceil(count / SLICE) / SLICE);
+  return cpu.map((seconds, s) => ({
+    cpuMs: (seconds * 1000) / Math.ceil(count / SLICE) / SLICE,
+    medianMs: latencies[s].sort((x, y) => x - y)[latencies[s].length >> 1],
+  }));
 }
 
 async function expectOk(side: Side, kind: string, i: number): Promise<void> {
@@ -109,10 +117,13 @@ async function main(): Promise<void> {
   try {
     sides.push(await startSide('A', path.resolve(other)));
     sides.push(await startSide('B', ROOT));
-    console.log(`A ${path.resolve(other)}\nB ${ROOT}\nserver CPU per request (ms), ${N} requests per kind and side in slices of ${SLICE}`);
+    console.log(`A ${path.resolve(other)}\nB ${ROOT}\nserver CPU per request and median latency (ms), ${N} requests per kind and side in slices of ${SLICE}`);
     for (const kind of KINDS) {
       const [a, b] = await measure(kind, sides as [Side, Side]);
-      console.log(`${kind.padEnd(10)} A ${a.toFixed(3)}  B ${b.toFixed(3)}  B/A ${(b / a).toFixed(3)}`);
+      console.log(
+        `${kind.padEnd(10)} CPU A ${a.cpuMs.toFixed(3)}  B ${b.cpuMs.toFixed(3)}  B/A ${(b.cpuMs / a.cpuMs).toFixed(3)}` +
+          `   median A ${a.medianMs.toFixed(3)}  B ${b.medianMs.toFixed(3)}  B/A ${(b.medianMs / a.medianMs).toFixed(3)}`,
+      );
     }
   } finally {
     for (const side of sides) {

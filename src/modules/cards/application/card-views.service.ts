@@ -51,7 +51,7 @@ export class CardViewsService {
   async byIdsJson(cardIds: number[], projectId?: number): Promise<string> {
     // The values and groups of the cards ($1) come with their rows; across
     // projects, the definitions are read afterwards (those of the cards' projects only).
-    const alsoRead = { ...(projectId === undefined ? {} : this.readAlong('$2')), ...this.valuesAlong('$1::bigint[]') };
+    const alsoRead = projectId === undefined ? this.valuesAlong('$1::bigint[]') : { ...this.readAlong('$2'), ...this.valuesAlong('$1::bigint[]', '$2') };
     const { cards, read } = await this.hierarchy.jsonRows(cardIds, alsoRead, projectId);
     return this.manyJson(cards, projectId !== undefined && cards.length ? read.fields : undefined, valuesRead(read));
   }
@@ -77,10 +77,14 @@ export class CardViewsService {
    * What `many` needs of the cards themselves, as SQL for the statement that
    * reads their rows (`cardIdsSql`: their ids as an array there): every value
    * (fields) and every membership (grouping). Read this way, a batch costs
-   * no round trip after its rows.
+   * no round trip after its rows. `projectIdSql`: the cards' one project,
+   * which spares the reads its fields and group types cannot need.
    */
-  valuesAlong(cardIdsSql: string): { values: string; memberships: string } {
-    return { values: this.fields.cardValuesSql(cardIdsSql), memberships: this.grouping.membershipsSql(cardIdsSql) };
+  valuesAlong(cardIdsSql: string, projectIdSql?: string): { values: string; memberships: string } {
+    return {
+      values: this.fields.cardValuesSql(cardIdsSql, projectIdSql),
+      memberships: this.grouping.membershipsSql(cardIdsSql, projectIdSql),
+    };
   }
 
   /**
@@ -89,7 +93,7 @@ export class CardViewsService {
    * cards' one project there): the definitions, the values and the groups.
    */
   listingReads(projectIdSql: string): { alsoRead: { fields: string }; ofListedCards: (cardIdsSql: string) => Record<string, string> } {
-    return { alsoRead: this.readAlong(projectIdSql), ofListedCards: (cardIdsSql) => this.valuesAlong(cardIdsSql) };
+    return { alsoRead: this.readAlong(projectIdSql), ofListedCards: (cardIdsSql) => this.valuesAlong(cardIdsSql, projectIdSql) };
   }
 
   /** `manyJson`'s arguments after the cards from what `listingReads` read (nothing when no card was listed). */

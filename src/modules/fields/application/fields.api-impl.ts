@@ -52,8 +52,8 @@ export class FieldsApiImpl extends FieldsApi {
     );
   }
 
-  cardValuesSql(cardIdsSql: string): string {
-    return cardValuesJsonSql(cardIdsSql);
+  cardValuesSql(cardIdsSql: string, projectIdSql?: string): string {
+    return cardValuesJsonSql(cardIdsSql, projectIdSql);
   }
 
   projectFieldsSql(projectIdSql: string): string {

@@ -113,8 +113,10 @@ export abstract class FieldsApi {
    * SQL of every value of the cards whose ids are the array `cardIdsSql` (in
    * the caller's statement, e.g. `$1::bigint[]` or `ARRAY[c.id]`), read along
    * with their rows; what it returns goes to `attributesOf` as `values`.
+   * `projectIdSql`: the cards' one project, when they have one; then only
+   * the kinds of values its fields use are read.
    */
-  abstract cardValuesSql(cardIdsSql: string): string;
+  abstract cardValuesSql(cardIdsSql: string, projectIdSql?: string): string;
   /**
    * SQL of a project's field definitions (`projectIdSql`: the project id in
    * the caller's statement), for a module that reads them along with its own

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { prepared } from '../../../shared/persistence/prepared-statements.js';
 import { jsonColumn, Sql, toId as n, type Row as Raw } from '../../../shared/persistence/sql.js';
 import type { FieldDefinition } from '../domain/field-definition.js';
-import { fieldTypeHandler, type ValueStorage } from '../domain/values/index.js';
+import { FIELD_TYPE_HANDLERS, fieldTypeHandler, type ValueStorage } from '../domain/values/index.js';
 
 export interface ScalarRow {
   cardId: number;
@@ -157,10 +157,20 @@ const VALUE_KINDS: ValueKind[] = ['scalar', 'members', 'relationships', 'files',
  * SQL of every value of the cards whose ids are the array `cardIdsSql` (in
  * the caller's statement), all kinds in one JSON object, for a module that
  * reads them along with the cards' rows (STYLE.md §2.6). Each kind is an
- * index scan of its table's primary key, cheap when the cards have none.
+ * index scan of its table's primary key per card. With `projectIdSql` (the
+ * cards' one project), a kind is read only if the project has a field of a
+ * type stored that way: one probe of its definitions instead of a scan per
+ * card (a page of a project without fields reads nothing).
  */
-export function cardValuesJsonSql(cardIdsSql: string): string {
-  return `json_build_object(${VALUE_KINDS.map((k) => `'${k}', (${VALUES_JSON_SQL[k](cardIdsSql)})`).join(', ')})`;
+export function cardValuesJsonSql(cardIdsSql: string, projectIdSql?: string): string {
+  const values = (kind: ValueKind) => `(${VALUES_JSON_SQL[kind](cardIdsSql)})`;
+  if (projectIdSql === undefined) return `json_build_object(${VALUE_KINDS.map((k) => `'${k}', ${values(k)}`).join(', ')})`;
+  // One probe of the project's definitions: the types its fields have (no row, so NULL, without fields).
+  const typesOf = (kind: ValueKind) => Object.entries(FIELD_TYPE_HANDLERS).filter(([, h]) => h.storage === kind).map(([type]) => `'${type}'`);
+  const read = (kind: ValueKind) => `CASE WHEN f.types && ARRAY[${typesOf(kind).join(', ')}] THEN ${values(kind)} END`;
+  return `(SELECT json_build_object(${VALUE_KINDS.map((k) => `'${k}', ${read(k)}`).join(', ')})
+             FROM (SELECT array_agg(DISTINCT a.type::text) AS types FROM fields.attributes a WHERE a.project_id = ${projectIdSql}) f
+            WHERE f.types IS NOT NULL)`;
 }
 
 /** What `cardValuesJsonSql` read (json arrives parsed with pg, as text with PGlite). */

@@ -92,8 +92,8 @@ export class GroupingApiImpl extends GroupingApi {
     return this.reader.membershipsOf(cardIds);
   }
 
-  membershipsSql(cardIdsSql: string): string {
-    return cardMembershipsJsonSql(cardIdsSql);
+  membershipsSql(cardIdsSql: string, projectIdSql?: string): string {
+    return cardMembershipsJsonSql(cardIdsSql, projectIdSql);
   }
 
   membershipsRead(value: unknown): CardMembershipInfo[] {

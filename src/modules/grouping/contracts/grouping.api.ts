@@ -76,8 +76,10 @@ export abstract class GroupingApi {
    * SQL of the same memberships for the cards whose ids are the array
    * `cardIdsSql` (in the caller's statement), read along with their rows;
    * `membershipsRead` turns what it returned into `membershipsOf`'s answer.
+   * `projectIdSql`: the cards' one project, when they have one; then the
+   * memberships are read only if it has a group type.
    */
-  abstract membershipsSql(cardIdsSql: string): string;
+  abstract membershipsSql(cardIdsSql: string, projectIdSql?: string): string;
   abstract membershipsRead(value: unknown): CardMembershipInfo[];
   /** `[group id, title]` of the type's groups a card may join (scoped at one of its ancestors). */
   abstract groupChoices(typeId: number, card: CardSummary): Promise<Array<[number, string]>>;

@@ -12,8 +12,15 @@ export type MembershipRow = CardMembershipInfo;
  * (in the caller's statement), with group titles, as one JSON array of
  * `[card_id, group_id, type_id, position, title]` in `forCards`' order, for a
  * module that reads them along with the cards' rows (STYLE.md §2.6).
+ * With `projectIdSql` (the cards' one project), read only if the project has
+ * a group type (one probe instead of a scan per card).
  */
-export function cardMembershipsJsonSql(cardIdsSql: string): string {
+export function cardMembershipsJsonSql(cardIdsSql: string, projectIdSql?: string): string {
+  const read = membershipsOfSql(cardIdsSql);
+  return projectIdSql === undefined ? read : `CASE WHEN EXISTS (SELECT 1 FROM grouping.group_types t WHERE t.project_id = ${projectIdSql}) THEN ${read} END`;
+}
+
+function membershipsOfSql(cardIdsSql: string): string {
   return `(SELECT coalesce(json_agg(json_build_array(m.card_id, m.group_id, m.type_id, m.position, g.title)
                                    ORDER BY m.card_id, m.type_id, g.position, g.id), '[]'::json)
              FROM grouping.memberships m JOIN grouping.groups g ON g.id = m.group_id
