@@ -12,8 +12,9 @@
  * Settings: AB_N requests per kind and side (default 3000; a third of that
  * for listings), AB_SLICE requests per slice (200), AB_KINDS a comma list of
  * health, types, create, attribute (a number set on a card of that project),
- * list, listValued (a page of cards with values), listIds (a page of ids), card
- * (default: all but listIds).
+ * list, listValued (a page of cards with values), listIds (a page of ids),
+ * children (the 100 valued cards as children), card (default: all but listIds
+ * and children).
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -77,6 +78,7 @@ async function startSide(name: string, root: string): Promise<Side> {
       list: () => api.request('GET', `/projects/${listed.id}/cards?per_page=100`),
       listValued: () => api.request('GET', `/projects/${valued.id}/cards?per_page=100`),
       listIds: () => api.request('GET', `/projects/${listed.id}/cards?per_page=100&only_ids=true`),
+      children: () => api.request('GET', `/cards/${valued.top_level_card_id}/children`),
       card: () => api.request('GET', `/cards/${card.id}`),
     },
   };
@@ -84,7 +86,7 @@ async function startSide(name: string, root: string): Promise<Side> {
 
 /** CPU per request and median latency (ms) of each side for one kind of request, slices alternating A B, B A, … */
 async function measure(kind: string, sides: [Side, Side]): Promise<Array<{ cpuMs: number; medianMs: number }>> {
-  const count = kind.startsWith('list') ? Math.round(N / 3) : N;
+  const count = kind.startsWith('list') || kind === 'children' ? Math.round(N / 3) : N;
   const cpu = [0, 0];
   const latencies: number[][] = [[], []];
   for (const side of sides) for (let i = 0; i < 200; i++) await expectOk(side, kind, i);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner.js';
+import { FieldsApi } from '../../../src/modules/fields/index.js';
 import { GroupingApi } from '../../../src/modules/grouping/index.js';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, fieldsClient, type World } from '../fields/fields-fixtures.js';
@@ -52,17 +53,41 @@ describe('group_type fields composed by cards', () => {
     expect(membershipReads).toBe(0);
   });
 
-  it('reads a project listing’s and the children’s values and memberships in the statement that reads their rows', async () => {
-    const sent = jest.spyOn(PostgresQueryRunner.prototype, 'query');
+  it('asks grouping for a project listing’s memberships while fields read the values', async () => {
+    const events: string[] = [];
+    const fields = t.app.get(FieldsApi);
+    const grouping = t.app.get(GroupingApi);
+    const [attributesOf, membershipsOf] = [fields.attributesOf, grouping.membershipsOf];
+    fields.attributesOf = async (...args) => {
+      events.push('values asked');
+      const found = await attributesOf.apply(fields, args);
+      events.push('values read');
+      return found;
+    };
+    grouping.membershipsOf = (cardIds) => {
+      events.push('memberships asked');
+      return membershipsOf.call(grouping, cardIds);
+    };
     try {
       const page = (await t.http.get(`${API}/projects/${w.project}/cards`).set(as(ann)).expect(200)).body;
       expect(page.some((x: { attributes: Record<string, unknown> }) => (x.attributes.Column as number[]).includes(done))).toBe(true);
-      await t.http.get(`${API}/cards/${w.root}/children`).set(as(ann)).expect(200);
-      const texts = sent.mock.calls.map(([text]) => String(text));
-      const reading = texts.filter((text) => /grouping\.memberships|fields\.scalar_values/.test(text));
-      // one listing statement each, which also reads the cards
-      expect(reading).toHaveLength(2);
-      expect(reading.every((text) => /FROM cards\.cards/.test(text))).toBe(true);
+      // The listing read the definitions with its page: grouping is asked before the values are back.
+      expect(events.indexOf('memberships asked')).toBeLessThan(events.indexOf('values read'));
+    } finally {
+      Object.assign(fields, { attributesOf });
+      Object.assign(grouping, { membershipsOf });
+    }
+  });
+
+  it('reads the children’s values and memberships in the statement that reads their rows', async () => {
+    const sent = jest.spyOn(PostgresQueryRunner.prototype, 'query');
+    try {
+      const children = (await t.http.get(`${API}/cards/${w.root}/children`).set(as(ann)).expect(200)).body;
+      expect(children.some((x: { attributes: Record<string, unknown> }) => (x.attributes.Column as number[]).includes(done))).toBe(true);
+      const reading = sent.mock.calls.map(([text]) => String(text)).filter((text) => /grouping\.memberships|fields\.scalar_values/.test(text));
+      // one statement, which also reads the children
+      expect(reading).toHaveLength(1);
+      expect(reading[0]).toMatch(/FROM cards\.cards/);
     } finally {
       sent.mockRestore();
     }

@@ -28,7 +28,7 @@ export class ProjectCardsService {
     // costs them an index lookup, not a page).
     const role = this.workspace.projectRoleSql('$1', '$3');
     // One row more than the page tells whether a next page exists (for its cursor).
-    const found = await this.cards.listPage(projectId, { ...opts, limit: page.perPage + 1, from }, withRole(opts.alsoRead, role), actor.userId, `${role} IS NOT NULL`, opts.ofListedCards);
+    const found = await this.cards.listPage(projectId, { ...opts, limit: page.perPage + 1, from }, withRole(opts.alsoRead, role), actor.userId, `${role} IS NOT NULL`);
     const { role: memberRole, read } = splitRole(found?.extras ?? {});
     this.workspace.projectAccessFromRole(memberRole, 'read');
     if (!found) return { cards: [], ids: [], total: 0, nextAfter: null, read: {} };

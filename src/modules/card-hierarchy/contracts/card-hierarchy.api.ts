@@ -138,8 +138,6 @@ export interface ProjectListing {
    * name; `$1` there is the project id. The values come back in `read`.
    */
   alsoRead?: Record<string, string>;
-  /** As `alsoRead`, over the listed cards' ids (`ListedCardsReads`). */
-  ofListedCards?: ListedCardsReads;
 }
 
 /**

@@ -83,7 +83,6 @@ export class CardListingQueries {
     extras: Record<string, string> = {},
     extraParam: unknown = null,
     readIf = 'true',
-    ofListed?: ListedCardsReads,
   ): Promise<{ cardCount: number; visibleCount: number; rows: CardJsonRow[]; ids: number[]; extras: Record<string, unknown> } | null> {
     const { withArchived, onlyIds, limit, from } = options;
     const ids = listIdsSql(withArchived, from, limit);
@@ -93,18 +92,18 @@ export class CardListingQueries {
     const page = onlyIds
       ? `SELECT id FROM (${ids}) i WHERE ${pastEnd} AND ${readIf}`
       : `SELECT ${cardJsonColumns('c')} FROM cards.cards c WHERE ${pastEnd} AND ${readIf} AND c.id IN (${ids})`;
-    // Other modules' reads (`extras`, over $1 the project and $3 `extraParam`; `ofListed`, over the page's ids).
-    const listed = `SELECT pc.card_count AS total_cards, pc.visible_count AS total_visible, page.*
+    // Other modules' reads (`extras`, over $1 the project and $3 `extraParam`).
+    const text = `SELECT pc.card_count AS total_cards, pc.visible_count AS total_visible, page.*${extraColumnsSql(extras, 'page.id')}
          FROM cards.project_counters pc LEFT JOIN LATERAL (${page}) page ON true
-        WHERE pc.project_id = $1`;
-    const text = withListedReads(listed, 'c.id', extras, ofListed);
+        WHERE pc.project_id = $1
+        ORDER BY page.id`;
     const rows = await this.sql.rows<RawCardJson & Record<string, unknown> & { total_cards: number; total_visible: number }>(
       // Named: one text per combination of options and limit, on every
       // listing; the plan (the listing index in id order) does not depend on
       // the values (see listIdsSql). Only for the usual limits: a client
       // walking through every per_page must not use up the process's names.
       NAMED_LIMITS.has(limit) ? prepared(text) : text,
-      [projectId, 'after' in from ? from.after : from.offset, ...(Object.keys(extras).length || ofListed ? [extraParam] : [])],
+      [projectId, 'after' in from ? from.after : from.offset, ...(Object.keys(extras).length ? [extraParam] : [])],
     );
     if (!rows.length) return null;
     const found = rows[0].id === null ? [] : rows;
@@ -113,7 +112,7 @@ export class CardListingQueries {
       visibleCount: Number(rows[0].total_visible),
       rows: onlyIds ? [] : found.map(toJsonRow),
       ids: found.map((r) => toId(r.id)),
-      extras: extrasRead(withOfListed(extras, ofListed), rows[0]),
+      extras: extrasRead(extras, rows[0]),
     };
   }
 }

@@ -88,9 +88,9 @@ export class CardViewsService {
   }
 
   /**
-   * What `manyJson` needs, as reads for a listing's statement
-   * (`CardHierarchyApi.listProject`, `children`; `projectIdSql`: the listed
-   * cards' one project there): the definitions, the values and the groups.
+   * What `manyJson` needs, as reads for the children's statement
+   * (`CardHierarchyApi.children`; `projectIdSql`: the listed cards' one
+   * project there): the definitions, the values and the groups.
    */
   listingReads(projectIdSql: string): { alsoRead: { fields: string }; ofListedCards: (cardIdsSql: string) => Record<string, string> } {
     return { alsoRead: this.readAlong(projectIdSql), ofListedCards: (cardIdsSql) => this.valuesAlong(cardIdsSql, projectIdSql) };

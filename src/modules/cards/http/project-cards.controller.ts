@@ -43,11 +43,11 @@ export class ProjectCardsController {
       setListingHeaders(res, page, found, scope);
       return typeof found.items === 'string' ? jsonText(res, found.items) : found.items;
     }
-    // The card JSON needs the project's field definitions and the cards' values and groups: read in the page's statement.
-    const reads = options.onlyIds ? {} : this.views.listingReads('$1');
-    const result = await this.hierarchy.listProject(id, actor, page, { ...options, ...reads });
+    // The card JSON needs the project's field definitions: read in the page's statement.
+    const alsoRead = options.onlyIds ? undefined : this.views.readAlong('$1');
+    const result = await this.hierarchy.listProject(id, actor, page, { ...options, alsoRead });
     setListingHeaders(res, page, result, scope);
-    return options.onlyIds ? result.ids : jsonText(res, await this.views.manyJson(result.cards, ...this.views.listingRead(result.cards, result.read)));
+    return options.onlyIds ? result.ids : jsonText(res, await this.views.manyJson(result.cards, result.read.fields));
   }
 }
 
