@@ -9,3 +9,8 @@ export function jsonText(res: Response, text: string): string {
   res.type('application/json');
   return text;
 }
+
+/** A listing's items: JSON text (the cards) sent as it is, or ids (`only_ids`) serialised as usual. */
+export function jsonItems(res: Response, items: string | number[]): string | number[] {
+  return typeof items === 'string' ? jsonText(res, items) : items;
+}

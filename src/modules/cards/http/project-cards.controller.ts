@@ -4,7 +4,7 @@ import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { listingRequest, setListingHeaders } from '../../../shared/http/cursor.js';
-import { jsonText } from '../../../shared/http/json-text.js';
+import { jsonItems, jsonText } from '../../../shared/http/json-text.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { CardHierarchyApi } from '../../card-hierarchy/index.js';
 import { CardViewsService } from '../application/card-views.service.js';
@@ -41,7 +41,7 @@ export class ProjectCardsController {
     if (filter) {
       const found = await this.search.inProject(id, filter, page, options, actor);
       setListingHeaders(res, page, found, scope);
-      return typeof found.items === 'string' ? jsonText(res, found.items) : found.items;
+      return jsonItems(res, found.items);
     }
     // The card JSON needs the project's field definitions: read in the page's statement.
     const alsoRead = options.onlyIds ? undefined : this.views.readAlong('$1');

@@ -4,7 +4,7 @@ import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { listingRequest, setListingHeaders } from '../../../shared/http/cursor.js';
-import { jsonText } from '../../../shared/http/json-text.js';
+import { jsonItems } from '../../../shared/http/json-text.js';
 import { CardSearchService } from '../application/card-search.service.js';
 import { SearchQueryDto } from './dto/cards.dto.js';
 import { listingScope, readFilter, readListingOptions } from './listing-params.js';
@@ -27,6 +27,6 @@ export class SearchController {
     const page = listingRequest(query, scope);
     const found = await this.search.everywhere(filter, page, options, actor);
     setListingHeaders(res, page, found, scope);
-    return typeof found.items === 'string' ? jsonText(res, found.items) : found.items;
+    return jsonItems(res, found.items);
   }
 }
