@@ -10,6 +10,7 @@ import { AppModule, type AppModuleOptions } from './app.module.js';
 import { createRootLogger, PinoNestLogger, requestLogging } from './observability/logging.js';
 import { Metrics, type PoolStats } from './observability/metrics.js';
 import { closeConnectionsWhileDraining, DrainState } from './shared/http/draining.js';
+import { ExpressHttpAdapter } from './shared/http/express-http-adapter.js';
 import { documentPagination, PAGE_LINK_SETTING, type PageLinkSetting } from './shared/http/pagination.js';
 import { answerClientErrors, limitParsedBodies, refuseDeepJson } from './shared/http/body-limits.js';
 import { WEB_PATHS } from './modules/web/index.js';
@@ -35,7 +36,7 @@ export interface CreateAppOptions extends AppModuleOptions {
 /** Builds the whole HTTP app as production runs it; tests use the same function. */
 export async function createApp(config: AppConfig, options: CreateAppOptions = {}): Promise<INestApplication> {
   const root = options.rootLogger ?? createRootLogger(config.logLevel);
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, options), {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, options), new ExpressHttpAdapter(), {
     bodyParser: false,
     logger: options.logger ?? new PinoNestLogger(root),
   });

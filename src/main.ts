@@ -3,13 +3,14 @@ import { ConfigError, loadConfig } from './config/app-config.js';
 import { claimEmbedded } from './database/embedded-lock.js';
 import { createApp } from './app.factory.js';
 import { drainAndExit } from './lifecycle/graceful-shutdown.js';
-import { applyHeapGrowth } from './lifecycle/heap-growth.js';
+import { applyHeapGrowth, keepRequestsYoung } from './lifecycle/heap-growth.js';
 import { createRootLogger, PinoNestLogger } from './observability/logging.js';
 import { Metrics } from './observability/metrics.js';
 
 async function bootstrap(): Promise<void> {
   const config = loadConfig();
   applyHeapGrowth(config.heapGrowingPercent);
+  keepRequestsYoung();
   const release = config.embedded ? claimEmbedded(config.dataDir) : () => undefined;
   process.once('exit', release);
   const root = createRootLogger(config.logLevel);

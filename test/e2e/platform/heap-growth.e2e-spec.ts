@@ -44,3 +44,45 @@ describe('HEAP_GROWING_PERCENT', () => {
     expect(bounded).toBeLessThan(own * 0.75);
   }, 60_000);
 });
+
+/**
+ * A request's objects, reduced: an allocation site whose objects first all
+ * survive (V8 then pretenures it), then die young. Prints how much the old
+ * generation grew while they died young.
+ */
+const PRETENURED = `
+import v8 from 'node:v8';
+import { keepRequestsYoung } from ${JSON.stringify(HEAP_GROWTH)};
+if (process.env.YOUNG === '1') keepRequestsYoung();
+function make(n) { return { n, a: [n], s: { x: n } }; }
+const oldUsed = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'old_space').space_used_size;
+const kept = [];
+for (let i = 0; i < 1000000; i++) kept.push(make(i));
+kept.length = 0;
+const ring = new Array(100);
+let grown = 0, last = oldUsed();
+for (let i = 0; i < 3000000; i++) {
+  ring[i % 100] = make(i);
+  if (i % 1000 === 0) { const now = oldUsed(); if (now > last) grown += now - last; last = now; }
+}
+process.stdout.write(JSON.stringify({ grown }));
+`;
+
+function promotedWhileDyingYoung(young: boolean): number {
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', PRETENURED], {
+    env: { PATH: process.env.PATH, YOUNG: young ? '1' : '0' },
+    encoding: 'utf8',
+  });
+  if (run.status !== 0) throw new Error(run.stderr);
+  return (JSON.parse(run.stdout) as { grown: number }).grown;
+}
+
+describe('keepRequestsYoung', () => {
+  it('leaves short-lived objects in the young generation even where V8 would have pretenured their allocation site', () => {
+    const own = promotedWhileDyingYoung(false);
+    const young = promotedWhileDyingYoung(true);
+    // Measured on Node 20: 66–170 MB with V8's pretenuring, 4–6 MB without.
+    expect(young).toBeLessThan(20e6);
+    expect(own).toBeGreaterThan(young * 3);
+  }, 60_000);
+});

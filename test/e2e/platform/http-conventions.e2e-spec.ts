@@ -16,6 +16,22 @@ describe('HTTP conventions', () => {
     await t.http.get('/api/1.0/ready').expect(200, { status: 'ready' });
   });
 
+  it("builds each request and response on Express's prototypes, so Express need not swap them per request", async () => {
+    // A listener ahead of Express's sees the objects as the HTTP server made them.
+    const express = t.app.getHttpAdapter().getInstance() as { request: object; response: object };
+    const seen: boolean[] = [];
+    const look = (req: object, res: object) => seen.push(Object.getPrototypeOf(req) === express.request, Object.getPrototypeOf(res) === express.response);
+    const server = t.app.getHttpServer();
+    server.prependListener('request', look);
+    try {
+      await t.http.get('/api/1.0/me').set(as(ann)).expect(200);
+      await t.http.get('/api/1.0/health').expect(200, { status: 'ok' });
+    } finally {
+      server.off('request', look);
+    }
+    expect(seen).toEqual([true, true, true, true]);
+  });
+
   it('does not advertise the framework', async () => {
     const res = await t.http.get('/api/1.0/health');
     expect(res.headers['x-powered-by']).toBeUndefined();

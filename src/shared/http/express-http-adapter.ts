@@ -1,0 +1,52 @@
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { NestApplicationOptions } from '@nestjs/common';
+import { ExpressAdapter } from '@nestjs/platform-express';
+import type express from 'express';
+
+/**
+ * Nest's Express adapter with one change: the HTTP server builds each request
+ * and response on Express's own prototypes (`app.request`, `app.response`).
+ *
+ * Express gives every request and response its prototypes with
+ * `Object.setPrototypeOf` (express/lib/application.js, `app.handle`). V8
+ * then keeps a good part of each request's objects alive past the next young
+ * collection: about 18 KB a request was promoted to the old generation, to
+ * die there, so the server ran a full collection every second or so and a
+ * scavenge took 3–5 ms (docs/PERFORMANCE.md, issue 15, eighth pass). When
+ * the object already has the prototype, V8's setPrototypeOf returns at once
+ * and none of that happens: Node's server takes the classes to build its
+ * requests and responses with (`http.createServer({ IncomingMessage,
+ * ServerResponse })`), and these build them on Express's prototypes.
+ */
+export class ExpressHttpAdapter extends ExpressAdapter {
+  override initHttpServer(options: NestApplicationOptions): void {
+    // HTTPS and Nest's connection tracking keep Nest's own server (this app uses
+    // neither), and so would a Node whose request classes cannot be called.
+    const plain = !options?.httpsOptions && !options?.forceCloseConnections && !options?.return503OnClosing;
+    if (!plain || !callable(http.IncomingMessage) || !callable(http.ServerResponse)) return super.initHttpServer(options);
+    const app = this.getInstance<express.Express>();
+    const IncomingMessage = onPrototype(http.IncomingMessage, app.request);
+    const ServerResponse = onPrototype(http.ServerResponse, app.response);
+    this.setHttpServer(http.createServer({ IncomingMessage, ServerResponse }, app));
+  }
+}
+
+/** Node 20 writes its request and response constructors as plain functions; a class could not be called as one. */
+function callable(constructor: Function): boolean {
+  return !/^class\b/.test(Function.prototype.toString.call(constructor));
+}
+
+/**
+ * A constructor that runs `base`'s constructor on an object made with
+ * `prototype` (which inherits from `base.prototype`, as Express's request
+ * and response do). Not `Reflect.construct(base, args, Built)`: V8 then made
+ * the objects as slowly, and kept as many of them alive, as setPrototypeOf did.
+ */
+function onPrototype<T extends typeof IncomingMessage | typeof ServerResponse>(base: T, prototype: object): T {
+  const construct = base as unknown as (this: object, ...args: unknown[]) => void;
+  function Built(this: object, ...args: unknown[]): void {
+    construct.apply(this, args);
+  }
+  Built.prototype = prototype;
+  return Built as unknown as T;
+}
