@@ -50,10 +50,13 @@ export interface Results {
     listCards: number;
     listRequests: number;
     listWarmup: number;
+    listWarmupSeconds: number;
     listMaxSeconds: number;
     rounds: number;
     quietWait: number;
     attributeN: number;
+    attributeWarmup: number;
+    floorWarmup: number;
     quick: boolean;
   };
   creation: CreationResult[];
@@ -261,7 +264,7 @@ export function resultsBlock(r: Results): string {
       `One project filled with raw SQL to ${int(s.listCards)} cards (${f(r.fillSeconds, 0)} s including \`VACUUM ANALYZE\`): ` +
         `about √N children of the top-level card, each with the rest spread evenly; refs, positions, ancestor paths, depths ` +
         `and the project counters as the app keeps them. \`GET /api/1.0/projects/{id}/cards?per_page=100\`, sequential requests ` +
-        `(up to ${s.listRequests} per row, at most ${s.listMaxSeconds} s per side, after ${s.listWarmup} warm-up requests or 3 s of them), ` +
+        `(up to ${s.listRequests} per row, at most ${s.listMaxSeconds} s per side, after ${s.listWarmup} warm-up requests or ${s.listWarmupSeconds} s of them), ` +
         `beside the same page query sent with \`pg\`, in alternating slices as above.`,
       '',
     );
@@ -282,7 +285,7 @@ export function resultsBlock(r: Results): string {
     lines.push('### Setting one attribute', '');
     lines.push(
       `\`POST /api/1.0/cards/{id}/attributes/Estimate {"value": n}\` on a number field, sequentially, over 50 cards of a project ` +
-        `(${int(s.attributeN)} per side after 30 warm-up sets), beside the same transaction in raw SQL (mark the card changed, ` +
+        `(${int(s.attributeN)} per side after ${int(s.attributeWarmup)} warm-up sets), beside the same transaction in raw SQL (mark the card changed, ` +
         `which locks it; read the old value; upsert the new one; stream entry with before and after), alternating slices.`,
       '',
     );
@@ -293,7 +296,7 @@ export function resultsBlock(r: Results): string {
   if (r.floor.length) {
     lines.push('### The floor: requests that do almost nothing', '');
     lines.push(
-      'The same server, sequential keep-alive requests: `GET /health` (public, no statement) and `GET /attribute-types` ' +
+      `The same server, sequential keep-alive requests after ${int(r.settings.floorWarmup)} warm-up requests each: \`GET /health\` (public, no statement) and \`GET /attribute-types\` ` +
         '(authentication: one statement, the key lookup that also counts the rate limit; then a constant catalogue). ' +
         'No authenticated call can cost less than the second.',
       '',

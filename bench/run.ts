@@ -48,19 +48,30 @@ const QUICK = process.env.BENCH_QUICK === '1';
 const SERVER_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const CREATE_N = envInt('BENCH_CREATE_N', QUICK ? 600 : 2000);
 const CONCURRENCIES = (process.env.BENCH_CONCURRENCY || '1,16').split(',').map((s) => Number(s.trim()));
-const WARMUP_N = envInt('BENCH_WARMUP_N', QUICK ? 150 : 300);
+/**
+ * Warm-up requests before a row is measured, the same on both sides. V8
+ * optimises a request's code over its first thousand or two calls: card
+ * creation after 300 warm-up creations cost 1.7 ms of server CPU per card,
+ * after 1 000 1.1 ms, after 3 000 or 6 000 0.92–0.95 ms (docs/PERFORMANCE.md,
+ * issue 15, eighth pass). A server runs far longer than that, so the bench
+ * measures it warmed up.
+ */
+const WARMUP_N = envInt('BENCH_WARMUP_N', QUICK ? 2000 : 3000);
 const ATTRIBUTE_N = envInt('BENCH_ATTRIBUTE_N', QUICK ? 300 : 1000);
+const ATTRIBUTE_WARMUP = envInt('BENCH_ATTRIBUTE_WARMUP', QUICK ? 1000 : 2000);
+const FLOOR_WARMUP = envInt('BENCH_FLOOR_WARMUP', 2000);
 const FLOOR_N = envInt('BENCH_FLOOR_N', QUICK ? 500 : 2000);
 const LIST_CARDS = envInt('BENCH_LIST_CARDS', 1_000_000);
 const LIST_REQUESTS = envInt('BENCH_LIST_REQUESTS', QUICK ? 60 : 200);
 const LIST_MAX_SECONDS = envInt('BENCH_LIST_MAX_SECONDS', QUICK ? 5 : 15);
 /**
- * Requests of each listing row before it is measured (at most 3 s of them):
- * until V8 has compiled the listing's code, the server's CPU per request is
- * mostly its compiler's threads (10 warm-up requests gave 2–3× the CPU per
- * page of a warmed-up server).
+ * Requests of each listing row before it is measured (at most
+ * BENCH_LIST_WARMUP_SECONDS of them): until V8 has compiled the listing's
+ * code, the server's CPU per request is mostly its compiler's threads (10
+ * warm-up requests gave 2–3× the CPU per page of a warmed-up server).
  */
-const LIST_WARMUP = envInt('BENCH_LIST_WARMUP', QUICK ? 150 : 300);
+const LIST_WARMUP = envInt('BENCH_LIST_WARMUP', QUICK ? 1000 : 2000);
+const LIST_WARMUP_SECONDS = envInt('BENCH_LIST_WARMUP_SECONDS', QUICK ? 3 : 6);
 const SUBTREES = (process.env.BENCH_SUBTREES ?? '1000,10000,100000').split(',').filter(Boolean).map(Number);
 const SMALL_MOVES = envInt('BENCH_SMALL_MOVES', QUICK ? 20 : 40);
 const DOC = process.env.BENCH_DOC ?? (QUICK ? '-' : path.join(ROOT, 'docs/PERFORMANCE.md'));
@@ -302,7 +313,7 @@ class Bench {
         const res = await this.api.request('GET', path);
         if (res.status !== 200) throw new Error(`GET ${path} → ${res.status}`);
       };
-      await runPool(200, 1, () => call());
+      await runPool(FLOOR_WARMUP, 1, () => call());
       await waitForQuiet(`floor ${path}`);
       const latencies: number[] = [];
       const before = await this.sample();
@@ -342,11 +353,11 @@ class Bench {
       const ctx: AttributeContext = { cardId: s.cards[i % cardsPerSide], projectId: s.project.id, attributeId: s.attributeId, name: 'Estimate', userId: this.userId };
       return () => rawSetAttribute(this.pool!, ctx, i + 1);
     };
-    await runPool(30, 1, (i) => app(i)());
-    await runPool(30, 1, (i) => raw(i)());
+    await runPool(ATTRIBUTE_WARMUP, 1, (i) => app(i)());
+    await runPool(ATTRIBUTE_WARMUP, 1, (i) => raw(i)());
     await waitForQuiet('set attribute');
     const perRound = Math.ceil(ATTRIBUTE_N / ROUNDS);
-    for (let round = 0, done = 30; round < ROUNDS; round++, done += perRound) {
+    for (let round = 0, done = ATTRIBUTE_WARMUP; round < ROUNDS; round++, done += perRound) {
       for (const side of round % 2 === 0 ? (['app', 'raw'] as const) : (['raw', 'app'] as const)) {
         const s = sides[side];
         const before = await this.sample();
@@ -355,7 +366,7 @@ class Bench {
         s.server += (await this.cpuSince(before)).server ?? 0;
       }
     }
-    const total = 30 + perRound * ROUNDS;
+    const total = ATTRIBUTE_WARMUP + perRound * ROUNDS;
     for (const side of ['app', 'raw'] as const) await this.verifyAttribute(sides[side].project, sides[side].cards, total);
     const timing = (side: 'app' | 'raw') => summarize(sides[side].latencies, sides[side].seconds);
     const result = {
@@ -421,8 +432,8 @@ class Bench {
       const rawTask = async () => {
         await this.pool!.query(sql, params);
       };
-      await runPool(LIST_WARMUP, 1, appTask, { maxSeconds: 3, minCount: 10 });
-      await runPool(LIST_WARMUP, 1, rawTask, { maxSeconds: 3, minCount: 10 });
+      await runPool(LIST_WARMUP, 1, appTask, { maxSeconds: LIST_WARMUP_SECONDS, minCount: 10 });
+      await runPool(LIST_WARMUP, 1, rawTask, { maxSeconds: LIST_WARMUP_SECONDS, minCount: 10 });
       await waitForQuiet(`list ${s.name}`);
       // Alternating slices again (app, raw, raw, app, …); each side stops at LIST_MAX_SECONDS in all.
       const perRound = Math.ceil(LIST_REQUESTS / ROUNDS);
@@ -670,10 +681,13 @@ async function main(): Promise<void> {
         listCards: LIST_CARDS,
         listRequests: LIST_REQUESTS,
         listWarmup: LIST_WARMUP,
+        listWarmupSeconds: LIST_WARMUP_SECONDS,
         listMaxSeconds: LIST_MAX_SECONDS,
         rounds: ROUNDS,
         quietWait: QUIET_WAIT,
         attributeN: ATTRIBUTE_N,
+        attributeWarmup: ATTRIBUTE_WARMUP,
+        floorWarmup: FLOOR_WARMUP,
         quick: QUICK,
       },
       creation,
