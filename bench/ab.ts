@@ -10,7 +10,8 @@
  * `tsc -p bench/tsconfig.json` there), B this one.
  *
  * Settings: AB_N requests per kind and side (default 3000; a third of that
- * for listings), AB_SLICE requests per slice (200), AB_KINDS a comma list of
+ * for listings), AB_SLICE requests per slice (200), AB_WARMUP requests of
+ * each kind and side before it is measured (1500), AB_KINDS a comma list of
  * health, types, create, attribute (a number set on a card of that project),
  * list, listValued (a page of cards with values), listIds (a page of ids),
  * children (the 100 valued cards as children), card (default: all but listIds
@@ -27,6 +28,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const N = Number(process.env.AB_N ?? 3000);
 const SLICE = Number(process.env.AB_SLICE ?? 200);
+/** Requests of each kind and side before it is measured: V8 optimises a request's code over its first thousand or two calls. */
+const WARMUP = Number(process.env.AB_WARMUP ?? 1500);
 const KINDS = (process.env.AB_KINDS ?? 'health,types,create,attribute,list,listValued,card').split(',');
 
 type Request = (i: number) => Promise<HttpResult>;
@@ -89,7 +92,7 @@ async function measure(kind: string, sides: [Side, Side]): Promise<Array<{ cpuMs
   const count = kind.startsWith('list') || kind === 'children' ? Math.round(N / 3) : N;
   const cpu = [0, 0];
   const latencies: number[][] = [[], []];
-  for (const side of sides) for (let i = 0; i < 200; i++) await expectOk(side, kind, i);
+  for (const side of sides) for (let i = 0; i < WARMUP; i++) await expectOk(side, kind, i);
   for (let done = 0, slice = 0; done < count; done += SLICE, slice++) {
     for (const s of slice % 2 ? [1, 0] : [0, 1]) {
       const before = processCpuSeconds(sides[s].server.pid) ?? 0;
