@@ -35,6 +35,14 @@ const SEARCH_PROJECTS = 50;
 const SEARCH_CARDS = Number(process.env.BENCH_FILTER_SEARCH_CARDS ?? 2_000);
 const REQUESTS = Number(process.env.BENCH_FILTER_REQUESTS ?? 40);
 const MAX_SECONDS = Number(process.env.BENCH_FILTER_MAX_SECONDS ?? 6);
+/**
+ * Requests of each kind before it is measured, at most WARMUP_SECONDS of
+ * them: V8 optimises a request's code over its first thousand or two calls
+ * (docs/PERFORMANCE.md, issue 15, eighth pass), and 3 warm-up requests left
+ * the cheap filters measured on code still being compiled.
+ */
+const WARMUP = Number(process.env.BENCH_FILTER_WARMUP ?? 500);
+const WARMUP_SECONDS = Number(process.env.BENCH_FILTER_WARMUP_SECONDS ?? 3);
 const REUSE = process.env.BENCH_FILTER_REUSE === '1';
 const DOC = process.env.BENCH_DOC ?? path.join(ROOT, 'docs/PERFORMANCE.md');
 const BEGIN = '<!-- bench:filter:begin (written by `npm run bench:filter`; edits inside are overwritten) -->';
@@ -406,7 +414,7 @@ async function measure(s: Scenario, setup: Setup, server: RunningServer, pool: p
     throw new Error(`${s.name}: the app (${total}: ${appIds.slice(0, 5)}…) and the hand-written SQL (${count.rows[0].n}: ${handIds.slice(0, 5)}…) disagree`);
   }
   const run = async (task: () => Promise<void>) => {
-    await runPool(3, 1, task);
+    await runPool(WARMUP, 1, task, { maxSeconds: WARMUP_SECONDS, minCount: 3 });
     const latencies: number[] = [];
     const t = await runPool(REQUESTS, 1, task, { maxSeconds: MAX_SECONDS, minCount: 10, latencies });
     return summarize(latencies, t.seconds);

@@ -206,7 +206,9 @@ export abstract class CardHierarchyApi {
    * The same as JSON rows (listings). `alsoRead`: SQL of other modules read
    * in the same statement, by name, over `$1` = the card ids (bigint[]) and
    * `$2` = `alsoReadParam` when given (not over the rows); the values come
-   * back in `read`, empty when no card is found.
+   * back in `read`, empty when no card is found. `$1` may also hold 0s (the
+   * id of no card, padding for the statement's plan), so read it as a set:
+   * `= ANY($1)`.
    */
   abstract jsonRows(
     cardIds: number[],

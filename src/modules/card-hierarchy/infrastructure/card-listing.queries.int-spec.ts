@@ -71,4 +71,26 @@ describe('the listing page statement', () => {
     const limits = statements.map((s) => /LIMIT (\d+)/.exec(s.statement)?.[1]).filter((l) => l !== '101');
     expect(limits).toEqual(onServer ? ['51'] : []);
   });
+
+  it('plans the cards-by-id statement once for a page of one card too, with the same row and reads every time', async () => {
+    const [card] = await sql.rows<{ id: string }>(`SELECT id FROM cards.cards WHERE project_id = $1 AND ref = 777`, [project]);
+    const id = Number(card.id);
+    // Reads along over the ids, as other modules' (values, memberships) are.
+    const extras = { seen: '(SELECT count(*)::int FROM cards.cards x WHERE x.id = ANY($1::bigint[]))' };
+    const { results, statements } = await uow.run(async () => {
+      const results = [];
+      for (let i = 0; i < 8; i++) results.push(await listing.jsonRows([id], extras));
+      const statements = await sql.rows<{ generic_plans: number; custom_plans: number }>(
+        `SELECT generic_plans::int, custom_plans::int FROM pg_prepared_statements WHERE statement LIKE '%x.id = ANY($1::bigint[])%'`,
+      );
+      return { results, statements };
+    });
+    for (const r of results) {
+      expect(r.rows.map((row) => row.id)).toEqual([id]);
+      expect(r.extras).toEqual({ seen: 1 });
+    }
+    if (!onServer) return expect(statements).toEqual([]);
+    // Unpadded, a one-id array kept every call on a custom plan: 8 custom, 0 generic.
+    expect(statements).toEqual([{ custom_plans: 5, generic_plans: 3 }]);
+  });
 });

@@ -53,9 +53,10 @@ export class CardListingQueries {
     extraParam?: unknown,
   ): Promise<{ rows: CardJsonRow[]; extras: Record<string, unknown> }> {
     if (!ids.length) return { rows: [], extras: {} };
+    const padded = padForGenericPlan(ids);
     const rows = await this.sql.rows<RawCardJson & Record<string, unknown>>(
       prepared(`SELECT ${cardJsonColumns('c')}${extraColumnsSql(extras, 'c.id')} FROM cards.cards c WHERE c.id = ANY($1::bigint[]) ORDER BY c.id`),
-      extraParam === undefined ? [ids] : [ids, extraParam],
+      extraParam === undefined ? [padded] : [padded, extraParam],
     );
     const byId = new Map(rows.map((r) => [toId(r.id), r]));
     return {
@@ -158,4 +159,19 @@ function listIdsSql(withArchived: boolean, from: ListingStart, limit: number): s
   return `SELECT id FROM cards.cards
            WHERE project_id = $1 AND depth > 0 ${withArchived ? '' : 'AND NOT hidden'}
                  ${range}`;
+}
+
+/**
+ * PostgreSQL costs `= ANY($1)` over an array it does not know (the generic
+ * plan) as 10 elements. For fewer ids every custom plan looked cheaper than
+ * the generic one, so `jsonRows`, with the other modules' reads in it, was
+ * planned again at every call: 0.8–1 ms of planning for a page of one card,
+ * more than running it (docs/PERFORMANCE.md, issue 15, eighth pass). Padded
+ * to 10 with 0, the id of no card, its custom plans cost what the generic
+ * plan does, and PostgreSQL keeps the generic plan from the sixth call on.
+ */
+const GENERIC_PLAN_IDS = 10;
+
+function padForGenericPlan(ids: number[]): number[] {
+  return ids.length >= GENERIC_PLAN_IDS ? ids : [...ids, ...new Array<number>(GENERIC_PLAN_IDS - ids.length).fill(0)];
 }

@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { In } from 'typeorm';
+import { prepared } from '../../../shared/persistence/prepared-statements.js';
+import { toId, toIdOrNull } from '../../../shared/persistence/sql.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import type { PageRequest } from '../../../shared/http/pagination.js';
 import { pageOffset } from '../../../shared/http/pagination.js';
@@ -10,6 +12,35 @@ import { Project } from '../domain/project.entity.js';
 export interface OrganizationWithRole {
   organization: Organization;
   role: Membership['role'];
+}
+
+const PROJECT_WITH_ROLE = `SELECT p.id, p.organization_id, p.title, p.top_level_card_id, p.created_by, p.created_at, m.role
+   FROM workspace.projects p
+   JOIN workspace.memberships m ON m.organization_id = p.organization_id AND m.user_id = $2
+  WHERE p.id = $1`;
+const PROJECT_WITH_ROLE_SQL = prepared(PROJECT_WITH_ROLE);
+const PROJECT_WITH_ROLE_KEY_SHARE_SQL = prepared(`${PROJECT_WITH_ROLE} FOR KEY SHARE OF p`);
+
+interface ProjectWithRoleRow {
+  id: unknown;
+  organization_id: unknown;
+  title: string;
+  top_level_card_id: unknown;
+  created_by: unknown;
+  created_at: Date | string;
+  role: Membership['role'];
+}
+
+/** The entity as TypeORM would have made it from the row (ids are numbers; PGlite sends bigints as text). */
+function projectFromRow(row: ProjectWithRoleRow): Project {
+  return Object.assign(new Project(), {
+    id: toId(row.id),
+    organizationId: toId(row.organization_id),
+    title: row.title,
+    topLevelCardId: toIdOrNull(row.top_level_card_id),
+    createdBy: toId(row.created_by),
+    createdAt: new Date(row.created_at),
+  });
 }
 
 /** Reads and writes of the workspace schema. */
@@ -29,22 +60,20 @@ export class WorkspaceRepository {
    * The project with the caller's membership in its team, in one query.
    * `keyShare` holds the project row (FOR KEY SHARE) until the transaction
    * ends, so the project cannot be deleted under a write that adds to it.
+   * A named statement (written out rather than built by TypeORM's query
+   * builder): every filtered listing and every write to a project runs it,
+   * and PostgreSQL parsed and planned the builder's text anew each time
+   * (about 0.5 ms of the database's time; docs/PERFORMANCE.md, issue 15,
+   * eighth pass).
    */
   async projectWithMembership(
     projectId: number,
     userId: number,
     keyShare = false,
   ): Promise<{ project: Project; role: Membership['role'] } | null> {
-    const qb = this.m
-      .getRepository(Project)
-      .createQueryBuilder('p')
-      .innerJoin(Membership, 'm', 'm.organization_id = p.organization_id AND m.user_id = :userId', { userId })
-      .addSelect('m.role', 'member_role')
-      .where('p.id = :projectId', { projectId });
-    if (keyShare) qb.setLock('for_key_share', undefined, ['p']);
-    const row = await qb.getRawAndEntities();
-    const project = row.entities[0];
-    return project ? { project, role: row.raw[0].member_role } : null;
+    const rows: ProjectWithRoleRow[] = await this.m.query(keyShare ? PROJECT_WITH_ROLE_KEY_SHARE_SQL : PROJECT_WITH_ROLE_SQL, [projectId, userId]);
+    const row = rows[0];
+    return row ? { project: projectFromRow(row), role: row.role } : null;
   }
 
   async organizationsOf(userId: number, page: PageRequest): Promise<{ items: OrganizationWithRole[]; total: number }> {
