@@ -52,7 +52,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, obs
     app.use(observe.metrics.middleware());
     observe.metrics.watchPool(() => poolStats(app.get(DataSource)));
   }
-  app.use(closeConnectionsWhileDraining(app.get(DrainState)));
+  closeConnectionsWhileDraining(app.get(DrainState), (app.getHttpAdapter().getInstance() as express.Express).response);
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
   app.set('query parser', 'simple');
