@@ -11,7 +11,7 @@ import type express from 'express';
  * `Object.setPrototypeOf` (express/lib/application.js, `app.handle`). V8
  * then keeps a good part of each request's objects alive past the next young
  * collection: about 18 KB a request was promoted to the old generation, to
- * die there, so the server ran a full collection every second or so and a
+ * die there, so the server ran a full collection about every 0.6 s and a
  * scavenge took 3–5 ms (docs/PERFORMANCE.md, issue 15, eighth pass). When
  * the object already has the prototype, V8's setPrototypeOf returns at once
  * and none of that happens: Node's server takes the classes to build its
