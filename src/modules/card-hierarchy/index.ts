@@ -19,6 +19,8 @@ export {
   type ReadyCreation,
   type SentCreation,
   type TeamCard,
+  type TouchAlong,
+  type TouchedCard,
   type TreeMove,
 } from './contracts/card-hierarchy.api.js';
 export { CardFilterApi, type CandidateSet, type CardTerm, type FilterCondition, type FilterScope, type PageStart } from './contracts/card-filter.api.js';

@@ -11,6 +11,7 @@ import { CreateProjectService } from './application/create-project.service.js';
 import { DeleteCardService } from './application/delete-card.service.js';
 import { GroupTypesWithFieldService } from './application/group-types-with-field.service.js';
 import { RelocateCardService } from './application/relocate-card.service.js';
+import { SetCardValuesService } from './application/set-card-values.service.js';
 import { CardsApi } from './contracts/cards.api.js';
 import { CardAttributesController } from './http/card-attributes.controller.js';
 import { CardMembershipsController } from './http/card-memberships.controller.js';
@@ -42,6 +43,7 @@ import { CardFilterModule } from './filter/card-filter.module.js';
     CardSearchService,
     CreateCardsService,
     RelocateCardService,
+    SetCardValuesService,
     DeleteCardService,
     GroupTypesWithFieldService,
     CreateProjectService,

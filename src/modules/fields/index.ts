@@ -14,6 +14,9 @@ export {
   type PreparedValues,
   type ProjectFields,
   type UploadedFile,
+  type PlannedValues,
+  type ValueSetRequest,
+  type ValuesAlong,
 } from './contracts/fields.api.js';
 export {
   FieldFilterApi,

@@ -54,6 +54,47 @@ describe('fields under concurrency', () => {
     expect((await c.get(ann, card)).attributes.Estimate).toBe(changes[changes.length - 1].data.to);
   });
 
+  // The guarded write (CardHierarchyApi.touchUnchanged) reads the value it
+  // replaces in its statement's snapshot. A writer whose transaction holds the
+  // card when that statement comes commits after the snapshot was taken: the
+  // statement must then touch nothing, and the locking path read the value
+  // that writer left. Without the row-version guard, the entry's `from` is 3.
+  it('starts a value’s entry from what a writer holding the card committed while the set waited for it', async () => {
+    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
+    const card = (await c.card(ann, w.root, 'held')).id;
+    await c.set(ann, card, 'Estimate', 3).expect(200);
+    const db = t.app.get(DataSource);
+    const holder = db.createQueryRunner();
+    await holder.connect();
+    try {
+      await holder.startTransaction();
+      await holder.query(`UPDATE cards.cards SET updated_at = now() WHERE id = $1`, [card]);
+      await holder.query(
+        `UPDATE fields.scalar_values SET value = '5' WHERE card_id = $1 AND attribute_id = (SELECT id FROM fields.attributes WHERE name = 'Estimate' AND project_id = $2)`,
+        [card, w.project],
+      );
+      const pending = c.set(ann, card, 'Estimate', 8).then((r) => r);
+      // Wait until the guarded statement waits for the holder's row lock.
+      for (let i = 0; ; i++) {
+        const waiting = await db.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'WITH touched_row%'`);
+        if (waiting[0].n > 0) break;
+        if (i > 500) throw new Error('the guarded statement never waited for the card');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      await holder.commitTransaction();
+      expect((await pending).status).toBe(200);
+    } finally {
+      if (holder.isTransactionActive) await holder.rollbackTransaction();
+      await holder.release();
+    }
+    const changes = (await c.stream(ann, card)).filter((e) => e.action === 'card.attribute_changed');
+    expect(changes.map((e) => [e.data.from, e.data.to])).toEqual([
+      [5, 8],
+      [null, 3],
+    ]);
+    expect((await c.get(ann, card)).attributes.Estimate).toBe(8);
+  });
+
   it('appends files at once without losing one', async () => {
     const card = (await c.card(ann, w.root, 'files')).id;
     const results = await Promise.all(

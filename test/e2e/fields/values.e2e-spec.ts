@@ -114,7 +114,11 @@ describe('field values', () => {
     const res = await c.set(ann, cardA, field, input).expect(200);
     expect(res.body.id).toBe(cardA);
     expect(res.body.attributes[field]).toEqual(shown);
-    expect((await c.get(ann, cardA)).attributes[field]).toEqual(shown);
+    // The answer is the card as a read after the write shows it, byte for byte
+    // (an object value's keys in the order the database stores them, too).
+    const read = await t.http.get(`${API}/cards/${cardA}`).set(as(ann)).expect(200);
+    expect(read.body.attributes[field]).toEqual(shown);
+    expect(res.text).toBe(read.text);
   });
 
   it('null clears a single value and a list', async () => {
@@ -520,27 +524,23 @@ describe('field values', () => {
     }
   });
 
-  it('sets a scalar value in one transaction of three statements, its stream entry written by the upsert', async () => {
+  it('sets a scalar value in three statements: the key, one read, one guarded write that records its entry and reads the answer', async () => {
     const card = (await c.card(ann, w.root, 'counted')).id;
     await c.set(ann, card, 'Estimate', 3).expect(200);
     const sent = jest.spyOn(PostgresQueryRunner.prototype, 'query');
+    let res;
     try {
-      const res = await c.set(ann, card, 'Estimate', 8).expect(200);
-      expect(res.body.attributes.Estimate).toBe(8);
+      res = await c.set(ann, card, 'Estimate', 8).expect(200);
       const statements = sent.mock.calls.map(([text]) => String(text).trim().split(/\s+/).slice(0, 2).join(' '));
-      // the key; BEGIN, the card touched with its project's definitions, the
-      // upsert (with the entry), COMMIT; then the answer, read as GET reads
-      // the card (whose one statement also checks the caller's access)
-      expect(statements.slice(0, 5)).toEqual(['WITH k', 'START TRANSACTION', 'UPDATE cards.cards', 'WITH input', 'COMMIT']);
-      const answer = statements.slice(5);
-      sent.mockClear();
-      await t.http.get(`${API}/cards/${card}`).set(as(ann)).expect(200);
-      const read = sent.mock.calls.map(([text]) => String(text).trim().split(/\s+/).slice(0, 2).join(' '));
-      expect(read).toEqual(['WITH k', 'SELECT id,']);
-      expect(answer).toEqual(['SELECT id,']);
+      // the key; the card with the caller's access, its row version and its
+      // project's definitions; then, with no transaction around it, the touch
+      // (only if the row is unchanged), the upsert, its entry and the answer's reads
+      expect(statements).toEqual(['WITH k', 'SELECT id,', 'WITH touched_row']);
     } finally {
       sent.mockRestore();
     }
+    expect(res.body.attributes.Estimate).toBe(8);
+    expect(res.text).toBe((await t.http.get(`${API}/cards/${card}`).set(as(ann)).expect(200)).text);
     const changes = (await c.stream(ann, card)).filter((e) => e.action === 'card.attribute_changed');
     expect(changes.map((e) => [e.kind, e.data.from, e.data.to, e.data.attribute, e.data.operation])).toEqual([
       ['activity', 3, 8, 'Estimate', 'set'],
@@ -549,5 +549,48 @@ describe('field values', () => {
     // the same value again changes nothing and records nothing
     await c.set(ann, card, 'Estimate', 8).expect(200);
     expect((await c.stream(ann, card)).filter((e) => e.action === 'card.attribute_changed')).toHaveLength(2);
+  });
+
+  it('when the card changes between the read and the guarded write, writes nothing there and sets the value under the lock instead', async () => {
+    const card = (await c.card(ann, w.root, 'raced')).id;
+    await c.set(ann, card, 'Estimate', 3).expect(200);
+    const field = (await c.get(ann, card)).attributes;
+    expect(field.Estimate).toBe(3);
+    // Another writer gets in just before the guarded statement: it renames the
+    // card and sets the value to 5 (sent on the same connection, the only one
+    // embedded PGlite has, before the statement).
+    const send = PostgresQueryRunner.prototype.query;
+    let interloped = false;
+    const sent = jest.spyOn(PostgresQueryRunner.prototype, 'query').mockImplementation(async function (this: PostgresQueryRunner, ...args: unknown[]) {
+      if (!interloped && String(args[0]).trimStart().startsWith('WITH touched_row')) {
+        interloped = true;
+        await send.call(this, `UPDATE cards.cards SET title = 'renamed meanwhile', updated_at = now() WHERE id = $1`, [card]);
+        await send.call(
+          this,
+          `UPDATE fields.scalar_values SET value = '5' WHERE card_id = $1 AND attribute_id = (SELECT id FROM fields.attributes WHERE name = 'Estimate' AND project_id = $2)`,
+          [card, w.project],
+        );
+      }
+      return (send as (...a: unknown[]) => Promise<unknown>).apply(this, args);
+    } as typeof send);
+    let res;
+    try {
+      res = await c.set(ann, card, 'Estimate', 8).expect(200);
+      const statements = sent.mock.calls.map(([text]) => String(text).trim().split(/\s+/).slice(0, 2).join(' '));
+      // the guarded statement touched nothing; the locking path ran from the start
+      expect(statements.slice(0, 3)).toEqual(['WITH k', 'SELECT id,', 'WITH touched_row']);
+      expect(statements.slice(3)).toContain('START TRANSACTION');
+    } finally {
+      sent.mockRestore();
+    }
+    expect(interloped).toBe(true);
+    expect(res.body).toMatchObject({ title: 'renamed meanwhile', attributes: { Estimate: 8 } });
+    expect(res.text).toBe((await t.http.get(`${API}/cards/${card}`).set(as(ann)).expect(200)).text);
+    // one entry, starting from the value the other writer left
+    const changes = (await c.stream(ann, card)).filter((e) => e.action === 'card.attribute_changed');
+    expect(changes.map((e) => [e.data.from, e.data.to])).toEqual([
+      [5, 8],
+      [null, 3],
+    ]);
   });
 });

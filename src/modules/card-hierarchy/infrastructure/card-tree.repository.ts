@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { prepared } from '../../../shared/persistence/prepared-statements.js';
 import { Sql, toId } from '../../../shared/persistence/sql.js';
-import type { CardState, CreationAlong } from '../contracts/card-hierarchy.api.js';
+import type { CardJsonRow, CardState, CreationAlong, TouchAlong } from '../contracts/card-hierarchy.api.js';
 import { TreeBusyError } from '../domain/card.errors.js';
 import { recordAlongSql } from '../activity/card-stream.recorder.js';
-import { CARD_COLUMNS, extraColumnsSql, extrasRead, toRow, type CardRow, type RawCard } from './card-rows.js';
+import { CARD_COLUMNS, cardJsonColumns, extraColumnsSql, extrasRead, toJsonRow, toRow, type CardRow, type RawCard, type RawCardJson } from './card-rows.js';
 
 /** What a bulk insert reads back of each new card. */
 interface NewChildRow {
@@ -130,6 +130,39 @@ export class CardTreeRepository {
       [id, ...params],
     );
     return rows[0] ? { card: toRow(rows[0]), extras: extrasRead(extras, rows[0]) } : null;
+  }
+
+  /**
+   * `CardHierarchyApi.touchUnchanged`'s statement: sets `updated_at` only
+   * while the row's `xmin` is still `version` and `allowedSql` (over the row
+   * `c`, the user at `$2`) holds; `along`'s items write over `touched`, its
+   * entries are recorded, and `extras` are read over the touched row, which comes back as a `CardJsonRow`. A
+   * concurrent writer's uncommitted touch makes the UPDATE wait; when that
+   * commits, PostgreSQL re-checks the new row, whose `xmin` differs, and
+   * touches nothing. Null when nothing was touched.
+   */
+  async touchUnchanged(
+    id: number,
+    version: string,
+    userId: number,
+    allowedSql: string,
+    along: TouchAlong,
+    extras: Record<string, string>,
+  ): Promise<{ card: CardJsonRow; extras: Record<string, unknown>; along: unknown } | null> {
+    const params: unknown[] = [id, userId, version];
+    const written = along.sql((value) => `$${params.push(value)}`);
+    const rows = await this.sql.rows<RawCardJson & Record<string, unknown>>(
+      prepared(`WITH touched_row AS (
+         UPDATE cards.cards c SET updated_at = now()
+          WHERE c.id = $1 AND c.xmin = $3::xid AND ${allowedSql}
+          RETURNING ${CARD_COLUMNS}),
+       touched AS (SELECT id AS card_id, project_id FROM touched_row),
+       ${written.items},
+       recorded AS (${recordAlongSql(written.entries)})
+       SELECT ${cardJsonColumns('c')}${extraColumnsSql(extras)}, ${written.result} AS along FROM touched_row c`),
+      params,
+    );
+    return rows[0] ? { card: toJsonRow(rows[0]), extras: extrasRead(extras, rows[0]), along: rows[0].along } : null;
   }
 
   async findMany(ids: number[]): Promise<CardRow[]> {

@@ -39,6 +39,23 @@ export class CardViewsService {
     return (await this.many([found.record], found.read.fields, valuesRead(found.read)))[0];
   }
 
+  /**
+   * A card as a guarded write left it (`CardHierarchyApi.touchUnchanged`),
+   * as JSON text: its row as written, with `read` holding what
+   * `valuesAlong('ARRAY[c.id]')` read in that statement (its snapshot, from
+   * before the write) and `overlay` setting what the statement wrote. No query.
+   */
+  async afterWrite(
+    card: CardJsonRow,
+    projectFields: unknown,
+    read: Record<string, unknown>,
+    overlay: (attributes: Record<string, unknown>) => void,
+  ): Promise<string> {
+    const [{ attributes, groups }] = await this.othersParts([card], projectFields, valuesRead(read));
+    overlay(attributes);
+    return withOthersJson(card, attributes, groups);
+  }
+
   /** Cards by id, in that order (missing ones left out). */
   async byIds(cardIds: number[]): Promise<CardView[]> {
     return this.many(await this.hierarchy.records(cardIds));
@@ -105,12 +122,8 @@ export class CardViewsService {
   async manyJson(cards: CardJsonRow[], projectFields?: unknown, read?: ValuesRead): Promise<string> {
     if (!cards.length) return '[]';
     const parts = await this.othersParts(cards, projectFields, read);
-    // Each row's JSON ends in its closing brace: the other modules' members go before it.
     let out = '[';
-    for (let i = 0; i < cards.length; i++) {
-      const { attributes, groups } = parts[i];
-      out += `${i ? ',' : ''}${cards[i].json.slice(0, -1)},"attributes":${JSON.stringify(attributes)},"groups":${JSON.stringify(groups)}}`;
-    }
+    for (let i = 0; i < cards.length; i++) out += `${i ? ',' : ''}${withOthersJson(cards[i], parts[i].attributes, parts[i].groups)}`;
     return `${out}]`;
   }
 
@@ -169,6 +182,11 @@ interface ValuesRead {
 /** `valuesAlong`'s reads out of what a statement read along. */
 function valuesRead(read: Record<string, unknown>): ValuesRead {
   return { values: read.values, memberships: read.memberships };
+}
+
+/** A card's JSON row with the other modules' members: each row's JSON ends in its closing brace, and they go before it. */
+function withOthersJson(card: CardJsonRow, attributes: Record<string, unknown>, groups: CardGroupView[]): string {
+  return `${card.json.slice(0, -1)},"attributes":${JSON.stringify(attributes)},"groups":${JSON.stringify(groups)}}`;
 }
 
 /** What the other modules need of a card to add their members. */

@@ -1,6 +1,7 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Req, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Req, Res, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
+import { jsonText } from '../../../shared/http/json-text.js';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
@@ -8,6 +9,7 @@ import { CardHierarchyApi } from '../../card-hierarchy/index.js';
 import { FieldsApi } from '../../fields/index.js';
 import { GroupingApi } from '../../grouping/index.js';
 import { CardViewsService } from '../application/card-views.service.js';
+import { SetCardValuesService } from '../application/set-card-values.service.js';
 import { ATTRIBUTES_BODY_SCHEMA, MODEL_BODY_SCHEMA, POP_BODY_SCHEMA, VALUE_BODY_SCHEMA } from './dto/cards.dto.js';
 import { UploadInterceptor, type UploadedValue } from './upload.interceptor.js';
 import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
@@ -34,15 +36,20 @@ export class CardAttributesController {
     private readonly fields: FieldsApi,
     private readonly grouping: GroupingApi,
     private readonly views: CardViewsService,
+    private readonly values: SetCardValuesService,
   ) {}
 
   @Post(':id/attributes')
   @HttpCode(200)
   @ApiBody({ schema: ATTRIBUTES_BODY_SCHEMA })
   @ApiOkResponse(CARD_RESPONSE)
-  async setMany(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() body: Record<string, unknown>) {
-    await this.fields.setValues(id, body, actor);
-    return this.views.one(id);
+  async setMany(
+    @CurrentActor() actor: Actor,
+    @Param('id', ParseIdPipe) id: number,
+    @Body() body: Record<string, unknown>,
+    @Res({ passthrough: true }) res: Response,
+  ) {
+    return jsonText(res, await this.values.set(id, { kind: 'many', body }, actor));
   }
 
   @Post(':id/attributes/:attr')
@@ -57,8 +64,11 @@ export class CardAttributesController {
     @Param('attr') attr: string,
     @Body() body: Record<string, unknown>,
     @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
   ) {
-    await this.fields.setValue(id, attr, body, uploadOf(req), actor);
+    const upload = uploadOf(req);
+    if (!upload) return jsonText(res, await this.values.set(id, { kind: 'one', key: attr, body }, actor));
+    await this.fields.setValue(id, attr, body, upload, actor);
     return this.views.one(id);
   }
 

@@ -24,9 +24,9 @@ import {
   type MemberRef,
 } from '../domain/values/index.js';
 import { isPlainObject } from '../domain/values/json.guards.js';
-import type { NewValuesAlong, PreparedValues, ProjectFields } from '../contracts/fields.api.js';
+import type { NewValuesAlong, PlannedValues, PreparedValues, ProjectFields, ValueSetRequest, ValuesAlong } from '../contracts/fields.api.js';
 import { FieldDefinitionsRepository, fieldsFromJson, projectFieldsJsonSql } from '../infrastructure/field-definitions.repository.js';
-import { FieldValuesRepository, newScalarsAlongSql } from '../infrastructure/field-values.repository.js';
+import { FieldValuesRepository, newScalarsAlongSql, scalarsTouchAlongSql } from '../infrastructure/field-values.repository.js';
 import { AttributeValuesReader } from './attribute-values.reader.js';
 import { lookupField, requireBodyField } from './field-lookup.js';
 import { FileBlobs } from '../files/application/file-blobs.service.js';
@@ -70,6 +70,9 @@ export class ProjectFieldSet implements ProjectFields {
 
 type ScalarSet = Extract<Write, { kind: 'set' }>;
 
+/** A use case's writes, planned from the card and its project's definitions (parsing the body: 400s and 404s). */
+type Plan = (card: CardSummary, fields: FieldDefinition[]) => Write[];
+
 /** A non-null value for a scalar field the card may use: what the bulk upserts take. */
 function isScalarSet(w: Write, modelId: number | null): w is ScalarSet {
   return w.kind === 'set' && w.value !== null && fieldTypeHandler(w.field.type).storage === 'scalar' && isFieldAvailable(w.field, modelId);
@@ -99,9 +102,35 @@ export class CardValuesService {
     private readonly events: EventBus,
   ) {}
 
+  /** POST /cards/{id}/attributes/{name_or_id}: `{"value": v}`, or a multipart upload for a files field. */
+  setOne(cardId: number, key: string, body: unknown, upload: UploadedFile | undefined, actor: Actor): Promise<void> {
+    const plan = this.onePlan(key, body, upload);
+    return upload ? this.runWithFiles(cardId, actor, plan) : this.run(cardId, actor, plan);
+  }
+
+  /**
+   * FieldsApi.planValues: the card, the caller's access, the row's version
+   * and the definitions in one statement, then the body parsed. Non-empty
+   * scalar values can go in the caller's guarded touch (`along`); any other
+   * write goes through `write`, in a transaction that locks the card.
+   */
+  async plan(cardId: number, request: ValueSetRequest, actor: Actor): Promise<PlannedValues> {
+    const plan = request.kind === 'many' ? this.manyPlan(request.body) : this.onePlan(request.key, request.body, undefined);
+    const { card, version, read } = await this.cards.requireCard(cardId, actor, 'write', { fields: projectFieldsJsonSql('c.project_id') });
+    const writes = plan(card, fieldsFromJson(read.fields));
+    const scalar = writes.every((w) => isScalarSet(w, card.modelId));
+    return {
+      card,
+      version,
+      projectFields: read.fields,
+      along: scalar ? this.scalarsAlong(card, writes as ScalarSet[], actor) : undefined,
+      write: ({ replan }) => (replan ? this.run(cardId, actor, plan) : this.writePlanned(cardId, writes, actor)),
+    };
+  }
+
   /** POST /cards/{id}/attributes: `{"attributes": {...}}` or a flat `{name: value}` object. */
-  setMany(cardId: number, body: unknown, actor: Actor): Promise<void> {
-    return this.run(cardId, actor, (card, fields) => {
+  private manyPlan(body: unknown): Plan {
+    return (card, fields) => {
       if (!isPlainObject(body)) throw new InvalidFieldInputError('attributes', 'expected a JSON object of field values');
       const keys = Object.keys(body);
       if (keys.includes('attributes') && isPlainObject(body.attributes)) {
@@ -112,18 +141,40 @@ export class CardValuesService {
         return this.planBatch(fields, card.modelId, body.attributes, 'attributes.');
       }
       return this.planBatch(fields, card.modelId, body, '');
-    });
+    };
   }
 
-  /** POST /cards/{id}/attributes/{name_or_id}: `{"value": v}`, or a multipart upload for a files field. */
-  setOne(cardId: number, key: string, body: unknown, upload: UploadedFile | undefined, actor: Actor): Promise<void> {
-    const plan = (card: CardSummary, fields: FieldDefinition[]): Write[] => {
+  private onePlan(key: string, body: unknown, upload: UploadedFile | undefined): Plan {
+    return (card, fields) => {
       const field = this.pathField(fields, card.modelId, key);
       if (upload) return [{ kind: 'set', field: this.filesField(field), value: [this.fileInputs.fromUpload(upload)] }];
       const value = this.valueOf(body, true);
       return [{ kind: 'set', field, value: parseValue(field, value) }];
     };
-    return upload ? this.runWithFiles(cardId, actor, plan) : this.run(cardId, actor, plan);
+  }
+
+  /**
+   * Scalar values written in a guarded touch's statement (`PlannedValues.along`):
+   * the same rows, entries and events as `applyScalars`.
+   */
+  private scalarsAlong(card: TargetCard, writes: ScalarSet[], actor: Actor): ValuesAlong {
+    const byId = new Map(writes.map((w) => [w.field.id, w]));
+    const changes = (result: unknown) =>
+      (result as Array<[attributeId: number | string, before: unknown, after: unknown]>).map(([id, before, after]) => ({ write: byId.get(Number(id))!, before, after }));
+    return {
+      touch: { sql: (bind) => scalarsTouchAlongSql(bind(JSON.stringify(writes.map((w) => [w.field.id, w.value]))), bind(actor.userId)) },
+      written: (result) =>
+        this.publishChanges(
+          changes(result).map((c) => ({ card, field: c.write.field, value: c.write.value, from: c.before })),
+          actor,
+          {},
+          true,
+        ),
+      overlay: (attributes, result) => {
+        // What the database stored (jsonb orders an object's keys its own way), as a read after the write shows it.
+        for (const c of changes(result)) attributes[c.write.field.name] = c.after;
+      },
+    };
   }
 
   /** POST …/append: adds one value to a members, relationships or files field. */
@@ -246,7 +297,7 @@ export class CardValuesService {
     const changed = await this.values.replaceScalars(
       rows.map((r) => ({ cardId: r.card.id, attributeId: r.field.id, value: r.value })),
       actor.userId,
-      this.cards.recordAlongSql('changed', options),
+      this.cards.recordAlongSql('values_changed', options),
     );
     const byKey = new Map(rows.map((r) => [`${r.card.id}:${r.field.id}`, r]));
     await this.publishChanges(
@@ -311,7 +362,7 @@ export class CardValuesService {
    * `runWithFiles` instead, since their files are fetched before any
    * transaction: the plan's first run then rolls back the touch, unseen.
    */
-  private async run(cardId: number, actor: Actor, plan: (card: CardSummary, fields: FieldDefinition[]) => Write[]): Promise<void> {
+  private async run(cardId: number, actor: Actor, plan: Plan): Promise<void> {
     try {
       await this.uow.run(async () => {
         // Concurrent writes to one card's values queue up on this lock.
@@ -327,21 +378,23 @@ export class CardValuesService {
   }
 
   /** `run` for writes that store files (uploads, URLs to fetch): the files first, then the transaction. */
-  private async runWithFiles(
-    cardId: number,
-    actor: Actor,
-    plan: (card: CardSummary, fields: FieldDefinition[]) => Write[],
-  ): Promise<void> {
+  private async runWithFiles(cardId: number, actor: Actor, plan: Plan): Promise<void> {
     // The card, the caller's access and the project's field definitions, in one statement.
     const { card, read } = await this.cards.requireCard(cardId, actor, 'write', { fields: projectFieldsJsonSql('c.project_id') });
-    const writes = plan(card, fieldsFromJson(read.fields));
-    // Downloads happen before the transaction opens, so a slow URL never holds locks.
+    await this.writePlanned(cardId, plan(card, fieldsFromJson(read.fields)), actor);
+  }
+
+  /**
+   * Writes planned from a read before any lock: their files fetched first
+   * (a slow URL never holds locks), then a transaction that locks the card
+   * and checks access again on the locked row.
+   */
+  private async writePlanned(cardId: number, writes: Write[], actor: Actor): Promise<void> {
     await this.prepareFiles(writes);
     const written: string[] = [];
     try {
       await this.uow.run(async () => {
-        // Locks the card row (concurrent writes to one card's values queue up
-        // here) and checks access again on the locked row.
+        // Concurrent writes to one card's values queue up on this lock.
         const { card: locked } = await this.cards.touchChecked(cardId, actor, 'write');
         await this.apply(locked, writes, actor, written);
       });
@@ -449,7 +502,7 @@ export class CardValuesService {
     const changed = await this.values.replaceScalars(
       writes.map((w) => ({ cardId: card.id, attributeId: w.field.id, value: w.value })),
       actor.userId,
-      this.cards.recordAlongSql('changed', options),
+      this.cards.recordAlongSql('values_changed', options),
     );
     const before = new Map(changed.map((c) => [c.attributeId, c.before]));
     await this.publishChanges(

@@ -11,9 +11,11 @@ import {
   type ModelInfo,
   type NewValuesAlong,
   type ParsedFieldValue,
+  type PlannedValues,
   type PreparedValues,
   type ProjectFields,
   type UploadedFile,
+  type ValueSetRequest,
 } from '../contracts/fields.api.js';
 import { InvalidInputError } from '../../../shared/domain/domain-error.js';
 import type { FieldDefinition } from '../domain/field-definition.js';
@@ -91,12 +93,12 @@ export class FieldsApiImpl extends FieldsApi {
     return this.values.writeMany(items, actor, options);
   }
 
-  setValues(cardId: number, body: unknown, actor: Actor): Promise<void> {
-    return this.values.setMany(cardId, body, actor);
-  }
-
   setValue(cardId: number, key: string, body: unknown, upload: UploadedFile | undefined, actor: Actor): Promise<void> {
     return this.values.setOne(cardId, key, body, upload, actor);
+  }
+
+  planValues(cardId: number, request: ValueSetRequest, actor: Actor): Promise<PlannedValues> {
+    return this.values.plan(cardId, request, actor);
   }
 
   appendValue(cardId: number, key: string, body: unknown, upload: UploadedFile | undefined, actor: Actor): Promise<void> {

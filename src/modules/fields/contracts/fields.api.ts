@@ -1,5 +1,5 @@
 import type { Actor } from '../../../shared/domain/actor.js';
-import type { CardSummary, CreationAlong } from '../../card-hierarchy/index.js';
+import type { CardSummary, CreationAlong, TouchAlong } from '../../card-hierarchy/index.js';
 
 /** What fields needs of a card to show its values. */
 export type FieldCardRef = Pick<CardSummary, 'id' | 'projectId' | 'modelId'>;
@@ -66,6 +66,44 @@ export interface NewValuesAlong {
   readonly creation: CreationAlong;
   /** Publishes the values' `card.attribute_changed` events (already recorded); refuses cards of another project than the values'. */
   written(cards: CardSummary[]): Promise<void>;
+}
+
+/** A request that sets field values from a JSON body (`FieldsApi.planValues`). */
+export type ValueSetRequest =
+  /** POST /cards/{id}/attributes: `{"attributes": {...}}` or a flat `{name: value}` object. */
+  | { kind: 'many'; body: unknown }
+  /** POST /cards/{id}/attributes/{name_or_id}: `{"value": v}`. */
+  | { kind: 'one'; key: string; body: unknown };
+
+/**
+ * Value writes planned from one read of the card (its access checked, its
+ * row's version) and its project's definitions, the body parsed: not yet
+ * written. Either `along` goes as `CardHierarchyApi.touchUnchanged`'s
+ * `along`, or `write` writes them in a transaction of its own.
+ */
+export interface PlannedValues {
+  readonly card: CardSummary;
+  /** The row version read (`CardAccess.version`), for `touchUnchanged`. */
+  readonly version: string;
+  /** The project's definitions as read (`projectFieldsSql`), for the answer's `attributes`. */
+  readonly projectFields: unknown;
+  /** Set when every write is a non-empty scalar value the card may hold: they can go in the guarded touch. */
+  readonly along?: ValuesAlong;
+  /**
+   * Writes them in a transaction that locks the card first. `replan`: read
+   * the card and the definitions again under the lock and parse the body
+   * again (after `touchUnchanged` touched nothing: the card changed).
+   */
+  write(options: { replan: boolean }): Promise<void>;
+}
+
+/** `PlannedValues.along`: the values written in the guarded touch's statement. */
+export interface ValuesAlong {
+  readonly touch: TouchAlong;
+  /** Publishes the `card.attribute_changed` events of what the statement changed (already recorded), from its `result`. */
+  written(result: unknown): Promise<void>;
+  /** Sets the written fields of `attributes` (the card's, as read with the touch) to what the statement stored. */
+  overlay(attributes: Record<string, unknown>, result: unknown): void;
 }
 
 /** A field definition as other modules see it (an importer matching names and types). */
@@ -179,8 +217,14 @@ export abstract class FieldsApi {
     actor: Actor,
     options?: { system?: boolean },
   ): Promise<void>;
-  /** POST /cards/{id}/attributes: `{"attributes": {...}}` or a flat `{name: value}` object. */
-  abstract setValues(cardId: number, body: unknown, actor: Actor): Promise<void>;
+  /**
+   * A value set from a JSON body (POST /cards/{id}/attributes, and
+   * …/attributes/{name} without an upload), planned: the card read with the
+   * caller's write access (404, 403) and its project's definitions in one
+   * statement, the body parsed (400; 404 for an unknown field in the path).
+   * Nothing is written yet.
+   */
+  abstract planValues(cardId: number, request: ValueSetRequest, actor: Actor): Promise<PlannedValues>;
   /** POST /cards/{id}/attributes/{name_or_id}: `{"value": v}`, or an upload for a files field. */
   abstract setValue(cardId: number, key: string, body: unknown, upload: UploadedFile | undefined, actor: Actor): Promise<void>;
   /** POST …/append. */

@@ -47,6 +47,54 @@ export function newScalarsAlongSql(rowsParam: string, userParam: string): { item
   };
 }
 
+/**
+ * `WITH` items that upsert scalar values from the relation `value_input
+ * (card_id, attribute_id, value, ord)`, reading what each replaced in the
+ * statement's snapshot (so the caller must hold the cards, or know no
+ * writer got in since: see `scalarsTouchAlongSql`), and the relation
+ * `values_changed` of the `card.attribute_changed` entries, by the user at
+ * `userParam`, of the values that changed, with `before` and `after`
+ * (jsonb). An unchanged value writes and records nothing.
+ */
+function scalarUpsertItems(userParam: string): string {
+  return `values_before AS (
+            SELECT s.card_id, s.attribute_id, s.value FROM fields.scalar_values s
+              JOIN value_input i ON i.card_id = s.card_id AND i.attribute_id = s.attribute_id),
+          values_written AS (
+            INSERT INTO fields.scalar_values (card_id, attribute_id, value)
+            SELECT card_id, attribute_id, value FROM value_input
+            ON CONFLICT (card_id, attribute_id) DO UPDATE SET value = EXCLUDED.value
+             WHERE fields.scalar_values.value IS DISTINCT FROM EXCLUDED.value
+            RETURNING card_id, attribute_id, value),
+          values_changed AS (
+            SELECT w.card_id, w.attribute_id, a.project_id, 'card.attribute_changed' AS action, ${userParam}::bigint AS user_id, i.ord,
+                   ${valueSetData('b.value')} AS data, b.value AS before, w.value AS after
+              FROM values_written w
+              JOIN value_input i ON i.card_id = w.card_id AND i.attribute_id = w.attribute_id
+              JOIN fields.attributes a ON a.id = w.attribute_id
+              LEFT JOIN values_before b ON b.card_id = w.card_id AND b.attribute_id = w.attribute_id)`;
+}
+
+/**
+ * Writing along with a guarded touch (CardHierarchyApi's `TouchAlong`): the
+ * touched card's scalar values upserted from the JSON array bound at
+ * `rowsParam` (`[attribute id, value]` rows) and their entries
+ * (`scalarUpsertItems`), the rows and entries `replaceScalars` writes. The
+ * guard makes the snapshot current: no value writer got in between.
+ * `result`: the changed values as a JSON array of `[attribute id, before,
+ * after]`, in the order of the rows.
+ */
+export function scalarsTouchAlongSql(rowsParam: string, userParam: string): { items: string; entries: string; result: string } {
+  return {
+    items: `value_input AS (
+              SELECT t.card_id, (r->>0)::bigint AS attribute_id, r->1 AS value, ord
+                FROM touched t, jsonb_array_elements(${rowsParam}::jsonb) WITH ORDINALITY AS x(r, ord)),
+            ${scalarUpsertItems(userParam)}`,
+    entries: 'values_changed',
+    result: `(SELECT coalesce(json_agg(json_build_array(attribute_id, before, after) ORDER BY ord), '[]'::json) FROM values_changed)`,
+  };
+}
+
 /** One entry of a list field (members: a user id; relationships: a target card id). */
 export interface ListRow {
   cardId: number;
@@ -274,7 +322,7 @@ export class FieldValuesRepository {
    * pair may appear once per call. The same statement records a
    * `card.attribute_changed` entry by `userId` for each changed value, in the
    * order of the rows (`recordSql`: CardHierarchyApi.recordAlongSql over the
-   * relation `changed`), with the payload `CardAttributeChanged` carries.
+   * relation `values_changed`: `scalarUpsertItems`), with the payload `CardAttributeChanged` carries.
    */
   async replaceScalars(
     rows: Array<{ cardId: number; attributeId: number; value: unknown }>,
@@ -285,28 +333,12 @@ export class FieldValuesRepository {
     for (let at = 0; at < rows.length; at += 5000) {
       const chunk = rows.slice(at, at + 5000);
       const found = await this.sql.rows(
-        prepared(`WITH input AS (
+        prepared(`WITH value_input AS (
            SELECT (r->>0)::bigint AS card_id, (r->>1)::bigint AS attribute_id, r->2 AS value, ord
              FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS x(r, ord)),
-         before AS (
-           SELECT s.card_id, s.attribute_id, s.value FROM fields.scalar_values s
-             JOIN input i ON i.card_id = s.card_id AND i.attribute_id = s.attribute_id),
-         written AS (
-           INSERT INTO fields.scalar_values (card_id, attribute_id, value)
-           SELECT card_id, attribute_id, value FROM input
-           ON CONFLICT (card_id, attribute_id) DO UPDATE SET value = EXCLUDED.value
-            WHERE fields.scalar_values.value IS DISTINCT FROM EXCLUDED.value
-           RETURNING card_id, attribute_id),
-         changed AS (
-           SELECT w.card_id, w.attribute_id, a.project_id, 'card.attribute_changed' AS action, $2::bigint AS user_id, i.ord,
-                  ${valueSetData('b.value')} AS data,
-                  b.value::text AS before
-             FROM written w
-             JOIN input i ON i.card_id = w.card_id AND i.attribute_id = w.attribute_id
-             JOIN fields.attributes a ON a.id = w.attribute_id
-             LEFT JOIN before b ON b.card_id = w.card_id AND b.attribute_id = w.attribute_id),
+         ${scalarUpsertItems('$2')},
          recorded AS (${recordSql})
-         SELECT card_id, attribute_id, before FROM changed ORDER BY ord`),
+         SELECT card_id, attribute_id, before::text AS before FROM values_changed ORDER BY ord`),
         [JSON.stringify(chunk.map((r) => [r.cardId, r.attributeId, r.value])), userId],
       );
       for (const r of found) {
