@@ -4,8 +4,9 @@ import { ExpressAdapter } from '@nestjs/platform-express';
 import type express from 'express';
 
 /**
- * Nest's Express adapter with one change: the HTTP server builds each request
- * and response on Express's own prototypes (`app.request`, `app.response`).
+ * Nest's Express adapter with two changes. The HTTP server builds each request
+ * and response on Express's own prototypes (`app.request`, `app.response`),
+ * and the handlers' answers carry an ETag only for reads (below).
  *
  * Express gives every request and response its prototypes with
  * `Object.setPrototypeOf` (express/lib/application.js, `app.handle`). V8
@@ -19,6 +20,32 @@ import type express from 'express';
  * ServerResponse })`), and these build them on Express's prototypes.
  */
 export class ExpressHttpAdapter extends ExpressAdapter {
+  /** False while a handler's answer to a write is being sent (`reply`). */
+  private etagged = true;
+
+  constructor() {
+    super();
+    // Express hashes every body it sends, whatever the method. A client can
+    // use the ETag of a GET or HEAD answer (If-None-Match, 304); that of an
+    // answer to a POST, PUT or DELETE it cannot, and hashing it cost a write
+    // about 2 % of its CPU (docs/PERFORMANCE.md, issue 15, ninth pass). Express's
+    // ETag function is called inside `res.send`, which `reply` calls
+    // synchronously, so a flag set around that call tells it which answer it hashes.
+    const app = this.getInstance<express.Express>();
+    const standard = app.get('etag fn') as (body: unknown, encoding?: string) => string | undefined;
+    app.set('etag fn', (body: unknown, encoding?: string) => (this.etagged ? standard(body, encoding) : undefined));
+  }
+
+  override reply(response: express.Response, body: unknown, statusCode?: number): unknown {
+    const method = response.req?.method;
+    this.etagged = method === 'GET' || method === 'HEAD';
+    try {
+      return super.reply(response, body, statusCode);
+    } finally {
+      this.etagged = true;
+    }
+  }
+
   override initHttpServer(options: NestApplicationOptions): void {
     // HTTPS and Nest's connection tracking keep Nest's own server (this app uses
     // neither), and so would a Node whose request classes cannot be called.

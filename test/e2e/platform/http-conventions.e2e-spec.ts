@@ -32,6 +32,25 @@ describe('HTTP conventions', () => {
     expect(seen).toEqual([true, true, true, true]);
   });
 
+  it('tags answers to reads with an ETag (If-None-Match gives 304), and answers to writes without one', async () => {
+    const bea = await t.user();
+    const org = await t.http.post('/api/1.0/organizations').set(as(bea)).send({ name: 'Tagged' }).expect(201);
+    expect(org.headers.etag).toBeUndefined();
+    const project = await t.http.post(`/api/1.0/organizations/${org.body.id}/projects`).set(as(bea)).send({ title: 'Tagged' }).expect(201);
+    expect(project.headers.etag).toBeUndefined();
+    const renamed = await t.http.put(`/api/1.0/cards/${project.body.top_level_card_id}`).set(as(bea)).send({ title: 'Renamed' }).expect(200);
+    expect(renamed.headers.etag).toBeUndefined();
+    const read = await t.http.get(`/api/1.0/organizations/${org.body.id}`).set(as(bea)).expect(200);
+    expect(read.headers.etag).toMatch(/^W\/".+"$/);
+    await t.http.get(`/api/1.0/organizations/${org.body.id}`).set(as(bea)).set('If-None-Match', read.headers.etag).expect(304);
+    const head = await t.http.head(`/api/1.0/organizations/${org.body.id}`).set(as(bea)).expect(200);
+    expect(head.headers.etag).toBe(read.headers.etag);
+    // An error answer to a read is tagged as before; the next write's answer is not.
+    expect((await t.http.get('/api/1.0/organizations/999999999').set(as(bea)).expect(404)).headers.etag).toBeDefined();
+    const card = await t.http.post(`/api/1.0/cards/${project.body.top_level_card_id}/children`).set(as(bea)).send({ title: 'x' }).expect(201);
+    expect(card.headers.etag).toBeUndefined();
+  });
+
   it('does not advertise the framework', async () => {
     const res = await t.http.get('/api/1.0/health');
     expect(res.headers['x-powered-by']).toBeUndefined();
