@@ -8,6 +8,7 @@ import { IdentityModule } from '../identity/index.js';
 import { WorkspaceModule } from '../workspace/index.js';
 import { AttributeValuesReader } from './application/attribute-values.reader.js';
 import { CardModelService } from './application/card-model.service.js';
+import { ValuePlanCache } from './application/value-plan.cache.js';
 import { CardValuesService } from './application/card-values.service.js';
 import { FieldChoicesService } from './application/field-choices.service.js';
 import { FieldDefinitionsService } from './application/field-definitions.service.js';
@@ -40,6 +41,7 @@ import { DiskFileStorage, FileStorage } from './files/infrastructure/file-storag
     AttributeValuesReader,
     FieldDefinitionsService,
     CardValuesService,
+    ValuePlanCache,
     CardModelService,
     FieldChoicesService,
     FileDownloadsService,

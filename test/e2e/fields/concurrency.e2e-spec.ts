@@ -54,11 +54,11 @@ describe('fields under concurrency', () => {
     expect((await c.get(ann, card)).attributes.Estimate).toBe(changes[changes.length - 1].data.to);
   });
 
-  // The guarded write (CardHierarchyApi.touchUnchanged) reads the value it
+  // The guarded write (CardHierarchyApi.touchCurrent) reads the value it
   // replaces in its statement's snapshot. A writer whose transaction holds the
   // card when that statement comes commits after the snapshot was taken: the
-  // statement must then touch nothing, and the locking path read the value
-  // that writer left. Without the row-version guard, the entry's `from` is 3.
+  // statement must then touch nothing, and the set must read the value that
+  // writer left. Without the row-version guard, the entry's `from` is 3.
   it('starts a value’s entry from what a writer holding the card committed while the set waited for it', async () => {
     if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
     const card = (await c.card(ann, w.root, 'held')).id;
@@ -76,7 +76,7 @@ describe('fields under concurrency', () => {
       const pending = c.set(ann, card, 'Estimate', 8).then((r) => r);
       // Wait until the guarded statement waits for the holder's row lock.
       for (let i = 0; ; i++) {
-        const waiting = await db.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'WITH touched_row%'`);
+        const waiting = await db.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'WITH seen%'`);
         if (waiting[0].n > 0) break;
         if (i > 500) throw new Error('the guarded statement never waited for the card');
         await new Promise((resolve) => setTimeout(resolve, 10));

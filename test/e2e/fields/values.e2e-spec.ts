@@ -524,73 +524,148 @@ describe('field values', () => {
     }
   });
 
-  it('sets a scalar value in three statements: the key, one read, one guarded write that records its entry and reads the answer', async () => {
-    const card = (await c.card(ann, w.root, 'counted')).id;
-    await c.set(ann, card, 'Estimate', 3).expect(200);
+  /** The first words of each statement sent while `send` runs. */
+  const statementsOf = async (send: () => Promise<unknown>): Promise<string[]> => {
     const sent = jest.spyOn(PostgresQueryRunner.prototype, 'query');
-    let res;
     try {
-      res = await c.set(ann, card, 'Estimate', 8).expect(200);
-      const statements = sent.mock.calls.map(([text]) => String(text).trim().split(/\s+/).slice(0, 2).join(' '));
-      // the key; the card with the caller's access, its row version and its
-      // project's definitions; then, with no transaction around it, the touch
-      // (only if the row is unchanged), the upsert, its entry and the answer's reads
-      expect(statements).toEqual(['WITH k', 'SELECT id,', 'WITH touched_row']);
+      await send();
+      return sent.mock.calls.map(([text]) => String(text).trim().split(/\s+/).slice(0, 2).join(' '));
     } finally {
       sent.mockRestore();
     }
-    expect(res.body.attributes.Estimate).toBe(8);
-    expect(res.text).toBe((await t.http.get(`${API}/cards/${card}`).set(as(ann)).expect(200)).text);
+  };
+
+  it('sets a scalar value in one guarded statement that records its entry and reads the answer: after one read the first time, alone after that', async () => {
+    const card = (await c.card(ann, w.root, 'counted')).id;
+    // the key; the card with the caller's access and its project's definitions;
+    // then, with no transaction around it, the touch (only if the card's row is
+    // current and the definitions unchanged), the upsert, its entry and the answer's reads
+    expect(await statementsOf(() => c.set(ann, card, 'Estimate', 3).expect(200))).toEqual(['WITH k', 'SELECT id,', 'WITH seen']);
+    let res: { text: string; body: { attributes: Record<string, unknown> } } | undefined;
+    // planned from what the first set read: the key and the guarded statement
+    expect(await statementsOf(async () => (res = await c.set(ann, card, 'Estimate', 8).expect(200)))).toEqual(['WITH k', 'WITH seen']);
+    expect(res!.body.attributes.Estimate).toBe(8);
+    expect(res!.text).toBe((await t.http.get(`${API}/cards/${card}`).set(as(ann)).expect(200)).text);
+    // so is a set of several fields, and another user's
+    expect(await statementsOf(() => c.setMany(bob, card, { Estimate: 9, 'Title text': 'many' }).expect(200))).toEqual(['WITH k', 'WITH seen']);
     const changes = (await c.stream(ann, card)).filter((e) => e.action === 'card.attribute_changed');
     expect(changes.map((e) => [e.kind, e.data.from, e.data.to, e.data.attribute, e.data.operation])).toEqual([
+      ['activity', null, 'many', 'Title text', 'set'],
+      ['activity', 8, 9, 'Estimate', 'set'],
       ['activity', 3, 8, 'Estimate', 'set'],
       ['activity', null, 3, 'Estimate', 'set'],
     ]);
     // the same value again changes nothing and records nothing
-    await c.set(ann, card, 'Estimate', 8).expect(200);
-    expect((await c.stream(ann, card)).filter((e) => e.action === 'card.attribute_changed')).toHaveLength(2);
+    await c.set(ann, card, 'Estimate', 9).expect(200);
+    expect((await c.stream(ann, card)).filter((e) => e.action === 'card.attribute_changed')).toHaveLength(4);
   });
 
-  it('when the card changes between the read and the guarded write, writes nothing there and sets the value under the lock instead', async () => {
-    const card = (await c.card(ann, w.root, 'raced')).id;
-    await c.set(ann, card, 'Estimate', 3).expect(200);
-    const field = (await c.get(ann, card)).attributes;
-    expect(field.Estimate).toBe(3);
-    // Another writer gets in just before the guarded statement: it renames the
-    // card and sets the value to 5 (sent on the same connection, the only one
-    // embedded PGlite has, before the statement).
+  /**
+   * Runs `interloper` on the connection of the guarded statement just before
+   * that statement is sent (the only connection embedded PGlite has), as
+   * another writer committing between the plan and the write would.
+   */
+  const beforeGuardedWrite = async (interloper: (send: (sql: string, params: unknown[]) => Promise<unknown>) => Promise<void>, request: () => Promise<unknown>) => {
     const send = PostgresQueryRunner.prototype.query;
     let interloped = false;
     const sent = jest.spyOn(PostgresQueryRunner.prototype, 'query').mockImplementation(async function (this: PostgresQueryRunner, ...args: unknown[]) {
-      if (!interloped && String(args[0]).trimStart().startsWith('WITH touched_row')) {
+      if (!interloped && String(args[0]).trimStart().startsWith('WITH seen')) {
         interloped = true;
-        await send.call(this, `UPDATE cards.cards SET title = 'renamed meanwhile', updated_at = now() WHERE id = $1`, [card]);
-        await send.call(
-          this,
-          `UPDATE fields.scalar_values SET value = '5' WHERE card_id = $1 AND attribute_id = (SELECT id FROM fields.attributes WHERE name = 'Estimate' AND project_id = $2)`,
-          [card, w.project],
-        );
+        await interloper((sql, params) => send.call(this, sql, params));
       }
       return (send as (...a: unknown[]) => Promise<unknown>).apply(this, args);
     } as typeof send);
-    let res;
     try {
-      res = await c.set(ann, card, 'Estimate', 8).expect(200);
-      const statements = sent.mock.calls.map(([text]) => String(text).trim().split(/\s+/).slice(0, 2).join(' '));
-      // the guarded statement touched nothing; the locking path ran from the start
-      expect(statements.slice(0, 3)).toEqual(['WITH k', 'SELECT id,', 'WITH touched_row']);
-      expect(statements.slice(3)).toContain('START TRANSACTION');
+      await request();
+      expect(interloped).toBe(true);
+      return sent.mock.calls.map(([text]) => String(text).trim().split(/\s+/).slice(0, 2).join(' '));
     } finally {
       sent.mockRestore();
     }
-    expect(interloped).toBe(true);
-    expect(res.body).toMatchObject({ title: 'renamed meanwhile', attributes: { Estimate: 8 } });
-    expect(res.text).toBe((await t.http.get(`${API}/cards/${card}`).set(as(ann)).expect(200)).text);
-    // one entry, starting from the value the other writer left
+  };
+
+  it('writes over a change another writer committed after the plan, recording the value that writer left', async () => {
+    const card = (await c.card(ann, w.root, 'raced')).id;
+    await c.set(ann, card, 'Estimate', 3).expect(200);
+    let res: { text: string; body: unknown } | undefined;
+    const statements = await beforeGuardedWrite(
+      async (send) => {
+        await send(`UPDATE cards.cards SET title = 'renamed meanwhile', updated_at = now() WHERE id = $1`, [card]);
+        await send(
+          `UPDATE fields.scalar_values SET value = '5' WHERE card_id = $1 AND attribute_id = (SELECT id FROM fields.attributes WHERE name = 'Estimate' AND project_id = $2)`,
+          [card, w.project],
+        );
+      },
+      async () => (res = await c.set(ann, card, 'Estimate', 8).expect(200)),
+    );
+    expect(statements).toEqual(['WITH k', 'WITH seen']);
+    expect(res!.body).toMatchObject({ title: 'renamed meanwhile', attributes: { Estimate: 8 } });
+    expect(res!.text).toBe((await t.http.get(`${API}/cards/${card}`).set(as(ann)).expect(200)).text);
     const changes = (await c.stream(ann, card)).filter((e) => e.action === 'card.attribute_changed');
     expect(changes.map((e) => [e.data.from, e.data.to])).toEqual([
       [5, 8],
       [null, 3],
     ]);
+  });
+
+  it('writes nothing from a plan whose field was renamed meanwhile: the card is read again, and the old name is unknown (404)', async () => {
+    const project = await c.world(ann, 'Renames');
+    const field = await c.field(ann, project.project, 'Size', 'number');
+    const card = (await c.card(ann, project.root, 'renamed field')).id;
+    await c.set(ann, card, 'Size', 1).expect(200);
+    const before = await snapshot(card);
+    let status = 0;
+    const statements = await beforeGuardedWrite(
+      async (send) => {
+        await send(`UPDATE fields.attributes SET name = 'Effort' WHERE id = $1`, [field.id]);
+      },
+      async () => (status = (await c.set(ann, card, 'Size', 2)).status),
+    );
+    expect(status).toBe(404);
+    // the remembered plan's guarded write, then the read that finds no field "Size"
+    expect(statements).toEqual(['WITH k', 'WITH seen', 'SELECT id,']);
+    expect({ ...(await snapshot(card)), attributes: undefined }).toEqual({ ...before, attributes: undefined });
+    expect((await c.get(ann, card)).attributes).toEqual({ Effort: 1 });
+  });
+
+  it('writes nothing from a plan made for the card’s old model: the card is read again and planned for its new one', async () => {
+    const project = await c.world(ann, 'Models');
+    const bug = (await t.http.post(`${API}/projects/${project.project}/models`).set(as(ann)).send({ name: 'Bug' }).expect(201)).body;
+    await t.http.post(`${API}/models/${bug.id}/attributes`).set(as(ann)).send({ name: 'Severity', type: 'number' }).expect(201);
+    const card = (await c.card(ann, project.root, 'modelled')).id;
+    await t.http.post(`${API}/cards/${card}/model`).set(as(ann)).send({ model_id: bug.id }).expect(200);
+    await c.set(ann, card, 'Severity', 1).expect(200);
+    let status = 0;
+    const statements = await beforeGuardedWrite(
+      async (send) => {
+        await send(`UPDATE cards.cards SET model_id = NULL WHERE id = $1`, [card]);
+      },
+      async () => (status = (await c.set(ann, card, 'Severity', 2)).status),
+    );
+    // Without the model, the card may not use the field.
+    expect(status).toBe(400);
+    expect(statements).toEqual(['WITH k', 'WITH seen', 'SELECT id,']);
+    expect((await c.stream(ann, card)).filter((e) => e.action === 'card.attribute_changed')).toHaveLength(1);
+  });
+
+  it('checks the caller’s access before answering for a card planned before: outsiders 404, viewers 403, whatever the value', async () => {
+    const card = (await c.card(ann, w.root, 'remembered')).id;
+    await c.set(ann, card, 'Estimate', 1).expect(200);
+    const before = await snapshot(card);
+    // A bad value must not tell an outsider that the card has such a field.
+    expect((await c.set(eve, card, 'Estimate', 'not a number')).status).toBe(404);
+    expect((await c.set(eve, card, 'Estimate', 2)).status).toBe(404);
+    expect((await c.setMany(eve, card, { Estimate: 2 })).status).toBe(404);
+    expect((await c.set(vic, card, 'Estimate', 'not a number')).status).toBe(403);
+    expect((await c.set(vic, card, 'Estimate', 2)).status).toBe(403);
+    expect(await snapshot(card)).toEqual(before);
+    // A member removed from the team since their last set can no longer write.
+    const dan = await t.user();
+    await c.addMember(ann, w.org, dan, 'member');
+    await c.set(dan, card, 'Estimate', 3).expect(200);
+    await t.http.delete(`${API}/organizations/${w.org}/members/${dan.id}`).set(as(ann)).expect(200);
+    const after = await snapshot(card);
+    expect((await c.set(dan, card, 'Estimate', 4)).status).toBe(404);
+    expect(await snapshot(card)).toEqual(after);
   });
 });

@@ -7,8 +7,6 @@ import { CardTreeRepository, type CardRow } from '../infrastructure/card-tree.re
 
 /** Name of the caller's role among the values read along with a card or a page. */
 const ROLE = '__role';
-/** Name of the row's version (`CardAccess.version`) among the values read along with a card. */
-const VERSION = '__version';
 
 /**
  * `alsoRead` with the caller's role (`roleSql`) added, for one statement that
@@ -26,8 +24,6 @@ export function splitRole(read: Record<string, unknown>): { role: Role | null; r
 export interface CardWithAccess {
   card: CardRow;
   role: Role;
-  /** The row's `xmin`, as text (CardAccess.version). */
-  version: string;
   /** What `alsoRead` asked for, by name. */
   read: Record<string, unknown>;
 }
@@ -92,12 +88,11 @@ export class CardAccessService {
   }
 
   private async read(cardId: number, actor: Actor, mode: AccessMode, how: 'read' | 'lock' | 'touch', alsoRead: Record<string, string> = {}): Promise<CardWithAccess> {
-    const extras = { ...withRole(alsoRead, this.workspace.memberRoleSql('c.organization_id', '$2')), [VERSION]: 'c.xmin::text' };
+    const extras = withRole(alsoRead, this.workspace.memberRoleSql('c.organization_id', '$2'));
     const found =
       how === 'touch' ? await this.cards.touchWith(cardId, extras, [actor.userId]) : await this.cards.findWith(cardId, extras, [actor.userId], how === 'lock');
     if (!found) throw new CardNotFoundError();
-    const { [VERSION]: version, ...others } = found.extras;
-    const { role: memberRole, read } = splitRole(others);
-    return { card: found.card, role: this.check(found.card, memberRole, mode), version: String(version), read };
+    const { role: memberRole, read } = splitRole(found.extras);
+    return { card: found.card, role: this.check(found.card, memberRole, mode), read };
   }
 }

@@ -51,27 +51,20 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
   }
 
   async requireCard(cardId: number, actor: Actor, mode: AccessMode, alsoRead?: Record<string, string>): Promise<CardAccess> {
-    const { card, role, version, read } = await this.access.require(cardId, actor, mode, alsoRead);
-    return { card: summary(card), role, version, read };
+    const { card, role, read } = await this.access.require(cardId, actor, mode, alsoRead);
+    return { card: summary(card), role, read };
   }
 
   async touchChecked(cardId: number, actor: Actor, mode: AccessMode, alsoRead?: Record<string, string>): Promise<CardAccess> {
     if (!this.uow.inTransaction) throw new Error('touchChecked must run inside a unit of work');
-    const { card, role, version, read } = await this.access.touch(cardId, actor, mode, alsoRead);
-    return { card: summary(card), role, version, read };
+    const { card, role, read } = await this.access.touch(cardId, actor, mode, alsoRead);
+    return { card: summary(card), role, read };
   }
 
-  async touchUnchanged(
-    cardId: number,
-    version: string,
-    actor: Actor,
-    mode: AccessMode,
-    along: TouchAlong,
-    alsoRead: Record<string, string> = {},
-  ): Promise<TouchedCard | null> {
+  async touchCurrent(cardId: number, actor: Actor, mode: AccessMode, along: TouchAlong, alsoRead: Record<string, string> = {}): Promise<TouchedCard | null> {
     // Without a unit, the events of what it wrote along would have no statement to belong to.
-    if (!this.uow.inUnit) throw new Error('touchUnchanged must run inside a unit of work');
-    const touched = await this.cards.touchUnchanged(cardId, version, actor.userId, this.access.allowsSql(mode), along, alsoRead);
+    if (!this.uow.inUnit) throw new Error('touchCurrent must run inside a unit of work');
+    const touched = await this.cards.touchCurrent(cardId, actor.userId, this.access.allowsSql(mode), along, alsoRead);
     return touched && { card: touched.card, read: touched.extras, along: touched.along };
   }
 

@@ -31,12 +31,6 @@ export interface CardRecord extends CardSummary {
 export interface CardAccess {
   card: CardSummary;
   role: Role;
-  /**
-   * The version of the card's row as read (PostgreSQL's `xmin`): every
-   * change of the row (a touch, a move, a title) gives it a new one. Opaque;
-   * `touchUnchanged` writes only while the row is still at it.
-   */
-  version: string;
   /** What `alsoRead` asked for, by name (SQL of another module read in the same statement, STYLE.md §2.6). */
   read: Record<string, unknown>;
 }
@@ -100,21 +94,23 @@ export interface SentCreation {
 }
 
 /**
- * Writing along with a guarded touch (`CardHierarchyApi.touchUnchanged`), as
+ * Writing along with a guarded touch (`CardHierarchyApi.touchCurrent`), as
  * `CreationAlong` does with a creation: `sql` returns `WITH` items that may
  * read the relation `touched (card_id, project_id)`, which holds the card's
  * row when the touch happened and nothing when it did not (so they write
  * only then), binding their values through `bind`; `entries` names one of
- * them with the columns `recordAlongSql` reads, recorded in `ord` order; and
+ * them with the columns `recordAlongSql` reads, recorded in `ord` order;
  * `result` is SQL of one value over those items, which the statement returns
- * (`TouchedCard.along`). The touch's own items are `touched_row`, `touched`
- * and `recorded`: other names only.
+ * (`TouchedCard.along`); and `guard`, SQL over the card's row (aliased `c`),
+ * must hold for the touch to happen: what the writes were planned on (the
+ * card's model, its project's definitions) is still so. The touch's own
+ * items are `seen`, `touched_row`, `touched` and `recorded`: other names only.
  */
 export interface TouchAlong {
-  sql(bind: (value: unknown) => string): { items: string; entries: string; result: string };
+  sql(bind: (value: unknown) => string): { items: string; entries: string; result: string; guard: string };
 }
 
-/** A card `touchUnchanged` touched: its row as written (as listings send it), what `alsoRead` read, and `TouchAlong`'s result. */
+/** A card `touchCurrent` touched: its row as written (as listings send it), what `alsoRead` read, and `TouchAlong`'s result. */
 export interface TouchedCard {
   card: CardJsonRow;
   read: Record<string, unknown>;
@@ -219,27 +215,20 @@ export abstract class CardHierarchyApi {
    */
   abstract touchChecked(cardId: number, actor: Actor, mode: AccessMode, alsoRead?: Record<string, string>): Promise<CardAccess>;
   /**
-   * A guarded write without a lock held in between (docs/ARCHITECTURE.md,
-   * "Guarded writes"): in a unit of work (`UnitOfWork.runStatement`, which
-   * sends no BEGIN, or `run`), ONE statement touches the card (`updated_at`)
-   * only while its row is still at `version` (from `requireCard`) and the
-   * caller's access in `mode` still holds, writes `along` in that statement
-   * and reads `alsoRead` (SQL over the touched row, aliased `c`). A row at
-   * the version read means no one changed the card since: what the caller
-   * planned from that read still holds, and every write that touches the
-   * card first (values, groups) is either in the statement's snapshot or
-   * waits for it. Null when it touched nothing (changed, gone, or access
-   * lost meanwhile): the caller then takes its locking path, which answers
+   * A guarded write (docs/ARCHITECTURE.md, "Guarded writes"), in a unit of
+   * work (`UnitOfWork.runStatement`, which sends no BEGIN, or `run`): ONE
+   * statement touches the card (`updated_at`) only if no other transaction
+   * changed its row after the statement's snapshot was taken (nor holds it
+   * uncommitted), the caller's access in `mode` holds and `along`'s guard
+   * holds; it writes `along` in that statement and reads `alsoRead` (SQL
+   * over the touched row, aliased `c`). Every write that touches the card
+   * first (values, groups) is then either in the statement's snapshot or
+   * waits for it, so what the statement reads of the card is current. Null
+   * when it touched nothing (a writer got in, the card is gone, access or
+   * the guard failed): the caller then takes its locking path, which answers
    * the right 404 or 403.
    */
-  abstract touchUnchanged(
-    cardId: number,
-    version: string,
-    actor: Actor,
-    mode: AccessMode,
-    along: TouchAlong,
-    alsoRead?: Record<string, string>,
-  ): Promise<TouchedCard | null>;
+  abstract touchCurrent(cardId: number, actor: Actor, mode: AccessMode, along: TouchAlong, alsoRead?: Record<string, string>): Promise<TouchedCard | null>;
   /**
    * One card's row with `alsoRead` (SQL over the row, aliased `c`) read
    * along, after the caller's read access is checked in the same statement

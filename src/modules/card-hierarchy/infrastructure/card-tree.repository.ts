@@ -133,29 +133,33 @@ export class CardTreeRepository {
   }
 
   /**
-   * `CardHierarchyApi.touchUnchanged`'s statement: sets `updated_at` only
-   * while the row's `xmin` is still `version` and `allowedSql` (over the row
-   * `c`, the user at `$2`) holds; `along`'s items write over `touched`, its
-   * entries are recorded, and `extras` are read over the touched row, which comes back as a `CardJsonRow`. A
-   * concurrent writer's uncommitted touch makes the UPDATE wait; when that
-   * commits, PostgreSQL re-checks the new row, whose `xmin` differs, and
-   * touches nothing. Null when nothing was touched.
+   * `CardHierarchyApi.touchCurrent`'s statement: sets `updated_at` only if
+   * the row is still the version the statement's snapshot holds (`seen`),
+   * `allowedSql` (over the row `c`, the user at `$2`) and `along`'s guard
+   * hold; `along`'s items write over `touched`, its entries are recorded,
+   * and `extras` are read over the touched row, which comes back as a
+   * `CardJsonRow`. A writer that changed the row after the snapshot was
+   * taken, or holds it uncommitted (then the UPDATE waits for it), leaves a
+   * newer version: PostgreSQL re-checks the WHERE on that version with
+   * `seen` as first read, the versions differ, and nothing is touched. Null
+   * when nothing was touched.
    */
-  async touchUnchanged(
+  async touchCurrent(
     id: number,
-    version: string,
     userId: number,
     allowedSql: string,
     along: TouchAlong,
     extras: Record<string, string>,
   ): Promise<{ card: CardJsonRow; extras: Record<string, unknown>; along: unknown } | null> {
-    const params: unknown[] = [id, userId, version];
+    const params: unknown[] = [id, userId];
     const written = along.sql((value) => `$${params.push(value)}`);
     const rows = await this.sql.rows<RawCardJson & Record<string, unknown>>(
-      prepared(`WITH touched_row AS (
+      prepared(`WITH seen AS (SELECT xmin AS version FROM cards.cards WHERE id = $1),
+       touched_row AS (
          UPDATE cards.cards c SET updated_at = now()
-          WHERE c.id = $1 AND c.xmin = $3::xid AND ${allowedSql}
-          RETURNING ${CARD_COLUMNS}),
+           FROM seen
+          WHERE c.id = $1 AND c.xmin = seen.version AND ${allowedSql} AND ${written.guard}
+          RETURNING ${CARD_COLUMNS.split(',').map((column) => `c.${column.trim()}`).join(', ')}),
        touched AS (SELECT id AS card_id, project_id FROM touched_row),
        ${written.items},
        recorded AS (${recordAlongSql(written.entries)})

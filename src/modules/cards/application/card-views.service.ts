@@ -40,7 +40,7 @@ export class CardViewsService {
   }
 
   /**
-   * A card as a guarded write left it (`CardHierarchyApi.touchUnchanged`),
+   * A card as a guarded write left it (`CardHierarchyApi.touchCurrent`),
    * as JSON text: its row as written, with `read` holding what
    * `valuesAlong('ARRAY[c.id]')` read in that statement (its snapshot, from
    * before the write) and `overlay` setting what the statement wrote. No query.

@@ -25,7 +25,8 @@ import {
 } from '../domain/values/index.js';
 import { isPlainObject } from '../domain/values/json.guards.js';
 import type { NewValuesAlong, PlannedValues, PreparedValues, ProjectFields, ValueSetRequest, ValuesAlong } from '../contracts/fields.api.js';
-import { FieldDefinitionsRepository, fieldsFromJson, projectFieldsJsonSql } from '../infrastructure/field-definitions.repository.js';
+import { definitionsStampSql, FieldDefinitionsRepository, fieldsFromJson, projectFieldsJsonSql } from '../infrastructure/field-definitions.repository.js';
+import { ValuePlanCache, type KnownDefinitions, type PlanningCard } from './value-plan.cache.js';
 import { FieldValuesRepository, newScalarsAlongSql, scalarsTouchAlongSql } from '../infrastructure/field-values.repository.js';
 import { AttributeValuesReader } from './attribute-values.reader.js';
 import { lookupField, requireBodyField } from './field-lookup.js';
@@ -71,16 +72,21 @@ export class ProjectFieldSet implements ProjectFields {
 type ScalarSet = Extract<Write, { kind: 'set' }>;
 
 /** A use case's writes, planned from the card and its project's definitions (parsing the body: 400s and 404s). */
-type Plan = (card: CardSummary, fields: FieldDefinition[]) => Write[];
+type Plan = (card: PlanningCard, fields: FieldDefinition[]) => Write[];
+
+/** The plan's writes, or undefined when it throws (a remembered plan: the error is for after the access check). */
+function plannedOrNot(plan: Plan, card: PlanningCard, fields: FieldDefinition[]): Write[] | undefined {
+  try {
+    return plan(card, fields);
+  } catch {
+    return undefined;
+  }
+}
 
 /** A non-null value for a scalar field the card may use: what the bulk upserts take. */
 function isScalarSet(w: Write, modelId: number | null): w is ScalarSet {
   return w.kind === 'set' && w.value !== null && fieldTypeHandler(w.field.type).storage === 'scalar' && isFieldAvailable(w.field, modelId);
 }
-
-/** Card the writes apply to, as locked inside the transaction. */
-type TargetCard = Pick<CardSummary, 'id' | 'projectId' | 'organizationId' | 'modelId'>;
-
 
 /**
  * Field values of cards: the attribute operations of the spec's "Card
@@ -100,6 +106,7 @@ export class CardValuesService {
     private readonly fileInputs: FileInputs,
     private readonly blobs: FileBlobs,
     private readonly events: EventBus,
+    private readonly known: ValuePlanCache,
   ) {}
 
   /** POST /cards/{id}/attributes/{name_or_id}: `{"value": v}`, or a multipart upload for a files field. */
@@ -109,22 +116,35 @@ export class CardValuesService {
   }
 
   /**
-   * FieldsApi.planValues: the card, the caller's access, the row's version
-   * and the definitions in one statement, then the body parsed. Non-empty
-   * scalar values can go in the caller's guarded touch (`along`); any other
-   * write goes through `write`, in a transaction that locks the card.
+   * FieldsApi.planValues. Non-empty scalar values can go in the caller's
+   * guarded touch (`along`), whose guard holds only while the card's model
+   * and its project's definitions stamp are those the plan was made on; any
+   * other write goes through `write`, in a transaction that locks the card.
    */
-  async plan(cardId: number, request: ValueSetRequest, actor: Actor): Promise<PlannedValues> {
+  async plan(cardId: number, request: ValueSetRequest, actor: Actor, options: { fresh?: boolean } = {}): Promise<PlannedValues> {
     const plan = request.kind === 'many' ? this.manyPlan(request.body) : this.onePlan(request.key, request.body, undefined);
-    const { card, version, read } = await this.cards.requireCard(cardId, actor, 'write', { fields: projectFieldsJsonSql('c.project_id') });
-    const writes = plan(card, fieldsFromJson(read.fields));
+    const known = options.fresh ? undefined : this.known.get(cardId);
+    if (known) {
+      const writes = plannedOrNot(plan, known.card, known.definitions.fields);
+      if (writes?.every((w) => isScalarSet(w, known.card.modelId))) return this.planned(known.card, known.definitions, writes, plan, actor, true);
+    }
+    // The card, the caller's access and the project's definitions with their stamp, in one statement.
+    const { card, read } = await this.cards.requireCard(cardId, actor, 'write', {
+      fields: projectFieldsJsonSql('c.project_id'),
+      stamp: definitionsStampSql('c.project_id'),
+    });
+    const definitions = { projectFields: read.fields, fields: fieldsFromJson(read.fields), stamp: String(read.stamp) };
+    this.known.remember(card, definitions);
+    return this.planned(card, definitions, plan(card, definitions.fields), plan, actor, false);
+  }
+
+  private planned(card: PlanningCard, definitions: KnownDefinitions, writes: Write[], plan: Plan, actor: Actor, remembered: boolean): PlannedValues {
     const scalar = writes.every((w) => isScalarSet(w, card.modelId));
     return {
-      card,
-      version,
-      projectFields: read.fields,
-      along: scalar ? this.scalarsAlong(card, writes as ScalarSet[], actor) : undefined,
-      write: ({ replan }) => (replan ? this.run(cardId, actor, plan) : this.writePlanned(cardId, writes, actor)),
+      remembered,
+      projectFields: definitions.projectFields,
+      along: scalar ? this.scalarsAlong(card, definitions.stamp, writes as ScalarSet[], actor) : undefined,
+      write: ({ replan }) => (replan ? this.run(card.id, actor, plan) : this.writePlanned(card.id, writes, actor)),
     };
   }
 
@@ -155,14 +175,21 @@ export class CardValuesService {
 
   /**
    * Scalar values written in a guarded touch's statement (`PlannedValues.along`):
-   * the same rows, entries and events as `applyScalars`.
+   * the same rows, entries and events as `applyScalars`. Its guard: the card
+   * still has the model, and its project the definitions (`stamp`), that the
+   * values were planned on.
    */
-  private scalarsAlong(card: TargetCard, writes: ScalarSet[], actor: Actor): ValuesAlong {
+  private scalarsAlong(card: PlanningCard, stamp: string, writes: ScalarSet[], actor: Actor): ValuesAlong {
     const byId = new Map(writes.map((w) => [w.field.id, w]));
     const changes = (result: unknown) =>
       (result as Array<[attributeId: number | string, before: unknown, after: unknown]>).map(([id, before, after]) => ({ write: byId.get(Number(id))!, before, after }));
     return {
-      touch: { sql: (bind) => scalarsTouchAlongSql(bind(JSON.stringify(writes.map((w) => [w.field.id, w.value]))), bind(actor.userId)) },
+      touch: {
+        sql: (bind) => ({
+          ...scalarsTouchAlongSql(bind(JSON.stringify(writes.map((w) => [w.field.id, w.value]))), bind(actor.userId)),
+          guard: `c.model_id IS NOT DISTINCT FROM ${bind(card.modelId)}::bigint AND ${definitionsStampSql('c.project_id')} = ${bind(stamp)}`,
+        }),
+      },
       written: (result) =>
         this.publishChanges(
           changes(result).map((c) => ({ card, field: c.write.field, value: c.write.value, from: c.before })),
@@ -179,7 +206,7 @@ export class CardValuesService {
 
   /** POST …/append: adds one value to a members, relationships or files field. */
   append(cardId: number, key: string, body: unknown, upload: UploadedFile | undefined, actor: Actor): Promise<void> {
-    const plan = (card: CardSummary, fields: FieldDefinition[]): Write[] => {
+    const plan: Plan = (card, fields) => {
       const field = this.pathField(fields, card.modelId, key);
       if (upload) return [{ kind: 'append', field: this.filesField(field), item: this.fileInputs.fromUpload(upload) }];
       return [{ kind: 'append', field, item: parseListItem(field, this.valueOf(body, true)) }];
@@ -333,7 +360,7 @@ export class CardValuesService {
   }
 
   private async publishChanges(
-    changes: Array<{ card: Pick<TargetCard, 'id' | 'projectId'>; field: FieldDefinition; value: unknown; from: unknown }>,
+    changes: Array<{ card: Pick<PlanningCard, 'id' | 'projectId'>; field: FieldDefinition; value: unknown; from: unknown }>,
     actor: Actor,
     options: { system?: boolean },
     recordedAlong = false,
@@ -464,7 +491,7 @@ export class CardValuesService {
     return 'kind' in input ? this.fileInputs.prepare(field.name, input) : Promise.resolve(input);
   }
 
-  private async apply(card: TargetCard, writes: Write[], actor: Actor, written: string[], options: { system?: boolean } = {}): Promise<void> {
+  private async apply(card: PlanningCard, writes: Write[], actor: Actor, written: string[], options: { system?: boolean } = {}): Promise<void> {
     for (const w of writes) {
       if (!isFieldAvailable(w.field, card.modelId)) throw new FieldNotAvailableError(w.field.name, w.field.name);
     }
@@ -497,7 +524,7 @@ export class CardValuesService {
    * what was stored and `to` what is written; unchanged values write nothing
    * and record nothing, as the general path does.
    */
-  private async applyScalars(card: TargetCard, writes: ScalarSet[], actor: Actor, options: { system?: boolean }): Promise<void> {
+  private async applyScalars(card: PlanningCard, writes: ScalarSet[], actor: Actor, options: { system?: boolean }): Promise<void> {
     // The upsert records the `card.attribute_changed` entries itself (writing along).
     const changed = await this.values.replaceScalars(
       writes.map((w) => ({ cardId: card.id, attributeId: w.field.id, value: w.value })),
@@ -514,7 +541,7 @@ export class CardValuesService {
   }
 
   /** One writer per kind of storage (FieldTypeHandler.storage). */
-  private async applyOne(card: TargetCard, w: Write, actor: Actor, written: string[]): Promise<void> {
+  private async applyOne(card: PlanningCard, w: Write, actor: Actor, written: string[]): Promise<void> {
     const { field } = w;
     const notAList = () => invalidValue(field.name, 'append and pop apply only to members, relationships and files fields');
     switch (fieldTypeHandler(field.type).storage) {
@@ -535,7 +562,7 @@ export class CardValuesService {
     }
   }
 
-  private async applyMembers(card: TargetCard, w: Write): Promise<void> {
+  private async applyMembers(card: PlanningCard, w: Write): Promise<void> {
     const { field } = w;
     if (w.kind === 'set') {
       const ids = await this.teamMembers(card, field, (w.value as MemberRef[] | null) ?? []);
@@ -550,7 +577,7 @@ export class CardValuesService {
     }
   }
 
-  private async applyRelationships(card: TargetCard, w: Write): Promise<void> {
+  private async applyRelationships(card: PlanningCard, w: Write): Promise<void> {
     const { field } = w;
     if (w.kind === 'set') {
       const ids = await this.teamCards(card, field, (w.value as number[] | null) ?? []);
@@ -564,7 +591,7 @@ export class CardValuesService {
     }
   }
 
-  private async applyFiles(card: TargetCard, w: Write, actor: Actor, written: string[]): Promise<void> {
+  private async applyFiles(card: PlanningCard, w: Write, actor: Actor, written: string[]): Promise<void> {
     const { field } = w;
     if (w.kind === 'pop') {
       const removed = await this.values.deleteFile(card.id, field.id, w.item as number | undefined);
@@ -594,7 +621,7 @@ export class CardValuesService {
   }
 
   /** Members are users of the project's team (DESIGN.md §5), by id or @username. */
-  private async teamMembers(card: TargetCard, field: FieldDefinition, refs: MemberRef[]): Promise<number[]> {
+  private async teamMembers(card: PlanningCard, field: FieldDefinition, refs: MemberRef[]): Promise<number[]> {
     const resolved: Array<{ ref: MemberRef; id: number }> = [];
     for (const ref of refs) {
       const id = await this.userIdOf(field, ref);
@@ -614,7 +641,7 @@ export class CardValuesService {
   }
 
   /** Relationships point at cards of the same team's projects, never at the card itself. */
-  private async teamCards(card: TargetCard, field: FieldDefinition, ids: number[]): Promise<number[]> {
+  private async teamCards(card: PlanningCard, field: FieldDefinition, ids: number[]): Promise<number[]> {
     if (ids.includes(card.id)) throw invalidValue(field.name, 'a card cannot be related to itself');
     const found = new Set((await this.cards.cardsInOrganization(ids, card.organizationId)).map((c) => c.id));
     const missing = ids.find((id) => !found.has(id));

@@ -97,8 +97,8 @@ export class FieldsApiImpl extends FieldsApi {
     return this.values.setOne(cardId, key, body, upload, actor);
   }
 
-  planValues(cardId: number, request: ValueSetRequest, actor: Actor): Promise<PlannedValues> {
-    return this.values.plan(cardId, request, actor);
+  planValues(cardId: number, request: ValueSetRequest, actor: Actor, options?: { fresh?: boolean }): Promise<PlannedValues> {
+    return this.values.plan(cardId, request, actor, options);
   }
 
   appendValue(cardId: number, key: string, body: unknown, upload: UploadedFile | undefined, actor: Actor): Promise<void> {

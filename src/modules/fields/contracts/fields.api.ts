@@ -76,15 +76,15 @@ export type ValueSetRequest =
   | { kind: 'one'; key: string; body: unknown };
 
 /**
- * Value writes planned from one read of the card (its access checked, its
- * row's version) and its project's definitions, the body parsed: not yet
- * written. Either `along` goes as `CardHierarchyApi.touchUnchanged`'s
- * `along`, or `write` writes them in a transaction of its own.
+ * Value writes planned, not yet written: the body parsed against the card's
+ * project's definitions, as read now or as remembered from an earlier set
+ * of the card. Either `along` goes as `CardHierarchyApi.touchCurrent`'s
+ * `along` (its guard checks that what the plan was made on still holds), or
+ * `write` writes them in a transaction of its own.
  */
 export interface PlannedValues {
-  readonly card: CardSummary;
-  /** The row version read (`CardAccess.version`), for `touchUnchanged`. */
-  readonly version: string;
+  /** True when planned from what an earlier set read: no statement was sent, and the caller's access is not checked yet. */
+  readonly remembered: boolean;
   /** The project's definitions as read (`projectFieldsSql`), for the answer's `attributes`. */
   readonly projectFields: unknown;
   /** Set when every write is a non-empty scalar value the card may hold: they can go in the guarded touch. */
@@ -92,7 +92,7 @@ export interface PlannedValues {
   /**
    * Writes them in a transaction that locks the card first. `replan`: read
    * the card and the definitions again under the lock and parse the body
-   * again (after `touchUnchanged` touched nothing: the card changed).
+   * again (after the guarded touch touched nothing).
    */
   write(options: { replan: boolean }): Promise<void>;
 }
@@ -219,12 +219,15 @@ export abstract class FieldsApi {
   ): Promise<void>;
   /**
    * A value set from a JSON body (POST /cards/{id}/attributes, and
-   * …/attributes/{name} without an upload), planned: the card read with the
-   * caller's write access (404, 403) and its project's definitions in one
-   * statement, the body parsed (400; 404 for an unknown field in the path).
-   * Nothing is written yet.
+   * …/attributes/{name} without an upload), planned; nothing is written yet.
+   * Non-empty scalar values of a card whose set was planned before are
+   * planned from what was read then (`remembered`, no statement). Otherwise,
+   * or with `fresh`, the card is read with the caller's write access (404,
+   * 403) and its project's definitions in one statement, and the body parsed
+   * (400; 404 for an unknown field in the path). A remembered plan never
+   * throws: a body it cannot plan is planned again after the read.
    */
-  abstract planValues(cardId: number, request: ValueSetRequest, actor: Actor): Promise<PlannedValues>;
+  abstract planValues(cardId: number, request: ValueSetRequest, actor: Actor, options?: { fresh?: boolean }): Promise<PlannedValues>;
   /** POST /cards/{id}/attributes/{name_or_id}: `{"value": v}`, or an upload for a files field. */
   abstract setValue(cardId: number, key: string, body: unknown, upload: UploadedFile | undefined, actor: Actor): Promise<void>;
   /** POST …/append. */

@@ -32,6 +32,17 @@ export function projectFieldsJsonSql(projectIdSql: string): string {
              FROM (SELECT ${FIELD_COLUMNS} FROM fields.attributes WHERE project_id = ${projectIdSql}) a)`;
 }
 
+/**
+ * SQL of a stamp of a project's field definitions that changes whenever one
+ * of them is added, changed or removed: a digest of each row's id and row
+ * version (`xmin`, new at every update). Read along with the definitions,
+ * then compared in a later statement, it tells whether they still hold.
+ */
+export function definitionsStampSql(projectIdSql: string): string {
+  return `(SELECT md5(coalesce(string_agg(a.id::text || '.' || a.xmin::text, ',' ORDER BY a.id), ''))
+             FROM fields.attributes a WHERE a.project_id = ${projectIdSql})`;
+}
+
 /** The definitions `projectFieldsJsonSql` read (jsonb arrives parsed with pg, as text with PGlite). */
 export function fieldsFromJson(value: unknown): FieldDefinition[] {
   const rows = jsonColumn<RawField[] | null>(value);
