@@ -211,6 +211,17 @@ const VALUE_KINDS: ValueKind[] = ['scalar', 'members', 'relationships', 'files',
  * card (a page of a project without fields reads nothing).
  */
 export function cardValuesJsonSql(cardIdsSql: string, projectIdSql?: string): string {
+  // Built once per pair: the arguments are SQL of the callers' own statements
+  // (a handful), and building the text cost a listing page about 1 % of its CPU.
+  const key = `${cardIdsSql}\u0000${projectIdSql ?? ''}`;
+  let sql = CARD_VALUES_SQL.get(key);
+  if (sql === undefined) CARD_VALUES_SQL.set(key, (sql = buildCardValuesJsonSql(cardIdsSql, projectIdSql)));
+  return sql;
+}
+
+const CARD_VALUES_SQL = new Map<string, string>();
+
+function buildCardValuesJsonSql(cardIdsSql: string, projectIdSql?: string): string {
   const values = (kind: ValueKind) => `(${VALUES_JSON_SQL[kind](cardIdsSql)})`;
   if (projectIdSql === undefined) return `json_build_object(${VALUE_KINDS.map((k) => `'${k}', ${values(k)}`).join(', ')})`;
   // One probe of the project's definitions: the types its fields have (no row, so NULL, without fields).
