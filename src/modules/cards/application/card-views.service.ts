@@ -32,7 +32,7 @@ export class CardViewsService {
   }
 
   private oneAlong(): Record<string, string> {
-    return { ...this.readAlong('c.project_id'), ...this.valuesAlong('ARRAY[c.id]') };
+    return { ...this.readAlong('c.project_id'), ...this.valuesAlong('ARRAY[c.id]', 'c.project_id') };
   }
 
   private async oneView(found: { record: CardRecord; read: Record<string, unknown> }): Promise<CardView> {
@@ -42,7 +42,7 @@ export class CardViewsService {
   /**
    * A card as a guarded write left it (`CardHierarchyApi.touchCurrent`),
    * as JSON text: its row as written, with `read` holding what
-   * `valuesAlong('ARRAY[c.id]')` read in that statement (its snapshot, from
+   * `valuesAlong('ARRAY[c.id]', 'c.project_id')` read in that statement (its snapshot, from
    * before the write) and `overlay` setting what the statement wrote. No query.
    */
   async afterWrite(

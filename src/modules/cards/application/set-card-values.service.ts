@@ -49,7 +49,7 @@ export class SetCardValuesService {
     const along = planned.along;
     if (!along) return null;
     const touched = await this.uow.runStatement(async () => {
-      const found = await this.hierarchy.touchCurrent(cardId, actor, 'write', along.touch, this.views.valuesAlong('ARRAY[c.id]'));
+      const found = await this.hierarchy.touchCurrent(cardId, actor, 'write', along.touch, this.views.valuesAlong('ARRAY[c.id]', 'c.project_id'));
       if (found) await along.written(found.along);
       return found;
     });
