@@ -19,7 +19,7 @@ import { CardsController } from './http/cards.controller.js';
 import { GroupTypesController } from './http/group-types.controller.js';
 import { ProjectCardsController, ProjectCreationController } from './http/project-cards.controller.js';
 import { SearchController } from './http/search.controller.js';
-import { UploadInterceptor } from './http/upload.interceptor.js';
+import { ValueUpload } from './http/value-upload.js';
 import { CardFilterModule } from './filter/card-filter.module.js';
 
 /**
@@ -47,7 +47,7 @@ import { CardFilterModule } from './filter/card-filter.module.js';
     DeleteCardService,
     GroupTypesWithFieldService,
     CreateProjectService,
-    UploadInterceptor,
+    ValueUpload,
     { provide: CardsApi, useClass: CardsApiImpl },
   ],
   exports: [CardsApi],

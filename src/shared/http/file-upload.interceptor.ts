@@ -73,58 +73,76 @@ const MULTER_MESSAGES: Record<string, string> = {
 };
 
 /**
- * An interceptor that reads a multipart body whose part `part` holds one file
- * (`req.file`); JSON and form bodies pass through untouched. The upload cap
- * (MAX_UPLOAD_BYTES) is checked against Content-Length before anything is
- * read, and again while the file streams in.
+ * Reads a multipart body whose part `part` holds one file (`req.file`, the
+ * other parts in `req.body`); JSON and form bodies are left untouched. The
+ * upload cap (MAX_UPLOAD_BYTES) is checked against Content-Length before
+ * anything is read, and again while the file streams in. Errors are domain
+ * errors (413, 400 naming the part). Used by `FileUploadInterceptor`, or
+ * called by a handler itself where an interceptor would cost too much.
  */
+export class MultipartUpload {
+  private readonly upload;
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly part: string,
+  ) {
+    this.upload = multer({
+      storage: cappedMemoryStorage(config.maxUploadBytes),
+      limits: { fileSize: config.maxUploadBytes, files: 1, fields: 20, parts: 30, fieldSize: 1024 * 1024 },
+      defParamCharset: 'utf8',
+    }).single(part);
+  }
+
+  /** The uploaded file of a multipart request, once its body is read; undefined for any other request (or without a file). */
+  async receive(req: Request, res: Response): Promise<UploadedFilePart | undefined> {
+    if (!req.is('multipart/form-data')) return undefined;
+    const cap = this.config.maxUploadBytes;
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > cap + MULTIPART_OVERHEAD) {
+      answerTooLargeNow(req, res, cap);
+      req.resume();
+      throw tooLarge(cap);
+    }
+    await new Promise<void>((resolve, reject) => {
+      this.upload(req, res, (error: unknown) => (error ? reject(this.toDomainError(error)) : resolve()));
+    });
+    return (req as Request & { file?: UploadedFilePart }).file;
+  }
+
+  private toDomainError(error: unknown): unknown {
+    const part = this.part;
+    if (error instanceof PayloadTooLargeError) return error;
+    if (error instanceof multer.MulterError) {
+      if (error.code === 'LIMIT_FILE_SIZE') return tooLarge(this.config.maxUploadBytes);
+      const message =
+        error.code === 'LIMIT_UNEXPECTED_FILE'
+          ? `the file must be sent in a form part named "${part}"`
+          : (MULTER_MESSAGES[error.code] ?? 'malformed multipart body');
+      return new InvalidInputError(`${part}: ${message}`, [{ field: error.field ?? part, message }]);
+    }
+    // busboy's parse errors ("Unexpected end of form", "Malformed part header")
+    if (error instanceof Error) {
+      return new InvalidInputError('Malformed multipart body', [{ field: part, message: 'malformed multipart body' }]);
+    }
+    return error;
+  }
+}
+
+/** An interceptor that reads a multipart upload of one file in `part` before the handler (`MultipartUpload`). */
 export function FileUploadInterceptor(part: string): Type<NestInterceptor> {
   @Injectable()
   class Interceptor implements NestInterceptor {
-    private readonly upload;
+    private readonly upload: MultipartUpload;
 
-    constructor(@Inject(AppConfig) private readonly config: AppConfig) {
-      this.upload = multer({
-        storage: cappedMemoryStorage(config.maxUploadBytes),
-        limits: { fileSize: config.maxUploadBytes, files: 1, fields: 20, parts: 30, fieldSize: 1024 * 1024 },
-        defParamCharset: 'utf8',
-      }).single(part);
+    constructor(@Inject(AppConfig) config: AppConfig) {
+      this.upload = new MultipartUpload(config, part);
     }
 
     async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
       const http = context.switchToHttp();
-      const req = http.getRequest<Request>();
-      const res = http.getResponse<Response>();
-      if (req.is('multipart/form-data')) {
-        const cap = this.config.maxUploadBytes;
-        const declared = Number(req.headers['content-length']);
-        if (Number.isFinite(declared) && declared > cap + MULTIPART_OVERHEAD) {
-          answerTooLargeNow(req, res, cap);
-          req.resume();
-          throw tooLarge(cap);
-        }
-        await new Promise<void>((resolve, reject) => {
-          this.upload(req, res, (error: unknown) => (error ? reject(this.toDomainError(error)) : resolve()));
-        });
-      }
+      await this.upload.receive(http.getRequest<Request>(), http.getResponse<Response>());
       return next.handle();
-    }
-
-    private toDomainError(error: unknown): unknown {
-      if (error instanceof PayloadTooLargeError) return error;
-      if (error instanceof multer.MulterError) {
-        if (error.code === 'LIMIT_FILE_SIZE') return tooLarge(this.config.maxUploadBytes);
-        const message =
-          error.code === 'LIMIT_UNEXPECTED_FILE'
-            ? `the file must be sent in a form part named "${part}"`
-            : (MULTER_MESSAGES[error.code] ?? 'malformed multipart body');
-        return new InvalidInputError(`${part}: ${message}`, [{ field: error.field ?? part, message }]);
-      }
-      // busboy's parse errors ("Unexpected end of form", "Malformed part header")
-      if (error instanceof Error) {
-        return new InvalidInputError('Malformed multipart body', [{ field: part, message: 'malformed multipart body' }]);
-      }
-      return error;
     }
   }
   return mixin(Interceptor);

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Req, Res, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { jsonText } from '../../../shared/http/json-text.js';
@@ -11,14 +11,10 @@ import { GroupingApi } from '../../grouping/index.js';
 import { CardViewsService } from '../application/card-views.service.js';
 import { SetCardValuesService } from '../application/set-card-values.service.js';
 import { ATTRIBUTES_BODY_SCHEMA, MODEL_BODY_SCHEMA, POP_BODY_SCHEMA, VALUE_BODY_SCHEMA } from './dto/cards.dto.js';
-import { UploadInterceptor, type UploadedValue } from './upload.interceptor.js';
+import { ValueUpload } from './value-upload.js';
 import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
 const CARD_RESPONSE = { description: 'the whole updated card' };
-
-function uploadOf(req: Request): UploadedValue | undefined {
-  return (req as Request & { file?: UploadedValue }).file;
-}
 
 /**
  * Field values of a card (fields' use cases), answered with the whole card.
@@ -37,6 +33,7 @@ export class CardAttributesController {
     private readonly grouping: GroupingApi,
     private readonly views: CardViewsService,
     private readonly values: SetCardValuesService,
+    private readonly uploads: ValueUpload,
   ) {}
 
   @Post(':id/attributes')
@@ -54,7 +51,6 @@ export class CardAttributesController {
 
   @Post(':id/attributes/:attr')
   @HttpCode(200)
-  @UseInterceptors(UploadInterceptor)
   @ApiConsumes('application/json', 'multipart/form-data')
   @ApiBody({ schema: VALUE_BODY_SCHEMA, description: 'a files field also takes a multipart upload in the part "value"' })
   @ApiOkResponse(CARD_RESPONSE)
@@ -62,30 +58,24 @@ export class CardAttributesController {
     @CurrentActor() actor: Actor,
     @Param('id', ParseIdPipe) id: number,
     @Param('attr') attr: string,
-    @Body() body: Record<string, unknown>,
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ) {
-    const upload = uploadOf(req);
-    if (!upload) return jsonText(res, await this.values.set(id, { kind: 'one', key: attr, body }, actor));
-    await this.fields.setValue(id, attr, body, upload, actor);
+    // A multipart body is read here (ValueUpload), and only then is `req.body` complete.
+    const upload = await this.uploads.receive(req, res);
+    if (!upload) return jsonText(res, await this.values.set(id, { kind: 'one', key: attr, body: req.body }, actor));
+    await this.fields.setValue(id, attr, req.body, upload, actor);
     return this.views.one(id);
   }
 
   @Post(':id/attributes/:attr/append')
   @HttpCode(200)
-  @UseInterceptors(UploadInterceptor)
   @ApiConsumes('application/json', 'multipart/form-data')
   @ApiBody({ schema: VALUE_BODY_SCHEMA, description: 'for files also multipart, the file in the part "value"' })
   @ApiOkResponse(CARD_RESPONSE)
-  async append(
-    @CurrentActor() actor: Actor,
-    @Param('id', ParseIdPipe) id: number,
-    @Param('attr') attr: string,
-    @Body() body: Record<string, unknown>,
-    @Req() req: Request,
-  ) {
-    await this.fields.appendValue(id, attr, body, uploadOf(req), actor);
+  async append(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Param('attr') attr: string, @Req() req: Request, @Res({ passthrough: true }) res: Response) {
+    const upload = await this.uploads.receive(req, res);
+    await this.fields.appendValue(id, attr, req.body, upload, actor);
     return this.views.one(id);
   }
 
