@@ -24,6 +24,7 @@ import {
   type MemberRef,
 } from '../domain/values/index.js';
 import { isPlainObject } from '../domain/values/json.guards.js';
+import { jsonColumn } from '../../../shared/persistence/sql.js';
 import type { NewValuesAlong, PlannedValues, PreparedValues, ProjectFields, ValueSetRequest, ValuesAlong } from '../contracts/fields.api.js';
 import { definitionsStampSql, FieldDefinitionsRepository, fieldsFromJson, projectFieldsJsonSql } from '../infrastructure/field-definitions.repository.js';
 import { ValuePlanCache, type KnownDefinitions, type PlanningCard } from './value-plan.cache.js';
@@ -182,7 +183,11 @@ export class CardValuesService {
   private scalarsAlong(card: PlanningCard, stamp: string, writes: ScalarSet[], actor: Actor): ValuesAlong {
     const byId = new Map(writes.map((w) => [w.field.id, w]));
     const changes = (result: unknown) =>
-      (result as Array<[attributeId: number | string, before: unknown, after: unknown]>).map(([id, before, after]) => ({ write: byId.get(Number(id))!, before, after }));
+      (jsonColumn<Array<[attributeId: number | string, before: unknown, after: unknown]>>(result) ?? []).map(([id, before, after]) => ({
+        write: byId.get(Number(id))!,
+        before,
+        after,
+      }));
     return {
       touch: {
         sql: (bind) => ({
