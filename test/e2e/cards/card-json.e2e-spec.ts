@@ -125,6 +125,21 @@ describe('the card JSON of listings and of one card', () => {
     }
   });
 
+  it('answers a creation with the card JSON the database wrote, the same text as a GET after it', async () => {
+    const top = project.top_level_card_id;
+    await t.http.post(`${API}/projects/${project.id}/attributes`).set(as(ann)).send({ name: 'Due', type: 'date' }).expect(201);
+    for (const title of ['plain', 'quotes " \\ / <b>', 'new\nline \u0001 \u2028 😀 漢字', ',"attributes":{} inside']) {
+      const created = await t.http.post(`${API}/cards/${top}/children`).set(as(ann)).send({ title }).expect(201);
+      expect(created.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(created.body).toMatchObject({ title, state: 'undecided', attributes: { Due: null, Estimate: null }, groups: [] });
+      const read = await t.http.get(`${API}/cards/${created.body.id}`).set(as(ann)).expect(200);
+      expect(created.text).toBe(read.text);
+    }
+    // With values, the answer is read after the commit, as GET reads it.
+    const valued = await t.http.post(`${API}/cards/${top}/children`).set(as(ann)).send({ title: 'valued', attributes: { Due: '2024-01-02' } }).expect(201);
+    expect(valued.text).toBe((await t.http.get(`${API}/cards/${valued.body.id}`).set(as(ann)).expect(200)).text);
+  });
+
   it('answers an empty listing with an empty JSON array', async () => {
     const empty = await c.project(ann, await c.team(ann));
     expect(await body(`/projects/${empty.id}/cards`)).toEqual([]);
