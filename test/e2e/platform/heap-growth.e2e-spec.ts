@@ -79,10 +79,15 @@ function promotedWhileDyingYoung(young: boolean): number {
 
 describe('keepRequestsYoung', () => {
   it('leaves short-lived objects in the young generation even where V8 would have pretenured their allocation site', () => {
-    const own = promotedWhileDyingYoung(false);
     const young = promotedWhileDyingYoung(true);
-    // Measured on Node 20: 66–170 MB with V8's pretenuring, 4–6 MB without.
+    // Whether V8 pretenures the site is a heuristic decided at the scavenges
+    // of the first loop: on one machine, six runs promoted 5, 25, 34, 60, 70
+    // and 171 MB (without pretenuring: 5.5–5.9 MB, every run). So V8's own
+    // behaviour is sampled until a run shows it; five runs that all stay low
+    // fail the test, as then nothing was shown.
+    const own: number[] = [];
+    while (own.length < 5 && !own.some((o) => o > young * 3)) own.push(promotedWhileDyingYoung(false));
     expect(young).toBeLessThan(20e6);
-    expect(own).toBeGreaterThan(young * 3);
-  }, 60_000);
+    expect(Math.max(...own)).toBeGreaterThan(young * 3);
+  }, 120_000);
 });
