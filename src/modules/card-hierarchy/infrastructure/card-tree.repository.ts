@@ -159,7 +159,7 @@ export class CardTreeRepository {
          UPDATE cards.cards c SET updated_at = now()
            FROM seen
           WHERE c.id = $1 AND c.xmin = seen.version AND ${allowedSql} AND ${written.guard}
-          RETURNING ${CARD_COLUMNS.split(',').map((column) => `c.${column.trim()}`).join(', ')}),
+          RETURNING ${CARD_COLUMNS}),
        touched AS (SELECT id AS card_id, project_id FROM touched_row),
        ${written.items},
        recorded AS (${recordAlongSql(written.entries)})

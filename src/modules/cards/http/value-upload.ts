@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../../../config/app-config.js';
-import { MultipartUpload, type UploadedFilePart } from '../../../shared/http/file-upload.interceptor.js';
+import { MultipartUpload } from '../../../shared/http/file-upload.interceptor.js';
 
 /**
  * The spec's first way of setting a files field: a multipart part named
@@ -15,5 +15,3 @@ export class ValueUpload extends MultipartUpload {
     super(config, 'value');
   }
 }
-
-export type UploadedValue = UploadedFilePart;

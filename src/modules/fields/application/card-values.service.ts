@@ -125,9 +125,11 @@ export class CardValuesService {
   async plan(cardId: number, request: ValueSetRequest, actor: Actor, options: { fresh?: boolean } = {}): Promise<PlannedValues> {
     const plan = request.kind === 'many' ? this.manyPlan(request.body) : this.onePlan(request.key, request.body, undefined);
     const known = options.fresh ? undefined : this.known.get(cardId);
-    if (known) {
-      const writes = plannedOrNot(plan, known.card, known.definitions.fields);
-      if (writes?.every((w) => isScalarSet(w, known.card.modelId))) return this.planned(known.card, known.definitions, writes, plan, actor, true);
+    const writes = known && plannedOrNot(plan, known.card, known.definitions.fields);
+    if (known && writes) {
+      // Only writes that can go in the guarded touch are planned from what is remembered.
+      const remembered = this.planned(known.card, known.definitions, writes, plan, actor, true);
+      if (remembered.along) return remembered;
     }
     // The card, the caller's access and the project's definitions with their stamp, in one statement.
     const { card, read } = await this.cards.requireCard(cardId, actor, 'write', {
