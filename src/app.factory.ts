@@ -13,6 +13,7 @@ import { closeConnectionsWhileDraining, DrainState } from './shared/http/drainin
 import { ExpressHttpAdapter } from './shared/http/express-http-adapter.js';
 import { documentPagination, PAGE_LINK_SETTING, type PageLinkSetting } from './shared/http/pagination.js';
 import { answerClientErrors, limitParsedBodies, refuseDeepJson } from './shared/http/body-limits.js';
+import { EarlyKeyLookup } from './modules/identity/index.js';
 import { WEB_PATHS } from './modules/web/index.js';
 import { ProblemDetailsFilter } from './shared/http/problem-details.filter.js';
 import { sendProblem } from './shared/http/problem.js';
@@ -52,6 +53,8 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, obs
     app.use(observe.metrics.middleware());
     observe.metrics.watchPool(() => poolStats(app.get(DataSource)));
   }
+  // An API request's key is looked up as it arrives, beside the body parsing below.
+  app.use(`/${API_PREFIX}`, app.get(EarlyKeyLookup).middleware());
   closeConnectionsWhileDraining(app.get(DrainState), (app.getHttpAdapter().getInstance() as express.Express).response);
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');

@@ -13,6 +13,7 @@ import { OAuthServerService } from './application/oauth-server.service.js';
 import { UsersService } from './application/users.service.js';
 import { ApiKeyBasicStrategy } from './auth/api-key-basic.strategy.js';
 import { ApiKeyHeaderStrategy } from './auth/api-key-header.strategy.js';
+import { EarlyKeyLookup } from './auth/early-key-lookup.js';
 import { AuthenticationGuard } from './auth/authentication.guard.js';
 import { RouteScopesCheck } from './auth/route-scopes.check.js';
 import { AccountsApi } from './contracts/accounts.api.js';
@@ -46,6 +47,7 @@ import { UsersRepository } from './infrastructure/users.repository.js';
     OAuthClientsService,
     OAuthModel,
     OAuthServerService,
+    EarlyKeyLookup,
     ApiKeyBasicStrategy,
     ApiKeyHeaderStrategy,
     RateLimitStore,
@@ -56,7 +58,7 @@ import { UsersRepository } from './infrastructure/users.repository.js';
     { provide: AccountsApi, useClass: AccountsApiImpl },
     { provide: OAuthApi, useClass: OAuthApiImpl },
   ],
-  exports: [IdentityApi, IdentityAdminApi, AccountsApi, OAuthApi],
+  exports: [IdentityApi, IdentityAdminApi, AccountsApi, OAuthApi, EarlyKeyLookup],
 })
 export class IdentityModule {}
 

@@ -1,4 +1,5 @@
 export { IdentityModule, IdentityAdminModule } from './identity.module.js';
+export { EarlyKeyLookup } from './auth/early-key-lookup.js';
 export { IdentityApi, type UserSummary } from './contracts/identity.api.js';
 export {
   IdentityAdminApi,

@@ -1,4 +1,9 @@
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { DataSource } from 'typeorm';
+import { credentialWindowKey } from '../../../src/modules/identity/application/api-keys.service.js';
+import { hashLimitKey } from '../../../src/modules/identity/infrastructure/rate-limit.store.js';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 
 describe('authentication and /me', () => {
@@ -88,5 +93,86 @@ describe('rate limiting', () => {
     const res = await t.http.get('/api/1.0/me').set(as(u)).expect(429);
     expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
     expect(res.body.status).toBe(429);
+  });
+});
+
+describe('the API key, looked up as the request arrives', () => {
+  let t: TestApp;
+  let port: number;
+  beforeAll(async () => {
+    t = await createTestApp();
+    await t.app.listen(0, '127.0.0.1');
+    port = (t.app.getHttpServer().address() as AddressInfo).port;
+  });
+  afterAll(() => t.close());
+
+  const remaining = (res: { headers: Record<string, string> }) => Number(res.headers['ratelimit-remaining']);
+
+  it('counts each request once, whatever form the key comes in', async () => {
+    const u = await t.user();
+    const org = await t.http.post('/api/1.0/organizations').set(as(u)).send({ name: 'T' }).expect(201);
+    let last = remaining(await t.http.get('/api/1.0/me').set(as(u)).expect(200));
+    const requests = [
+      () => t.http.get('/api/1.0/me').set(as(u)),
+      () => t.http.get('/api/1.0/me').auth(u.apiKey, ''),
+      () => t.http.post(`/api/1.0/organizations/${org.body.id}/projects`).set(as(u)).send({ title: 'P' }),
+      () => t.http.post('/api/1.0/organizations').auth(u.apiKey, '').send({ name: 'U' }),
+    ];
+    for (const send of requests) {
+      const res = await send();
+      expect(res.status).toBeLessThan(300);
+      expect(remaining(res)).toBe(last - 1);
+      last = remaining(res);
+    }
+  });
+
+  it('has looked the key up before the body has come', async () => {
+    const u = await t.user();
+    await t.http.get('/api/1.0/me').set(as(u)).expect(200);
+    const hits = async () => {
+      const rows = (await t.app.get(DataSource).query('SELECT hits FROM identity.rate_limit_windows WHERE key = $1', [
+        hashLimitKey(credentialWindowKey(u.apiKey)),
+      ])) as Array<{ hits: number }>;
+      return Number(rows[0].hits);
+    };
+    const before = await hits();
+    // A creation whose body is not sent yet: the server has its head only.
+    const socket = net.connect(port, '127.0.0.1');
+    const body = JSON.stringify({ name: 'Slow' });
+    socket.write(
+      `POST /api/1.0/organizations HTTP/1.1\r\nHost: x\r\nX-Api-Key: ${u.apiKey}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+    );
+    const answer = new Promise<string>((resolve) => {
+      let got = '';
+      socket.on('data', (c: Buffer) => {
+        got += c.toString();
+        if (got.includes('\r\n\r\n')) resolve(got);
+      });
+    });
+    try {
+      // Its hit is counted while the body is still to come.
+      let seen = before;
+      for (let i = 0; i < 100 && seen === before; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+        seen = await hits();
+      }
+      expect(seen).toBe(before + 1);
+      socket.write(body);
+      expect(await answer).toMatch(/^HTTP\/1\.1 201/);
+      expect(await hits()).toBe(before + 1);
+    } finally {
+      socket.destroy();
+    }
+  });
+
+  it('answers a malformed body 400, and a revoked key 401, as before', async () => {
+    const u = await t.user();
+    await t.http.post('/api/1.0/organizations').set(as(u)).set('Content-Type', 'application/json').send('{"name":').expect(400);
+    const key = await t.http.post('/api/1.0/me/api-keys').set(as(u)).send({}).expect(201);
+    await t.http.delete(`/api/1.0/me/api-keys/${key.body.id}`).set(as(u)).expect(200);
+    const revoked = { 'X-Api-Key': key.body.api_key as string };
+    await t.http.post('/api/1.0/organizations').set(revoked).set('Content-Type', 'application/json').send('{"name":').expect(400);
+    await t.http.post('/api/1.0/organizations').set(revoked).send({ name: 'No' }).expect(401);
+    await t.http.post('/api/1.0/organizations').auth(key.body.api_key, '').send({ name: 'No' }).expect(401);
   });
 });

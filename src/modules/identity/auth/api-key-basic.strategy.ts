@@ -3,7 +3,9 @@ import { PassportStrategy } from '@nestjs/passport';
 import type { Request } from 'express';
 import { BasicStrategy } from 'passport-http';
 import type { Actor } from '../../../shared/domain/actor.js';
-import { ApiKeysService, type AuthenticatedKey } from '../application/api-keys.service.js';
+import type { AuthenticatedKey } from '../application/api-keys.service.js';
+import { basicUsername } from './credentials.js';
+import { EarlyKeyLookup } from './early-key-lookup.js';
 
 export const API_KEY_BASIC = 'api-key-basic';
 
@@ -15,7 +17,7 @@ export const API_KEY_BASIC = 'api-key-basic';
  */
 @Injectable()
 export class ApiKeyBasicStrategy extends PassportStrategy(BasicStrategy, API_KEY_BASIC) {
-  constructor(private readonly keys: ApiKeysService) {
+  constructor(private readonly keys: EarlyKeyLookup) {
     super({ realm: 'cardwork' });
   }
 
@@ -28,7 +30,7 @@ export class ApiKeyBasicStrategy extends PassportStrategy(BasicStrategy, API_KEY
     };
     const key = basicUsername(req.headers.authorization);
     if (key === undefined) return self.fail(self._challenge());
-    this.keys.authenticate(key).then(
+    this.keys.authenticate(req, key).then(
       (found) => (found ? self.success(found.actor, found) : self.fail(self._challenge())),
       (err: unknown) => self.error(err),
     );
@@ -38,20 +40,4 @@ export class ApiKeyBasicStrategy extends PassportStrategy(BasicStrategy, API_KEY
   validate(): null {
     return null;
   }
-}
-
-/**
- * The key a Basic credential carries: the username when the password is
- * empty (`key:`), or the whole decoded value when it has no colon (`key`);
- * undefined otherwise.
- */
-export function basicUsername(header: string | undefined): string | undefined {
-  const match = /^Basic\s+([A-Za-z0-9+/=_-]+)\s*$/i.exec(header ?? '');
-  if (!match) return undefined;
-  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  if (colon === -1) return decoded === '' ? undefined : decoded;
-  if (colon === 0) return undefined;
-  const password = decoded.slice(colon + 1);
-  return password === '' ? decoded.slice(0, colon) : undefined;
 }

@@ -9,8 +9,9 @@ import { IS_PUBLIC } from '../../../shared/http/actor.decorator.js';
 import { ROUTE_SCOPE, type ScopeRule } from '../../../shared/http/scopes.decorator.js';
 import { credentialWindowKey, RATE_WINDOW_SECONDS, type AuthenticatedKey } from '../application/api-keys.service.js';
 import { OAuthServerService } from '../application/oauth-server.service.js';
-import { API_KEY_BASIC, basicUsername } from './api-key-basic.strategy.js';
+import { API_KEY_BASIC } from './api-key-basic.strategy.js';
 import { API_KEY_HEADER } from './api-key-header.strategy.js';
+import { bearerToken, presentedCredentials } from './credentials.js';
 import { RateLimitStore, type RateLimitHit } from '../infrastructure/rate-limit.store.js';
 import { neededScope, scopeAllows } from './scope.policy.js';
 
@@ -101,20 +102,3 @@ function applyLimit(res: Response, r: RateLimitHit): void {
 }
 
 const BEARER_INVALID = 'Bearer realm="cardwork", error="invalid_token"';
-
-/** The token of `Authorization: Bearer <token>`; undefined for any other form. */
-function bearerToken(header: string | undefined): string | undefined {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
-  return match ? match[1] : undefined;
-}
-
-/** The distinct credentials a request carries, whatever their form. */
-function presentedCredentials(req: Request): Set<string> {
-  const found = new Set<string>();
-  const header = req.headers['x-api-key'];
-  if (Array.isArray(header)) header.forEach((h) => found.add(h));
-  else if (typeof header === 'string') found.add(header);
-  const authorization = req.headers.authorization;
-  if (authorization) found.add(basicUsername(authorization) ?? authorization);
-  return found;
-}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { basicUsername } from './api-key-basic.strategy.js';
+import { basicUsername } from './credentials.js';
 
 const basic = (decoded: string) => `Basic ${Buffer.from(decoded).toString('base64')}`;
 
