@@ -26,28 +26,25 @@ export function compileRules(dto: Function): RulesCheck | undefined {
   const storage = getMetadataStorage();
   // The arguments class-validator's executor passes for these options.
   const grouped = storage.groupByPropertyName(storage.getTargetValidationMetadatas(dto, undefined as unknown as string, false, false, undefined));
-  const properties: PropertyRules[] = [];
+  const properties: RulesCheck[] = [];
   for (const [property, metadatas] of Object.entries(grouped)) {
-    const rules = propertyRules(property, metadatas);
-    if (!rules) return undefined;
-    properties.push(rules);
+    const passes = propertyRules(dto.name, property, metadatas);
+    if (!passes) return undefined;
+    properties.push(passes);
   }
-  const allowed = new Set(Object.keys(grouped).filter((p) => grouped[p].length > 0));
+  const allowed = new Set(Object.keys(grouped));
   return (object) => {
     // forbidNonWhitelisted: a property without rules is an error.
     for (const key of Object.keys(object)) if (!allowed.has(key)) return false;
-    for (const p of properties) if (!p.passes(object, dto.name)) return false;
+    for (const passes of properties) if (!passes(object)) return false;
     return true;
   };
 }
 
-interface PropertyRules {
-  passes(object: Record<string, unknown>, targetName: string): boolean;
-}
-
 type Rule = { metadata: ValidationMetadata; validate: (value: unknown, args: ValidationArguments) => unknown };
 
-function propertyRules(property: string, metadatas: ValidationMetadata[]): PropertyRules | undefined {
+/** Whether one property of an instance passes its rules; undefined when one is out of reach (see compileRules). */
+function propertyRules(targetName: string, property: string, metadatas: ValidationMetadata[]): RulesCheck | undefined {
   const conditions: ValidationMetadata[] = [];
   const defined: Rule[] = [];
   const custom: Rule[] = [];
@@ -74,7 +71,7 @@ function propertyRules(property: string, metadatas: ValidationMetadata[]): Prope
         return undefined;
     }
   }
-  const run = (rules: Rule[], object: Record<string, unknown>, value: unknown, targetName: string): boolean => {
+  const run = (rules: Rule[], object: Record<string, unknown>, value: unknown): boolean => {
     for (const { metadata, validate } of rules) {
       if (metadata.validateIf && !metadata.validateIf(object, value)) continue;
       const result = validate(value, { targetName, property: metadata.propertyName, object, value, constraints: metadata.constraints });
@@ -82,11 +79,9 @@ function propertyRules(property: string, metadatas: ValidationMetadata[]): Prope
     }
     return true;
   };
-  return {
-    passes(object, targetName) {
-      const value = object[property];
-      for (const c of conditions) if (!(c.constraints[0] as (o: object, v: unknown) => boolean)(object, value)) return true;
-      return run(defined, object, value, targetName) && run(custom, object, value, targetName);
-    },
+  return (object) => {
+    const value = object[property];
+    for (const c of conditions) if (!(c.constraints[0] as (o: object, v: unknown) => boolean)(object, value)) return true;
+    return run(defined, object, value) && run(custom, object, value);
   };
 }

@@ -1,6 +1,7 @@
 import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
 import { InvalidInputError, type FieldProblem } from '../domain/domain-error.js';
+import { MAX_JSON_DEPTH } from './body-limits.js';
 import { compileRules, type RulesCheck } from './compiled-rules.js';
 
 function flatten(errors: ValidationError[], prefix = ''): FieldProblem[] {
@@ -73,12 +74,12 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 /**
  * Strings, numbers, booleans and null, in plain objects without prototype
- * keys and in dense arrays, at most `MAX_DEPTH` deep (refuseDeepJson turns
+ * keys and in dense arrays, at most `MAX_JSON_DEPTH` deep (refuseDeepJson turns
  * deeper JSON away before any pipe).
  */
 function isPlainData(value: unknown, depth = 0): boolean {
   if (value === null || typeof value !== 'object') return typeof value !== 'function' && typeof value !== 'symbol' && typeof value !== 'bigint';
-  if (depth > MAX_DEPTH) return false;
+  if (depth > MAX_JSON_DEPTH) return false;
   if (Array.isArray(value)) {
     if (Object.keys(value).length !== value.length) return false;
     return value.every((item) => isPlainData(item, depth + 1));
@@ -87,8 +88,6 @@ function isPlainData(value: unknown, depth = 0): boolean {
   for (const key of Object.keys(value)) if (PROTO_KEYS.has(key) || !isPlainData(value[key], depth + 1)) return false;
   return true;
 }
-
-const MAX_DEPTH = 64;
 
 /** One validation style for the whole API: whitelist + forbidNonWhitelisted. */
 export function createValidationPipe(): ValidationPipe {
