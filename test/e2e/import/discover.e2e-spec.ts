@@ -60,6 +60,17 @@ describe('POST /importers/spreadsheet/discover', () => {
     expect(latin.body.fields[0].samples).toEqual(['Café']);
   });
 
+  it('reads a quote inside an unquoted CSV field as a character, and refuses a quoted field never closed', async () => {
+    const stray = await upload(Buffer.from('Title,Size\nTV,12" screen\n"Say ""hi""",a"b"\n')).expect(201);
+    expect(stray.body.fields).toEqual([
+      { column: 0, name: 'Title', samples: ['TV', 'Say "hi"'] },
+      { column: 1, name: 'Size', samples: ['12" screen', 'a"b"'] },
+    ]);
+    const open = await upload(Buffer.from('Title\nfine\n"never closed\n')).expect(400);
+    expect(open.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(open.body.detail).toMatch(/CSV syntax error.*a quoted field is never closed/);
+  });
+
   it('answers 415 for formats it does not take', async () => {
     const png = Buffer.from('89504e470d0a1a0a0000000d4948445200000001', 'hex');
     const notSheet = writeZip([{ name: 'readme.txt', data: Buffer.from('hello') }]);

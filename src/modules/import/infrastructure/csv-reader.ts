@@ -43,10 +43,14 @@ interface CsvParseError {
   lines?: number;
 }
 
-// Duck-typed: csv-parse's errors carry a CSV_… code (instanceof fails across jest's VM contexts).
+/**
+ * Duck-typed: csv-parse's errors carry an upper-case code (instanceof fails
+ * across jest's VM contexts). Most start with CSV_, but not all: csv-parse 7
+ * names one INVALID_OPENING_QUOTE, and that one answered 500.
+ */
 function isCsvError(error: unknown): error is CsvParseError {
   const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && code.startsWith('CSV_');
+  return typeof code === 'string' && /^[A-Z][A-Z_]*$/.test(code);
 }
 
 function syntaxError(error: CsvParseError): UnreadableSpreadsheetError {
@@ -82,6 +86,9 @@ export async function readCsv(
     parse({
       delimiter: sniffDelimiter(first.value),
       relax_column_count: true,
+      // A quote inside an unquoted field is a character of it (`12" screen`),
+      // as spreadsheet programs read it; a quoted field must still be closed.
+      relax_quotes: true,
       skip_empty_lines: false,
       max_record_size: maxCellChars * RECORD_CELLS_FACTOR,
     }),
