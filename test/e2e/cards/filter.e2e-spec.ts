@@ -228,6 +228,9 @@ describe('filter language', () => {
     expect(await titles('Severity = high')).toEqual(['Write docs']);
     expect(await titles('created = today and updated >= -1d')).toHaveLength(4);
     expect(await titles('created < today')).toEqual([]);
+    // The first and last days a date can name (the day after 9999-12-31 has no ISO instant PostgreSQL reads)
+    expect(await titles('created = 9999-12-31 or updated > 9999-12-31 or created < 0001-01-01')).toEqual([]);
+    expect(await titles('created <= 9999-12-31 and updated >= 0001-01-01')).toHaveLength(4);
     expect(await titles(`parent = ${cards.page.ref}`)).toEqual(['Login form child']);
     expect(await titles(`parent = #${cards.page.ref}`)).toEqual(['Login form child']);
     expect(await titles('parent = 0')).toEqual(['Fix login bug', 'Login page redesign', 'Write docs']);

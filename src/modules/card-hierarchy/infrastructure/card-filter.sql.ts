@@ -23,7 +23,9 @@ const ROW: FilterCardColumns = { id: 'c.id', projectId: 'c.project_id', modelId:
 function dayBounds(day: string): [string, string] {
   const start = new Date(`${day}T00:00:00Z`);
   const end = new Date(start.getTime() + 86_400_000);
-  return [start.toISOString(), end.toISOString()];
+  // The day after 9999-12-31 is written +010000-01-01T…, which PostgreSQL
+  // reads as a time zone offset and refuses: no instant ends that day sooner.
+  return [start.toISOString(), end.getUTCFullYear() > 9999 ? 'infinity' : end.toISOString()];
 }
 
 /** A timestamp column compared by UTC day, as a range the column's index can use. */
