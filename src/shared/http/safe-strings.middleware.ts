@@ -1,18 +1,17 @@
 import type { NextFunction, Request, Response } from 'express';
 import { InvalidInputError } from '../domain/domain-error.js';
+import { hasUnsafeText, UNSAFE_TEXT_MESSAGE } from '../domain/safe-text.js';
 
-/** NUL, or a UTF-16 surrogate without its pair: PostgreSQL text can store neither. */
-const UNSAFE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const MAX_DEPTH = 64;
 
 /** Path of the first unsafe string (or key) in a parsed body, or undefined. */
 export function findUnsafeString(value: unknown, path = '', depth = 0): string | undefined {
-  if (typeof value === 'string') return UNSAFE.test(value) ? path || '(body)' : undefined;
+  if (typeof value === 'string') return hasUnsafeText(value) ? path || '(body)' : undefined;
   if (value === null || typeof value !== 'object') return undefined;
   if (depth > MAX_DEPTH) return path || '(body)';
   for (const [key, item] of Object.entries(value)) {
     const here = path ? `${path}.${key}` : key;
-    if (UNSAFE.test(key)) return here;
+    if (hasUnsafeText(key)) return here;
     const found = findUnsafeString(item, here, depth + 1);
     if (found) return found;
   }
@@ -31,9 +30,7 @@ export function rejectUnsafeStrings(options: { except?: RegExp[] } = {}) {
     const field = findUnsafeString(req.body) ?? findUnsafeString(req.query);
     if (!field) return next();
     next(
-      new InvalidInputError(`${field}: must not contain NUL characters or unpaired surrogates`, [
-        { field, message: 'must not contain NUL characters or unpaired surrogates' },
-      ]),
+      new InvalidInputError(`${field}: ${UNSAFE_TEXT_MESSAGE}`, [{ field, message: UNSAFE_TEXT_MESSAGE }]),
     );
   };
 }

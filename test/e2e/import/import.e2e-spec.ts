@@ -318,6 +318,45 @@ describe('POST /importers/spreadsheet/import', () => {
     expect(await snapshot(project)).toEqual(before);
   });
 
+  it('a cell no text can hold (NUL, an unpaired surrogate) or a context with a control character: 400 naming its row and column, nothing written', async () => {
+    const project = await ws.project(alice, team, 'Unsafe cells');
+    const before = await snapshot(project);
+    const rows = [
+      ['Title', 'Comment', 'Subtasks', 'Labels'],
+      ['ok', 'fine', 'child', 'label'],
+      ['nul\u0000title', '', '', ''],
+      // `_xD800_` is how XLSX writes U+D800; SheetJS reads it back unpaired.
+      ['fine', 'lone _xD800_ surrogate', 'kid\u0000', 'tab\there'],
+    ];
+    const upload = await t.http
+      .post(DISCOVER)
+      .set(as(alice))
+      .attach('file', sheetFile(rows, 'xlsx', { sharedStrings: true }), 'sheet.xlsx')
+      .expect(201);
+    // discover shows such characters as U+FFFD
+    expect(upload.body.fields.map((f: { samples: string[] }) => f.samples)).toEqual([
+      ['ok', 'nul\uFFFDtitle', 'fine'],
+      ['fine', 'lone \uFFFD surrogate'],
+      ['child', 'kid\uFFFD'],
+      ['label', 'tab\there'],
+    ]);
+    const res = await importing({
+      discover_file_id: upload.body.file_id,
+      project_id: project.id,
+      options: { ignore_header: true },
+      mapping: { '0': { type: 'title' }, '1': { type: 'comment' }, '2': { type: 'children' }, '3': { type: 'context', name: 'Labels' } },
+    }).expect(400);
+    expect(res.body.type).toBe('IMPORT.ROWS_INVALID');
+    const unsafe = 'must not contain NUL characters or unpaired surrogates';
+    expect(res.body.errors).toEqual([
+      { row: 3, column: 0, message: unsafe },
+      { row: 4, column: 1, message: unsafe },
+      { row: 4, column: 2, message: unsafe },
+      { row: 4, column: 3, message: '"tab\there": must not contain control characters' },
+    ]);
+    expect(await snapshot(project)).toEqual(before);
+  });
+
   it('an existing field of another type is a 400 naming the mapping key', async () => {
     const project = await ws.project(alice, team, 'Types');
     await t.http.post(`${API}/projects/${project.id}/attributes`).set(as(alice)).send({ name: 'Estimate', type: 'number' }).expect(201);

@@ -12,7 +12,7 @@ import {
 } from '../contracts/grouping.api.js';
 import type { Group } from '../domain/group.entity.js';
 import type { GroupType } from '../domain/group-type.entity.js';
-import { readName } from '../domain/grouping.policy.js';
+import { nameProblem, readName } from '../domain/grouping.policy.js';
 import { GroupTypesRepository } from '../infrastructure/group-types.repository.js';
 import { GroupsRepository } from '../infrastructure/groups.repository.js';
 import { cardMembershipsJsonSql, membershipsFromJson } from '../infrastructure/memberships.repository.js';
@@ -46,6 +46,10 @@ export class GroupingApiImpl extends GroupingApi {
     private readonly reader: CardGroupsReader,
   ) {
     super();
+  }
+
+  groupTitleProblem(title: string): string | undefined {
+    return nameProblem(title);
   }
 
   async groupTypes(projectId: number): Promise<GroupTypeInfo[]> {

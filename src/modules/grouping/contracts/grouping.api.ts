@@ -63,6 +63,8 @@ export abstract class GroupingApi {
   abstract updateGroupType(typeId: number, changes: GroupTypeChanges, actor: Actor): Promise<{ type: GroupTypeInfo; previousName: string }>;
   /** Deletes a group type with its groups and memberships (each removal on its card's stream). */
   abstract deleteGroupType(typeId: number, actor: Actor): Promise<void>;
+  /** Why a group could not have `title` (trimmed, non-empty) as its title, or undefined: for a caller that checks titles before it writes any. */
+  abstract groupTitleProblem(title: string): string | undefined;
   /** The group of that title (any case) in that type and scope, created last when there is none. */
   abstract ensureGroup(typeId: number, scopeCardId: number, title: string, actor: Actor): Promise<GroupInfo>;
   /**

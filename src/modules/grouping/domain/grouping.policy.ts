@@ -40,7 +40,14 @@ export const MAX_NAME = 1024;
 export function readName(value: unknown, field: string): string {
   if (typeof value !== 'string' || !value.trim()) throw new InvalidGroupingInputError(field, 'must be a non-empty string');
   const name = value.trim();
-  if (name.length > MAX_NAME) throw new InvalidGroupingInputError(field, `must be at most ${MAX_NAME} characters`);
-  if (/[\u0000-\u001f\u007f]|\p{Cs}/u.test(name)) throw new InvalidGroupingInputError(field, 'must not contain control characters');
+  const problem = nameProblem(name);
+  if (problem) throw new InvalidGroupingInputError(field, problem);
   return name;
+}
+
+/** Why a trimmed, non-empty name breaks `readName`'s rules, or undefined. */
+export function nameProblem(name: string): string | undefined {
+  if (name.length > MAX_NAME) return `must be at most ${MAX_NAME} characters`;
+  if (/[\u0000-\u001f\u007f]|\p{Cs}/u.test(name)) return 'must not contain control characters';
+  return undefined;
 }

@@ -99,6 +99,7 @@ export class ImportSpreadsheetService {
       updateOnly: request.updateOnly,
       parseValue: (field, text) => this.fields.parseValue(field, text),
       modelIdByName: (name) => state.models.find((m) => m.name.toLowerCase() === name.toLowerCase())?.id,
+      groupTitleProblem: (title) => this.grouping.groupTitleProblem(title),
     };
     const checked = await this.check(upload, request, ctx, project.projectId, targets);
     if (request.dryRun) return checked.report;

@@ -21,6 +21,7 @@ function checker(rawMapping: Record<string, unknown>, options: { updateField?: s
     updateOnly: options.updateOnly ?? false,
     parseValue,
     modelIdByName: (name) => (name.toLowerCase() === 'bug' ? 7 : undefined),
+    groupTitleProblem: (title) => (title.includes('\t') ? 'must not contain control characters' : undefined),
   };
   return new RowChecker(ctx);
 }

@@ -1,3 +1,4 @@
+import { hasUnsafeText, UNSAFE_TEXT_MESSAGE } from '../../../shared/domain/safe-text.js';
 import type { RowProblem } from './import.errors.js';
 import type { ImportMapping, ScalarImportType, UpdateMatch } from './import-mapping.js';
 
@@ -24,6 +25,8 @@ export interface RowCheckContext {
   parseValue(field: TargetField, text: string): ParsedCell;
   /** A model of the project by name (any case). */
   modelIdByName(name: string): number | undefined;
+  /** Why grouping would refuse a context's group title, or undefined (GroupingApi.groupTitleProblem). */
+  groupTitleProblem(title: string): string | undefined;
 }
 
 /** One row that passed every check: what the import will do with it. */
@@ -124,12 +127,17 @@ export class RowChecker {
       const { column, spec } = columns[i];
       const text = texts[i];
       if (!text) continue;
+      // Nothing else could store it either (a title, a value, a comment).
+      if (hasUnsafeText(text)) {
+        report(column, UNSAFE_TEXT_MESSAGE);
+        continue;
+      }
       switch (spec.type) {
         case 'attribute':
           this.value(column, text, plan, report);
           break;
         case 'context':
-          plan.groups.push({ column, titles: this.titles(distinct(splitCell(text, CONTEXT_SEPARATORS)), column, report) });
+          plan.groups.push({ column, titles: this.groupTitles(distinct(splitCell(text, CONTEXT_SEPARATORS)), column, report) });
           break;
         case 'model':
           plan.modelId = this.model(text, column, report);
@@ -162,6 +170,14 @@ export class RowChecker {
 
   private titles(titles: string[], column: number, report: (column: number, message: string) => void): string[] {
     for (const t of titles) if (t.length > MAX_TITLE) report(column, `"${t.slice(0, 40)}…" is longer than ${MAX_TITLE} characters`);
+    return titles;
+  }
+
+  private groupTitles(titles: string[], column: number, report: (column: number, message: string) => void): string[] {
+    for (const t of titles) {
+      const problem = this.ctx.groupTitleProblem(t);
+      if (problem) report(column, `"${t.slice(0, 40)}": ${problem}`);
+    }
     return titles;
   }
 

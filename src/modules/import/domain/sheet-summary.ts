@@ -1,4 +1,5 @@
 import type { ImportLimits } from '../../../config/app-config.js';
+import { withUnsafeReplaced } from '../../../shared/domain/safe-text.js';
 import { SpreadsheetTooLargeError } from './import.errors.js';
 
 /** One column as discover shows it (DESIGN.md §8). */
@@ -75,7 +76,10 @@ export class SheetSummary {
         );
       }
     });
-    if (this.rows === 1) this.header = row.map((cell) => cell.trim().slice(0, NAME_CHARS));
+    // Names and samples are only shown (and kept with the upload as JSON, which
+    // cannot hold a NUL): such characters show as U+FFFD; the import refuses
+    // the cells themselves, naming their rows.
+    if (this.rows === 1) this.header = row.map((cell) => withUnsafeReplaced(cell.trim().slice(0, NAME_CHARS)));
     else this.sample(row);
   }
 
@@ -84,7 +88,9 @@ export class SheetSummary {
       const value = cell.trim();
       if (!value) return;
       const seen = (this.samples[column] ??= []);
-      if (seen.length < SAMPLES && !seen.includes(value.slice(0, SAMPLE_CHARS))) seen.push(value.slice(0, SAMPLE_CHARS));
+      if (seen.length >= SAMPLES) return;
+      const sample = withUnsafeReplaced(value.slice(0, SAMPLE_CHARS));
+      if (!seen.includes(sample)) seen.push(sample);
     });
   }
 
