@@ -4,6 +4,8 @@
  * as text. Only their plain decimal and `true`/`false` forms are converted;
  * anything else is left for the validators to refuse (400 naming the field).
  */
-export const formInt = ({ value }: { value: unknown }): unknown => (typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : value);
+// A negative number too, so that `position=-1` is refused for being below the
+// minimum rather than for not being a number (which also failed the maximum).
+export const formInt = ({ value }: { value: unknown }): unknown => (typeof value === 'string' && /^-?\d{1,15}$/.test(value) ? Number(value) : value);
 
 export const formBool = ({ value }: { value: unknown }): unknown => (value === 'true' ? true : value === 'false' ? false : value);

@@ -32,6 +32,14 @@ describe('request parameter forms', () => {
     expect(moved.body.parent_id).toBe(json.body.id);
   });
 
+  it('reads a negative number in the query or a form as a number, refused for its range alone', async () => {
+    const top = project.top_level_card_id;
+    const card = (await t.http.post(`/api/1.0/cards/${top}/children`).set(as(u)).send({ title: 'placed' }).expect(201)).body;
+    const query = await t.http.post(`/api/1.0/cards/${card.id}/relocate`).query({ position: '-1' }).set(as(u)).expect(400);
+    const form = await t.http.post(`/api/1.0/cards/${card.id}/relocate`).set(as(u)).type('form').send({ position: '-1' }).expect(400);
+    for (const res of [query, form]) expect(res.body.errors).toEqual([{ field: 'position', message: 'position must not be less than 0' }]);
+  });
+
   it('validates the query form like a body, and lets a sent body win', async () => {
     const top = project.top_level_card_id;
     const bad = await t.http.post(`/api/1.0/cards/${top}/children`).query({ title: 'x', color: 'red' }).set(as(u)).expect(400);
