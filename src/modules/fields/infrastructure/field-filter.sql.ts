@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { prepared } from '../../../shared/persistence/prepared-statements.js';
 import { jsonColumn } from '../../../shared/persistence/sql.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { idIn, likeContains, type FilterCardColumns, type FilterOrderOp, type FilterTextMatch, type SqlParams } from '../../../shared/persistence/sql-params.js';
@@ -102,6 +103,18 @@ function valueRows(term: Exclude<FieldTerm, { kind: 'likes' }>, params: SqlParam
 }
 
 /**
+ * The definitions a filter's names are looked up in: a fixed text, named
+ * (its plan does not depend on the projects: two index scans by project).
+ */
+const SCHEMA_SQL = prepared(
+  `SELECT 'field' AS what, id, project_id, model_id, name, type, options, group_type_id
+     FROM fields.attributes WHERE project_id = ANY($1::bigint[])
+   UNION ALL
+   SELECT 'model', id, project_id, NULL, name, NULL, NULL, NULL
+     FROM fields.models WHERE project_id = ANY($1::bigint[])`,
+);
+
+/**
  * The fields part of the filter language: each term is an EXISTS over the
  * fields module's own value tables, correlated on the card's id (and model).
  */
@@ -113,14 +126,7 @@ export class FieldFilterSql extends FieldFilterApi {
 
   async schema(projectIds: number[]): Promise<FilterSchema> {
     if (!projectIds.length) return { fields: [], models: [] };
-    const rows = (await this.uow.manager.query(
-      `SELECT 'field' AS what, id, project_id, model_id, name, type, options, group_type_id
-         FROM fields.attributes WHERE project_id = ANY($1::bigint[])
-       UNION ALL
-       SELECT 'model', id, project_id, NULL, name, NULL, NULL, NULL
-         FROM fields.models WHERE project_id = ANY($1::bigint[])`,
-      [projectIds],
-    )) as Raw[];
+    const rows = (await this.uow.manager.query(SCHEMA_SQL, [projectIds])) as Raw[];
     const id = (v: unknown) => (v === null || v === undefined ? null : Number(v));
     const schema: FilterSchema = { fields: [], models: [] };
     for (const r of rows) {

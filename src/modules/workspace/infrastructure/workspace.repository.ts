@@ -19,6 +19,11 @@ const PROJECT_WITH_ROLE = `SELECT p.id, p.organization_id, p.title, p.top_level_
    JOIN workspace.memberships m ON m.organization_id = p.organization_id AND m.user_id = $2
   WHERE p.id = $1`;
 const PROJECT_WITH_ROLE_SQL = prepared(PROJECT_WITH_ROLE);
+/** Every project of every team the user is in (GET /search). */
+const VISIBLE_PROJECTS_SQL = prepared(
+  `SELECT p.id FROM workspace.memberships m JOIN workspace.projects p ON p.organization_id = m.organization_id
+    WHERE m.user_id = $1 ORDER BY p.id`,
+);
 const PROJECT_WITH_ROLE_KEY_SHARE_SQL = prepared(`${PROJECT_WITH_ROLE} FOR KEY SHARE OF p`);
 
 interface ProjectWithRoleRow {
@@ -154,11 +159,7 @@ export class WorkspaceRepository {
   }
 
   async visibleProjectIds(userId: number): Promise<number[]> {
-    const rows = (await this.m.query(
-      `SELECT p.id FROM workspace.memberships m JOIN workspace.projects p ON p.organization_id = m.organization_id
-        WHERE m.user_id = $1 ORDER BY p.id`,
-      [userId],
-    )) as Array<{ id: string | number }>;
+    const rows = (await this.m.query(VISIBLE_PROJECTS_SQL, [userId])) as Array<{ id: string | number }>;
     return rows.map((r) => Number(r.id));
   }
 
