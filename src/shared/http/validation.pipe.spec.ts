@@ -141,8 +141,13 @@ describe('the API validation pipe', () => {
     // Nest's pipe deleted the key in place: the fast path did not take it.
     expect(Object.keys(answer.attributes)).toEqual(['n']);
     const unusual = [{ title: 'a', attributes: { file: Buffer.from('x') } }, { title: 'a', attributes: { list: [1, , 3] } }, { title: 'a', attributes: { at: new Date(0) } }];
+    // class-transformer turns a Date from another realm (structuredClone's,
+    // outside jest's) into the current time, on both sides, a millisecond
+    // apart at times: the instants are not compared.
+    const instantless = (o: unknown) => JSON.stringify(o).replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/g, '<instant>');
     for (const v of unusual) {
-      expect(await outcome(() => pipe.transform(structuredClone(v), metadata))).toEqual(await outcome(() => reference(structuredClone(v), metadata)));
+      const ours = await outcome(() => pipe.transform(structuredClone(v), metadata));
+      expect(instantless(ours)).toEqual(instantless(await outcome(() => reference(structuredClone(v), metadata))));
     }
   });
 });
