@@ -408,5 +408,21 @@ describe('/search', () => {
     expect(page.headers['x-service-total']).toBe('3');
     expect(page.headers['x-service-page']).toBe('2');
     expect(page.headers['x-service-nextpage']).toBeUndefined();
+
+    // Pages of a filter found from its candidates (`@me`): the same ids, totals and cursors in both plans.
+    await t.http.post(`${API}/cards/${a.ids[1]}/attributes/Owners`).set(as(ann)).send({ value: [ann.id] }).expect(200);
+    await t.http.post(`${API}/cards/${a.ids[3]}/attributes/Owners`).set(as(ann)).send({ value: [ann.id] }).expect(200);
+    for (const id of b.ids) await t.http.post(`${API}/cards/${id}/attributes/Owners`).set(as(ben)).send({ value: [ann.id] }).expect(200);
+    const owned = [a.ids[0], a.ids[1], a.ids[3], ...b.ids];
+    const second = await search(ann, { filter: '@me', per_page: '2', page: '2', only_ids: 'true' });
+    expect(second.body).toEqual(owned.slice(2, 4));
+    expect(second.headers['x-service-total']).toBe('5');
+    expect(second.headers['x-service-nextpage']).toBe('3');
+    const first = await search(ann, { filter: '@me', per_page: '3', only_ids: 'true' });
+    expect(first.body).toEqual(owned.slice(0, 3));
+    const rest = await search(ann, { filter: '@me', per_page: '3', only_ids: 'true', cursor: first.headers['x-service-nextcursor'] });
+    expect(rest.body).toEqual(owned.slice(3));
+    expect(rest.headers['x-service-total']).toBe('5');
+    expect(rest.headers['x-service-nextcursor']).toBeUndefined();
   }
 });
