@@ -369,7 +369,7 @@ describe('POST /importers/spreadsheet/import', () => {
     expect(res.body.errors).toEqual([{ field: 'mapping.1.attr_type', message: '"Estimate" exists with type number, not text' }]);
   });
 
-  it("another team's project_id: 400 naming project_id, nothing written", async () => {
+  it("another team's project_id or organization_id: 400 naming it, nothing written", async () => {
     const mallory = await t.user();
     const theirs = await ws.project(mallory, await ws.team(mallory), 'Not yours');
     const before = await (async () => {
@@ -378,8 +378,13 @@ describe('POST /importers/spreadsheet/import', () => {
     })();
     const fileId = await discover([['Title'], ['Intruder']], 'csv');
     const res = await importing({ discover_file_id: fileId, project_id: theirs.id, mapping: { '0': { type: 'title' } } }).expect(400);
-    expect(res.body.errors).toEqual([{ field: 'project_id', message: expect.any(String) }]);
+    expect(res.body.errors).toEqual([{ field: 'project_id', message: 'no such project visible to you' }]);
     expect((await t.http.get(`${API}/projects/${theirs.id}/cards`).set(as(mallory)).expect(200)).body).toEqual(before);
+    // a new project in their team neither
+    const newThere = await importing({ discover_file_id: fileId, title: 'Planted', organization_id: theirs.organization_id, mapping: { '0': { type: 'title' } } }).expect(400);
+    expect(newThere.body.errors).toEqual([{ field: 'organization_id', message: 'no such team visible to you' }]);
+    const theirProjects = await t.http.get(`${API}/organizations/${theirs.organization_id}/projects`).set(as(mallory)).expect(200);
+    expect(theirProjects.body.map((p: ProjectJson) => p.title)).toEqual(['Not yours']);
     // …and an upload of someone else is not yours to import
     const own = await ws.project(mallory, (await t.http.get(`${API}/organizations`).set(as(mallory))).body[0].id, 'Own');
     const stolen = await importing({ discover_file_id: fileId, project_id: own.id, mapping: { '0': { type: 'title' } } }, mallory).expect(400);

@@ -130,7 +130,7 @@ export class ImportSpreadsheetService {
       return { projectId: access.projectId, topLevelCardId: access.topLevelCardId };
     } catch (error) {
       const field = target.kind === 'new' ? 'organization_id' : 'project_id';
-      if (error instanceof NotFoundError) throw invalidImportInput(field, 'no such project visible to you');
+      if (error instanceof NotFoundError) throw invalidImportInput(field, `no such ${target.kind === 'new' ? 'team' : 'project'} visible to you`);
       if (error instanceof ForbiddenError) throw new ForbiddenError(`${field}: your role does not allow writing there`);
       throw error;
     }
