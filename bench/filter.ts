@@ -399,6 +399,14 @@ function handQueries(s: Scenario, setup: Setup) {
   };
 }
 
+/** Sequential runs of `task`: the warm-up, then up to REQUESTS measured ones. */
+async function timed(task: () => Promise<void>): Promise<Timing> {
+  await runPool(WARMUP, 1, task, { maxSeconds: WARMUP_SECONDS, minCount: 3 });
+  const latencies: number[] = [];
+  const t = await runPool(REQUESTS, 1, task, { maxSeconds: MAX_SECONDS, minCount: 10, latencies });
+  return summarize(latencies, t.seconds);
+}
+
 /**
  * The floor under every filter's figure: `GET /attribute-types`, an
  * authenticated request that reads nothing but the caller's key, on the
@@ -411,11 +419,8 @@ async function floor(setup: Setup, server: RunningServer): Promise<Timing> {
     const r = await api.request('GET', '/attribute-types');
     if (r.status !== 200) throw new Error(`GET /attribute-types → ${r.status}`);
   };
-  await runPool(WARMUP, 1, task, { maxSeconds: WARMUP_SECONDS, minCount: 3 });
-  const latencies: number[] = [];
-  const t = await runPool(REQUESTS, 1, task, { maxSeconds: MAX_SECONDS, minCount: 10, latencies });
+  const timing = await timed(task);
   api.close();
-  const timing = summarize(latencies, t.seconds);
   log(`floor (GET /attribute-types): ${timing.medianMs.toFixed(2)} ms`);
   return timing;
 }
@@ -435,12 +440,6 @@ async function measure(s: Scenario, setup: Setup, server: RunningServer, pool: p
   if (appIds.join() !== handIds.join() || total !== count.rows[0].n) {
     throw new Error(`${s.name}: the app (${total}: ${appIds.slice(0, 5)}…) and the hand-written SQL (${count.rows[0].n}: ${handIds.slice(0, 5)}…) disagree`);
   }
-  const run = async (task: () => Promise<void>) => {
-    await runPool(WARMUP, 1, task, { maxSeconds: WARMUP_SECONDS, minCount: 3 });
-    const latencies: number[] = [];
-    const t = await runPool(REQUESTS, 1, task, { maxSeconds: MAX_SECONDS, minCount: 10, latencies });
-    return summarize(latencies, t.seconds);
-  };
   const appTask = async () => {
     const r = await api.request('GET', url);
     if (r.status !== 200) throw new Error(`GET ${url} → ${r.status}`);
@@ -459,10 +458,10 @@ async function measure(s: Scenario, setup: Setup, server: RunningServer, pool: p
   const result = {
     scenario: s,
     total,
-    hand: await run(handTask),
-    app: await run(appTask),
-    appIds: await run(idsTask),
-    service: await run(serviceTask),
+    hand: await timed(handTask),
+    app: await timed(appTask),
+    appIds: await timed(idsTask),
+    service: await timed(serviceTask),
   };
   api.close();
   log(

@@ -1,3 +1,5 @@
+import { hasUnsafeText } from '../../../../shared/domain/safe-text.js';
+
 /**
  * JSON objects only: arrays, Buffers and class instances are not request
  * bodies. Compared by shape rather than `=== Object.prototype` so objects from
@@ -9,7 +11,7 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return proto === null || Object.getPrototypeOf(proto) === null;
 }
 
-/** Postgres text and jsonb refuse NUL, and lone surrogates would be silently replaced on the wire. */
+/** Postgres text and jsonb refuse NUL, and lone surrogates would be silently replaced on the wire (shared/domain/safe-text.ts). */
 export function isStorableText(value: string): boolean {
-  return !value.includes('\u0000') && !/\p{Cs}/u.test(value);
+  return !hasUnsafeText(value);
 }
