@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { DataSource, type QueryRunner } from 'typeorm';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, workspaceClient, type ProjectJson, type StreamEntryJson } from '../../support/workspace-client.js';
 import { sheetFile, type Cell, type SheetFormat } from '../../support/spreadsheets.js';
@@ -391,6 +392,101 @@ describe('POST /importers/spreadsheet/import', () => {
     expect(stolen.body.errors[0].field).toBe('discover_file_id');
   });
 
+  // A second connection (the holder) takes a row first and stands for a
+  // DELETE that got there before the import, or holds the import back while a
+  // DELETE comes. The embedded database runs one transaction at a time.
+  describe('while a deletion races it', () => {
+    const onServer = Boolean(process.env.DATABASE_URL);
+    const estimateMapping = { '0': { type: 'title' }, '1': { type: 'attribute', attr_type: 'number', name: 'Estimate' } };
+
+    /** A project with a number field "Estimate" and an uploaded sheet of two rows filling it. */
+    async function estimateProject(title: string) {
+      const project = await ws.project(alice, team, title);
+      const estimate = (await t.http.post(`${API}/projects/${project.id}/attributes`).set(as(alice)).send({ name: 'Estimate', type: 'number' }).expect(201)).body;
+      const fileId = await discover([['Title', 'Estimate'], ['a', 1], ['b', 2]], 'csv');
+      return { project, estimate, fileId };
+    }
+
+    /** Runs `body` with the holder's transaction open; it is rolled back unless `body` committed it. */
+    async function holding(body: (holder: QueryRunner, db: DataSource) => Promise<void>): Promise<void> {
+      const db = t.app.get(DataSource);
+      const holder = db.createQueryRunner();
+      await holder.connect();
+      try {
+        await holder.startTransaction();
+        await body(holder, db);
+      } finally {
+        if (holder.isTransactionActive) await holder.rollbackTransaction();
+        await holder.release();
+      }
+    }
+
+    // It answered 400 naming the field's internal id.
+    it('a field deleted first: the import waits, answers 409 naming the mapping key, and writes nothing', async () => {
+      if (!onServer) return;
+      const { project, estimate, fileId } = await estimateProject('Field deleted');
+      const before = await snapshot(project);
+      await holding(async (holder, db) => {
+        await holder.query(`SELECT id FROM fields.attributes WHERE id = $1 FOR UPDATE`, [estimate.id]);
+        const pending = importing({ discover_file_id: fileId, project_id: project.id, options: { ignore_header: true }, mapping: estimateMapping }).then((r) => r);
+        await untilSomeoneWaitsForALock(db);
+        await holder.query(`DELETE FROM fields.attributes WHERE id = $1`, [estimate.id]);
+        await holder.commitTransaction();
+        const res = await pending;
+        expect(res.status).toBe(409);
+        expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+        expect(res.body.detail).toBe('mapping.1.name: the field "Estimate" was deleted while the import ran; nothing was imported');
+      });
+      const after = await snapshot(project);
+      expect(after.list).toEqual(before.list);
+      expect(after.rootStream).toEqual(before.rootStream);
+      expect(after.fields).toEqual([]);
+    });
+
+    // It wrote the cards into the deleted project.
+    it('a project deleted first: the import waits, answers 400 naming project_id, and writes no card', async () => {
+      if (!onServer) return;
+      const project = await ws.project(alice, team, 'Project deleted');
+      const fileId = await discover([['Title'], ['a'], ['b']], 'csv');
+      const db = t.app.get(DataSource);
+      const cardsOf = async () => (await db.query(`SELECT count(*)::int AS n FROM cards.cards WHERE project_id = $1`, [project.id]))[0].n;
+      const before = await cardsOf();
+      await holding(async (holder) => {
+        await holder.query(`SELECT id FROM workspace.projects WHERE id = $1 FOR UPDATE`, [project.id]);
+        const pending = importing({ discover_file_id: fileId, project_id: project.id, options: { ignore_header: true }, mapping: { '0': { type: 'title' } } }).then((r) => r);
+        await untilSomeoneWaitsForALock(db);
+        await holder.query(`DELETE FROM workspace.projects WHERE id = $1`, [project.id]);
+        await holder.commitTransaction();
+        const res = await pending;
+        expect(res.status).toBe(400);
+        expect(res.body.errors).toEqual([{ field: 'project_id', message: 'no such project visible to you' }]);
+      });
+      expect(await cardsOf()).toBe(before);
+    });
+
+    // The holder keeps the top-level card, which the import locks after the
+    // fields; the field's DELETE went through at once and the import failed.
+    it('a field deleted once the import holds it: the deletion waits for the import, then removes its values too', async () => {
+      if (!onServer) return;
+      const { project, estimate, fileId } = await estimateProject('Field held');
+      await holding(async (holder, db) => {
+        await holder.query(`SELECT id FROM cards.cards WHERE id = $1 FOR UPDATE`, [project.top_level_card_id]);
+        const pending = importing({ discover_file_id: fileId, project_id: project.id, options: { ignore_header: true }, mapping: estimateMapping }).then((r) => r);
+        await untilSomeoneWaitsForALock(db);
+        const deleting = t.http.delete(`${API}/attributes/${estimate.id}`).set(as(alice)).then((r) => r);
+        await untilSomeoneWaitsForALock(db, 2);
+        await holder.commitTransaction();
+        expect((await pending).status).toBe(200);
+        expect((await deleting).status).toBe(200);
+      });
+      const imported = rowCards(await cards(project.id), project);
+      expect(imported.map((c) => [c.title, c.attributes])).toEqual([
+        ['a', {}],
+        ['b', {}],
+      ]);
+    });
+  });
+
   it('names the body property that is wrong', async () => {
     const project = await ws.project(alice, team, 'Body');
     const fileId = await discover([['Title']], 'csv');
@@ -401,3 +497,15 @@ describe('POST /importers/spreadsheet/import', () => {
     expect(await field({ discover_file_id: fileId, project_id: project.id, mapping: { '0': { type: 'title' } }, colour: 1 })).toBe('colour');
   });
 });
+
+/** Resolves once `count` statements of the test database wait for a lock. */
+async function untilSomeoneWaitsForALock(db: DataSource, count = 1): Promise<void> {
+  for (let i = 0; ; i++) {
+    const [row] = await db.query(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+    );
+    if (row.n >= count) return;
+    if (i > 500) throw new Error(`fewer than ${count} statements ever waited for a lock`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

@@ -193,6 +193,25 @@ describe('OAuth 2.0 authorization code flow', () => {
       expect(refresh.body.error).toBe('invalid_grant');
     });
 
+    // RFC 6749 §4.1.2: a code used more than once is refused, and what it
+    // issued is revoked. Sent several times at once, every request but one
+    // is a replay, so whichever finishes first, no token outlives the race.
+    it('sent several times at once: at most one token is issued, and it is revoked with the rest', async () => {
+      const code = await ann.code(params(confidential));
+      const answers = await Promise.all(Array.from({ length: 6 }, () => exchange(confidential, code)));
+      const issued = answers.filter((r) => r.status === 200);
+      expect(issued.length).toBeLessThanOrEqual(1);
+      for (const refused of answers.filter((r) => r.status !== 200)) {
+        expect(refused.status).toBe(400);
+        expect(refused.body.error).toBe('invalid_grant');
+      }
+      for (const r of issued) {
+        await me(r.body.access_token).expect(401);
+        const refresh = await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: r.body.refresh_token }, basic(confidential)).expect(400);
+        expect(refresh.body.error).toBe('invalid_grant');
+      }
+    });
+
     it('expire after 10 minutes', async () => {
       const code = await ann.code(params(confidential));
       const [stored] = await dbQuery(t, `SELECT extract(epoch FROM expires_at - created_at)::int AS seconds FROM identity.oauth_codes ORDER BY id DESC LIMIT 1`);

@@ -139,6 +139,12 @@ export class FieldsApiImpl extends FieldsApi {
     return toFieldInfo(await this.definitions.createImportedField(projectId, input));
   }
 
+  async holdFields(ids: number[]): Promise<number[]> {
+    if (!ids.length) return [];
+    const held = new Set(await this.definitionRows.keyShare(ids));
+    return ids.filter((id) => !held.has(id));
+  }
+
   cardsWithValues(attributeId: number, values: unknown[]): Promise<Array<{ cardId: number; value: unknown }>> {
     return this.valueRows.cardsWithScalarValues(attributeId, values);
   }

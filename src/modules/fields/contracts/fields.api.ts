@@ -256,6 +256,12 @@ export abstract class FieldsApi {
    * checks as POST /projects/{id}/attributes (the caller checks access).
    */
   abstract createField(projectId: number, input: { name: string; type: string; options?: unknown }): Promise<FieldInfo>;
+  /**
+   * Holds the fields `ids` in the caller's transaction (FOR KEY SHARE, in
+   * ascending id) so that none is deleted before it ends: a deletion waits.
+   * Returns the ids that no longer exist (deleted since they were read).
+   */
+  abstract holdFields(ids: number[]): Promise<number[]>;
   /** Cards holding one of `values` (parsed, as stored) in a scalar field: one query for the batch. */
   abstract cardsWithValues(attributeId: number, values: unknown[]): Promise<Array<{ cardId: number; value: unknown }>>;
   /** The attribute id of each group type's field. */

@@ -93,6 +93,18 @@ export class FieldDefinitionsRepository {
     await this.sql.run(`SELECT pg_advisory_xact_lock(hashtextextended('fields.names:' || $1::text, 0))`, [projectId]);
   }
 
+  /**
+   * FOR KEY SHARE on the fields, in ascending id, until the transaction ends:
+   * a deletion waits for it. Returns the ids that still exist.
+   */
+  async keyShare(ids: number[]): Promise<number[]> {
+    const rows = await this.sql.rows<{ id: string }>(
+      `SELECT id FROM fields.attributes WHERE id = ANY($1::bigint[]) ORDER BY id FOR KEY SHARE`,
+      [ids],
+    );
+    return rows.map((r) => Number(r.id));
+  }
+
   async find(id: number): Promise<FieldDefinition | null> {
     const rows = await this.sql.rows<RawField>(`SELECT ${FIELD_COLUMNS} FROM fields.attributes WHERE id = $1`, [id]);
     return rows[0] ? toField(rows[0]) : null;

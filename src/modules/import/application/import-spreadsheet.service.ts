@@ -9,7 +9,7 @@ import { CardsApi, type NewCard, type PreparedCards } from '../../cards/index.js
 import { FieldsApi, type ProjectFields } from '../../fields/index.js';
 import { GroupingApi } from '../../grouping/index.js';
 import { WorkspaceApi } from '../../workspace/index.js';
-import { ImportRowsInvalidError, invalidImportInput } from '../domain/import.errors.js';
+import { ImportFieldDeletedError, ImportRowsInvalidError, invalidImportInput } from '../domain/import.errors.js';
 import { parseMapping, parseUpdateField } from '../domain/import-mapping.js';
 import { parseImportRequest, type ImportRequest, type ImportTarget } from '../domain/import-request.js';
 import { resolveTargets, type ImportTargets, type ProjectState } from '../domain/import-targets.js';
@@ -119,7 +119,10 @@ export class ImportSpreadsheetService {
     });
   }
 
-  /** The target project, checked for write access: 400 naming the property when it is not visible. */
+  /**
+   * The target project, checked for write access: 400 naming the property
+   * when it is not visible. In a transaction, it holds the project (KEY SHARE).
+   */
   private async target(target: ImportTarget, actor: Actor): Promise<Project> {
     try {
       if (target.kind === 'new') {
@@ -241,6 +244,10 @@ export class ImportSpreadsheetService {
     checked: CheckResult,
     actor: Actor,
   ): Promise<WriteTargets> {
+    // The lock order: the project (KEY SHARE, with the caller's access checked
+    // again), its fields, then cards. A deletion of either waits for the import.
+    if (target.kind === 'existing') await this.target(target, actor);
+    await this.holdExistingFields(targets);
     let { projectId, topLevelCardId } = project;
     if (target.kind === 'new') {
       const created = await this.cards.createProject(target.organizationId, target.title, actor);
@@ -268,6 +275,20 @@ export class ImportSpreadsheetService {
       write.groupIds.set(column, groups);
     }
     return write;
+  }
+
+  /**
+   * The existing fields the rows fill, held until the import commits (a
+   * deletion waits for it), first thing in the transaction: its value writes
+   * would otherwise take the field's key only when their first row comes,
+   * after a deletion may have started on values the import updated (a
+   * deadlock), or after the field was gone (a foreign-key failure).
+   */
+  private async holdExistingFields(targets: ImportTargets): Promise<void> {
+    const existing = [...targets.fields].filter(([, field]) => field.attributeId !== null);
+    const gone = new Set(await this.fields.holdFields(existing.map(([, field]) => field.attributeId!)));
+    const deleted = existing.find(([, field]) => gone.has(field.attributeId!));
+    if (deleted) throw new ImportFieldDeletedError(deleted[0], deleted[1].name);
   }
 
   /**

@@ -1,4 +1,5 @@
 import {
+  ConflictError,
   DomainError,
   InvalidInputError,
   PayloadTooLargeError,
@@ -45,6 +46,13 @@ export class ImportRowsInvalidError extends DomainError {
     super(`${total} problem${total === 1 ? '' : 's'} in the spreadsheet's rows; nothing was imported${shown}`, problems, {
       error_count: total,
     });
+  }
+}
+
+/** A field the mapping names was deleted between the check and the write: 409, nothing written. */
+export class ImportFieldDeletedError extends ConflictError {
+  constructor(column: number, name: string) {
+    super(`mapping.${column}.name: the field "${name}" was deleted while the import ran; nothing was imported`, 'IMPORT.FIELD_DELETED');
   }
 }
 
