@@ -119,6 +119,33 @@ describe('POST /importers/spreadsheet/import', () => {
     );
   });
 
+  it('puts imported cards last in their groups, in row order, with a group_changed entry each', async () => {
+    const project = await ws.project(alice, team, 'Columns');
+    const root = project.top_level_card_id;
+    const type = (await t.http.post(`${API}/projects/${project.id}/group-types`).set(as(alice)).send({ name: 'Labels' }).expect(201)).body;
+    const docs = (await t.http.post(`${API}/cards/${root}/groups`).set(as(alice)).send({ type_id: type.id, title: 'docs' }).expect(201)).body;
+    const first = (await t.http.post(`${API}/cards/${root}/children`).set(as(alice)).send({ title: 'Already there', group_id: docs.id }).expect(201)).body;
+    const fileId = await discover([['Title', 'Labels'], ['one', 'docs'], ['two', 'new, DOCS'], ['three', 'docs\nnew\ndocs']], 'csv');
+    await importing({
+      discover_file_id: fileId,
+      project_id: project.id,
+      options: { ignore_header: true },
+      mapping: { '0': { type: 'title' }, '1': { type: 'context', name: 'labels' } },
+    }).expect(200);
+    const placed = (card: CardJson) => card.groups.map((g) => [g.title, (g as { card_position?: number }).card_position]);
+    const byTitle = new Map(rowCards(await cards(project.id), project).map((c) => [c.title, c]));
+    expect(placed(byTitle.get('Already there')!)).toEqual([['docs', 0]]);
+    expect(placed(byTitle.get('one')!)).toEqual([['docs', 1]]);
+    expect(placed(byTitle.get('two')!).sort()).toEqual([['docs', 2], ['new', 0]]);
+    expect(placed(byTitle.get('three')!).sort()).toEqual([['docs', 3], ['new', 1]]);
+    expect(first.id).toBe(byTitle.get('Already there')!.id);
+    const changes = (await stream(byTitle.get('three')!.id)).filter((e) => e.action === 'card.group_changed');
+    expect(changes.map((e) => [e.kind, e.data.change, e.data.group_title, e.data.position]).sort()).toEqual([
+      ['log', 'added', 'docs', 3],
+      ['log', 'added', 'new', 1],
+    ]);
+  });
+
   it('without ignore_header imports the header row as a card', async () => {
     const project = await ws.project(alice, team, 'Header');
     const fileId = await discover([['Title'], ['One']], 'csv');

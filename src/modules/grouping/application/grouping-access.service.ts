@@ -10,6 +10,16 @@ import { readId } from '../domain/grouping.policy.js';
 import { GroupTypesRepository } from '../infrastructure/group-types.repository.js';
 import { GroupsRepository } from '../infrastructure/groups.repository.js';
 
+/** What `bodyGroup` decides about the group an id in the body named (undefined: none). */
+function checkedBodyGroup(group: Group | null | undefined, card: CardSummary, purpose: 'join' | 'leave', field: string): Group {
+  if (!group || group.organizationId !== card.organizationId) throw new InvalidGroupingInputError(field, 'no such group');
+  if (group.projectId !== card.projectId) throw new InvalidGroupingInputError(field, "must be a group of the card's project");
+  if (purpose === 'join' && !group.isAvailableTo(card)) {
+    throw new InvalidGroupingInputError(field, 'the group is scoped at a card this card is not under');
+  }
+  return group;
+}
+
 /**
  * Who may see and change group types and groups (the rules of their project's
  * team), and how ids are resolved: an id in the path that is unknown or not
@@ -54,13 +64,17 @@ export class GroupingAccess {
    * needs no scope, so a card can always be taken out of a group it is in.
    */
   async bodyGroup(raw: unknown, card: CardSummary, purpose: 'join' | 'leave', field = 'group_id'): Promise<Group> {
-    const group = await this.groups.find(readId(raw, field));
-    if (!group || group.organizationId !== card.organizationId) throw new InvalidGroupingInputError(field, 'no such group');
-    if (group.projectId !== card.projectId) throw new InvalidGroupingInputError(field, "must be a group of the card's project");
-    if (purpose === 'join' && !group.isAvailableTo(card)) {
-      throw new InvalidGroupingInputError(field, 'the group is scoped at a card this card is not under');
-    }
-    return group;
+    return checkedBodyGroup(await this.groups.find(readId(raw, field)), card, purpose, field);
+  }
+
+  /**
+   * `bodyGroup` for many (card, id) pairs to join, the groups read in one
+   * query; the first pair that fails (in the given order) is the error.
+   */
+  async bodyGroupsToJoin(named: Array<{ raw: unknown; card: CardSummary; field: string }>): Promise<Group[]> {
+    const ids = named.map(({ raw, field }) => readId(raw, field));
+    const found = new Map((await this.groups.findMany(ids)).map((g) => [g.id, g]));
+    return named.map(({ card, field }, i) => checkedBodyGroup(found.get(ids[i]), card, 'join', field));
   }
 
   private async requireProject(projectId: number, actor: Actor, mode: AccessMode, notFound: () => Error): Promise<void> {

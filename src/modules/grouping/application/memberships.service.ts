@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
-import { CardGroupChanged } from '../../../shared/events/card.events.js';
+import { CardEventBatch, CardGroupChanged } from '../../../shared/events/card.events.js';
 import { EventBus } from '../../../shared/events/event-bus.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { CardHierarchyApi, type CardSummary } from '../../card-hierarchy/index.js';
@@ -79,37 +79,40 @@ export class MembershipsService {
   /**
    * New cards join groups (on their creation, in imports), last in each
    * column. The cards are the creation's, locked by it and seen by no one
-   * else. Every type (FOR SHARE), then every group, is locked once for the
-   * whole batch in ascending id, then the memberships are written, then the
-   * cards touched (ascending id).
+   * else. The named groups are read in one query, every type (FOR SHARE),
+   * then every group, is locked once for the whole batch in ascending id,
+   * then the memberships are written in one statement and their entries in
+   * one batch. The cards are not touched: created in this transaction, their
+   * `updated_at` is already its time.
    */
   async joinNewCards(entries: NewCardGroups[], actor: Actor, options: MembershipEventOptions = {}): Promise<void> {
-    const wanted: Array<{ card: CardSummary; group: Group; property: string }> = [];
-    for (const { card, groupIds, property } of entries) {
-      for (const raw of groupIds) {
-        if (raw === null || raw === undefined) continue;
-        wanted.push({ card, property, group: await this.access.bodyGroup(raw, card, 'join', property) });
-      }
-    }
-    if (!wanted.length) return;
+    const named = entries.flatMap(({ card, groupIds, property }) =>
+      groupIds.filter((raw) => raw !== null && raw !== undefined).map((raw) => ({ raw, card, field: property })),
+    );
+    if (!named.length) return;
+    const found = await this.access.bodyGroupsToJoin(named);
     const types = new Map<number, GroupType>();
-    for (const typeId of ascending(wanted.map((w) => w.group.typeId))) types.set(typeId, await this.lockType(typeId, 'group_id'));
-    const locked = new Map((await this.groups.lockMany(wanted.map((w) => w.group.id))).map((g) => [g.id, g]));
+    for (const typeId of ascending(found.map((g) => g.typeId))) types.set(typeId, await this.lockType(typeId, 'group_id'));
+    const locked = new Map((await this.groups.lockMany(found.map((g) => g.id))).map((g) => [g.id, g]));
+    const next = await this.memberships.nextPositions([...locked.keys()]);
     const joined = new Map<number, Group[]>();
-    for (const { card, group: found, property } of wanted) {
-      const group = locked.get(found.id);
-      if (!group) throw new InvalidGroupingInputError(property, 'no such group');
+    const rows: Array<{ cardId: number; groupId: number; typeId: number; position: number }> = [];
+    const events: CardGroupChanged[] = [];
+    named.forEach(({ card, field }, i) => {
+      const group = locked.get(found[i].id);
+      if (!group) throw new InvalidGroupingInputError(field, 'no such group');
       const type = types.get(group.typeId)!;
       const mine = joined.get(card.id) ?? [];
-      if (mine.some((g) => g.id === group.id)) continue;
-      const sameType = mine.filter((g) => g.typeId === type.id).map((g) => g.id);
-      if (!type.mayAlsoJoin(group.id, sameType)) throw new OneGroupPerCardError();
-      const at = await this.memberships.count(group.id);
-      await this.memberships.insertAt({ cardId: card.id, groupId: group.id, typeId: type.id, position: at });
-      await this.publish('added', card.id, type, group, actor, { position: at }, options);
+      if (mine.some((g) => g.id === group.id)) return;
+      if (!type.mayAlsoJoin(group.id, mine.filter((g) => g.typeId === type.id).map((g) => g.id))) throw new OneGroupPerCardError();
+      const position = next.get(group.id)!;
+      next.set(group.id, position + 1);
+      rows.push({ cardId: card.id, groupId: group.id, typeId: type.id, position });
+      events.push(this.groupChanged('added', card.id, type, group, actor, { position }, options));
       joined.set(card.id, [...mine, group]);
-    }
-    for (const id of ascending([...joined.keys()])) await this.hierarchy.touch(id);
+    });
+    await this.memberships.insertMany(rows);
+    await this.events.publish(new CardEventBatch(events));
   }
 
   /**
@@ -276,15 +279,25 @@ export class MembershipsService {
     extra: Record<string, unknown>,
     options: MembershipEventOptions,
   ): Promise<void> {
-    return this.events.publish(
-      new CardGroupChanged({
-        cardId,
-        projectId: type.projectId,
-        actorId: actor.userId,
-        system: options.system,
-        data: { change, group_id: group.id, group_title: group.title, type_id: type.id, type_name: type.name, ...extra },
-      }),
-    );
+    return this.events.publish(this.groupChanged(change, cardId, type, group, actor, extra, options));
+  }
+
+  private groupChanged(
+    change: Change,
+    cardId: number,
+    type: GroupType,
+    group: { id: number; title: string },
+    actor: Actor,
+    extra: Record<string, unknown>,
+    options: MembershipEventOptions,
+  ): CardGroupChanged {
+    return new CardGroupChanged({
+      cardId,
+      projectId: type.projectId,
+      actorId: actor.userId,
+      system: options.system,
+      data: { change, group_id: group.id, group_title: group.title, type_id: type.id, type_name: type.name, ...extra },
+    });
   }
 }
 

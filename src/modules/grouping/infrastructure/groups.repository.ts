@@ -26,6 +26,14 @@ export class GroupsRepository {
     return row ? toGroup(row) : null;
   }
 
+  /** The groups among `ids` that exist, in one query. */
+  async findMany(ids: number[]): Promise<Group[]> {
+    const unique = [...new Set(ids)];
+    if (!unique.length) return [];
+    const rows = await this.sql.rows(`SELECT ${GROUP_COLUMNS} FROM grouping.groups WHERE id = ANY($1::bigint[])`, [unique]);
+    return rows.map(toGroup);
+  }
+
   /** Locks the given groups (ascending id) and returns the ones that still exist. */
   async lockMany(ids: number[]): Promise<Group[]> {
     const unique = [...new Set(ids)].sort((a, b) => a - b);
