@@ -270,16 +270,8 @@ export class MembershipsService {
     return type;
   }
 
-  private publish(
-    change: Change,
-    cardId: number,
-    type: GroupType,
-    group: { id: number; title: string },
-    actor: Actor,
-    extra: Record<string, unknown>,
-    options: MembershipEventOptions,
-  ): Promise<void> {
-    return this.events.publish(this.groupChanged(change, cardId, type, group, actor, extra, options));
+  private publish(...event: Parameters<MembershipsService['groupChanged']>): Promise<void> {
+    return this.events.publish(this.groupChanged(...event));
   }
 
   private groupChanged(
