@@ -111,6 +111,15 @@ describe('POST /importers/spreadsheet/import', () => {
 
     const entries = await stream(docs.id);
     expect(entries).toContainEqual(expect.objectContaining({ kind: 'comment', content: 'first pass', user_id: alice.id }));
+    // As one card's creation records them (newest first): the comment last, after the model.
+    expect(entries.map((e) => e.action).filter((a) => a !== 'card.group_changed')).toEqual([
+      'comment.added',
+      'card.model_changed',
+      'card.attribute_changed',
+      'card.attribute_changed',
+      'card.attribute_changed',
+      'card.created',
+    ]);
     expect(entries).toContainEqual(expect.objectContaining({ kind: 'log', action: 'card.created' }));
     expect(entries.filter((e) => e.kind === 'activity' && e.action === 'card.created')).toEqual([]);
     const root = await stream(project.top_level_card_id);

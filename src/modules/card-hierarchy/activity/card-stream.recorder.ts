@@ -74,6 +74,19 @@ export class CardStreamRecorder {
     }
   }
 
+  /** Comments (entries of kind `comment`) in one INSERT per chunk, as `recordMany` writes a batch. */
+  async comments(entries: Array<{ cardId: number; projectId: number; userId: number; content: string }>): Promise<void> {
+    for (let at = 0; at < entries.length; at += BATCH_CHUNK) {
+      const chunk = entries.slice(at, at + BATCH_CHUNK);
+      await this.sql.run(
+        prepared(`INSERT INTO cards.card_stream (card_id, project_id, kind, action, user_id, content, data)
+         SELECT (e->>0)::bigint, (e->>1)::bigint, 'comment', 'comment.added', (e->>2)::bigint, e->>3, '{}'::jsonb
+           FROM jsonb_array_elements($1::jsonb) AS e`),
+        [JSON.stringify(chunk.map((e) => [e.cardId, e.projectId, e.userId, e.content]))],
+      );
+    }
+  }
+
   /** A comment: one entry of kind `comment`, action `comment.added`. */
   comment(cardId: number, projectId: number, userId: number, content: string): Promise<StreamEntryView> {
     return this.append({ cardId, projectId, kind: 'comment', action: 'comment.added', userId, content, data: {} });

@@ -25,6 +25,7 @@ import {
   type TreeMove,
 } from '../contracts/card-hierarchy.api.js';
 import { recordAlongSql } from '../activity/card-stream.recorder.js';
+import { CardNotFoundError } from '../domain/card.errors.js';
 import { CardListingQueries } from '../infrastructure/card-listing.queries.js';
 import { CardTreeRepository, type CardRow } from '../infrastructure/card-tree.repository.js';
 import { CardAccessService } from './card-access.service.js';
@@ -149,6 +150,10 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
     await this.stream.comment(cardId, content, actor);
   }
 
+  addComments(entries: Array<{ cardId: number; content: string }>, actor: Actor): Promise<void> {
+    return this.stream.commentMany(entries, actor);
+  }
+
   setArchived(cardId: number, archived: boolean, actor: Actor): Promise<void> {
     return this.tree.setArchived(cardId, archived, actor);
   }
@@ -167,6 +172,18 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
 
   setModelId(cardId: number, modelId: number | null): Promise<void> {
     return this.uow.run(() => this.cards.update(cardId, { modelId }));
+  }
+
+  async lockCards(cardIds: number[], actor: Actor, mode: AccessMode): Promise<CardSummary[]> {
+    // Row locks outside a transaction would be released at once: a caller's bug.
+    if (!this.uow.inTransaction) throw new Error('lockCards must run inside a unit of work');
+    const cards = await this.access.lockMany(cardIds, actor, mode);
+    if (cards.length !== new Set(cardIds).size) throw new CardNotFoundError();
+    return cards.map(summary);
+  }
+
+  setModelIds(entries: Array<{ cardId: number; modelId: number | null }>): Promise<void> {
+    return this.uow.run(() => this.cards.setModelIds(entries));
   }
 
   touch(cardId: number): Promise<void> {

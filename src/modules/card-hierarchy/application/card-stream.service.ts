@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
 import type { Page, PageRequest } from '../../../shared/http/pagination.js';
 import { pageOffset } from '../../../shared/http/pagination.js';
+import { hasUnsafeText, UNSAFE_TEXT_MESSAGE } from '../../../shared/domain/safe-text.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import type { StreamEntryView } from '../activity/card-stream-entry.js';
 import { CardStreamRecorder } from '../activity/card-stream.recorder.js';
@@ -29,12 +30,34 @@ export class CardStreamService {
 
   /** A comment is one stream entry of kind `comment`, written by the stream writer (the answer is that entry). */
   comment(cardId: number, content: unknown, actor: Actor): Promise<StreamEntryView> {
-    if (typeof content !== 'string' || !content.trim()) throw new InvalidCardInputError('content', 'must be a non-empty string');
-    if (content.length > MAX_COMMENT) throw new InvalidCardInputError('content', `must be at most ${MAX_COMMENT} characters`);
+    const text = validComment(content, 'content');
     return this.uow.run(async () => {
       const { card } = await this.access.require(cardId, actor, 'write');
       if (!(await this.cards.holdKey(cardId))) throw new CardNotFoundError();
-      return this.recorder.comment(cardId, card.projectId, actor.userId, content);
+      return this.recorder.comment(cardId, card.projectId, actor.userId, text);
     });
   }
+
+  /**
+   * Comments on many cards of one team (an import's rows), in order: the
+   * cards locked with the caller's write access checked in one statement
+   * (the caller's transaction usually holds them already), the entries in
+   * one INSERT per chunk.
+   */
+  commentMany(entries: Array<{ cardId: number; content: string }>, actor: Actor): Promise<void> {
+    if (!entries.length) return Promise.resolve();
+    const texts = entries.map((e, i) => validComment(e.content, `comments[${i}]`));
+    return this.uow.run(async () => {
+      const cards = new Map((await this.access.lockMany(entries.map((e) => e.cardId), actor, 'write')).map((c) => [c.id, c]));
+      if (entries.some((e) => !cards.has(e.cardId))) throw new CardNotFoundError();
+      await this.recorder.comments(entries.map((e, i) => ({ cardId: e.cardId, projectId: cards.get(e.cardId)!.projectId, userId: actor.userId, content: texts[i] })));
+    });
+  }
+}
+
+function validComment(content: unknown, field: string): string {
+  if (typeof content !== 'string' || !content.trim()) throw new InvalidCardInputError(field, 'must be a non-empty string');
+  if (content.length > MAX_COMMENT) throw new InvalidCardInputError(field, `must be at most ${MAX_COMMENT} characters`);
+  if (hasUnsafeText(content)) throw new InvalidCardInputError(field, UNSAFE_TEXT_MESSAGE);
+  return content;
 }

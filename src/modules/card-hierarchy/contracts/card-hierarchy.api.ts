@@ -327,6 +327,11 @@ export abstract class CardHierarchyApi {
   abstract cardsWithRefs(projectId: number, refs: number[]): Promise<Array<{ id: number; ref: number }>>;
   /** Adds a comment (a stream entry of kind `comment`), in the caller's unit of work. */
   abstract addComment(cardId: number, content: string, actor: Actor): Promise<void>;
+  /**
+   * `addComment` for many cards of one team, in the given order: their write
+   * access checked in one statement, the entries written in bulk (imports).
+   */
+  abstract addComments(entries: Array<{ cardId: number; content: string }>, actor: Actor): Promise<void>;
   /** Archives or restores a card with its subtree; the counters follow. */
   abstract setArchived(cardId: number, archived: boolean, actor: Actor): Promise<void>;
   /**
@@ -346,6 +351,15 @@ export abstract class CardHierarchyApi {
   abstract finishDeletion(doomed: DoomedSubtree, actor: Actor): Promise<void>;
   /** Sets the card's model association (owned by fields, stored on the card row). */
   abstract setModelId(cardId: number, modelId: number | null): Promise<void>;
+  /**
+   * Cards of one team locked FOR UPDATE in ascending id, with the caller's
+   * access in `mode` checked in the same statement (404 and 403 as
+   * `requireCard`; 404 when one of them does not exist), in the caller's
+   * unit of work.
+   */
+  abstract lockCards(cardIds: number[], actor: Actor, mode: AccessMode): Promise<CardSummary[]>;
+  /** `setModelId` for many cards the caller's transaction holds, in one statement. */
+  abstract setModelIds(entries: Array<{ cardId: number; modelId: number | null }>): Promise<void>;
   /** Marks the card as changed (updated_at); locks its row until the commit. */
   abstract touch(cardId: number): Promise<void>;
   /**

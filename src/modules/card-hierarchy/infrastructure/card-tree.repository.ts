@@ -417,6 +417,17 @@ export class CardTreeRepository {
     );
   }
 
+  /** Many cards' models in one statement (the rows travel as one JSON array of `[id, model id or null]`). */
+  async setModelIds(entries: Array<{ cardId: number; modelId: number | null }>): Promise<void> {
+    if (!entries.length) return;
+    await this.sql.run(
+      `UPDATE cards.cards c SET model_id = (u->>1)::bigint, updated_at = now()
+         FROM jsonb_array_elements($1::jsonb) AS u
+        WHERE c.id = (u->>0)::bigint`,
+      [JSON.stringify(entries.map((e) => [e.cardId, e.modelId]))],
+    );
+  }
+
   async update(id: number, changes: { title?: string; state?: CardState; modelId?: number | null }): Promise<void> {
     const sets: string[] = ['updated_at = now()'];
     const params: unknown[] = [id];

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { requireId } from '../../../shared/domain/ids.js';
-import { CardModelChanged } from '../../../shared/events/card.events.js';
+import { CardEventBatch, CardModelChanged } from '../../../shared/events/card.events.js';
 import { EventBus } from '../../../shared/events/event-bus.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
-import { CardHierarchyApi } from '../../card-hierarchy/index.js';
+import { CardHierarchyApi, type CardSummary } from '../../card-hierarchy/index.js';
 import { InvalidFieldInputError } from '../domain/fields.errors.js';
 import { isPlainObject } from '../domain/values/json.guards.js';
 import { FieldDefinitionsRepository } from '../infrastructure/field-definitions.repository.js';
@@ -33,25 +33,49 @@ export class CardModelService {
     const modelId = input.model_id === undefined || input.model_id === null ? null : requireId(input.model_id, 'model_id');
     await this.uow.run(async () => {
       const { card } = await this.cards.touchChecked(cardId, actor, 'write');
-      let modelName: string | null = null;
-      if (modelId !== null) {
-        const model = await this.definitions.findModel(modelId);
-        if (!model || model.projectId !== card.projectId) {
-          throw new InvalidFieldInputError('model_id', `no model ${modelId} in this card's project`);
-        }
-        modelName = model.name;
-      }
+      const modelName = await this.modelName(modelId, card.projectId);
       if (card.modelId === modelId) return;
       await this.cards.setModelId(cardId, modelId);
-      await this.events.publish(
-        new CardModelChanged({
-          cardId,
-          projectId: card.projectId,
-          actorId: actor.userId,
-          system: options.system,
-          data: { from: card.modelId, to: modelId, model: modelName },
-        }),
-      );
+      await this.events.publish(modelChanged(card, modelId, modelName, actor, options));
     });
   }
+
+  async setModels(entries: Array<{ cardId: number; modelId: number | null }>, actor: Actor, options: { system?: boolean } = {}): Promise<void> {
+    if (!entries.length) return;
+    await this.uow.run(async () => {
+      const cards = new Map((await this.cards.lockCards(entries.map((e) => e.cardId), actor, 'write')).map((c) => [c.id, c]));
+      const names = new Map<string, string | null>();
+      const changes: Array<{ cardId: number; modelId: number | null }> = [];
+      const events: CardModelChanged[] = [];
+      for (const { cardId, modelId } of entries) {
+        const card = cards.get(cardId)!;
+        const key = `${modelId}:${card.projectId}`;
+        if (!names.has(key)) names.set(key, await this.modelName(modelId, card.projectId));
+        if (card.modelId === modelId) continue;
+        changes.push({ cardId, modelId });
+        events.push(modelChanged(card, modelId, names.get(key)!, actor, options));
+        cards.set(cardId, { ...card, modelId });
+      }
+      await this.cards.setModelIds(changes);
+      await this.events.publish(new CardEventBatch(events));
+    });
+  }
+
+  /** The model's name (null for no model); 400 unless it is a model of the project. */
+  private async modelName(modelId: number | null, projectId: number): Promise<string | null> {
+    if (modelId === null) return null;
+    const model = await this.definitions.findModel(modelId);
+    if (!model || model.projectId !== projectId) throw new InvalidFieldInputError('model_id', `no model ${modelId} in this card's project`);
+    return model.name;
+  }
+}
+
+function modelChanged(card: CardSummary, to: number | null, model: string | null, actor: Actor, options: { system?: boolean }): CardModelChanged {
+  return new CardModelChanged({
+    cardId: card.id,
+    projectId: card.projectId,
+    actorId: actor.userId,
+    system: options.system,
+    data: { from: card.modelId, to, model },
+  });
 }

@@ -113,6 +113,10 @@ export class FieldsApiImpl extends FieldsApi {
     return this.models.setModel(cardId, body, actor, options);
   }
 
+  setModels(entries: Array<{ cardId: number; modelId: number | null }>, actor: Actor, options?: { system?: boolean }): Promise<void> {
+    return this.models.setModels(entries, actor, options);
+  }
+
   choices(card: CardSummary, key: string): Promise<FieldChoices> {
     return this.fieldChoices.choices(card, key);
   }

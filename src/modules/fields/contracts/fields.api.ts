@@ -236,6 +236,12 @@ export abstract class FieldsApi {
   abstract popValue(cardId: number, key: string, body: unknown, actor: Actor): Promise<void>;
   /** POST /cards/{id}/model. */
   abstract setModel(cardId: number, body: unknown, actor: Actor, options?: { system?: boolean }): Promise<void>;
+  /**
+   * `setModel` for many cards of one team (an import's rows), in order: the
+   * cards locked with the caller's write access in one statement, the
+   * changed ones set in one, their `card.model_changed` entries as one batch.
+   */
+  abstract setModels(entries: Array<{ cardId: number; modelId: number | null }>, actor: Actor, options?: { system?: boolean }): Promise<void>;
   /** Choices of the field `key` for a card the caller may read (404 for an unknown field). */
   abstract choices(card: CardSummary, key: string): Promise<FieldChoices>;
   /** The project's definitions, for `prepareValues` of many batches (in the caller's transaction, so fields it created count). */

@@ -370,15 +370,19 @@ export class ImportSpreadsheetService {
   private async createCards(plans: RowPlan[], prepared: PreparedCards, write: WriteTargets, actor: Actor): Promise<void> {
     if (!plans.length) return;
     const created = await this.cards.createPrepared(write.topLevelCardId, prepared, actor, { system: true });
-    for (let i = 0; i < plans.length; i++) await this.afterCard(created[i].id, plans[i], actor);
+    await this.afterCards(plans.map((plan, i) => ({ cardId: created[i].id, plan })), actor);
   }
 
-  /** What the bulk paths do not do: the model and the comments, card by card (only when such columns are mapped). */
-  private async afterCard(cardId: number, plan: RowPlan, actor: Actor): Promise<void> {
-    if (plan.modelId !== undefined) await this.fields.setModel(cardId, { model_id: plan.modelId }, actor, { system: true });
-    for (const content of plan.comments) {
-      await this.hierarchy.addComment(cardId, content, actor);
-    }
+  /**
+   * What the bulk paths before do not do (only when such columns are
+   * mapped): the batch's models, then its comments, each in bulk, so each
+   * card's comments come after its model in its stream.
+   */
+  private async afterCards(rows: Array<{ cardId: number; plan: RowPlan }>, actor: Actor): Promise<void> {
+    const models = rows.flatMap(({ cardId, plan }) => (plan.modelId === undefined ? [] : [{ cardId, modelId: plan.modelId }]));
+    if (models.length) await this.fields.setModels(models, actor, { system: true });
+    const comments = rows.flatMap(({ cardId, plan }) => plan.comments.map((content) => ({ cardId, content })));
+    if (comments.length) await this.hierarchy.addComments(comments, actor);
   }
 
   /**
@@ -419,7 +423,7 @@ export class ImportSpreadsheetService {
         }
       }
     }
-    for (const { cardId, plan } of updates) await this.afterCard(cardId, plan, actor);
+    await this.afterCards(updates, actor);
     const children = updates.flatMap((u) => u.plan.children.map((title) => ({ parentId: u.cardId, title })));
     if (children.length) await this.hierarchy.createChildren(children, actor, system);
   }
