@@ -69,7 +69,8 @@ export class GroupingAccess {
 
   /**
    * `bodyGroup` for many (card, id) pairs to join, the groups read in one
-   * query; the first pair that fails (in the given order) is the error.
+   * query. The error is a malformed id's, else the first pair (in the given
+   * order) whose group fails the checks.
    */
   async bodyGroupsToJoin(named: Array<{ raw: unknown; card: CardSummary; field: string }>): Promise<Group[]> {
     const ids = named.map(({ raw, field }) => readId(raw, field));
