@@ -281,6 +281,42 @@ describe('POST /importers/spreadsheet/import', () => {
     expect(twoStream.filter((e) => e.action === 'card.updated')).toEqual([]); // the title did not change
   });
 
+  it('an update puts matched cards last in the groups they join and leaves their memberships; a one-group type they use is a 409', async () => {
+    const project = await ws.project(alice, team, 'Update groups');
+    const root = project.top_level_card_id;
+    const group = async (typeId: number, title: string) => (await t.http.post(`${API}/cards/${root}/groups`).set(as(alice)).send({ type_id: typeId, title }).expect(201)).body;
+    const labels = (await t.http.post(`${API}/projects/${project.id}/group-types`).set(as(alice)).send({ name: 'Labels' }).expect(201)).body;
+    const status = (await t.http.post(`${API}/projects/${project.id}/group-types`).set(as(alice)).send({ name: 'Status', one_group_per_card: true }).expect(201)).body;
+    const docs = await group(labels.id, 'docs');
+    const doing = await group(status.id, 'Doing');
+    await group(status.id, 'Done');
+    const a = (await t.http.post(`${API}/cards/${root}/children`).set(as(alice)).send({ title: 'A', group_id: docs.id }).expect(201)).body;
+    await t.http.post(`${API}/cards/${a.id}/add-to-group`).set(as(alice)).send({ group_id: doing.id }).expect(200);
+    const b = (await t.http.post(`${API}/cards/${root}/children`).set(as(alice)).send({ title: 'B' }).expect(201)).body;
+    const byTitle = async () => new Map(rowCards(await cards(project.id), project).map((c) => [c.title, c]));
+    const placed = (card: CardJson) => card.groups.map((g) => [g.title, (g as { card_position?: number }).card_position]).sort();
+
+    const labelled = await discover([['Title', 'Labels'], ['A', 'docs, new'], ['B', 'docs\nDOCS']], 'csv');
+    const update = (fileId: number, name: string) =>
+      importing({ discover_file_id: fileId, project_id: project.id, update_field: 'title', options: { ignore_header: true }, mapping: { '0': { type: 'title' }, '1': { type: 'context', name } } });
+    await update(labelled, 'Labels').expect(200);
+    let now = await byTitle();
+    expect(placed(now.get('A')!)).toEqual([['Doing', 0], ['docs', 0], ['new', 0]]);
+    expect(placed(now.get('B')!)).toEqual([['docs', 1]]);
+    const joined = (await stream(b.id)).filter((e) => e.action === 'card.group_changed');
+    expect(joined.map((e) => [e.kind, e.data.change, e.data.group_title, e.data.position])).toEqual([['log', 'added', 'docs', 1]]);
+
+    const before = await snapshot(project);
+    const moved = await discover([['Title', 'Status'], ['B', 'Doing'], ['A', 'Done']], 'csv');
+    const refused = await update(moved, 'Status').expect(409);
+    expect(refused.headers['content-type']).toMatch(/application\/problem\+json/);
+    const after = await snapshot(project);
+    expect(after.list).toEqual(before.list);
+    expect(after.rootStream).toEqual(before.rootStream);
+    now = await byTitle();
+    expect(placed(now.get('B')!)).toEqual([['docs', 1]]);
+  });
+
   it('refuses a row that matches several cards', async () => {
     const project = await ws.project(alice, team, 'Twins');
     const twins = await discover([['Same'], ['Same']], 'csv');

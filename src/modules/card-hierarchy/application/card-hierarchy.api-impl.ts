@@ -190,6 +190,10 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
     return this.uow.run(() => this.cards.update(cardId, {}));
   }
 
+  touchMany(cardIds: number[]): Promise<void> {
+    return this.uow.run(() => this.cards.touchMany(cardIds));
+  }
+
   async teamCards(organizationId: number, options: { exceptCardId?: number; limit: number }): Promise<TeamCard[]> {
     const limit = Math.max(0, Math.trunc(options.limit));
     if (!limit) return [];

@@ -362,6 +362,8 @@ export abstract class CardHierarchyApi {
   abstract setModelIds(entries: Array<{ cardId: number; modelId: number | null }>): Promise<void>;
   /** Marks the card as changed (updated_at); locks its row until the commit. */
   abstract touch(cardId: number): Promise<void>;
+  /** `touch` for many cards the caller's transaction has locked, in one statement. */
+  abstract touchMany(cardIds: number[]): Promise<void>;
   /**
    * Visible (not archived, not under an archived card), non-top-level cards of
    * the team, except `exceptCardId`: by project, then ref; at most `limit`.

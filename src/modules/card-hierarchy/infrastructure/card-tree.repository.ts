@@ -417,6 +417,12 @@ export class CardTreeRepository {
     );
   }
 
+  /** Marks many cards as changed (updated_at) in one statement; callers hold their locks already (in ascending id). */
+  async touchMany(ids: number[]): Promise<void> {
+    if (!ids.length) return;
+    await this.sql.run(`UPDATE cards.cards SET updated_at = now() WHERE id = ANY($1::bigint[])`, [[...new Set(ids)]]);
+  }
+
   /** Many cards' models in one statement (the rows travel as one JSON array of `[id, model id or null]`). */
   async setModelIds(entries: Array<{ cardId: number; modelId: number | null }>): Promise<void> {
     if (!entries.length) return;

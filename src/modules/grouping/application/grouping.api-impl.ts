@@ -92,6 +92,10 @@ export class GroupingApiImpl extends GroupingApi {
     return this.memberships.addForApi(cardId, groupId, actor, options);
   }
 
+  addCardsToGroups(entries: Array<{ cardId: number; groupId: number }>, actor: Actor, options: { system?: boolean } = {}): Promise<void> {
+    return this.memberships.joinExistingCards(entries, actor, options);
+  }
+
   membershipsOf(cardIds: number[]): Promise<CardMembershipInfo[]> {
     return this.reader.membershipsOf(cardIds);
   }

@@ -79,40 +79,73 @@ export class MembershipsService {
   /**
    * New cards join groups (on their creation, in imports), last in each
    * column. The cards are the creation's, locked by it and seen by no one
-   * else. The named groups are read in one query, every type (FOR SHARE),
-   * then every group, is locked once for the whole batch in ascending id,
-   * then the memberships are written in one statement and their entries in
-   * one batch. The cards are not touched: created in this transaction, their
+   * else. They are not touched: created in this transaction, their
    * `updated_at` is already its time.
    */
   async joinNewCards(entries: NewCardGroups[], actor: Actor, options: MembershipEventOptions = {}): Promise<void> {
     const named = entries.flatMap(({ card, groupIds, property }) =>
       groupIds.filter((raw) => raw !== null && raw !== undefined).map((raw) => ({ raw, card, field: property })),
     );
-    if (!named.length) return;
+    await this.append(named, [], actor, options);
+  }
+
+  /**
+   * Existing cards join further groups (an import's matched cards), last in
+   * each column, as add-to-group without a position does: a card already in
+   * the group stays where it is, and a one-group type the card already uses
+   * is a 409. The cards are locked FOR UPDATE with the caller's write access
+   * checked (the step 1 of `cards`' lock order, which grouping's own use
+   * cases on them wait for); the cards that joined a group are touched last.
+   */
+  joinExistingCards(entries: Array<{ cardId: number; groupId: number }>, actor: Actor, options: MembershipEventOptions = {}): Promise<void> {
+    if (!entries.length) return Promise.resolve();
+    return this.uow.run(async () => {
+      const cards = new Map((await this.hierarchy.lockCards(entries.map((e) => e.cardId), actor, 'write')).map((c) => [c.id, c]));
+      const named = entries.map(({ cardId, groupId }) => ({ raw: groupId, card: cards.get(cardId)!, field: 'group_id' }));
+      const joined = await this.append(named, await this.memberships.ofCards([...cards.keys()]), actor, options);
+      await this.hierarchy.touchMany(joined);
+    });
+  }
+
+  /**
+   * The memberships of `named` (cards and the group ids naming their groups)
+   * at the end of their columns, beside `current` (the cards' memberships
+   * now): the groups read in one query, every type (FOR SHARE), then every
+   * group, locked once in ascending id, the memberships written in one
+   * statement and their entries as one batch. Returns the cards that joined.
+   */
+  private async append(
+    named: Array<{ raw: unknown; card: CardSummary; field: string }>,
+    current: CardMembership[],
+    actor: Actor,
+    options: MembershipEventOptions,
+  ): Promise<number[]> {
+    if (!named.length) return [];
     const found = await this.access.bodyGroupsToJoin(named);
     const types = new Map<number, GroupType>();
     for (const typeId of ascending(found.map((g) => g.typeId))) types.set(typeId, await this.lockType(typeId, 'group_id'));
     const locked = new Map((await this.groups.lockMany(found.map((g) => g.id))).map((g) => [g.id, g]));
     const next = await this.memberships.nextPositions([...locked.keys()]);
-    const joined = new Map<number, Group[]>();
+    const held = new Map<number, Array<{ groupId: number; typeId: number }>>();
+    for (const m of current) held.set(m.cardId, [...(held.get(m.cardId) ?? []), m]);
     const rows: Array<{ cardId: number; groupId: number; typeId: number; position: number }> = [];
     const events: CardGroupChanged[] = [];
     named.forEach(({ card, field }, i) => {
       const group = locked.get(found[i].id);
       if (!group) throw new InvalidGroupingInputError(field, 'no such group');
       const type = types.get(group.typeId)!;
-      const mine = joined.get(card.id) ?? [];
-      if (mine.some((g) => g.id === group.id)) return;
-      if (!type.mayAlsoJoin(group.id, mine.filter((g) => g.typeId === type.id).map((g) => g.id))) throw new OneGroupPerCardError();
+      const mine = held.get(card.id) ?? [];
+      if (mine.some((m) => m.groupId === group.id)) return;
+      if (!type.mayAlsoJoin(group.id, mine.filter((m) => m.typeId === type.id).map((m) => m.groupId))) throw new OneGroupPerCardError();
       const position = next.get(group.id)!;
       next.set(group.id, position + 1);
       rows.push({ cardId: card.id, groupId: group.id, typeId: type.id, position });
       events.push(this.groupChanged('added', card.id, type, group, actor, { position }, options));
-      joined.set(card.id, [...mine, group]);
+      held.set(card.id, [...mine, { groupId: group.id, typeId: type.id }]);
     });
     await this.memberships.insertMany(rows);
     await this.events.publish(new CardEventBatch(events));
+    return ascending(rows.map((r) => r.cardId));
   }
 
   /**

@@ -72,6 +72,12 @@ export abstract class GroupingApi {
    * `system: true` records the stream entry as a `log` (work of an import).
    */
   abstract addCardToGroup(cardId: number, groupId: number, actor: Actor, options?: { system?: boolean }): Promise<void>;
+  /**
+   * `addCardToGroup` for many (card, group) pairs of one team, in order: the
+   * cards locked FOR UPDATE with the caller's write access in one statement,
+   * the memberships written in one, their entries as one batch.
+   */
+  abstract addCardsToGroups(entries: Array<{ cardId: number; groupId: number }>, actor: Actor, options?: { system?: boolean }): Promise<void>;
   /** Memberships of the cards, by card, type, group position, group id: one query for the batch. */
   abstract membershipsOf(cardIds: number[]): Promise<CardMembershipInfo[]>;
   /**

@@ -413,16 +413,9 @@ export class ImportSpreadsheetService {
         system,
       );
     }
-    const withGroups = updates.filter((u) => u.plan.groups.length);
-    if (withGroups.length) {
-      // Existing memberships stay; the card joins the groups it is not in yet.
-      const current = new Set((await this.grouping.membershipsOf(withGroups.map((u) => u.cardId))).map((m) => `${m.cardId}:${m.groupId}`));
-      for (const { cardId, plan } of withGroups) {
-        for (const groupId of this.groupIdsOf(plan, write)) {
-          if (!current.has(`${cardId}:${groupId}`)) await this.grouping.addCardToGroup(cardId, groupId, actor, system);
-        }
-      }
-    }
+    // Existing memberships stay; each card joins the groups it is not in yet.
+    const joins = updates.flatMap(({ cardId, plan }) => this.groupIdsOf(plan, write).map((groupId) => ({ cardId, groupId })));
+    if (joins.length) await this.grouping.addCardsToGroups(joins, actor, system);
     await this.afterCards(updates, actor);
     const children = updates.flatMap((u) => u.plan.children.map((title) => ({ parentId: u.cardId, title })));
     if (children.length) await this.hierarchy.createChildren(children, actor, system);
