@@ -17,11 +17,15 @@ import { EarlyKeyLookup } from './modules/identity/index.js';
 import { WEB_PATHS } from './modules/web/index.js';
 import { ProblemDetailsFilter } from './shared/http/problem-details.filter.js';
 import { sendProblem } from './shared/http/problem.js';
+import { multipartFields } from './shared/http/multipart-fields.middleware.js';
 import { queryAsBody } from './shared/http/query-as-body.middleware.js';
 import { rejectUnsafeStrings } from './shared/http/safe-strings.middleware.js';
 import { createValidationPipe } from './shared/http/validation.pipe.js';
 
 export const API_PREFIX = 'api/1.0';
+
+/** The API routes that take a file and read their multipart bodies themselves (paths under the prefix). */
+const UPLOAD_ROUTES = [/^\/cards\/[^/]+\/attributes\/[^/]+(\/append)?\/?$/, /^\/importers\/spreadsheet\/discover\/?$/];
 /** JSON and form bodies (DESIGN.md §2). */
 export const JSON_LIMIT_BYTES = 1024 * 1024;
 
@@ -66,6 +70,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, obs
   app.use(limitParsedBodies(JSON_LIMIT_BYTES));
   app.use(express.json({ limit: JSON_LIMIT_BYTES, type: ['application/json', 'application/*+json'] }));
   app.use(express.urlencoded({ limit: JSON_LIMIT_BYTES, extended: false }));
+  app.use(`/${API_PREFIX}`, multipartFields({ limit: JSON_LIMIT_BYTES, uploadRoutes: UPLOAD_ROUTES }));
   app.use(refuseDeepJson);
   app.use(queryAsBody);
   // Field values are checked by the fields module's parsers, which name the

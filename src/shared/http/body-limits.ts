@@ -56,18 +56,31 @@ function refuseTooLarge(res: Response, limit: number): void {
 export function limitParsedBodies(limit: number) {
   return (req: Request, res: Response, next: NextFunction): void => {
     if (!req.is(PARSED_BODY_TYPES)) return next();
-    const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > limit) return refuseTooLarge(res, limit);
-    let seen = 0;
-    const count = (chunk: Buffer): void => {
-      seen += chunk.length;
-      if (seen <= limit) return;
-      req.off('data', count);
-      refuseTooLarge(res, limit);
-    };
-    req.on('data', count);
-    next();
+    if (capBody(req, res, limit)) next();
   };
+}
+
+/**
+ * `limitParsedBodies`' rule for one request whose body is about to be read:
+ * false when a declared Content-Length over `limit` was answered with 413;
+ * otherwise the bytes are counted as they come, and 413 answered once they
+ * pass it.
+ */
+export function capBody(req: Request, res: Response, limit: number): boolean {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) {
+    refuseTooLarge(res, limit);
+    return false;
+  }
+  let seen = 0;
+  const count = (chunk: Buffer): void => {
+    seen += chunk.length;
+    if (seen <= limit) return;
+    req.off('data', count);
+    refuseTooLarge(res, limit);
+  };
+  req.on('data', count);
+  return true;
 }
 
 /** Nesting depth of a parsed JSON value (a scalar is 0, `[]` is 1); stops counting past `max`. */

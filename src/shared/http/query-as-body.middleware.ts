@@ -10,7 +10,8 @@ function isEmpty(body: unknown): boolean {
  * DESIGN.md §2: request parameters may come as a JSON body, form fields or the
  * query string. A write that sends no body but a query string gets the query
  * as its body, so it is validated exactly like the other two forms. When a
- * body is sent, it alone counts. Multipart requests are parsed by their route.
+ * body is sent, it alone counts; a multipart body always counts as sent
+ * (multipartFields reads it, or the upload route itself).
  */
 export function queryAsBody(req: Request, _res: Response, next: NextFunction): void {
   const multipart = (req.headers['content-type'] ?? '').startsWith('multipart/');

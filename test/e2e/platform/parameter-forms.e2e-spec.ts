@@ -40,6 +40,39 @@ describe('request parameter forms', () => {
     for (const res of [query, form]) expect(res.body.errors).toEqual([{ field: 'position', message: 'position must not be less than 0' }]);
   });
 
+  it('takes multipart form fields as the body where the route takes no file', async () => {
+    const top = project.top_level_card_id;
+    const made = await t.http.post(`/api/1.0/cards/${top}/children`).set(as(u)).field('title', 'multipart ✓').expect(201);
+    expect(made.body.title).toBe('multipart ✓');
+    const moved = await t.http.post(`/api/1.0/cards/${made.body.id}/relocate`).set(as(u)).field('parent_id', String(top)).field('position', '0').expect(200);
+    expect(moved.body.position).toBe(0);
+    // validated like any body: an unknown property, a bad value, a NUL
+    const unknown = await t.http.post(`/api/1.0/cards/${top}/children`).set(as(u)).field('title', 'x').field('color', 'red').expect(400);
+    expect(unknown.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ field: 'color' })]));
+    const negative = await t.http.post(`/api/1.0/cards/${made.body.id}/relocate`).set(as(u)).field('position', '-1').expect(400);
+    expect(negative.body.errors).toEqual([{ field: 'position', message: 'position must not be less than 0' }]);
+    await t.http.post(`/api/1.0/cards/${top}/children`).set(as(u)).field('title', 'a\u0000b').expect(400);
+  });
+
+  it('refuses a file, a malformed form and more than 1 MiB of fields on a route that takes no file, creating nothing', async () => {
+    const top = project.top_level_card_id;
+    const count = async () => (await t.http.get(`/api/1.0/cards/${top}/children`).set(as(u)).expect(200)).body.length;
+    const before = await count();
+    const file = await t.http.post(`/api/1.0/cards/${top}/children`).set(as(u)).field('title', 'x').attach('title', Buffer.from('data'), 'x.txt').expect(400);
+    expect(file.headers['content-type']).toMatch(/application\/problem\+json/);
+    expect(file.body.errors).toEqual([{ field: 'title', message: 'this request takes no file; send its parameters as text fields' }]);
+    const malformed = await t.http
+      .post(`/api/1.0/cards/${top}/children`)
+      .set(as(u))
+      .set('Content-Type', 'multipart/form-data; boundary=XYZ')
+      .send('--XYZ\r\nContent-Disposition: form-data; name="title"\r\n\r\nunfinished')
+      .expect(400);
+    expect(malformed.headers['content-type']).toMatch(/application\/problem\+json/);
+    const huge = await t.http.post(`/api/1.0/cards/${top}/children`).set(as(u)).field('title', 'x'.repeat(1024 * 1024 + 10)).expect(413);
+    expect(huge.headers['content-type']).toMatch(/application\/problem\+json/);
+    expect(await count()).toBe(before);
+  });
+
   it('validates the query form like a body, and lets a sent body win', async () => {
     const top = project.top_level_card_id;
     const bad = await t.http.post(`/api/1.0/cards/${top}/children`).query({ title: 'x', color: 'red' }).set(as(u)).expect(400);
