@@ -23,6 +23,8 @@ const ROWS = Number(process.env.BENCH_IMPORT_ROWS || 100_000);
 // "log_min_duration_statement=0", and the formats to run ("csv", "xlsx" or both).
 const DB_SETTINGS = (process.env.BENCH_IMPORT_DB_SETTINGS ?? '').split(/\s+/).filter(Boolean);
 const FORMATS = (process.env.BENCH_IMPORT_FORMATS ?? 'csv,xlsx').split(',') as Array<'csv' | 'xlsx'>;
+/** Rows of each mapping-type import (a CSV of a title and one column of that type). */
+const TYPE_ROWS = Number(process.env.BENCH_IMPORT_TYPE_ROWS || 10_000);
 const DOC = process.env.BENCH_DOC ?? path.join(ROOT, 'docs/PERFORMANCE.md');
 const BEGIN = '<!-- bench:import:begin (written by `npm run bench:import`; edits inside are overwritten) -->';
 const END = '<!-- bench:import:end -->';
@@ -137,6 +139,80 @@ async function importFormat(api: Api, watch: RssWatch, org: number, format: 'csv
   return { format, bytes: bytes.length, discover: discover.phase, importing: importing.phase, report: importing.value };
 }
 
+/** One column of each mapping type beside the title: the cell of row i, and its mapping. */
+const MAPPING_TYPES: Record<string, { cell: (i: number) => string; spec?: Record<string, unknown> }> = {
+  'title only': { cell: () => '' },
+  number: { cell: (i) => String(i % 13), spec: { type: 'attribute', attr_type: 'number', name: 'Estimate' } },
+  'context (2 groups)': { cell: (i) => `L${i % 20}, M${i % 7}`, spec: { type: 'context', name: 'Labels' } },
+  comment: { cell: (i) => `comment on task ${i}`, spec: { type: 'comment' } },
+  'model (every other row)': { cell: (i) => (i % 2 ? 'Bug' : ''), spec: { type: 'model' } },
+  'children (2)': { cell: (i) => `step ${i}a\nstep ${i}b`, spec: { type: 'children' } },
+};
+
+interface TypeResult {
+  type: string;
+  createSeconds: number;
+  /** Matching the cards the creating import made, by title; undefined for children (an update adds more). */
+  updateSeconds?: number;
+}
+
+/**
+ * Each mapping type alone beside the title, `TYPE_ROWS` CSV rows into a
+ * fresh project: created, then imported again as an update matched by
+ * title (what each type costs against "title only" of the same run).
+ */
+async function importMappingTypes(api: Api, org: number): Promise<TypeResult[]> {
+  const results: TypeResult[] = [];
+  for (const [type, { cell, spec }] of Object.entries(MAPPING_TYPES)) {
+    const project = await api.call('POST', `/organizations/${org}/projects`, { title: `Type ${type}` });
+    await api.call('POST', `/projects/${project.id}/models`, { name: 'Bug' });
+    const lines = ['Title,Column'];
+    for (let i = 1; i <= TYPE_ROWS; i++) lines.push(`Task ${i},${JSON.stringify(cell(i))}`);
+    const upload = async () => {
+      const form = new FormData();
+      form.append('file', new Blob([lines.join('\n')]), 'types.csv');
+      return (await api.call('POST', '/importers/spreadsheet/discover', form)).file_id;
+    };
+    const body = async (update: boolean) => ({
+      discover_file_id: await upload(),
+      project_id: project.id,
+      options: { ignore_header: true },
+      mapping: { '0': { type: 'title' }, ...(spec ? { '1': spec } : {}) },
+      ...(update ? { update_field: 'title' } : {}),
+    });
+    const seconds = async (update: boolean) => {
+      const request = await body(update);
+      const t0 = process.hrtime.bigint();
+      await api.call('POST', '/importers/spreadsheet/import', request);
+      return Number(process.hrtime.bigint() - t0) / 1e9;
+    };
+    const createSeconds = await seconds(false);
+    const updateSeconds = type.startsWith('children') ? undefined : await seconds(true);
+    log(`type ${type}: create ${createSeconds.toFixed(2)} s, update ${updateSeconds?.toFixed(2) ?? '-'} s`);
+    results.push({ type, createSeconds, updateSeconds });
+  }
+  return results;
+}
+
+function typeLines(types: TypeResult[]): string[] {
+  const base = types.find((t) => t.type === 'title only')!;
+  const rate = (seconds: number) => Math.round(TYPE_ROWS / seconds);
+  const share = (seconds: number, baseSeconds: number) => `${Math.round((baseSeconds / seconds) * 100)} %`;
+  const lines = [
+    '',
+    `Each mapping type alone beside the title: ${TYPE_ROWS} CSV rows into a fresh project, created, then imported`,
+    'again as an update matched by title; "vs title only" is the rate against the title-only import of this run.',
+    '',
+    '| column | create rows/s | vs title only | update rows/s | vs title only |',
+    '|---|---:|---:|---:|---:|',
+  ];
+  for (const t of types) {
+    const update = t.updateSeconds === undefined ? '– | –' : `${rate(t.updateSeconds)} | ${share(t.updateSeconds, base.updateSeconds!)}`;
+    lines.push(`| ${t.type} | ${rate(t.createSeconds)} | ${share(t.createSeconds, base.createSeconds)} | ${update} |`);
+  }
+  return lines;
+}
+
 /**
  * The baseline: the same cards and values written with COPY into the same
  * tables (cards.cards, fields.scalar_values) of a fresh project, refs and
@@ -193,7 +269,7 @@ const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
 /** Peak RSS in MB (10^6 bytes), the unit of issue 11's target, in every table. */
 const megabytes = (bytes: number) => (bytes / 1e6).toFixed(0);
 
-function block(results: FormatResult[], copySeconds: number, when: string): string {
+function block(results: FormatResult[], copySeconds: number, types: TypeResult[], when: string): string {
   const copyRate = ROWS / copySeconds;
   const lines = [
     BEGIN,
@@ -212,6 +288,7 @@ function block(results: FormatResult[], copySeconds: number, when: string): stri
     lines.push(`| ${r.format.toUpperCase()} discover + import | | ${both.toFixed(2)} s | ${Math.round(ROWS / both)} | |`);
   }
   lines.push(`| COPY baseline (cards + values) | | ${copySeconds.toFixed(2)} s | ${Math.round(copyRate)} | |`);
+  lines.push(...typeLines(types));
   lines.push('');
   lines.push('| target | measured | met |');
   lines.push('|---|---|---|');
@@ -264,7 +341,8 @@ async function main(): Promise<void> {
     for (const format of FORMATS) results.push(await importFormat(api, watch, org, format, file(rows, format)));
     const copySeconds = await copyBaseline(url, api, org, rows);
     log(`COPY baseline ${copySeconds.toFixed(2)} s`);
-    const text = block(results, copySeconds, new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC');
+    const types = await importMappingTypes(api, org);
+    const text = block(results, copySeconds, types, new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC');
     process.stdout.write(`${text}\n`);
     writeDoc(text);
   } finally {
