@@ -14,3 +14,14 @@ export function hasUnsafeText(text: string): boolean {
 export function withUnsafeReplaced(text: string): string {
   return hasUnsafeText(text) ? text.replace(EVERY_UNSAFE, '\uFFFD') : text;
 }
+
+/** A C0 control character, DEL, or an unpaired surrogate: names (fields, models, group types, groups) are printable. */
+const CONTROL = /[\u0000-\u001f\u007f]|\p{Cs}/u;
+
+/** What a 400 says of a name with such characters. */
+export const CONTROL_CHARACTER_MESSAGE = 'must not contain control characters';
+
+/** Whether a name holds a character names may not (CONTROL_CHARACTER_MESSAGE). */
+export function hasControlCharacter(name: string): boolean {
+  return CONTROL.test(name);
+}

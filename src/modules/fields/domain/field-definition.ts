@@ -1,3 +1,4 @@
+import { CONTROL_CHARACTER_MESSAGE, hasControlCharacter } from '../../../shared/domain/safe-text.js';
 import type { FieldOptions, FieldType } from './values/index.js';
 import { InvalidFieldInputError } from './fields.errors.js';
 
@@ -58,9 +59,7 @@ export function validName(value: unknown, property = 'name'): string {
   if (typeof value !== 'string' || !value.trim()) throw new InvalidFieldInputError(property, 'must be a non-empty string');
   const name = value.trim();
   if (name.length > MAX_NAME_LENGTH) throw new InvalidFieldInputError(property, `must be at most ${MAX_NAME_LENGTH} characters`);
-  if (/[\u0000-\u001f\u007f]|\p{Cs}/u.test(name)) {
-    throw new InvalidFieldInputError(property, 'must not contain control characters');
-  }
+  if (hasControlCharacter(name)) throw new InvalidFieldInputError(property, CONTROL_CHARACTER_MESSAGE);
   return name;
 }
 

@@ -1,3 +1,4 @@
+import { CONTROL_CHARACTER_MESSAGE, hasControlCharacter } from '../../../shared/domain/safe-text.js';
 import { InvalidGroupingInputError } from './grouping.errors.js';
 
 /** Clamps a requested 0-based position into [0, max]; no position → last (max). */
@@ -48,6 +49,6 @@ export function readName(value: unknown, field: string): string {
 /** Why a trimmed, non-empty name breaks `readName`'s rules, or undefined. */
 export function nameProblem(name: string): string | undefined {
   if (name.length > MAX_NAME) return `must be at most ${MAX_NAME} characters`;
-  if (/[\u0000-\u001f\u007f]|\p{Cs}/u.test(name)) return 'must not contain control characters';
+  if (hasControlCharacter(name)) return CONTROL_CHARACTER_MESSAGE;
   return undefined;
 }
