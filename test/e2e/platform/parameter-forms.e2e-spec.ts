@@ -52,6 +52,14 @@ describe('request parameter forms', () => {
     const negative = await t.http.post(`/api/1.0/cards/${made.body.id}/relocate`).set(as(u)).field('position', '-1').expect(400);
     expect(negative.body.errors).toEqual([{ field: 'position', message: 'position must not be less than 0' }]);
     await t.http.post(`/api/1.0/cards/${top}/children`).set(as(u)).field('title', 'a\u0000b').expect(400);
+    // Bracketed names nest (`a[b]`); prototype keys are dropped as they are from JSON, polluting nothing.
+    for (const key of ['__proto__[polluted]', 'constructor[prototype][polluted]']) {
+      const json = await t.http.post(`/api/1.0/cards/${top}/children`).set(as(u)).send(JSON.parse(`{"title":"json","${key.split('[')[0]}":{"polluted":"yes"}}`));
+      const form = await t.http.post(`/api/1.0/cards/${top}/children`).set(as(u)).field('title', 'form').field(key, 'yes');
+      expect([json.status, form.status]).toEqual([201, 201]);
+      expect([json.body.title, form.body.title]).toEqual(['json', 'form']);
+    }
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
   it('refuses a file, a malformed form and more than 1 MiB of fields on a route that takes no file, creating nothing', async () => {
