@@ -187,9 +187,11 @@ describe('fuzzing every operation of the OpenAPI document', () => {
           // Any JSON document at all, not only objects.
           sent = anyValue(r);
           req = req.set('Content-Type', 'application/json').send(JSON.stringify(sent));
-        } else if (shape === 1) {
+        } else if (shape === 1 || shape === 2) {
+          // Form fields, urlencoded or multipart (every route takes both; the upload routes read their own multipart).
           sent = Object.fromEntries(Object.entries(bodyFor(r, op.body)).map(([k, v]) => [k, typeof v === 'object' ? JSON.stringify(v) : String(v)]));
-          req = req.type('form').send(sent as Record<string, string>);
+          if (shape === 1) req = req.type('form').send(sent as Record<string, string>);
+          else for (const [k, v] of Object.entries(sent as Record<string, string>)) req = req.field(k, v);
         } else {
           sent = bodyFor(r, op.body);
           req = req.send(sent as object);
