@@ -39,14 +39,27 @@ describe('GroupingApi', () => {
     expect(second.position).toBe(1);
   });
 
-  it('adds a card to a group as system work, recorded as a log entry', async () => {
+  it('adds cards to groups as system work, last in each column, recorded as log entries', async () => {
     const c = groupingClient(t);
     const type = await cards.ensureGroupType(project.id, 'Imported', false, actor);
     const group = await api.ensureGroup(type.id, project.top_level_card_id, 'Row 1', actor);
     const card = await c.card(ann, project.top_level_card_id, 'imported card');
-    await api.addCardToGroup(card.id, group.id, actor, { system: true });
+    const other = await c.card(ann, project.top_level_card_id, 'second card');
+    await api.addCardsToGroups(
+      [
+        { cardId: card.id, groupId: group.id },
+        { cardId: other.id, groupId: group.id },
+        { cardId: card.id, groupId: group.id },
+      ],
+      actor,
+      { system: true },
+    );
     expect((await c.get(ann, card.id)).groups).toEqual([{ id: group.id, type_id: type.id, title: 'Row 1', card_position: 0 }]);
-    const [entry] = await c.groupEntries(ann, card.id);
-    expect(entry).toMatchObject({ kind: 'log', data: { change: 'added', group_id: group.id } });
+    expect((await c.get(ann, other.id)).groups).toEqual([{ id: group.id, type_id: type.id, title: 'Row 1', card_position: 1 }]);
+    const entries = await c.groupEntries(ann, card.id);
+    expect(entries).toEqual([expect.objectContaining({ kind: 'log', data: expect.objectContaining({ change: 'added', group_id: group.id, position: 0 }) })]);
+    // A card already in the group stays where it is, and nothing is recorded.
+    await api.addCardsToGroups([{ cardId: other.id, groupId: group.id }], actor, { system: true });
+    expect(await c.groupEntries(ann, other.id)).toHaveLength(1);
   });
 });

@@ -88,10 +88,6 @@ export class GroupingApiImpl extends GroupingApi {
     });
   }
 
-  addCardToGroup(cardId: number, groupId: number, actor: Actor, options: { system?: boolean } = {}): Promise<void> {
-    return this.memberships.addForApi(cardId, groupId, actor, options);
-  }
-
   addCardsToGroups(entries: Array<{ cardId: number; groupId: number }>, actor: Actor, options: { system?: boolean } = {}): Promise<void> {
     return this.memberships.joinExistingCards(entries, actor, options);
   }

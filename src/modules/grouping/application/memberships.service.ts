@@ -229,15 +229,6 @@ export class MembershipsService {
     for (const id of [...new Set(removed.map((m) => m.cardId))].sort((a, b) => a - b)) await this.hierarchy.touch(id);
   }
 
-  /** Adds a card to a group (last) for another module; joins the caller's transaction. */
-  addForApi(cardId: number, groupId: number, actor: Actor, options: MembershipEventOptions): Promise<void> {
-    return this.uow.run(async () => {
-      const card = await this.lockCard(cardId, actor);
-      const group = await this.access.bodyGroup(groupId, card, 'join');
-      if (await this.join(card, group, undefined, actor, { leaveOthers: false, ...options })) await this.hierarchy.touch(card.id);
-    });
-  }
-
   /** Stream entries of the memberships that go away with a group or a group type. */
   async publishRemovals(removed: CardMembership[], type: GroupType, titles: Map<number, string>, actor: Actor, reason: string): Promise<void> {
     for (const m of removed) {

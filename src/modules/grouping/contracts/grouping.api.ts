@@ -68,14 +68,11 @@ export abstract class GroupingApi {
   /** The group of that title (any case) in that type and scope, created last when there is none. */
   abstract ensureGroup(typeId: number, scopeCardId: number, title: string, actor: Actor): Promise<GroupInfo>;
   /**
-   * Puts the card in the group (last in its column) as add-to-group does;
-   * `system: true` records the stream entry as a `log` (work of an import).
-   */
-  abstract addCardToGroup(cardId: number, groupId: number, actor: Actor, options?: { system?: boolean }): Promise<void>;
-  /**
-   * `addCardToGroup` for many (card, group) pairs of one team, in order: the
+   * Puts each card in its group (last in its column) as add-to-group without
+   * a position does, for many (card, group) pairs of one team, in order: the
    * cards locked FOR UPDATE with the caller's write access in one statement,
-   * the memberships written in one, their entries as one batch.
+   * the memberships written in one, their entries as one batch. `system:
+   * true` records the entries as `log` (work of an import).
    */
   abstract addCardsToGroups(entries: Array<{ cardId: number; groupId: number }>, actor: Actor, options?: { system?: boolean }): Promise<void>;
   /** Memberships of the cards, by card, type, group position, group id: one query for the batch. */
