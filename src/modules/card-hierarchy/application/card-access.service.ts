@@ -70,6 +70,13 @@ export class CardAccessService {
    * with the caller's access checked on them in the same statement: 404
    * outside the team, 403 for a weak role, nothing written before.
    */
+  /** `lockMany` where every card must exist: 404 when one is missing. */
+  async lockAll(ids: number[], actor: Actor, mode: AccessMode): Promise<CardRow[]> {
+    const cards = await this.lockMany(ids, actor, mode);
+    if (cards.length !== new Set(ids).size) throw new CardNotFoundError();
+    return cards;
+  }
+
   async lockMany(ids: number[], actor: Actor, mode: AccessMode): Promise<CardRow[]> {
     const found = await this.cards.lockManyWith(ids, withRole({}, this.workspace.memberRoleSql('c.organization_id', '$2')), [actor.userId]);
     if (!found.length) return [];

@@ -25,7 +25,6 @@ import {
   type TreeMove,
 } from '../contracts/card-hierarchy.api.js';
 import { recordAlongSql } from '../activity/card-stream.recorder.js';
-import { CardNotFoundError } from '../domain/card.errors.js';
 import { CardListingQueries } from '../infrastructure/card-listing.queries.js';
 import { CardTreeRepository, type CardRow } from '../infrastructure/card-tree.repository.js';
 import { CardAccessService } from './card-access.service.js';
@@ -177,9 +176,7 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
   async lockCards(cardIds: number[], actor: Actor, mode: AccessMode): Promise<CardSummary[]> {
     // Row locks outside a transaction would be released at once: a caller's bug.
     if (!this.uow.inTransaction) throw new Error('lockCards must run inside a unit of work');
-    const cards = await this.access.lockMany(cardIds, actor, mode);
-    if (cards.length !== new Set(cardIds).size) throw new CardNotFoundError();
-    return cards.map(summary);
+    return (await this.access.lockAll(cardIds, actor, mode)).map(summary);
   }
 
   setModelIds(entries: Array<{ cardId: number; modelId: number | null }>): Promise<void> {

@@ -48,8 +48,7 @@ export class CardStreamService {
     if (!entries.length) return Promise.resolve();
     const texts = entries.map((e, i) => validComment(e.content, `comments[${i}]`));
     return this.uow.run(async () => {
-      const cards = new Map((await this.access.lockMany(entries.map((e) => e.cardId), actor, 'write')).map((c) => [c.id, c]));
-      if (entries.some((e) => !cards.has(e.cardId))) throw new CardNotFoundError();
+      const cards = new Map((await this.access.lockAll(entries.map((e) => e.cardId), actor, 'write')).map((c) => [c.id, c]));
       await this.recorder.comments(entries.map((e, i) => ({ cardId: e.cardId, projectId: cards.get(e.cardId)!.projectId, userId: actor.userId, content: texts[i] })));
     });
   }

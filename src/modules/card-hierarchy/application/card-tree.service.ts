@@ -118,8 +118,7 @@ export class CardTreeService {
     if (!valid.length) return Promise.resolve([]);
     return this.uow.run(async () => {
       const parentIds = [...new Set(valid.map((e) => e.parentId))];
-      const parents = await this.access.lockMany(parentIds, actor, 'write');
-      if (parents.length !== parentIds.length) throw new CardNotFoundError();
+      const parents = await this.access.lockAll(parentIds, actor, 'write');
       if (parents.some((p) => p.projectId !== parents[0].projectId)) throw new Error('createChildren takes parents of one project');
       // The insert records the `card.created` entries itself (writing along).
       const cards = await this.cards.insertChildren(parents, valid, actor.userId, options);
@@ -132,8 +131,7 @@ export class CardTreeService {
   async openCreations(parentId: number, actor: Actor, options: { system?: boolean } = {}): Promise<ChildCreations> {
     // Row locks outside a transaction would be released at once: a caller's bug.
     if (!this.uow.inTransaction) throw new Error('openCreations must run inside a unit of work');
-    const [parent] = await this.access.lockMany([parentId], actor, 'write');
-    if (!parent) throw new CardNotFoundError();
+    const [parent] = await this.access.lockAll([parentId], actor, 'write');
     return new ChildCreationSequence(this.uow, parent, this.cards, this.events, actor, options);
   }
 
@@ -142,8 +140,7 @@ export class CardTreeService {
     const valid = entries.map((e) => ({ cardId: e.cardId, title: validTitle(e.title) }));
     if (!valid.length) return Promise.resolve([]);
     return this.uow.run(async () => {
-      const cards = await this.access.lockMany(valid.map((e) => e.cardId), actor, 'write');
-      if (cards.length !== new Set(valid.map((e) => e.cardId)).size) throw new CardNotFoundError();
+      const cards = await this.access.lockAll(valid.map((e) => e.cardId), actor, 'write');
       if (cards.some((c) => c.projectId !== cards[0].projectId)) throw new Error('updateTitles takes cards of one project');
       await this.cards.setTitles(valid);
       const byId = new Map(cards.map((c) => [c.id, c]));

@@ -102,7 +102,7 @@ export class MembershipsService {
     return this.uow.run(async () => {
       const cards = new Map((await this.hierarchy.lockCards(entries.map((e) => e.cardId), actor, 'write')).map((c) => [c.id, c]));
       const named = entries.map(({ cardId, groupId }) => ({ raw: groupId, card: cards.get(cardId)!, field: 'group_id' }));
-      const joined = await this.append(named, await this.memberships.ofCards([...cards.keys()]), actor, options);
+      const joined = await this.append(named, await this.memberships.forCards([...cards.keys()]), actor, options);
       await this.hierarchy.touchMany(joined);
     });
   }
@@ -116,7 +116,7 @@ export class MembershipsService {
    */
   private async append(
     named: Array<{ raw: unknown; card: CardSummary; field: string }>,
-    current: CardMembership[],
+    current: Array<{ cardId: number; groupId: number; typeId: number }>,
     actor: Actor,
     options: MembershipEventOptions,
   ): Promise<number[]> {

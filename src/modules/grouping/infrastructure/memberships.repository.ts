@@ -57,13 +57,6 @@ export class MembershipsRepository {
     return rows.map(toMembership);
   }
 
-  /** Every membership of the cards, in one query. */
-  async ofCards(cardIds: number[]): Promise<CardMembership[]> {
-    if (!cardIds.length) return [];
-    const rows = await this.sql.rows(`SELECT ${MEMBERSHIP_COLUMNS} FROM grouping.memberships WHERE card_id = ANY($1::bigint[])`, [[...new Set(cardIds)]]);
-    return rows.map(toMembership);
-  }
-
   async find(cardId: number, groupId: number): Promise<CardMembership | null> {
     const [row] = await this.sql.rows(
       `SELECT ${MEMBERSHIP_COLUMNS} FROM grouping.memberships WHERE card_id = $1 AND group_id = $2`,
