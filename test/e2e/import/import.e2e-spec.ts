@@ -281,7 +281,7 @@ describe('POST /importers/spreadsheet/import', () => {
     expect(twoStream.filter((e) => e.action === 'card.updated')).toEqual([]); // the title did not change
   });
 
-  it('an update puts matched cards last in the groups they join and leaves their memberships; a one-group type they use is a 409', async () => {
+  it('an update puts matched cards last in the groups they join and leaves their memberships; a second group of a one-group type is a row problem', async () => {
     const project = await ws.project(alice, team, 'Update groups');
     const root = project.top_level_card_id;
     const group = async (typeId: number, title: string) => (await t.http.post(`${API}/cards/${root}/groups`).set(as(alice)).send({ type_id: typeId, title }).expect(201)).body;
@@ -306,15 +306,31 @@ describe('POST /importers/spreadsheet/import', () => {
     const joined = (await stream(b.id)).filter((e) => e.action === 'card.group_changed');
     expect(joined.map((e) => [e.kind, e.data.change, e.data.group_title, e.data.position])).toEqual([['log', 'added', 'docs', 1]]);
 
+    // A already holds "Doing" of the one-group Status; C is new but names two of its groups.
     const before = await snapshot(project);
-    const moved = await discover([['Title', 'Status'], ['B', 'Doing'], ['A', 'Done']], 'csv');
-    const refused = await update(moved, 'Status').expect(409);
+    const moved = await discover([['Title', 'Status'], ['B', 'Doing'], ['A', 'Done'], ['C', 'Doing, Done'], ['A', 'doing']], 'csv');
+    const problems = [
+      { row: 3, column: 1, message: 'the card is in "Doing" of "Status", which allows one group per card; move it with relocate' },
+      { row: 4, column: 1, message: '"Status" allows one group per card, and this cell names 2' },
+      { row: 5, column: 0, message: 'matches the same card as row 3' },
+    ];
+    const dry = await importing({ discover_file_id: moved, project_id: project.id, update_field: 'title', dry_run: true, options: { ignore_header: true }, mapping: { '0': { type: 'title' }, '1': { type: 'context', name: 'Status' } } }).expect(400);
+    expect(dry.body.errors).toEqual(problems);
+    const refused = await update(moved, 'Status').expect(400);
     expect(refused.headers['content-type']).toMatch(/application\/problem\+json/);
+    expect(refused.body.errors).toEqual(problems);
     const after = await snapshot(project);
     expect(after.list).toEqual(before.list);
     expect(after.rootStream).toEqual(before.rootStream);
     now = await byTitle();
     expect(placed(now.get('B')!)).toEqual([['docs', 1]]);
+
+    // Naming the group a card is already in (any case) is no move: it stays where it is.
+    const kept = await discover([['Title', 'Status'], ['A', 'DOING'], ['B', 'Done']], 'csv');
+    await update(kept, 'Status').expect(200);
+    now = await byTitle();
+    expect(placed(now.get('A')!)).toEqual([['Doing', 0], ['docs', 0], ['new', 0]]);
+    expect(placed(now.get('B')!)).toEqual([['Done', 0], ['docs', 1]]);
   });
 
   it('refuses a row that matches several cards', async () => {

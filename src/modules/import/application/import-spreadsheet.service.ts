@@ -13,7 +13,7 @@ import { ImportFieldDeletedError, ImportRowsInvalidError, invalidImportInput } f
 import { parseMapping, parseUpdateField } from '../domain/import-mapping.js';
 import { parseImportRequest, type ImportRequest, type ImportTarget } from '../domain/import-request.js';
 import { resolveTargets, type ImportTargets, type ProjectState } from '../domain/import-targets.js';
-import { RowChecker, type MatchKey, type RowCheckContext, type RowPlan } from '../domain/row-checker.js';
+import { RowChecker, type HeldGroup, type MatchKey, type RowCheckContext, type RowOutcome, type RowPlan } from '../domain/row-checker.js';
 import { readStoredRows } from '../infrastructure/row-store.js';
 import { UploadsRepository, type StoredUpload } from '../infrastructure/uploads.repository.js';
 import { nextTurn } from '../../../shared/event-loop.js';
@@ -95,6 +95,7 @@ export class ImportSpreadsheetService {
     const ctx: RowCheckContext = {
       mapping,
       fields: targets.fields,
+      contexts: targets.contexts,
       match,
       updateOnly: request.updateOnly,
       parseValue: (field, text) => this.fields.parseValue(field, text),
@@ -178,11 +179,11 @@ export class ImportSpreadsheetService {
     let batch: RowPlan[] = [];
     const flush = async () => {
       const ids = await this.matches(checker, batch, projectId, targets);
-      batch.forEach((plan, i) => {
-        const outcome = checker.resolveMatch(plan, ids[i]);
+      const outcomes = await this.checkHeldGroups(checker, batch.map((plan, i) => checker.resolveMatch(plan, ids[i])));
+      outcomes.forEach((outcome) => {
         if (outcome === 'invalid') return;
         if (outcome === 'skip') return void report.skipped++;
-        decisions[plan.row - 1] = outcome.action === 'update' ? outcome.cardId! : CREATE;
+        decisions[outcome.row - 1] = outcome.action === 'update' ? outcome.cardId! : CREATE;
         report[outcome.action === 'update' ? 'updated' : 'created']++;
         report.children_created += outcome.children.length;
         for (const g of outcome.groups) {
@@ -203,6 +204,21 @@ export class ImportSpreadsheetService {
     await flush();
     if (checker.problemCount) throw new ImportRowsInvalidError(checker.problems, checker.problemCount);
     return { decisions, report, groupTitles };
+  }
+
+  /**
+   * Updates that would take their card into a second group of a type that
+   * allows one group per card become row problems, not a 409 for the whole
+   * import when it writes: the matched cards' memberships are read once per
+   * batch, only when such a column is mapped.
+   */
+  private async checkHeldGroups(checker: RowChecker, outcomes: RowOutcome[]): Promise<RowOutcome[]> {
+    const isUpdate = (o: RowOutcome): o is RowPlan => typeof o === 'object' && o.action === 'update';
+    const cardIds = outcomes.filter((o) => isUpdate(o) && checker.oneGroupColumns(o).length).map((o) => (o as RowPlan).cardId!);
+    if (!cardIds.length) return outcomes;
+    const held = new Map<number, HeldGroup[]>();
+    for (const m of await this.grouping.membershipsOf(cardIds)) held.set(m.cardId, [...(held.get(m.cardId) ?? []), m]);
+    return outcomes.map((o) => (isUpdate(o) ? checker.checkHeldGroups(o, held.get(o.cardId!) ?? []) : o));
   }
 
   /** The ids of the cards each plan's key matches, looked up for the whole batch at once. */

@@ -1,11 +1,11 @@
 import { invalidImportInput } from './import.errors.js';
 import type { ImportMapping } from './import-mapping.js';
-import type { TargetField } from './row-checker.js';
+import type { TargetContext, TargetField } from './row-checker.js';
 
 /** What the target project already has, as the import needs to know it. */
 export interface ProjectState {
   fields: Array<{ id: number; name: string; type: string; options: TargetField['options']; modelId: number | null; groupTypeId: number | null }>;
-  groupTypes: Array<{ id: number; name: string }>;
+  groupTypes: Array<{ id: number; name: string; oneGroupPerCard: boolean }>;
   models: Array<{ id: number; name: string }>;
 }
 
@@ -14,15 +14,9 @@ export interface FieldTarget extends TargetField {
   attributeId: number | null;
 }
 
-/** A context column's group type: found, or to be created (null). */
-export interface ContextTarget {
-  name: string;
-  groupTypeId: number | null;
-}
-
 export interface ImportTargets {
   fields: Map<number, FieldTarget>;
-  contexts: Map<number, ContextTarget>;
+  contexts: Map<number, TargetContext>;
 }
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
@@ -45,7 +39,8 @@ export function resolveTargets(mapping: ImportMapping, state: ProjectState): Imp
     if (spec.type === 'context') {
       if (field && field.groupTypeId === null) throw invalidImportInput(`${at}.name`, `"${field.name}" exists as a ${field.type} field, not a context`);
       const type = state.groupTypes.find((t) => same(t.name, spec.name));
-      targets.contexts.set(column, { name: type?.name ?? spec.name, groupTypeId: type?.id ?? null });
+      // A type the import creates allows several groups per card (DESIGN.md §8).
+      targets.contexts.set(column, { name: type?.name ?? spec.name, groupTypeId: type?.id ?? null, oneGroupPerCard: type?.oneGroupPerCard ?? false });
       continue;
     }
     if (field && field.groupTypeId !== null) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { parseMapping, parseUpdateField } from './import-mapping.js';
-import { MAX_LISTED_PROBLEMS, RowChecker, type RowCheckContext, type RowPlan, type TargetField } from './row-checker.js';
+import { MAX_LISTED_PROBLEMS, RowChecker, type RowCheckContext, type RowPlan, type TargetContext, type TargetField } from './row-checker.js';
 
 /** A stand-in for the fields module's rules: numbers must be numeric, everything else passes. */
 function parseValue(field: TargetField, text: string) {
@@ -8,15 +8,20 @@ function parseValue(field: TargetField, text: string) {
   return Number.isFinite(Number(text)) ? { ok: true as const, value: Number(text) } : { ok: false as const, message: `${field.name}: expected a number` };
 }
 
-function checker(rawMapping: Record<string, unknown>, options: { updateField?: string; updateOnly?: boolean } = {}) {
+/** `oneGroupTypeId`: the context columns fill that existing type, which allows one group per card. */
+function checker(rawMapping: Record<string, unknown>, options: { updateField?: string; updateOnly?: boolean; oneGroupTypeId?: number } = {}) {
   const mapping = parseMapping(rawMapping, 6);
   const fields = new Map<number, TargetField>();
+  const contexts = new Map<number, TargetContext>();
   for (const { column, spec } of mapping.columns) {
     if (spec.type === 'attribute') fields.set(column, { name: spec.name, type: spec.attrType, options: {} });
+    const oneGroup = options.oneGroupTypeId;
+    if (spec.type === 'context') contexts.set(column, { name: spec.name, groupTypeId: oneGroup ?? null, oneGroupPerCard: oneGroup !== undefined });
   }
   const ctx: RowCheckContext = {
     mapping,
     fields,
+    contexts,
     match: parseUpdateField(options.updateField, mapping),
     updateOnly: options.updateOnly ?? false,
     parseValue,
@@ -110,6 +115,37 @@ describe('RowChecker matching', () => {
     ]);
     const only = checker(everyType, { updateField: 'title', updateOnly: true });
     expect(only.resolveMatch(plan(only, ['B'], 3), [])).toBe('skip');
+  });
+});
+
+describe('RowChecker and a group type that allows one group per card', () => {
+  const plan = (c: RowChecker, cells: string[], row: number) => c.check(cells, row) as RowPlan;
+
+  it('refuses a cell that names several of its groups', () => {
+    const c = checker(everyType, { oneGroupTypeId: 9 });
+    expect(c.check(['A', '', 'Doing'], 2)).toMatchObject({ groups: [{ column: 2, titles: ['Doing'] }] });
+    expect(c.check(['B', '', 'Doing, done\nDOING'], 3)).toBe('invalid');
+    expect(c.problems).toEqual([{ row: 3, column: 2, message: '"Labels" allows one group per card, and this cell names 2' }]);
+    // A type the import creates allows several.
+    expect(checker(everyType).check(['B', '', 'Doing, done'], 3)).toMatchObject({ groups: [{ column: 2, titles: ['Doing', 'done'] }] });
+  });
+
+  it("refuses an update that would take its card into a second group, and keeps one naming the card's group in any case", () => {
+    const c = checker(everyType, { updateField: 'title', oneGroupTypeId: 9 });
+    const update = (cells: string[], row: number, cardId: number) => c.resolveMatch(plan(c, cells, row), [cardId]) as RowPlan;
+    const moving = update(['A', '', 'Done'], 2, 41);
+    expect(c.oneGroupColumns(moving)).toEqual([{ column: 2, typeId: 9, title: 'Done' }]);
+    expect(c.checkHeldGroups(moving, [{ typeId: 9, title: 'Doing' }])).toBe('invalid');
+    const staying = update(['B', '', 'doing'], 3, 42);
+    expect(c.checkHeldGroups(staying, [{ typeId: 9, title: 'Doing' }, { typeId: 10, title: 'docs' }])).toBe(staying);
+    const joining = update(['C', '', 'Done'], 4, 43);
+    expect(c.checkHeldGroups(joining, [{ typeId: 10, title: 'docs' }])).toBe(joining);
+    expect(c.problems).toEqual([
+      { row: 2, column: 2, message: 'the card is in "Doing" of "Labels", which allows one group per card; move it with relocate' },
+    ]);
+    // Types the import creates, and types that allow several groups, have no such columns.
+    const several = checker(everyType, { updateField: 'title' });
+    expect(several.oneGroupColumns(several.resolveMatch(plan(several, ['A', '', 'Done'], 2), [41]) as RowPlan)).toEqual([]);
   });
 });
 

@@ -9,6 +9,19 @@ export interface TargetField {
   options: { time?: boolean; period?: boolean };
 }
 
+/** The group type a context column fills: found in the project, or to be created (`groupTypeId` null). */
+export interface TargetContext {
+  name: string;
+  groupTypeId: number | null;
+  oneGroupPerCard: boolean;
+}
+
+/** A group a matched card is in, as `checkHeldGroups` compares it. */
+export interface HeldGroup {
+  typeId: number;
+  title: string;
+}
+
 export type ParsedCell = { ok: true; value: unknown } | { ok: false; message: string };
 
 /** What a row is matched on, as `update_field` says. */
@@ -19,6 +32,8 @@ export interface RowCheckContext {
   mapping: ImportMapping;
   /** The field each attribute column fills, by column. */
   fields: Map<number, TargetField>;
+  /** The group type each context column fills, by column. */
+  contexts: Map<number, TargetContext>;
   match: UpdateMatch | null;
   updateOnly: boolean;
   /** The fields module's value rules, applied to one cell. */
@@ -90,8 +105,12 @@ export class RowChecker {
 
   constructor(private readonly ctx: RowCheckContext) {}
 
+  /**
+   * The problems listed, by row and column: matching finds its problems a
+   * batch after the cell checks, and a reader goes down the sheet.
+   */
   get problems(): RowProblem[] {
-    return this.listed;
+    return [...this.listed].sort((a, b) => a.row - b.row || a.column - b.column);
   }
 
   get problemCount(): number {
@@ -178,6 +197,10 @@ export class RowChecker {
       const problem = this.ctx.groupTitleProblem(t);
       if (problem) report(column, `"${t.slice(0, 40)}": ${problem}`);
     }
+    const context = this.ctx.contexts.get(column)!;
+    if (context.oneGroupPerCard && titles.length > 1) {
+      report(column, `"${context.name}" allows one group per card, and this cell names ${titles.length}`);
+    }
     return titles;
   }
 
@@ -231,5 +254,36 @@ export class RowChecker {
     }
     this.matched.set(ids[0], plan.row);
     return { ...plan, action: 'update', cardId: ids[0] };
+  }
+
+  /**
+   * The context columns of a plan whose group type allows one group per card
+   * and already exists: only their groups can clash with a matched card's.
+   */
+  oneGroupColumns(plan: RowPlan): Array<{ column: number; typeId: number; title: string }> {
+    return plan.groups.flatMap(({ column, titles }) => {
+      const context = this.ctx.contexts.get(column)!;
+      return context.oneGroupPerCard && context.groupTypeId !== null && titles.length
+        ? [{ column, typeId: context.groupTypeId, title: titles[0] }]
+        : [];
+    });
+  }
+
+  /**
+   * An update's groups against the groups its card is already in: a type
+   * that allows one group per card cannot take it into a second group (the
+   * card moves between them with relocate, DESIGN.md §6). Groups compare by
+   * title, any case, as the import finds them.
+   */
+  checkHeldGroups(plan: RowPlan, held: HeldGroup[]): RowOutcome {
+    let clashes = 0;
+    for (const { column, typeId, title } of this.oneGroupColumns(plan)) {
+      const other = held.find((g) => g.typeId === typeId && g.title.toLowerCase() !== title.toLowerCase());
+      if (!other) continue;
+      clashes++;
+      const name = this.ctx.contexts.get(column)!.name;
+      this.report(plan.row, column, `the card is in "${other.title.slice(0, 40)}" of "${name}", which allows one group per card; move it with relocate`);
+    }
+    return clashes ? 'invalid' : plan;
   }
 }
