@@ -266,6 +266,23 @@ describe('filter language', () => {
       expect(await total(`@${alice.username} or #Urgent`, { with_archived: 'true' })).toEqual({ first: [cards.login.id], total: '4' });
       expect(await total(`@${alice.username}`)).toEqual({ first: [cards.login.id], total: '1' });
       expect(await total(`@${alice.username}`, { with_archived: 'true' })).toEqual({ first: [cards.login.id], total: '3' });
+      // The pages of such an or (read from the sets' ids, sorted), by offset and by cursor, each card once.
+      const union = `@${alice.username} or #Urgent or #Todo`;
+      const every = await t.http.get(`${API}/projects/${project}/cards`).query({ filter: union, only_ids: 'true', with_archived: 'true' }).set(as(alice)).expect(200);
+      expect(every.body).toEqual([cards.login.id, cards.page.id, shelved.id, under.id].sort((a, b) => a - b));
+      const walked: number[] = [];
+      let cursor: string | undefined;
+      do {
+        const res = await t.http
+          .get(`${API}/projects/${project}/cards`)
+          .query({ filter: union, only_ids: 'true', with_archived: 'true', per_page: '1', ...(cursor ? { cursor } : {}) })
+          .set(as(alice))
+          .expect(200);
+        walked.push(...(res.body as number[]));
+        cursor = res.headers['x-service-nextcursor'];
+      } while (cursor && walked.length < 10);
+      expect(walked).toEqual(every.body);
+      expect(await total(union, { with_archived: 'true', page: '3' })).toEqual({ first: [every.body[2]], total: '4' });
     } finally {
       await t.http.delete(`${API}/cards/${shelved.id}`).set(as(alice)).expect(200);
     }

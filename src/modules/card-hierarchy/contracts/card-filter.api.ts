@@ -36,6 +36,11 @@ export interface CandidateSet {
   sql: (params: SqlParams) => string;
   /** Exactly the matches; an `or`'s set may still hold an id more than once. */
   exact: boolean;
+  /**
+   * The sets of several terms (an `or`), one after another: the planner
+   * cannot tell how many distinct ids such a union holds.
+   */
+  union: boolean;
 }
 
 /** Where a page of an id-ordered listing starts: after a keyset id (a cursor), or at an offset. */

@@ -106,7 +106,10 @@ export class CardFilterSql extends CardFilterApi {
     const offset = 'offset' in from ? from.offset : 0;
     const offsetSql = offset ? ` OFFSET ${params.add(offset, 'bigint')}` : '';
     let sql: string;
-    if (scope.projectIds.length === 1) {
+    const union = scope.projectIds.length === 1 && candidates?.exact && candidates.union;
+    if (union) {
+      sql = this.pageOfUnion(scope, candidates, params, after, limit, offsetSql);
+    } else if (scope.projectIds.length === 1) {
       // One project compared with `=`: its listing index yields the ids in order.
       sql = `SELECT c.id FROM cards.cards c
         WHERE ${this.visible(`c.project_id = ${params.add(scope.projectIds[0], 'bigint')}`, scope)}${after} AND (${where(ROW, params)})
@@ -132,8 +135,26 @@ export class CardFilterSql extends CardFilterApi {
            ORDER BY c.id LIMIT ${params.add(offset + limit, 'bigint')}) x
         ORDER BY x.id LIMIT ${params.add(limit, 'int')}${offsetSql}`;
     }
-    const rows = (await this.uow.manager.query(sql, params.values)) as Array<{ id: string | number }>;
+    const rows = (union ? await this.serially(sql, params) : await this.uow.manager.query(sql, params.values)) as Array<{ id: string | number }>;
     return rows.map((r) => Number(r.id));
+  }
+
+  /**
+   * A page of one project's cards that are exactly an `or` of term sets
+   * (`@me or #Tag3`): the sets' ids, sorted, each looked up in the listing
+   * index until the page is full. As `c.id IN (union)`, the planner took the
+   * union for 200 distinct ids and hashed all of them before a merge join
+   * (10.5 ms for the bench's 11 000, 239 ms for a 25 % column or a label,
+   * against 2.9 and 25 ms; docs/PERFORMANCE.md, issue 10, twelfth pass).
+   * Duplicates (a card in two of the sets) fold in the GROUP BY, which the
+   * sorted input makes a streaming step. Run serially: the planner sorts
+   * the sets with parallel workers, whose start cost more than the sort
+   * (53 against 5 ms for two labels of 10 000 cards on the bench's machine).
+   */
+  private pageOfUnion(scope: FilterScope, candidates: CandidateSet, params: SqlParams, after: string, limit: number, offsetSql: string): string {
+    return `SELECT c.id FROM (${candidates.sql(params)}) u(id) JOIN cards.cards c ON c.id = u.id
+      WHERE ${this.visible(`c.project_id = ${params.add(scope.projectIds[0], 'bigint')}`, scope)}${after}
+      GROUP BY c.id ORDER BY c.id LIMIT ${params.add(limit, 'int')}${offsetSql}`;
   }
 
   /**
@@ -152,19 +173,26 @@ export class CardFilterSql extends CardFilterApi {
     if (!scope.projectIds.length) return 0;
     const params = new SqlParams();
     const sql = candidates?.exact ? this.countOfCandidates(scope, candidates, params) : this.countOfCondition(scope, where, params);
-    const read = async () => {
-      const [row] = (await this.uow.manager.query(sql, params.values)) as Array<{ n: string | number }>;
-      return Number(row.n);
-    };
-    if (candidates?.exact || !fromTermSets || this.uow.inTransaction) return read();
-    // The planner parallelises the per-match probes of such a count (a
-    // Gather over a parallel bitmap scan of the values), which on the bench
-    // took 26-32 ms where the serial index-only join takes 11 ms; a count
-    // that scans the project's cards (a title word, a state) keeps its
-    // workers. SET LOCAL needs a transaction of its own.
+    // The planner parallelises the per-match probes of a count from term
+    // sets (a Gather over a parallel bitmap scan of the values), which on the
+    // bench took 26-32 ms where the serial index-only join takes 11 ms; a
+    // count that scans the project's cards (a title word, a state) keeps its
+    // workers.
+    const serial = fromTermSets && !candidates?.exact;
+    const [row] = (serial ? await this.serially(sql, params) : await this.uow.manager.query(sql, params.values)) as Array<{ n: string | number }>;
+    return Number(row.n);
+  }
+
+  /**
+   * Runs a query without parallel workers: SET LOCAL, in a transaction of
+   * its own (or as it is, inside the caller's). Worker start-up is the
+   * dearest part of a query that reads a few thousand index entries.
+   */
+  private async serially(sql: string, params: SqlParams): Promise<Array<Record<string, unknown>>> {
+    if (this.uow.inTransaction) return this.uow.manager.query(sql, params.values);
     return this.uow.run(async () => {
       await this.uow.manager.query('SET LOCAL max_parallel_workers_per_gather = 0');
-      return read();
+      return this.uow.manager.query(sql, params.values);
     });
   }
 

@@ -90,15 +90,16 @@ describe('candidateSet', () => {
     const set = candidateSet(condition, { cards, fields, groups, groupIds: new Map(terms.map((t) => [t, [40]])) });
     if (!set) return undefined;
     const params = new SqlParams();
-    return { sql: set.sql(params), values: params.values, exact: set.exact };
+    return { sql: set.sql(params), values: params.values, exact: set.exact, union: set.union };
   };
 
-  it('is exactly the matches for a field or group term, or an or of them', () => {
-    expect(candidates(member(null))).toEqual({ sql: 'SELECT field_ids($1)', values: ['member'], exact: true });
+  it('is exactly the matches for a field or group term, or an or of them (a union)', () => {
+    expect(candidates(member(null))).toEqual({ sql: 'SELECT field_ids($1)', values: ['member'], exact: true, union: false });
     expect(candidates({ kind: 'or', items: [member(null), { kind: 'group', term: tag }] })).toEqual({
       sql: 'SELECT field_ids($1) UNION ALL SELECT group_ids($2)',
       values: ['member', [40]],
       exact: true,
+      union: true,
     });
   });
 
@@ -107,6 +108,7 @@ describe('candidateSet', () => {
       sql: 'SELECT group_ids($1)',
       values: [[40]],
       exact: false,
+      union: false,
     });
   });
 

@@ -98,7 +98,7 @@ function toSql(c: Condition, parts: FilterSqlParts, card: FilterCardColumns, par
 export function candidateSet(condition: Condition, parts: FilterSqlParts): CandidateSet | undefined {
   const source = condition.kind === 'and' ? condition.items.find((item) => hasCandidates(item, parts)) : condition;
   if (!source || !hasCandidates(source, parts)) return undefined;
-  return { sql: (params) => cardSet(source, parts, params)!, exact: source === condition };
+  return { sql: (params) => cardSet(source, parts, params)!, exact: source === condition, union: source.kind === 'or' && source.items.length > 1 };
 }
 
 function hasCandidates(c: Condition, parts: FilterSqlParts): boolean {
