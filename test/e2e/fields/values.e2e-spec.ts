@@ -349,6 +349,23 @@ describe('field values', () => {
       expect((await c.set(ann, cardB, due.id, '2030-01-01').expect(200)).body.attributes.Due).toBe('2030-01-01');
     });
 
+    it('takes an id before a name: a field named after another field’s id does not hide it', async () => {
+      const nw = await c.world(ann, 'Numeric names');
+      const estimate = await c.field(ann, nw.project, 'Estimate', 'number');
+      const owners = await c.field(ann, nw.project, 'Owners', 'members');
+      await c.field(ann, nw.project, String(estimate.id), 'text');
+      await c.field(ann, nw.project, String(owners.id), 'text');
+      await c.field(ann, nw.project, '999999999', 'text');
+      const card = (await c.card(ann, nw.root, 'numbers')).id;
+      const set = (await c.set(ann, card, estimate.id, 7).expect(200)).body.attributes;
+      expect(set).toMatchObject({ Estimate: 7, [String(estimate.id)]: null });
+      expect((await c.setMany(ann, card, { attributes: { [String(estimate.id)]: 8 } })).body.attributes).toMatchObject({ Estimate: 8 });
+      const members = (await t.http.get(`${API}/cards/${card}/attributes/${owners.id}/choices`).set(as(ann)).expect(200)).body as unknown[];
+      expect(members.length).toBeGreaterThan(0);
+      // A name of digits that is no field's id is still a name.
+      expect((await c.set(ann, card, '999999999', 'year').expect(200)).body.attributes['999999999']).toBe('year');
+    });
+
     it('answers 404 for an unknown field, 400 without a value or with unknown keys', async () => {
       await c.set(ann, cardB, 'Nope', 1).expect(404);
       await c.set(ann, cardB, 999999, 1).expect(404);

@@ -12,12 +12,14 @@ const field = (id: number, name: string, modelId: number | null = null): FieldDe
   groupTypeId: null,
 });
 
-const fields = [field(1, 'Estimate'), field(2, 'Severity', 10), field(3, 'Severity', 20), field(4, '7'), field(7, 'Seven')];
+const fields = [field(1, 'Estimate'), field(2, 'Severity', 10), field(3, 'Severity', 20), field(4, '7'), field(7, 'Seven'), field(8, '2024')];
 
 describe('lookupField', () => {
-  it('prefers the exact name, then an id, then the name in any case', () => {
+  it('prefers an id, then the exact name, then the name in any case', () => {
     expect(lookupField(fields, null, 'Estimate')).toEqual({ field: fields[0] });
-    expect(lookupField(fields, null, '7')).toEqual({ field: fields[3] });
+    // Field 7 keeps its id even though field 4 is named "7"; "2024" is no field's id.
+    expect(lookupField(fields, null, '7')).toEqual({ field: fields[4] });
+    expect(lookupField(fields, null, '2024')).toEqual({ field: fields[5] });
     expect(lookupField(fields, null, '1')).toEqual({ field: fields[0] });
     expect(lookupField(fields, null, 'ESTIMATE')).toEqual({ field: fields[0] });
   });
