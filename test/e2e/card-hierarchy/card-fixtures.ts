@@ -32,8 +32,9 @@ export function cardClient(t: TestApp) {
     async get(u: TestUser, id: number): Promise<CardJson> {
       return (await t.http.get(`${API}/cards/${id}`).set(as(u)).expect(200)).body as CardJson;
     },
+    /** Every child, archived ones too (the tree as it is stored). */
     async children(u: TestUser, id: number): Promise<CardJson[]> {
-      return (await t.http.get(`${API}/cards/${id}/children`).set(as(u)).expect(200)).body as CardJson[];
+      return (await t.http.get(`${API}/cards/${id}/children`).query({ with_archived: 'true' }).set(as(u)).expect(200)).body as CardJson[];
     },
     async childIds(u: TestUser, id: number): Promise<number[]> {
       return (await c.children(u, id)).map((x) => x.id);

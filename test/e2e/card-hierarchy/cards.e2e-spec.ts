@@ -283,6 +283,24 @@ describe('cards: archive, restore, delete', () => {
     expect((await c.get(ann, a1.id)).is_archived).toBe(false);
     expect((await c.children(ann, a.id)).map((x) => x.id)).toEqual([a1.id]);
 
+    // GET /children is a listing too: without with_archived it leaves out the
+    // archived card and everything under it; only_ids gives the ids.
+    const children = async (id: number, query: Record<string, string>) =>
+      (await t.http.get(`${API}/cards/${id}/children`).query(query).set(as(ann)).expect(200)).body as Array<CardJson | number>;
+    expect(await children(p.top_level_card_id, { only_ids: 'true' })).toEqual([b.id]);
+    expect(await children(p.top_level_card_id, { only_ids: 'true', with_archived: 'true' })).toEqual([a.id, b.id]);
+    expect(await children(a.id, {})).toEqual([]);
+    expect(await children(a1.id, { with_archived: '1', only_ids: '1' })).toEqual([a11.id]);
+    const shown = (await children(p.top_level_card_id, { with_archived: 'true' })) as CardJson[];
+    expect(shown.map((x) => [x.id, x.is_archived, x.position])).toEqual([
+      [a.id, true, 0],
+      [b.id, false, 1],
+    ]);
+    for (const query of [{ with_archived: 'maybe' }, { only_ids: 'yes' }, { page: '2' }]) {
+      const refused = await t.http.get(`${API}/cards/${a.id}/children`).query(query).set(as(ann)).expect(400);
+      expect(refused.headers['content-type']).toMatch(/application\/problem\+json/);
+    }
+
     // A card created under an archived subtree is hidden too.
     const a12 = await c.create(ann, a1.id, 'a12');
     expect(ids((await c.listing(ann, p.id)).cards)).toEqual([b.id]);

@@ -66,7 +66,7 @@ describe('the card JSON of listings and of one card', () => {
     expect(listed.map((x) => x.id)).toEqual([...ids, child]);
     for (const card of listed) expect(card).toEqual(one.get(card.id as number));
 
-    const children = await body(`/cards/${top}/children`);
+    const children = await body(`/cards/${top}/children?with_archived=true`);
     expect(children.map((x) => x.title)).toEqual(titles);
     for (const card of children) expect(card).toEqual(one.get(card.id as number));
 

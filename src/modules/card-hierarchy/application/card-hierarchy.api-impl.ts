@@ -11,7 +11,7 @@ import {
   type CardAccess,
   type CardChanges,
   type CardJsonRow,
-  type ListedCardsReads,
+  type ChildrenListing,
   type CardRecord,
   type CardSummary,
   type ChildCreations,
@@ -93,12 +93,8 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
     return { cards: rows, read: extras };
   }
 
-  children(
-    cardId: number,
-    actor: Actor,
-    reads: { alsoRead?: Record<string, string>; ofListedCards?: ListedCardsReads } = {},
-  ): Promise<{ cards: CardJsonRow[]; read: Record<string, unknown> }> {
-    return this.tree.children(cardId, actor, reads);
+  children(cardId: number, actor: Actor, options: ChildrenListing): Promise<{ cards: CardJsonRow[]; read: Record<string, unknown> }> {
+    return this.tree.children(cardId, actor, options);
   }
 
   listProject(projectId: number, actor: Actor, page: ListingRequest, options: ProjectListing): Promise<ProjectPage> {

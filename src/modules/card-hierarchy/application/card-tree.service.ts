@@ -14,6 +14,7 @@ import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import type {
   CardChanges,
   CardJsonRow,
+  ChildrenListing,
   ListedCardsReads,
   CardRecord,
   CardState,
@@ -68,13 +69,9 @@ export class CardTreeService {
     private readonly events: EventBus,
   ) {}
 
-  async children(
-    cardId: number,
-    actor: Actor,
-    reads: { alsoRead?: Record<string, string>; ofListedCards?: ListedCardsReads } = {},
-  ): Promise<{ cards: CardJsonRow[]; read: Record<string, unknown> }> {
+  async children(cardId: number, actor: Actor, options: ChildrenListing): Promise<{ cards: CardJsonRow[]; read: Record<string, unknown> }> {
     await this.access.require(cardId, actor, 'read');
-    const { rows, extras } = await this.listing.children(cardId, reads.alsoRead, reads.ofListedCards);
+    const { rows, extras } = await this.listing.children(cardId, options.withArchived, options.alsoRead, options.ofListedCards);
     return { cards: rows, read: extras };
   }
 

@@ -198,6 +198,13 @@ export interface ProjectPage {
   read: Record<string, unknown>;
 }
 
+/** GET /cards/{id}/children: which children, and what else their statement reads. */
+export interface ChildrenListing {
+  withArchived: boolean;
+  alsoRead?: Record<string, string>;
+  ofListedCards?: ListedCardsReads;
+}
+
 /**
  * Public API of the card-hierarchy module: the card tree (places, refs,
  * titles, states, archive), the project counters and the card stream. It
@@ -255,7 +262,8 @@ export abstract class CardHierarchyApi {
     alsoReadParam?: unknown,
   ): Promise<{ cards: CardJsonRow[]; read: Record<string, unknown> }>;
   /**
-   * The children of a card the caller may read, in position order.
+   * The children of a card the caller may read, in position order; archived
+   * ones (and those under an archived card) only with `withArchived`.
    * `alsoRead`: SQL of other modules over a child's row (aliased `c`) that
    * is the same for every child (e.g. over `c.project_id`), and
    * `ofListedCards`, read in the children's statement; back in `read`.
@@ -263,7 +271,7 @@ export abstract class CardHierarchyApi {
   abstract children(
     cardId: number,
     actor: Actor,
-    reads?: { alsoRead?: Record<string, string>; ofListedCards?: ListedCardsReads },
+    options: ChildrenListing,
   ): Promise<{ cards: CardJsonRow[]; read: Record<string, unknown> }>;
   /**
    * A page of the project listing (top-level card excluded, id order), by

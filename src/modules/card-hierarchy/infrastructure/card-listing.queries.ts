@@ -25,15 +25,17 @@ export class CardListingQueries {
   }
 
   /**
-   * Children in position order, with other modules' reads (`extras` over the
-   * row `c`, and `ofListed` over the children's ids) on the first row.
+   * Children in position order (archived ones, and those under an archived
+   * card, only `withArchived`), with other modules' reads (`extras` over
+   * the row `c`, and `ofListed` over the children's ids) on the first row.
    */
   async children(
     parentId: number,
+    withArchived: boolean,
     extras: Record<string, string> = {},
     ofListed?: ListedCardsReads,
   ): Promise<{ rows: CardJsonRow[]; extras: Record<string, unknown> }> {
-    const listed = `SELECT ${cardJsonColumns('c')}, c.position FROM cards.cards c WHERE c.parent_id = $1`;
+    const listed = `SELECT ${cardJsonColumns('c')}, c.position FROM cards.cards c WHERE c.parent_id = $1${withArchived ? '' : ' AND NOT c.hidden'}`;
     const rows = await this.sql.rows<RawCardJson & Record<string, unknown>>(
       prepared(withListedReads(listed, 'c.position, c.id', extras, ofListed)),
       [parentId],

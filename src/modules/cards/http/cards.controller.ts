@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
 import { ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
@@ -11,7 +11,8 @@ import { CardViewsService } from '../application/card-views.service.js';
 import { CreateCardsService } from '../application/create-cards.service.js';
 import { DeleteCardService } from '../application/delete-card.service.js';
 import { RelocateCardService } from '../application/relocate-card.service.js';
-import { CreateCardDto, RelocateCardDto, SetStateDto, UpdateCardDto } from './dto/cards.dto.js';
+import { ChildrenQueryDto, CreateCardDto, RelocateCardDto, SetStateDto, UpdateCardDto } from './dto/cards.dto.js';
+import { readListingOptions } from './listing-params.js';
 import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
 /** The card routes that answer with the card JSON; the tree-only use cases are card-hierarchy's. */
@@ -35,9 +36,17 @@ export class CardsController {
   }
 
   @Get(':id/children')
-  async children(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Res({ passthrough: true }) res: Response) {
+  async children(
+    @CurrentActor() actor: Actor,
+    @Param('id', ParseIdPipe) id: number,
+    @Query() query: ChildrenQueryDto,
+    @Res({ passthrough: true }) res: Response,
+  ) {
+    // Archived children are left out as from every card listing (DESIGN.md §4).
+    const { withArchived, onlyIds } = readListingOptions(query);
+    if (onlyIds) return (await this.hierarchy.children(id, actor, { withArchived })).cards.map((c) => c.id);
     // The children's field definitions, values and groups come with their rows.
-    const { cards, read } = await this.hierarchy.children(id, actor, this.views.listingReads('c.project_id'));
+    const { cards, read } = await this.hierarchy.children(id, actor, { withArchived, ...this.views.listingReads('c.project_id') });
     return jsonText(res, await this.views.manyJson(cards, ...this.views.listingRead(cards, read)));
   }
 

@@ -94,6 +94,15 @@ export class CardListQueryDto {
   filters?: string;
 }
 
+/** GET /cards/{id}/children: all the children (no pages), as any card listing shows them. */
+export class ChildrenQueryDto {
+  @ApiPropertyOptional({ enum: ['true', 'false'], description: 'also the archived children and those under an archived card' })
+  @IsOptional()
+  @IsString()
+  with_archived?: string;
+  @ApiPropertyOptional({ enum: ['true', 'false'] }) @IsOptional() @IsString() only_ids?: string;
+}
+
 /** GET /search: the listing's parameters, over every project the caller can see. */
 export class SearchQueryDto extends CardListQueryDto {}
 
