@@ -118,6 +118,44 @@ describe('teams, members and projects', () => {
     await t.http.get(`/api/1.0/cards/${project.top_level_card_id}`).set(as(ann)).expect(404);
   });
 
+  it('changes a member’s role (admins only) and never demotes the last admin', async () => {
+    const team = (await t.http.post('/api/1.0/organizations').set(as(ann)).send({ name: 'Roles' }).expect(201)).body.id as number;
+    const members = `/api/1.0/organizations/${team}/members`;
+    await t.http.post(members).set(as(ann)).send({ user: `@${bob.username}`, role: 'viewer' }).expect(201);
+    const roles = async () => ((await t.http.get(members).set(as(ann)).expect(200)).body as Array<{ user_id: number; role: string }>).map((m) => [m.user_id, m.role]);
+
+    // Ann, the only admin, cannot demote herself; bob (a viewer) cannot change roles.
+    const last = await t.http.put(`${members}/${ann.id}`).set(as(ann)).send({ role: 'member' }).expect(409);
+    expect(last.body).toMatchObject({ status: 409, type: 'WORKSPACE.LAST_ADMIN' });
+    await t.http.put(`${members}/${bob.id}`).set(as(bob)).send({ role: 'admin' }).expect(403);
+    expect(await roles()).toEqual([[ann.id, 'admin'], [bob.id, 'viewer']]);
+
+    const promoted = await t.http.put(`${members}/${bob.id}`).set(as(ann)).send({ role: 'admin' }).expect(200);
+    expect(promoted.body).toEqual({ user_id: bob.id, username: bob.username, role: 'admin' });
+    // Two admins demoting each other at once: one wins, the team keeps an admin.
+    const both = await Promise.all([
+      t.http.put(`${members}/${bob.id}`).set(as(ann)).send({ role: 'member' }),
+      t.http.put(`${members}/${ann.id}`).set(as(bob)).send({ role: 'member' }),
+    ]);
+    // The loser is refused as the last admin (409) or, when it came second, as no longer an admin (403).
+    const statuses = both.map((r) => r.status).sort();
+    expect(statuses[0]).toBe(200);
+    expect([403, 409]).toContain(statuses[1]);
+    expect((await roles()).filter(([, role]) => role === 'admin')).toHaveLength(1);
+
+    const admin = (await roles()).find(([, role]) => role === 'admin')![0] as number;
+    const other = admin === ann.id ? bob : ann;
+    const asAdmin = admin === ann.id ? ann : bob;
+    for (const body of [{}, { role: 'owner' }, { role: 'viewer', extra: 1 }]) {
+      const refused = await t.http.put(`${members}/${other.id}`).set(as(asAdmin)).send(body).expect(400);
+      expect(refused.headers['content-type']).toMatch(/application\/problem\+json/);
+    }
+    await t.http.put(`${members}/${eve.id}`).set(as(asAdmin)).send({ role: 'viewer' }).expect(404);
+    await t.http.put(`${members}/${other.id}`).set(as(eve)).send({ role: 'admin' }).expect(404);
+    await t.http.put(`${members}/${other.id}`).set(as(asAdmin)).send({ role: 'viewer' }).expect(200);
+    expect((await roles()).find(([id]) => id === other.id)).toEqual([other.id, 'viewer']);
+  });
+
   it('removes members but keeps the last admin', async () => {
     await t.http.delete(`/api/1.0/organizations/${orgId}/members/${ann.id}`).set(as(ann)).expect(409);
     await t.http.delete(`/api/1.0/organizations/${orgId}/members/${ann.id}`).set(as(bob)).expect(403);

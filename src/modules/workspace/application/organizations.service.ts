@@ -70,17 +70,37 @@ export class OrganizationsService {
     });
   }
 
+  /**
+   * Admins change a member's role (theirs too); the last admin cannot be
+   * demoted. The admin rows are locked as a removal locks them, so a
+   * demotion and a removal of the other admin cannot both go through.
+   */
+  changeRole(organizationId: number, actor: Actor, userId: number, role: Role): Promise<MemberView> {
+    return this.uow.run(async () => {
+      await this.access.organization(organizationId, actor, 'admin');
+      const target = await this.repo.membership(organizationId, userId);
+      if (!target) throw new MemberNotFoundError();
+      if (target.role === 'admin' && role !== 'admin') await this.requireAnotherAdmin(organizationId, userId);
+      if (!(await this.repo.updateRole(organizationId, userId, role))) throw new MemberNotFoundError();
+      const [user] = await this.identity.findUsers([userId]);
+      return { user_id: userId, username: user?.username ?? '', role };
+    });
+  }
+
   /** Admins remove anyone; any member may leave. The last admin stays. */
   removeMember(organizationId: number, actor: Actor, userId: number): Promise<void> {
     return this.uow.run(async () => {
       await this.access.organization(organizationId, actor, userId === actor.userId ? 'read' : 'admin');
       const target = await this.repo.membership(organizationId, userId);
       if (!target) throw new MemberNotFoundError();
-      if (target.role === 'admin') {
-        const admins = await this.repo.adminsForUpdate(organizationId);
-        if (admins.length <= 1) throw new LastAdminError();
-      }
+      if (target.role === 'admin') await this.requireAnotherAdmin(organizationId, userId);
       await this.repo.deleteMembership(organizationId, userId);
     });
+  }
+
+  /** 409 unless the team has an admin besides `userId`; holds the admin rows until the transaction ends. */
+  private async requireAnotherAdmin(organizationId: number, userId: number): Promise<void> {
+    const admins = await this.repo.adminsForUpdate(organizationId);
+    if (!admins.some((a) => Number(a.userId) !== userId)) throw new LastAdminError();
   }
 }

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Get, Param, Post, Put, Query, Res } from '@nestjs/common';
 import { ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
@@ -8,7 +8,7 @@ import { pageRequest, setPageHeaders } from '../../../shared/http/pagination.js'
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { OrganizationsService } from '../application/organizations.service.js';
 import { ProjectsService } from '../application/projects.service.js';
-import { AddMemberDto, CreateOrganizationDto, PageQueryDto } from './dto/workspace.dto.js';
+import { AddMemberDto, ChangeRoleDto, CreateOrganizationDto, PageQueryDto } from './dto/workspace.dto.js';
 import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
 @ApiTags('workspace')
@@ -47,6 +47,17 @@ export class OrganizationsController {
   @Post(':id/members')
   addMember(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: AddMemberDto) {
     return this.organizations.addMember(id, actor, dto.user, dto.role);
+  }
+
+  /** The member entry with its new role; demoting the last admin is a 409. */
+  @Put(':id/members/:userId')
+  changeRole(
+    @CurrentActor() actor: Actor,
+    @Param('id', ParseIdPipe) id: number,
+    @Param('userId', ParseIdPipe) userId: number,
+    @Body() dto: ChangeRoleDto,
+  ) {
+    return this.organizations.changeRole(id, actor, userId, dto.role);
   }
 
   /** The answer's id is the user's: the membership has no id of its own. */

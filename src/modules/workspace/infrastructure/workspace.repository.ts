@@ -111,6 +111,12 @@ export class WorkspaceRepository {
     await this.m.getRepository(Membership).insert(ms);
   }
 
+  /** Whether the member was there to change. */
+  async updateRole(organizationId: number, userId: number, role: Membership['role']): Promise<boolean> {
+    const result = await this.m.getRepository(Membership).update({ organizationId, userId }, { role });
+    return (result.affected ?? 0) > 0;
+  }
+
   async deleteMembership(organizationId: number, userId: number): Promise<void> {
     await this.m.getRepository(Membership).delete({ organizationId, userId });
   }

@@ -32,6 +32,12 @@ export class AddMemberDto {
   role?: Role;
 }
 
+export class ChangeRoleDto {
+  @ApiProperty({ enum: ['admin', 'member', 'viewer'] })
+  @IsIn(['admin', 'member', 'viewer'])
+  role: Role;
+}
+
 export class PageQueryDto {
   @ApiPropertyOptional({ minimum: 1 })
   @IsOptional()
