@@ -300,8 +300,13 @@ describe('OAuth 2.0 authorization code flow', () => {
     const inQuery = await t.http.post('/oauth/token').query({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK }).auth(confidential.clientId, confidential.clientSecret!).expect(400);
     expect(inQuery.body.error).toBe('invalid_request');
     await t.http.post('/oauth/token').auth(confidential.clientId, confidential.clientSecret!).send({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK }).expect(400);
-    const wrongGrant = await tokenRequest(t, { grant_type: 'password', username: 'ann', password: 'x' }, basic(confidential)).expect(400);
-    expect(wrongGrant.body.error).toBe('unauthorized_client');
+    // Grants this server has not got at all (RFC 6749 §5.2), for any client.
+    for (const grant of ['password', 'client_credentials', 'urn:ietf:params:oauth:grant-type:device_code']) {
+      const wrongGrant = await tokenRequest(t, { grant_type: grant, username: 'ann', password: 'x' }, basic(confidential)).expect(400);
+      expect(wrongGrant.body.error).toBe('unsupported_grant_type');
+    }
+    const missingGrant = await tokenRequest(t, { code, redirect_uri: CALLBACK }, basic(confidential)).expect(400);
+    expect(missingGrant.body.error).toBe('invalid_request');
   });
 });
 

@@ -11,7 +11,7 @@ import { isScope } from '../auth/scope.policy.js';
 import { hashSecret } from '../domain/secrets.js';
 import { OAuthClientsRepository } from '../infrastructure/oauth-clients.repository.js';
 import { OAuthGrantsRepository } from '../infrastructure/oauth-grants.repository.js';
-import { ACCESS_TOKEN_PREFIX, OAuthModel, toModelClient, type ModelClient } from './oauth.model.js';
+import { ACCESS_TOKEN_PREFIX, GRANT_TYPES, OAuthModel, toModelClient, type ModelClient } from './oauth.model.js';
 
 const CODE_LIFETIME_S = 10 * 60;
 const ACCESS_TOKEN_LIFETIME_S = 60 * 60;
@@ -95,6 +95,9 @@ export class OAuthServerService {
   }
 
   async token(request: OAuthEndpointRequest): Promise<OAuthEndpointAnswer> {
+    if (unsupportedGrant(request)) {
+      return oauthError(400, 'unsupported_grant_type', `Unsupported grant type: this server issues tokens for ${GRANT_TYPES.join(' and ')}`);
+    }
     const response = new OAuth2Server.Response();
     try {
       await this.server.token(libraryRequest(request), response);
@@ -184,6 +187,18 @@ function errorRedirect(redirectUri: string, error: string, description: string, 
   url.searchParams.set('error_description', description);
   if (state !== undefined) url.searchParams.set('state', state);
   return url.toString();
+}
+
+/**
+ * A well-formed token request for a grant this server does not have
+ * (`password`, `client_credentials`): RFC 6749 §5.2 `unsupported_grant_type`.
+ * The library looks at the client's own grant list first and answered
+ * `unauthorized_client`, which says the client could be allowed it.
+ */
+function unsupportedGrant(r: OAuthEndpointRequest): boolean {
+  const grantType = r.body.grant_type;
+  const form = typeof r.headers['content-type'] === 'string' && r.headers['content-type'].toLowerCase().startsWith('application/x-www-form-urlencoded');
+  return r.method === 'POST' && form && typeof grantType === 'string' && grantType !== '' && !GRANT_TYPES.includes(grantType);
 }
 
 function libraryRequest(r: OAuthEndpointRequest): OAuth2Server.Request {

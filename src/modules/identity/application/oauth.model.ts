@@ -24,6 +24,9 @@ export interface ModelUser extends OAuth2Server.User {
   grantId?: number;
 }
 
+/** The grants this server issues tokens for (DESIGN.md §3), to every client. */
+export const GRANT_TYPES: readonly string[] = ['authorization_code', 'refresh_token'];
+
 export function toModelClient(c: OAuthClientRow): ModelClient {
   return {
     id: c.clientId,
@@ -31,7 +34,7 @@ export function toModelClient(c: OAuthClientRow): ModelClient {
     name: c.name,
     confidential: c.secretHash !== null,
     redirectUris: c.redirectUris,
-    grants: ['authorization_code', 'refresh_token'],
+    grants: [...GRANT_TYPES],
   };
 }
 
