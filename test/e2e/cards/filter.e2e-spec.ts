@@ -206,6 +206,8 @@ describe('filter language', () => {
     expect(await titles(`@${carol.username} in Owners`)).toEqual(['Login page redesign']);
     expect(await titles('Owners = @me')).toEqual(['Fix login bug']);
     expect(await titles(`${cards.login.ref} in Blocks`)).toEqual(['Write docs']);
+    expect(await titles(`#${cards.login.ref} in Blocks`)).toEqual(['Write docs']);
+    expect(await titles(`Blocks = #${cards.login.ref}`)).toEqual(['Write docs']);
     expect(await titles('urgent in Tags')).toEqual(['Login page redesign']);
     expect(await titles('Status = todo')).toEqual(['Fix login bug']);
     expect(await titles('Status ~= REV')).toEqual(['Login page redesign']);

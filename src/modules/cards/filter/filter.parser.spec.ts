@@ -90,6 +90,9 @@ describe('parseFilter', () => {
       field: { kind: 'custom', name: 'My tags' },
     });
     expect(parseFilter('urgent in Tags')).toMatchObject({ kind: 'in', value: { text: 'urgent' } });
+    // A ref as the value, as `Blocks = #12` takes it; `#12` alone is still the card with that ref.
+    expect(parseFilter('#12 in Blocks')).toMatchObject({ kind: 'in', value: { kind: 'text', text: '12', position: 1 }, position: 0 });
+    expect(parseFilter('#12 Blocks')).toMatchObject({ kind: 'and' });
   });
 
   it('binds not tighter than and, and and tighter than or', () => {

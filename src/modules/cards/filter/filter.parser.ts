@@ -142,6 +142,8 @@ class Parser {
     if (!t.braced && /^\d+$/.test(t.text)) {
       const ref = Number(t.text);
       if (!Number.isSafeInteger(ref)) throw new FilterError(t.position + 1, 'a ref number of at most 15 digits');
+      // `#12 in Blocks`: a ref as the value of `in`, as `Blocks = #12` takes it.
+      if (keyword(this.peek()) === 'in') return this.inTerm(textValue(t.text, false, t.position + 1), t.position);
       return { kind: 'ref', ref, position: t.position };
     }
     return { kind: 'group', name: t.text, position: t.position };
