@@ -530,8 +530,9 @@ async function plans(setup: Setup, pool: pg.Pool, names: string[]): Promise<Map<
     captured.length = 0;
     await run(s, setup);
     // The page query (and the count, when the page was full), as the service sent them.
-    for (const q of captured.filter((x) => x.sql.includes('FROM cards.cards c'))) {
-      const what = q.sql.includes('count(*)') ? 'count' : 'page';
+    for (const q of captured.filter((x) => /\bcards\.cards c\b/.test(x.sql))) {
+      // count(*) of a condition, count(DISTINCT …) of candidates: either is the count.
+      const what = /\bcount\(/.test(q.sql) ? 'count' : 'page';
       const client = await pool.connect();
       let rows: Array<{ 'QUERY PLAN': string }>;
       try {
