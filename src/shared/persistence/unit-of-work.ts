@@ -17,11 +17,12 @@ interface TxContext {
 /** SQLSTATEs after which re-running the whole transaction can succeed. */
 const RETRYABLE = new Set(['40001', '40P01']);
 /**
- * Attempts of a unit that keeps deadlocking. A dozen requests crowding one
- * group row (relocations and add-to-group on the same column) were each
- * chosen as a deadlock's victim four times in a row under a loaded full
- * test run, and answered 500; the pause before each new attempt (random,
- * growing) keeps the same requests from meeting again at once.
+ * Attempts of a unit that keeps deadlocking. Under a loaded full test run,
+ * eighteen requests crowding one group row (relocations and add-to-group
+ * on the same column) deadlocked in a burst, the same processes chosen as
+ * victims again and again, and five answered 500 after four attempts; the
+ * pause before each new attempt (random, growing) keeps the same requests
+ * from meeting again at once.
  */
 const MAX_ATTEMPTS = 8;
 const RETRY_PAUSE_MS = 10;
