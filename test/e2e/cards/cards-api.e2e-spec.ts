@@ -4,6 +4,7 @@ import { CardsApi, type NewCard } from '../../../src/modules/cards/index.js';
 import { FieldsApi } from '../../../src/modules/fields/index.js';
 import type { Actor } from '../../../src/shared/domain/actor.js';
 import { UnitOfWork } from '../../../src/shared/persistence/unit-of-work.js';
+import { requestStatements } from '../../support/request-statements.js';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, groupingClient, type ProjectJson } from '../grouping/grouping-fixtures.js';
 
@@ -306,7 +307,7 @@ describe('the card JSON of a new card without values', () => {
     const sent = jest.spyOn(PostgresQueryRunner.prototype, 'query');
     try {
       const res = await t.http.post(`${API}/cards/${project.top_level_card_id}/children`).set(as(ann)).send({ title: 'Counted' }).expect(201);
-      const statements = sent.mock.calls.map(([text]) => String(text).trim().split(/\s+/).slice(0, 2).join(' '));
+      const statements = requestStatements(sent.mock.calls);
       // authentication (with its rate-limit hit), then the parent's lock with the insert (UnitOfWork.runStatement)
       expect(statements).toEqual([expect.any(String), 'WITH parent']);
       const stream = (await t.http.get(`${API}/cards/${res.body.id}/stream`).set(as(ann)).expect(200)).body as Array<{ action: string; data: object }>;

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { EntityManager } from 'typeorm';
 import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner.js';
 import { FieldsApi } from '../../../src/modules/fields/index.js';
+import { requestStatements } from '../../support/request-statements.js';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, expectRefusal, fieldsClient, type World } from './fields-fixtures.js';
 
@@ -546,7 +547,7 @@ describe('field values', () => {
     const sent = jest.spyOn(PostgresQueryRunner.prototype, 'query');
     try {
       await send();
-      return sent.mock.calls.map(([text]) => String(text).trim().split(/\s+/).slice(0, 2).join(' '));
+      return requestStatements(sent.mock.calls);
     } finally {
       sent.mockRestore();
     }
@@ -595,7 +596,7 @@ describe('field values', () => {
     try {
       await request();
       expect(interloped).toBe(true);
-      return sent.mock.calls.map(([text]) => String(text).trim().split(/\s+/).slice(0, 2).join(' '));
+      return requestStatements(sent.mock.calls);
     } finally {
       sent.mockRestore();
     }
