@@ -217,7 +217,11 @@ export class ImportSpreadsheetService {
     const cardIds = outcomes.filter((o) => isUpdate(o) && checker.oneGroupColumns(o).length).map((o) => (o as RowPlan).cardId!);
     if (!cardIds.length) return outcomes;
     const held = new Map<number, HeldGroup[]>();
-    for (const m of await this.grouping.membershipsOf(cardIds)) held.set(m.cardId, [...(held.get(m.cardId) ?? []), m]);
+    for (const m of await this.grouping.membershipsOf(cardIds)) {
+      const groups = held.get(m.cardId);
+      if (groups) groups.push(m);
+      else held.set(m.cardId, [m]);
+    }
     return outcomes.map((o) => (isUpdate(o) ? checker.checkHeldGroups(o, held.get(o.cardId!) ?? []) : o));
   }
 

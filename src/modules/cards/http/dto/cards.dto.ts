@@ -78,29 +78,27 @@ export class RelocateCardDto {
   group_id?: unknown;
 }
 
-export class CardListQueryDto {
+/** What every card listing takes: which cards (archived ones too?) and in which form. GET /cards/{id}/children takes only these. */
+export class ChildrenQueryDto {
+  @ApiPropertyOptional({ enum: ['true', 'false'], description: 'also the archived cards and those under an archived card' })
+  @IsOptional()
+  @IsString()
+  with_archived?: string;
+  @ApiPropertyOptional({ enum: ['true', 'false'] }) @IsOptional() @IsString() only_ids?: string;
+}
+
+export class CardListQueryDto extends ChildrenQueryDto {
   @ApiPropertyOptional() @IsOptional() @IsString() page?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() per_page?: string;
   @ApiPropertyOptional({ description: 'X-Service-NextCursor of the previous page: the next page by keyset (not with page)' })
   @IsOptional()
   @IsString()
   cursor?: string;
-  @ApiPropertyOptional({ enum: ['true', 'false'] }) @IsOptional() @IsString() with_archived?: string;
-  @ApiPropertyOptional({ enum: ['true', 'false'] }) @IsOptional() @IsString() only_ids?: string;
   @ApiPropertyOptional({ description: 'filter expression (DESIGN.md §7, docs/FILTERS.md)' }) @IsOptional() @IsString() filter?: string;
   @ApiPropertyOptional({ description: 'another name for `filter` (sent by the original\'s clients)' })
   @IsOptional()
   @IsString()
   filters?: string;
-}
-
-/** GET /cards/{id}/children: all the children (no pages), as any card listing shows them. */
-export class ChildrenQueryDto {
-  @ApiPropertyOptional({ enum: ['true', 'false'], description: 'also the archived children and those under an archived card' })
-  @IsOptional()
-  @IsString()
-  with_archived?: string;
-  @ApiPropertyOptional({ enum: ['true', 'false'] }) @IsOptional() @IsString() only_ids?: string;
 }
 
 /** GET /search: the listing's parameters, over every project the caller can see. */
