@@ -45,7 +45,9 @@ const MAX_SECONDS = Number(process.env.BENCH_FILTER_MAX_SECONDS ?? 6);
 const WARMUP = Number(process.env.BENCH_FILTER_WARMUP ?? 500);
 const WARMUP_SECONDS = Number(process.env.BENCH_FILTER_WARMUP_SECONDS ?? 3);
 const REUSE = process.env.BENCH_FILTER_REUSE === '1';
-const DOC = process.env.BENCH_DOC ?? path.join(ROOT, 'docs/PERFORMANCE.md');
+/** `BENCH_FILTER_ONLY=search,parent`: only the scenarios whose names hold one of these words; no report is written. */
+const ONLY = (process.env.BENCH_FILTER_ONLY ?? '').split(',').map((w) => w.trim()).filter(Boolean);
+const DOC = ONLY.length ? '-' : (process.env.BENCH_DOC ?? path.join(ROOT, 'docs/PERFORMANCE.md'));
 const BEGIN = '<!-- bench:filter:begin (written by `npm run bench:filter`; edits inside are overwritten) -->';
 const END = '<!-- bench:filter:end -->';
 
@@ -98,6 +100,7 @@ const PLANNED = [
   'or across modules',
   '/search: @me over 50 projects',
   '/search: column over 50 projects',
+  '/search: or of two columns over 50 projects',
 ];
 
 const SCENARIOS: Scenario[] = [
@@ -181,6 +184,15 @@ const SCENARIOS: Scenario[] = [
     search: true,
     where: `EXISTS (SELECT 1 FROM grouping.memberships m JOIN grouping.groups g ON g.id = m.group_id
                      WHERE m.card_id = c.id AND g.title = 'Doing')`,
+    params: () => [],
+  },
+  {
+    name: '/search: or of two columns over 50 projects',
+    filter: 'Status = Doing or Status = Done',
+    selective: false,
+    search: true,
+    where: `EXISTS (SELECT 1 FROM grouping.memberships m JOIN grouping.groups g ON g.id = m.group_id
+                     WHERE m.card_id = c.id AND g.title IN ('Doing', 'Done'))`,
     params: () => [],
   },
 ];
@@ -599,7 +611,8 @@ async function main(): Promise<void> {
   try {
     const floorTiming = await floor(setup, server);
     const results: Measured[] = [];
-    for (const s of SCENARIOS) results.push(await measure(s, setup, server, pool));
+    const chosen = ONLY.length ? SCENARIOS.filter((x) => ONLY.some((w) => x.name.includes(w))) : SCENARIOS;
+    for (const s of chosen) results.push(await measure(s, setup, server, pool));
     const indexes = (
       await pool.query<{ indexdef: string }>(
         `SELECT indexdef FROM pg_indexes WHERE schemaname IN ('cards', 'fields', 'grouping')

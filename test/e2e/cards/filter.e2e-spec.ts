@@ -443,5 +443,30 @@ describe('/search', () => {
     expect(rest.body).toEqual(owned.slice(3));
     expect(rest.headers['x-service-total']).toBe('5');
     expect(rest.headers['x-service-nextcursor']).toBeUndefined();
+
+    // An `or` of sets over several projects (read from the sets' ids,
+    // sorted): a card in both sets once, an archived one only when asked,
+    // the outsider's never, the same pages by offset and by cursor.
+    await t.http.post(`${API}/cards/${b.ids[0]}/attributes/Owners`).set(as(ben)).send({ value: [ann.id, ben.id] }).expect(200);
+    await t.http.post(`${API}/cards/${b.ids[1]}/attributes/Owners`).set(as(ben)).send({ value: [ben.id] }).expect(200);
+    await t.http.post(`${API}/cards/${hidden.ids[1]}/attributes/Owners`).set(as(outsider)).send({ value: [outsider.id] }).expect(200);
+    await t.http.post(`${API}/cards/${a.ids[1]}/archive`).set(as(ann)).send({}).expect(200);
+    const either = `@me or @${ben.username} or @${outsider.username}`;
+    const listed = [a.ids[0], a.ids[3], ...b.ids];
+    const union = await search(ann, { filter: either, only_ids: 'true' });
+    expect(union.body).toEqual(listed);
+    expect(union.headers['x-service-total']).toBe('4');
+    expect((await search(ann, { filter: either, only_ids: 'true', with_archived: 'true' })).body).toEqual(owned);
+    const walked: number[] = [];
+    let cursor: string | undefined;
+    do {
+      const res = await search(ann, { filter: either, only_ids: 'true', per_page: '1', ...(cursor ? { cursor } : {}) });
+      walked.push(...(res.body as number[]));
+      cursor = res.headers['x-service-nextcursor'];
+    } while (cursor && walked.length < 10);
+    expect(walked).toEqual(listed);
+    const third = await search(ann, { filter: either, only_ids: 'true', per_page: '1', page: '3' });
+    expect(third.body).toEqual([listed[2]]);
+    expect(third.headers['x-service-total']).toBe('4');
   }
 });

@@ -16,6 +16,32 @@ export const FILTER_PLAN_LIMITS = {
   fewCandidates: 1000,
 };
 
+/**
+ * Where a page starts and how long it is, as SQL on the page statement's
+ * parameters (each written only where the chosen statement uses it).
+ */
+class PageBounds {
+  readonly params = new SqlParams();
+  readonly offset: number;
+
+  constructor(
+    private readonly from: PageStart,
+    readonly limit: number,
+  ) {
+    this.offset = 'offset' in from ? from.offset : 0;
+  }
+
+  /** ` AND column > cursor` after a keyset cursor, else nothing. */
+  after(column: string): string {
+    return 'after' in this.from ? ` AND ${column} > ${this.params.add(this.from.after, 'bigint')}` : '';
+  }
+
+  limitSql(): string {
+    const offset = this.offset ? ` OFFSET ${this.params.add(this.offset, 'bigint')}` : '';
+    return `LIMIT ${this.params.add(this.limit, 'int')}${offset}`;
+  }
+}
+
 /** The row of the filter query, as other modules' predicates may name it. */
 const ROW: FilterCardColumns = { id: 'c.id', projectId: 'c.project_id', modelId: 'c.model_id' };
 
@@ -101,60 +127,70 @@ export class CardFilterSql extends CardFilterApi {
 
   async pageIds(scope: FilterScope, where: FilterCondition, limit: number, from: PageStart, candidates?: CandidateSet): Promise<number[]> {
     if (!scope.projectIds.length) return [];
-    const params = new SqlParams();
-    const after = 'after' in from ? ` AND c.id > ${params.add(from.after, 'bigint')}` : '';
-    const offset = 'offset' in from ? from.offset : 0;
-    const offsetSql = offset ? ` OFFSET ${params.add(offset, 'bigint')}` : '';
-    let sql: string;
-    const union = scope.projectIds.length === 1 && candidates?.exact && candidates.union;
-    if (union) {
-      sql = this.pageOfUnion(scope, candidates, params, after, limit, offsetSql);
-    } else if (scope.projectIds.length === 1) {
+    const page = new PageBounds(from, limit);
+    const { sql, serial } = await this.pageSql(scope, where, page, candidates);
+    const rows = (serial ? await this.serially(sql, page.params) : await this.uow.manager.query(sql, page.params.values)) as Array<{ id: string | number }>;
+    return rows.map((r) => Number(r.id));
+  }
+
+  /** The page's statement, in the form the filter's shape reads fastest. */
+  private async pageSql(scope: FilterScope, where: FilterCondition, page: PageBounds, candidates?: CandidateSet): Promise<{ sql: string; serial: boolean }> {
+    const { params } = page;
+    if (candidates?.exact && candidates.union) return { sql: this.pageOfUnion(scope, candidates, page), serial: true };
+    if (scope.projectIds.length === 1) {
       // One project compared with `=`: its listing index yields the ids in order.
-      sql = `SELECT c.id FROM cards.cards c
-        WHERE ${this.visible(`c.project_id = ${params.add(scope.projectIds[0], 'bigint')}`, scope)}${after} AND (${where(ROW, params)})
-        ORDER BY c.id LIMIT ${params.add(limit, 'int')}${offsetSql}`;
-    } else if (candidates && (await this.candidatesAtMost(candidates, FILTER_PLAN_LIMITS.fewCandidates))) {
+      const sql = `SELECT c.id FROM cards.cards c
+        WHERE ${this.visible(`c.project_id = ${params.add(scope.projectIds[0], 'bigint')}`, scope)}${page.after('c.id')} AND (${where(ROW, params)})
+        ORDER BY c.id ${page.limitSql()}`;
+      return { sql, serial: false };
+    }
+    if (candidates && (await this.candidatesAtMost(candidates, FILTER_PLAN_LIMITS.fewCandidates))) {
       // Several projects, and few candidates (`@me`, a rare label): each is
       // looked up by its id, in id order (the array is sorted for the scan),
       // and checked; the condition again only if the set holds more than the matches.
       const condition = candidates.exact ? '' : ` AND (${where(ROW, params)})`;
-      sql = `SELECT c.id FROM cards.cards c
+      const sql = `SELECT c.id FROM cards.cards c
         WHERE c.id = ANY(ARRAY(${candidates.sql(params)}))
-          AND ${this.visible(idIn('c.project_id', scope.projectIds, params), scope)}${after}${condition}
-        ORDER BY c.id LIMIT ${params.add(limit, 'int')}${offsetSql}`;
-    } else {
-      // Several projects (/search): each project's first ids in id order from
-      // its own listing index, then merged. One scan of all their cards in id
-      // order would walk every other project's cards in between, and a scan
-      // of all of them by project would sort every match.
-      sql = `SELECT x.id FROM unnest(${params.add(scope.projectIds, 'bigint[]')}) AS p(project_id)
-        CROSS JOIN LATERAL (
-          SELECT c.id FROM cards.cards c
-           WHERE ${this.visible('c.project_id = p.project_id', scope)}${after} AND (${where(ROW, params)})
-           ORDER BY c.id LIMIT ${params.add(offset + limit, 'bigint')}) x
-        ORDER BY x.id LIMIT ${params.add(limit, 'int')}${offsetSql}`;
+          AND ${this.visible(idIn('c.project_id', scope.projectIds, params), scope)}${page.after('c.id')}${condition}
+        ORDER BY c.id ${page.limitSql()}`;
+      return { sql, serial: false };
     }
-    const rows = (union ? await this.serially(sql, params) : await this.uow.manager.query(sql, params.values)) as Array<{ id: string | number }>;
-    return rows.map((r) => Number(r.id));
+    // Several projects (/search): each project's first ids in id order from
+    // its own listing index, then merged. One scan of all their cards in id
+    // order would walk every other project's cards in between, and a scan
+    // of all of them by project would sort every match.
+    const sql = `SELECT x.id FROM unnest(${params.add(scope.projectIds, 'bigint[]')}) AS p(project_id)
+      CROSS JOIN LATERAL (
+        SELECT c.id FROM cards.cards c
+         WHERE ${this.visible('c.project_id = p.project_id', scope)}${page.after('c.id')} AND (${where(ROW, params)})
+         ORDER BY c.id LIMIT ${params.add(page.offset + page.limit, 'bigint')}) x
+      ORDER BY x.id ${page.limitSql()}`;
+    return { sql, serial: false };
   }
 
   /**
-   * A page of one project's cards that are exactly an `or` of term sets
-   * (`@me or #Tag3`): the sets' ids, sorted, each looked up in the listing
-   * index until the page is full. As `c.id IN (union)`, the planner took the
-   * union for 200 distinct ids and hashed all of them before a merge join
-   * (10.5 ms for the bench's 11 000, 239 ms for a 25 % column or a label,
-   * against 2.9 and 25 ms; docs/PERFORMANCE.md, issue 10, twelfth pass).
-   * Duplicates (a card in two of the sets) fold in the GROUP BY, which the
-   * sorted input makes a streaming step. Run serially: the planner sorts
-   * the sets with parallel workers, whose start cost more than the sort
-   * (53 against 5 ms for two labels of 10 000 cards on the bench's machine).
+   * A page of cards that are exactly an `or` of term sets (`@me or #Tag3`,
+   * `Status = Doing or Status = Done` over /search's projects): the sets'
+   * ids, sorted, each looked up in the card table until the page is full;
+   * a card in two of the sets folds in the GROUP BY, a streaming step on
+   * the sorted ids. Both subqueries are fenced (`OFFSET 0`) so that the plan
+   * stays that one:
+   * - as `c.id IN (union)` the planner took the union for 200 distinct ids
+   *   and hashed all of it (10.5 ms for one project's 11 000, 239 ms for a
+   *   25 % column or a label, against 2.9 and 25 ms);
+   * - as a join of the sorted union with the cards over several projects it
+   *   merge-joined with `cards_pkey` from the table's first id, walking
+   *   every other project's cards (300 ms on the bench);
+   * - /search's per-project listing read the whole union once per project
+   *   (550 ms for two 25 % columns over 50 projects, against 10 ms).
+   * Run serially (docs/PERFORMANCE.md, issue 10, twelfth and thirteenth passes).
    */
-  private pageOfUnion(scope: FilterScope, candidates: CandidateSet, params: SqlParams, after: string, limit: number, offsetSql: string): string {
-    return `SELECT c.id FROM (${candidates.sql(params)}) u(id) JOIN cards.cards c ON c.id = u.id
-      WHERE ${this.visible(`c.project_id = ${params.add(scope.projectIds[0], 'bigint')}`, scope)}${after}
-      GROUP BY c.id ORDER BY c.id LIMIT ${params.add(limit, 'int')}${offsetSql}`;
+  private pageOfUnion(scope: FilterScope, candidates: CandidateSet, page: PageBounds): string {
+    const { params } = page;
+    return `SELECT u.id FROM (SELECT s.id FROM (${candidates.sql(params)}) s(id) WHERE true${page.after('s.id')} ORDER BY s.id OFFSET 0) u(id)
+      CROSS JOIN LATERAL (SELECT 1 FROM cards.cards c
+                           WHERE c.id = u.id AND ${this.visible(idIn('c.project_id', scope.projectIds, params), scope)} OFFSET 0) listed
+      GROUP BY u.id ORDER BY u.id ${page.limitSql()}`;
   }
 
   /**
@@ -184,14 +220,17 @@ export class CardFilterSql extends CardFilterApi {
   }
 
   /**
-   * Runs a query without parallel workers: SET LOCAL, in a transaction of
-   * its own (or as it is, inside the caller's). Worker start-up is the
-   * dearest part of a query that reads a few thousand index entries.
+   * Runs a query without parallel workers and without JIT compilation
+   * (settings local to a transaction of its own, or the query as it is
+   * inside the caller's). Worker start-up is the dearest part of a query
+   * that reads a few thousand index entries, and the planner's cost of
+   * probing every id of a large union (it cannot see the LIMIT stop the
+   * probes) passes the JIT threshold: 15 ms of compiling for a 10 ms page.
    */
   private async serially(sql: string, params: SqlParams): Promise<Array<Record<string, unknown>>> {
     if (this.uow.inTransaction) return this.uow.manager.query(sql, params.values);
     return this.uow.run(async () => {
-      await this.uow.manager.query('SET LOCAL max_parallel_workers_per_gather = 0');
+      await this.uow.manager.query(`SELECT set_config('max_parallel_workers_per_gather', '0', true), set_config('jit', 'off', true)`);
       return this.uow.manager.query(sql, params.values);
     });
   }
