@@ -10,6 +10,8 @@ import { AttributeValuesReader } from './application/attribute-values.reader.js'
 import { CardModelService } from './application/card-model.service.js';
 import { ValuePlanCache } from './application/value-plan.cache.js';
 import { CardValuesService } from './application/card-values.service.js';
+import { BulkListWriter } from './application/list-values.bulk-writer.js';
+import { TeamReferences } from './application/team-references.js';
 import { FieldChoicesService } from './application/field-choices.service.js';
 import { FieldDefinitionsService } from './application/field-definitions.service.js';
 import { FieldsApiImpl } from './application/fields.api-impl.js';
@@ -40,6 +42,8 @@ import { DiskFileStorage, FileStorage } from './files/infrastructure/file-storag
     FileInputs,
     AttributeValuesReader,
     FieldDefinitionsService,
+    TeamReferences,
+    BulkListWriter,
     CardValuesService,
     ValuePlanCache,
     CardModelService,

@@ -5,7 +5,6 @@ import { EventBus } from '../../../shared/events/event-bus.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { CardHierarchyApi, type CardSummary } from '../../card-hierarchy/index.js';
 import { IdentityApi } from '../../identity/index.js';
-import { WorkspaceApi } from '../../workspace/index.js';
 import { isFieldAvailable, type FieldDefinition } from '../domain/field-definition.js';
 import {
   FieldNotAvailableError,
@@ -30,6 +29,8 @@ import { definitionsStampSql, FieldDefinitionsRepository, fieldsFromJson, projec
 import { ValuePlanCache, type KnownDefinitions, type PlanningCard } from './value-plan.cache.js';
 import { FieldValuesRepository, newScalarsAlongSql, scalarsTouchAlongSql } from '../infrastructure/field-values.repository.js';
 import { AttributeValuesReader } from './attribute-values.reader.js';
+import { BulkListWriter, isBulkListStorage, type ListSet } from './list-values.bulk-writer.js';
+import { describeMember, memberIdsOf, relatedIdsOf, TeamReferences } from './team-references.js';
 import { lookupField, requireBodyField } from './field-lookup.js';
 import { FileBlobs } from '../files/application/file-blobs.service.js';
 import { FileInputs, type PreparedFile, type UploadedFile } from '../files/application/file-inputs.service.js';
@@ -89,6 +90,11 @@ function isScalarSet(w: Write, modelId: number | null): w is ScalarSet {
   return w.kind === 'set' && w.value !== null && fieldTypeHandler(w.field.type).storage === 'scalar' && isFieldAvailable(w.field, modelId);
 }
 
+/** A set of a members, relationships or likes field the card may use: what `BulkListWriter` takes. */
+function isListSet(w: Write, modelId: number | null): w is ScalarSet {
+  return w.kind === 'set' && isBulkListStorage(w.field) && isFieldAvailable(w.field, modelId);
+}
+
 /**
  * Field values of cards: the attribute operations of the spec's "Card
  * operations" and `attributes` on card creation. A request either applies
@@ -99,7 +105,8 @@ export class CardValuesService {
   constructor(
     private readonly uow: UnitOfWork,
     private readonly cards: CardHierarchyApi,
-    private readonly workspace: WorkspaceApi,
+    private readonly references: TeamReferences,
+    private readonly lists: BulkListWriter,
     private readonly identity: IdentityApi,
     private readonly definitions: FieldDefinitionsRepository,
     private readonly values: FieldValuesRepository,
@@ -274,18 +281,21 @@ export class CardValuesService {
    * Values of many cards created in the caller's transaction (imports): the
    * scalar values of all of them in one statement per chunk and their
    * `card.attribute_changed` entries as one batch (a new card has no value
-   * before, so nothing needs reading first). Other writes go card by card.
+   * before, so nothing needs reading first); sets of members, relationships
+   * and likes in bulk too (`BulkListWriter`). Other writes go card by card.
    */
   async writeNew(items: Array<{ card: CardSummary; prepared: PreparedValues }>, actor: Actor, options: { system?: boolean } = {}): Promise<void> {
-    const rows = await this.scalarRowsOrWrite(items, actor, options);
-    if (!rows.length) return;
-    // The insert records the `card.attribute_changed` entries itself (writing along).
-    await this.values.insertScalars(
-      rows.map((r) => ({ cardId: r.card.id, attributeId: r.field.id, value: r.value })),
-      actor.userId,
-      this.cards.recordAlongSql('changed', options),
-    );
-    await this.publishChanges(rows.map((r) => ({ ...r, from: null })), actor, options, true);
+    const { scalars: rows, lists } = await this.bulkRowsOrWrite(items, actor, options);
+    if (rows.length) {
+      // The insert records the `card.attribute_changed` entries itself (writing along).
+      await this.values.insertScalars(
+        rows.map((r) => ({ cardId: r.card.id, attributeId: r.field.id, value: r.value })),
+        actor.userId,
+        this.cards.recordAlongSql('changed', options),
+      );
+      await this.publishChanges(rows.map((r) => ({ ...r, from: null })), actor, options, true);
+    }
+    await this.lists.write(lists, actor, options, true);
   }
 
   /**
@@ -321,49 +331,56 @@ export class CardValuesService {
    * Values of many existing cards in the caller's transaction, which holds
    * their locks (an import updating the cards it matched): the scalar values
    * in one upsert per chunk that also reads what they replace, and
-   * `card.attribute_changed` for those that changed, as one batch. Other
+   * `card.attribute_changed` for those that changed, as one batch; sets of
+   * members, relationships and likes in bulk too (`BulkListWriter`). Other
    * writes go card by card.
    */
   async writeMany(items: Array<{ card: CardSummary; prepared: PreparedValues }>, actor: Actor, options: { system?: boolean } = {}): Promise<void> {
-    const rows = await this.scalarRowsOrWrite(items, actor, options);
-    if (!rows.length) return;
-    // The upsert records the `card.attribute_changed` entries itself (writing along).
-    const changed = await this.values.replaceScalars(
-      rows.map((r) => ({ cardId: r.card.id, attributeId: r.field.id, value: r.value })),
-      actor.userId,
-      this.cards.recordAlongSql('values_changed', options),
-    );
-    const byKey = new Map(rows.map((r) => [`${r.card.id}:${r.field.id}`, r]));
-    await this.publishChanges(
-      changed.map((c) => ({ ...byKey.get(`${c.cardId}:${c.attributeId}`)!, from: c.before })),
-      actor,
-      options,
-      true,
-    );
+    const { scalars: rows, lists } = await this.bulkRowsOrWrite(items, actor, options);
+    if (rows.length) {
+      // The upsert records the `card.attribute_changed` entries itself (writing along).
+      const changed = await this.values.replaceScalars(
+        rows.map((r) => ({ cardId: r.card.id, attributeId: r.field.id, value: r.value })),
+        actor.userId,
+        this.cards.recordAlongSql('values_changed', options),
+      );
+      const byKey = new Map(rows.map((r) => [`${r.card.id}:${r.field.id}`, r]));
+      await this.publishChanges(
+        changed.map((c) => ({ ...byKey.get(`${c.cardId}:${c.attributeId}`)!, from: c.before })),
+        actor,
+        options,
+        true,
+      );
+    }
+    await this.lists.write(lists, actor, options, false);
   }
 
   /**
-   * The non-null scalar values of the items, for a bulk statement; an item
-   * with any other write (a list, a file, a removal, a field its card may not
-   * use) is written card by card here instead.
+   * The items' writes for the bulk statements: non-null scalar values, and
+   * sets of members, relationships and likes (`BulkListWriter`); an item
+   * with any other write (a file, an append or a removal, a field its card
+   * may not use) is written card by card here instead.
    */
-  private async scalarRowsOrWrite(
+  private async bulkRowsOrWrite(
     items: Array<{ card: CardSummary; prepared: PreparedValues }>,
     actor: Actor,
     options: { system?: boolean },
-  ): Promise<Array<{ card: CardSummary; field: FieldDefinition; value: unknown }>> {
-    const rows: Array<{ card: CardSummary; field: FieldDefinition; value: unknown }> = [];
+  ): Promise<{ scalars: Array<{ card: CardSummary; field: FieldDefinition; value: unknown }>; lists: ListSet[] }> {
+    const scalars: Array<{ card: CardSummary; field: FieldDefinition; value: unknown }> = [];
+    const lists: ListSet[] = [];
     for (const { card, prepared } of items) {
       if (!(prepared instanceof PreparedWrites) || prepared.projectId !== card.projectId) {
         throw new Error('bulk value writes take what prepareValues returned for the cards\' project');
       }
-      if (!prepared.writes.every((w) => isScalarSet(w, card.modelId))) {
+      if (!prepared.writes.every((w) => isScalarSet(w, card.modelId) || isListSet(w, card.modelId))) {
         await this.write(card, prepared, actor, options);
         continue;
       }
-      for (const w of prepared.writes) if (w.kind === 'set') rows.push({ card, field: w.field, value: w.value });
+      for (const w of prepared.writes) {
+        if (w.kind === 'set') (isScalarSet(w, card.modelId) ? scalars : lists).push({ card, field: w.field, value: w.value });
+      }
     }
-    return rows;
+    return { scalars, lists };
   }
 
   private async publishChanges(
@@ -627,18 +644,9 @@ export class CardValuesService {
     }
   }
 
-  /** Members are users of the project's team (DESIGN.md §5), by id or @username. */
+  /** Members are users of the project's team (DESIGN.md §5), by id or @username: the refs resolved in one go. */
   private async teamMembers(card: PlanningCard, field: FieldDefinition, refs: MemberRef[]): Promise<number[]> {
-    const resolved: Array<{ ref: MemberRef; id: number }> = [];
-    for (const ref of refs) {
-      const id = await this.userIdOf(field, ref);
-      if (id === null) throw invalidValue(field.name, `no user ${describeMember(ref)}`);
-      if (!resolved.some((r) => r.id === id)) resolved.push({ ref, id });
-    }
-    const members = new Set(await this.workspace.membersAmong(card.organizationId, resolved.map((r) => r.id)));
-    const outsider = resolved.find((r) => !members.has(r.id));
-    if (outsider) throw invalidValue(field.name, `user ${describeMember(outsider.ref)} is not a member of this project's team`);
-    return resolved.map((r) => r.id);
+    return memberIdsOf(field.name, refs, await this.references.members(card.organizationId, refs));
   }
 
   private async userIdOf(field: FieldDefinition, ref: MemberRef): Promise<number | null> {
@@ -649,11 +657,7 @@ export class CardValuesService {
 
   /** Relationships point at cards of the same team's projects, never at the card itself. */
   private async teamCards(card: PlanningCard, field: FieldDefinition, ids: number[]): Promise<number[]> {
-    if (ids.includes(card.id)) throw invalidValue(field.name, 'a card cannot be related to itself');
-    const found = new Set((await this.cards.cardsInOrganization(ids, card.organizationId)).map((c) => c.id));
-    const missing = ids.find((id) => !found.has(id));
-    if (missing !== undefined) throw invalidValue(field.name, `no card ${missing} in this team`);
-    return ids;
+    return relatedIdsOf(field.name, card.id, ids, await this.references.teamCards(card.organizationId, ids));
   }
 
   private notInList(field: FieldDefinition, item: unknown): Error {
@@ -661,10 +665,6 @@ export class CardValuesService {
     const shown = typeof item === 'object' && item !== null ? describeMember(item as MemberRef) : String(item);
     return invalidValue(field.name, `${shown} is not among the field's values`);
   }
-}
-
-function describeMember(ref: MemberRef): string {
-  return ref.kind === 'user_id' ? String(ref.id) : `@${ref.username}`;
 }
 
 /** Thrown inside `run`'s transaction (which it rolls back) when the writes have files to fetch or store first. */

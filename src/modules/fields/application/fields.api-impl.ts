@@ -19,7 +19,7 @@ import {
 } from '../contracts/fields.api.js';
 import { InvalidInputError } from '../../../shared/domain/domain-error.js';
 import type { FieldDefinition } from '../domain/field-definition.js';
-import { fieldTypeHandler, isFieldType, parseValue, type FieldOptions, type FieldType } from '../domain/values/index.js';
+import { fieldTypeHandler, isFieldType, memberKey, parseMemberRef, parseValue, type FieldOptions, type MemberRef, type ValueStorage } from '../domain/values/index.js';
 import { FieldDefinitionsRepository, fieldsFromJson, hasGroupTypeFieldJson, projectFieldsJsonSql } from '../infrastructure/field-definitions.repository.js';
 import { cardValuesJsonSql, FieldValuesRepository, valuesFromJson } from '../infrastructure/field-values.repository.js';
 import { AttributeValuesReader } from './attribute-values.reader.js';
@@ -27,6 +27,7 @@ import { CardModelService } from './card-model.service.js';
 import { CardValuesService, ProjectFieldSet } from './card-values.service.js';
 import { FieldChoicesService } from './field-choices.service.js';
 import { FieldDefinitionsService } from './field-definitions.service.js';
+import { TeamReferences } from './team-references.js';
 
 function toFieldInfo(f: FieldDefinition): FieldInfo {
   return { id: f.id, name: f.name, type: f.type, options: f.options, modelId: f.modelId, groupTypeId: f.groupTypeId };
@@ -42,6 +43,7 @@ export class FieldsApiImpl extends FieldsApi {
     private readonly models: CardModelService,
     private readonly fieldChoices: FieldChoicesService,
     private readonly valueRows: FieldValuesRepository,
+    private readonly references: TeamReferences,
   ) {
     super();
   }
@@ -130,13 +132,31 @@ export class FieldsApiImpl extends FieldsApi {
   }
 
   parseValue(field: { name: string; type: string; options: FieldOptions }, input: unknown): ParsedFieldValue {
-    if (!isFieldType(field.type) || fieldTypeHandler(field.type).storage !== 'scalar') return { ok: false, message: `${field.name}: ${field.type} values cannot be given as text` };
+    if (!isFieldType(field.type) || !CHECKABLE.has(fieldTypeHandler(field.type).storage)) return { ok: false, message: `${field.name}: ${field.type} values cannot be given as text` };
     try {
-      return { ok: true, value: parseValue({ name: field.name, type: field.type as FieldType, options: field.options }, input) };
+      const value = parseValue({ name: field.name, type: field.type, options: field.options }, input);
+      // Members as the entries they were given in: MemberRef stays inside this module.
+      return { ok: true, value: field.type === 'members' && value !== null ? (value as MemberRef[]).map(memberEntry) : value };
     } catch (error) {
       if (error instanceof InvalidInputError) return { ok: false, message: error.message };
       throw error;
     }
+  }
+
+  async memberProblems(organizationId: number, refs: Array<number | string>): Promise<Array<string | undefined>> {
+    const parsed = refs.map((ref) => {
+      try {
+        return parseMemberRef('', ref);
+      } catch {
+        return undefined;
+      }
+    });
+    const resolved = await this.references.members(organizationId, parsed.filter((r): r is MemberRef => r !== undefined));
+    return parsed.map((ref) => {
+      if (ref === undefined) return 'expected a user id or @username';
+      const found = resolved.get(memberKey(ref))!;
+      return found.ok ? undefined : found.message;
+    });
   }
 
   async createField(projectId: number, input: { name: string; type: string; options?: unknown }): Promise<FieldInfo> {
@@ -168,6 +188,13 @@ export class FieldsApiImpl extends FieldsApi {
   deleteGroupTypeField(groupTypeId: number): Promise<void> {
     return this.definitions.deleteGroupTypeField(groupTypeId);
   }
+}
+
+/** The kinds of values `parseValue` checks: all but files (fetched, not parsed) and group_type fields (grouping's). */
+const CHECKABLE = new Set<ValueStorage>(['scalar', 'likes', 'members', 'relationships']);
+
+function memberEntry(ref: MemberRef): number | string {
+  return ref.kind === 'user_id' ? ref.id : `@${ref.username}`;
 }
 
 /** The definitions a caller already holds: a `ProjectFields`, or what `projectFieldsSql` read; undefined reads them. */

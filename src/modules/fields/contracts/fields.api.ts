@@ -190,7 +190,9 @@ export abstract class FieldsApi {
   /**
    * `writeValues` for many cards created in the caller's transaction (bulk
    * creation): scalar values in one statement per chunk, their entries as one
-   * batch; anything else card by card.
+   * batch; sets of members, relationships and likes in bulk too (their users
+   * and cards checked in one query each, one statement per kind); anything
+   * else card by card.
    */
   abstract writeNewValues(
     items: Array<{ card: CardSummary; prepared: PreparedValues }>,
@@ -210,7 +212,9 @@ export abstract class FieldsApi {
    * `writeValues` for many existing cards in the caller's transaction, which
    * holds their locks (an import updating the cards it matched): scalar values
    * in one upsert per chunk that reads what they replace, the entries of the
-   * values that changed as one batch; anything else card by card.
+   * values that changed as one batch; sets of members, relationships and
+   * likes in bulk too (the values they replace read in one query, only real
+   * changes written and recorded); anything else card by card.
    */
   abstract writeValuesMany(
     items: Array<{ card: CardSummary; prepared: PreparedValues }>,
@@ -252,11 +256,23 @@ export abstract class FieldsApi {
   abstract modelsOf(projectId: number): Promise<ModelInfo[]>;
   /**
    * Checks one value against a field's rules without storing anything: the
-   * parsed value (as `prepareValues` would store it) or the refusal's
-   * message, which names the field. Scalar types only (text, content,
-   * number, bool, date, time); other types are refused.
+   * parsed value (as `prepareValues` would take it) or the refusal's
+   * message, which names the field. Scalar types (text, content, number,
+   * bool, date, time) and likes (a vote); members and relationships take an
+   * array and give its distinct entries (members: user ids and
+   * `@username`s; relationships: card ids), their form and count checked
+   * only: whether they exist is `memberProblems`' question, or the caller's.
+   * Other types are refused.
    */
   abstract parseValue(field: { name: string; type: string; options: { time?: boolean; period?: boolean } }, input: unknown): ParsedFieldValue;
+  /**
+   * Whether members values may name these users (entries as `parseValue`
+   * gives them), by the rule a set of a members value applies: a user of the
+   * team `organizationId`. Two queries whatever their number (an import's
+   * batch of rows). For each entry, in order: undefined, or why not
+   * (`no user @ann`, `user 12 is not a member of this project's team`).
+   */
+  abstract memberProblems(organizationId: number, refs: Array<number | string>): Promise<Array<string | undefined>>;
   /**
    * Creates a project-wide field in the caller's transaction, with the same
    * checks as POST /projects/{id}/attributes (the caller checks access).

@@ -388,6 +388,56 @@ export class FieldValuesRepository {
     );
   }
 
+  /**
+   * `replaceList` for many (card, field) lists at once (an import's batch),
+   * one statement per chunk: entries no longer in their list are deleted,
+   * the others inserted or moved to their place. The two touch different
+   * rows, so one statement can do both. A (card, field) pair may appear
+   * once per call.
+   */
+  async replaceLists(kind: ListTable, lists: Array<{ cardId: number; attributeId: number; refs: number[] }>): Promise<void> {
+    const { table, column } = LIST_TABLES[kind];
+    for (let at = 0; at < lists.length; at += 1000) {
+      const chunk = lists.slice(at, at + 1000);
+      await this.sql.run(
+        `WITH lists AS (
+           SELECT (l->>0)::bigint AS card_id, (l->>1)::bigint AS attribute_id, l->2 AS refs
+             FROM jsonb_array_elements($1::jsonb) AS l),
+         entries AS (
+           SELECT card_id, attribute_id, ref::bigint AS ref, (ord - 1)::int AS position
+             FROM lists, jsonb_array_elements_text(refs) WITH ORDINALITY AS e(ref, ord)),
+         removed AS (
+           DELETE FROM ${table} t USING lists l
+            WHERE t.card_id = l.card_id AND t.attribute_id = l.attribute_id
+              AND NOT EXISTS (SELECT 1 FROM entries e WHERE e.card_id = t.card_id AND e.attribute_id = t.attribute_id AND e.ref = t.${column}))
+         INSERT INTO ${table} (card_id, attribute_id, ${column}, position)
+         SELECT card_id, attribute_id, ref, position FROM entries
+         ON CONFLICT (card_id, attribute_id, ${column}) DO UPDATE SET position = EXCLUDED.position
+          WHERE ${table}.position IS DISTINCT FROM EXCLUDED.position`,
+        [JSON.stringify(chunk.map((l) => [l.cardId, l.attributeId, l.refs]))],
+      );
+    }
+  }
+
+  /** `setVote` of one user on many (card, field) pairs at once, one statement per chunk; a vote of 0 removes the user's vote. */
+  async setVotes(votes: Array<{ cardId: number; attributeId: number; vote: number }>, userId: number): Promise<void> {
+    for (let at = 0; at < votes.length; at += 5000) {
+      const chunk = votes.slice(at, at + 5000);
+      await this.sql.run(
+        `WITH input AS (
+           SELECT (v->>0)::bigint AS card_id, (v->>1)::bigint AS attribute_id, (v->>2)::int AS vote
+             FROM jsonb_array_elements($1::jsonb) AS v),
+         removed AS (
+           DELETE FROM fields.like_votes l USING input i
+            WHERE l.card_id = i.card_id AND l.attribute_id = i.attribute_id AND l.user_id = $2 AND i.vote = 0)
+         INSERT INTO fields.like_votes (card_id, attribute_id, user_id, vote)
+         SELECT card_id, attribute_id, $2, vote FROM input WHERE vote <> 0
+         ON CONFLICT (card_id, attribute_id, user_id) DO UPDATE SET vote = EXCLUDED.vote`,
+        [JSON.stringify(chunk.map((v) => [v.cardId, v.attributeId, v.vote])), userId],
+      );
+    }
+  }
+
   /** Adds `ref` last; false when it was already in the list. */
   async appendToList(kind: ListTable, cardId: number, attributeId: number, ref: number): Promise<boolean> {
     const { table, column } = LIST_TABLES[kind];

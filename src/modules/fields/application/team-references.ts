@@ -1,0 +1,75 @@
+import { Injectable } from '@nestjs/common';
+import { CardHierarchyApi } from '../../card-hierarchy/index.js';
+import { IdentityApi } from '../../identity/index.js';
+import { WorkspaceApi } from '../../workspace/index.js';
+import { invalidValue, memberKey, type MemberRef } from '../domain/values/index.js';
+
+/** A member reference resolved: the user's id, or why a members value may not name it. */
+export type ResolvedMember = { ok: true; userId: number } | { ok: false; message: string };
+
+export function describeMember(ref: MemberRef): string {
+  return ref.kind === 'user_id' ? String(ref.id) : `@${ref.username}`;
+}
+
+/** The user ids a members value of `field` stores, from what `TeamReferences.members` resolved (400 naming the field). */
+export function memberIdsOf(field: string, refs: MemberRef[], resolved: Map<string, ResolvedMember>): number[] {
+  const ids = new Set<number>();
+  for (const ref of refs) {
+    const found = resolved.get(memberKey(ref))!;
+    if (!found.ok) throw invalidValue(field, found.message);
+    ids.add(found.userId);
+  }
+  return [...ids];
+}
+
+/** The card ids a relationships value of `field` on card `cardId` stores, given the team's cards among them (400 naming the field). */
+export function relatedIdsOf(field: string, cardId: number, ids: number[], teamCards: Set<number>): number[] {
+  if (ids.includes(cardId)) throw invalidValue(field, 'a card cannot be related to itself');
+  const missing = ids.find((id) => !teamCards.has(id));
+  if (missing !== undefined) throw invalidValue(field, `no card ${missing} in this team`);
+  return ids;
+}
+
+/**
+ * What members and relationships values may name (DESIGN.md §5): users of
+ * the card's team, cards of the team's projects. Checked for any number of
+ * references in a fixed number of queries (a set of one card's value, an
+ * import's batch of rows): the usernames in one, the memberships in one,
+ * the cards in one.
+ */
+@Injectable()
+export class TeamReferences {
+  constructor(
+    private readonly identity: IdentityApi,
+    private readonly workspace: WorkspaceApi,
+    private readonly cards: CardHierarchyApi,
+  ) {}
+
+  /** Each ref resolved against the team `organizationId`, by `memberKey`. */
+  async members(organizationId: number, refs: MemberRef[]): Promise<Map<string, ResolvedMember>> {
+    const usernames = [...new Set(refs.flatMap((r) => (r.kind === 'username' ? [r.username.toLowerCase()] : [])))];
+    const byName = new Map((await this.identity.usersNamed(usernames, [])).map((u) => [u.username.toLowerCase(), u.id]));
+    const idOf = (ref: MemberRef) => (ref.kind === 'user_id' ? ref.id : byName.get(ref.username.toLowerCase()));
+    const ids = [...new Set(refs.map(idOf).filter((id): id is number => id !== undefined))];
+    const members = new Set(await this.workspace.membersAmong(organizationId, ids));
+    const resolved = new Map<string, ResolvedMember>();
+    for (const ref of refs) {
+      const id = idOf(ref);
+      resolved.set(
+        memberKey(ref),
+        id === undefined
+          ? { ok: false, message: `no user ${describeMember(ref)}` }
+          : members.has(id)
+            ? { ok: true, userId: id }
+            : { ok: false, message: `user ${describeMember(ref)} is not a member of this project's team` },
+      );
+    }
+    return resolved;
+  }
+
+  /** The ids among `cardIds` that are cards of the team `organizationId`. */
+  async teamCards(organizationId: number, cardIds: number[]): Promise<Set<number>> {
+    if (!cardIds.length) return new Set();
+    return new Set((await this.cards.cardsInOrganization(cardIds, organizationId)).map((c) => c.id));
+  }
+}
