@@ -13,7 +13,15 @@ import { ImportFieldDeletedError, ImportRowsInvalidError, invalidImportInput } f
 import { parseMapping, parseUpdateField } from '../domain/import-mapping.js';
 import { parseImportRequest, type ImportRequest, type ImportTarget } from '../domain/import-request.js';
 import { resolveTargets, type ImportTargets, type ProjectState } from '../domain/import-targets.js';
-import { RowChecker, type HeldGroup, type MatchKey, type RowCheckContext, type RowOutcome, type RowPlan } from '../domain/row-checker.js';
+import {
+  RowChecker,
+  type HeldGroup,
+  type MatchKey,
+  type ReferenceLookup,
+  type RowCheckContext,
+  type RowOutcome,
+  type RowPlan,
+} from '../domain/row-checker.js';
 import { readStoredRows } from '../infrastructure/row-store.js';
 import { UploadsRepository, type StoredUpload } from '../infrastructure/uploads.repository.js';
 import { nextTurn } from '../../../shared/event-loop.js';
@@ -44,6 +52,7 @@ const CREATE = 0;
 interface Project {
   projectId: number | null;
   topLevelCardId: number | null;
+  organizationId: number;
 }
 
 interface CheckResult {
@@ -52,6 +61,8 @@ interface CheckResult {
   report: ImportReport;
   /** Group titles each context column needs, by lower-cased title. */
   groupTitles: Map<number, Map<string, string>>;
+  /** The id of each card ref that relationships cells name (refs are never reused). */
+  relatedCards: Map<number, number>;
 }
 
 /** What the write pass resolved before writing rows: field ids and group ids. */
@@ -102,11 +113,11 @@ export class ImportSpreadsheetService {
       modelIdByName: (name) => state.models.find((m) => m.name.toLowerCase() === name.toLowerCase())?.id,
       groupTitleProblem: (title) => this.grouping.groupTitleProblem(title),
     };
-    const checked = await this.check(upload, request, ctx, project.projectId, targets);
+    const checked = await this.check(upload, request, ctx, project, targets);
     if (request.dryRun) return checked.report;
     return this.uow.run(async () => {
       const write = await this.prepareWrite(request.target, project, targets, checked, actor);
-      await this.writeRows(upload, request, new RowChecker(ctx), checked.decisions, write, actor);
+      await this.writeRows(upload, request, new RowChecker(ctx), checked, write, actor);
       await this.events.publish(
         new ImportCompleted({
           cardId: write.topLevelCardId,
@@ -128,10 +139,10 @@ export class ImportSpreadsheetService {
     try {
       if (target.kind === 'new') {
         await this.workspace.requireOrganization(target.organizationId, actor, 'write');
-        return { projectId: null, topLevelCardId: null };
+        return { projectId: null, topLevelCardId: null, organizationId: target.organizationId };
       }
       const access = await this.workspace.requireProject(target.projectId, actor, 'write');
-      return { projectId: access.projectId, topLevelCardId: access.topLevelCardId };
+      return { projectId: access.projectId, topLevelCardId: access.topLevelCardId, organizationId: access.organizationId };
     } catch (error) {
       const field = target.kind === 'new' ? 'organization_id' : 'project_id';
       if (error instanceof NotFoundError) throw invalidImportInput(field, `no such ${target.kind === 'new' ? 'team' : 'project'} visible to you`);
@@ -169,17 +180,20 @@ export class ImportSpreadsheetService {
     upload: StoredUpload,
     request: ImportRequest,
     ctx: RowCheckContext,
-    projectId: number | null,
+    project: Project,
     targets: ImportTargets,
   ): Promise<CheckResult> {
+    const { projectId } = project;
     const checker = new RowChecker(ctx);
+    const relatedCards = new Map<number, number>();
     const decisions = new Float64Array(upload.rowCount).fill(SKIP);
     const report: ImportReport = { project_id: projectId, created: 0, updated: 0, skipped: 0, children_created: 0 };
     const groupTitles = new Map<number, Map<string, string>>();
     let batch: RowPlan[] = [];
     const flush = async () => {
       const ids = await this.matches(checker, batch, projectId, targets);
-      const outcomes = await this.checkHeldGroups(checker, batch.map((plan, i) => checker.resolveMatch(plan, ids[i])));
+      const held = await this.checkHeldGroups(checker, batch.map((plan, i) => checker.resolveMatch(plan, ids[i])));
+      const outcomes = await this.checkReferences(checker, held, project, relatedCards);
       outcomes.forEach((outcome) => {
         if (outcome === 'invalid') return;
         if (outcome === 'skip') return void report.skipped++;
@@ -203,7 +217,7 @@ export class ImportSpreadsheetService {
     }
     await flush();
     if (checker.problemCount) throw new ImportRowsInvalidError(checker.problems, checker.problemCount);
-    return { decisions, report, groupTitles };
+    return { decisions, report, groupTitles, relatedCards };
   }
 
   /**
@@ -223,6 +237,34 @@ export class ImportSpreadsheetService {
       else held.set(m.cardId, [m]);
     }
     return outcomes.map((o) => (isUpdate(o) ? checker.checkHeldGroups(o, held.get(o.cardId!) ?? []) : o));
+  }
+
+  /**
+   * The users and card refs that a batch's members and relationships cells
+   * name, looked up once for the batch (one question to the fields module,
+   * whose rule a members value follows, and one to the card tree); what is
+   * not found, or may not be named, becomes a problem of its cell. The
+   * cards found are kept (`related`) for the write pass.
+   */
+  private async checkReferences(checker: RowChecker, outcomes: RowOutcome[], project: Project, related: Map<number, number>): Promise<RowOutcome[]> {
+    const plans = outcomes.filter((o): o is RowPlan => typeof o === 'object');
+    const members = new Set<number | string>();
+    const refs = new Set<number>();
+    for (const plan of plans) {
+      const named = checker.references(plan);
+      for (const m of named.members) members.add(m);
+      for (const r of named.cards) if (!related.has(r)) refs.add(r);
+    }
+    if (!members.size && !refs.size) return outcomes;
+    const asked = [...members];
+    const [problems, cards] = await Promise.all([
+      asked.length ? this.fields.memberProblems(project.organizationId, asked) : [],
+      refs.size && project.projectId !== null ? this.hierarchy.cardsWithRefs(project.projectId, [...refs]) : [],
+    ]);
+    const problemOf = new Map(asked.map((m, i) => [m, problems[i]]));
+    for (const c of cards) related.set(c.ref, c.id);
+    const lookup: ReferenceLookup = { memberProblem: (ref) => problemOf.get(ref), cardId: (ref) => related.get(ref) };
+    return outcomes.map((o) => (typeof o === 'object' ? checker.resolveReferences(o, lookup) : o));
   }
 
   /** The ids of the cards each plan's key matches, looked up for the whole batch at once. */
@@ -323,10 +365,13 @@ export class ImportSpreadsheetService {
     upload: StoredUpload,
     request: ImportRequest,
     checker: RowChecker,
-    decisions: Float64Array,
+    checked: CheckResult,
     write: WriteTargets,
     actor: Actor,
   ): Promise<void> {
+    const { decisions, relatedCards } = checked;
+    // The users were checked by the check pass and are checked again as they are written (FieldsApi.writeNewValues).
+    const lookup: ReferenceLookup = { memberProblem: () => undefined, cardId: (ref) => relatedCards.get(ref) };
     const pipeline = new BatchPipeline(
       () => this.cards.openBatches(write.topLevelCardId, actor, { system: true }),
       (full, creates) => this.writeBatch(full, creates, write, actor),
@@ -346,9 +391,12 @@ export class ImportSpreadsheetService {
           if (i % CHECK_SLICE_ROWS === CHECK_SLICE_ROWS - 1) await nextTurn();
           const index = first + i;
           if (decisions[index] === SKIP) continue;
-          const plan = checker.check(rows[i], index + 1) as RowPlan;
-          if (decisions[index] === CREATE) batch.creates.push(plan);
-          else batch.updates.push({ cardId: decisions[index], plan });
+          const cardId = decisions[index] === CREATE ? null : decisions[index];
+          const checkedAgain = checker.resolveReferences({ ...(checker.check(rows[i], index + 1) as RowPlan), cardId }, lookup);
+          if (checkedAgain === 'invalid' || checkedAgain === 'skip') throw new Error(`row ${index + 1} passed the check pass but not the write pass`);
+          const plan = checkedAgain as RowPlan;
+          if (cardId === null) batch.creates.push(plan);
+          else batch.updates.push({ cardId, plan });
           if (batch.creates.length + batch.updates.length >= BATCH_ROWS) await flush();
         }
       }
@@ -375,11 +423,11 @@ export class ImportSpreadsheetService {
     };
   }
 
-  /** The row's values by field id, as cell text (the fields module parses them as it stores them). */
+  /** The row's values by field id, as cell text or list entries (the fields module parses them as it stores them). */
   private attributesOf(plan: RowPlan, write: WriteTargets): Record<string, unknown> | undefined {
     if (!plan.values.length) return undefined;
     const attributes: Record<string, unknown> = {};
-    for (const v of plan.values) attributes[String(write.attributeIds.get(v.column))] = v.text;
+    for (const v of plan.values) attributes[String(write.attributeIds.get(v.column))] = v.input ?? v.text;
     return attributes;
   }
 
@@ -422,7 +470,7 @@ export class ImportSpreadsheetService {
     const byId = new Map(records.map((r) => [r.id, r]));
     const withValues = updates.filter((u) => u.plan.values.length);
     if (withValues.length) {
-      // Only scalar fields can be mapped (import-mapping.ts), so preparing fetches no file.
+      // Files cannot be mapped (import-mapping.ts), so preparing fetches no file.
       const prepared = await this.fields.prepareValues(
         write.projectId,
         withValues.map((u) => ({ attributes: this.attributesOf(u.plan, write), property: 'attributes' })),

@@ -1,14 +1,18 @@
 import { invalidImportInput } from './import.errors.js';
 
 /** Field types a cell can fill (`group_type` is a context by another name). */
-export const IMPORTABLE_TYPES = ['text', 'content', 'number', 'bool', 'date', 'time', 'group_type'] as const;
+export const IMPORTABLE_TYPES = ['text', 'content', 'number', 'bool', 'date', 'time', 'members', 'relationships', 'likes', 'group_type'] as const;
 export type ImportableType = (typeof IMPORTABLE_TYPES)[number];
-export type ScalarImportType = Exclude<ImportableType, 'group_type'>;
+export type AttributeImportType = Exclude<ImportableType, 'group_type'>;
+/** Types whose cells name users or cards, checked against the database a batch of rows at a time. */
+export type ListImportType = Extract<AttributeImportType, 'members' | 'relationships'>;
+/** Types an update can match on (`update_field`): values compared as stored. */
+const MATCHABLE_TYPES: readonly AttributeImportType[] = ['text', 'content', 'number', 'bool', 'date', 'time'];
 
 /** What one mapped column feeds (the spec's mapping table). */
 export type ColumnSpec =
   | { type: 'title' }
-  | { type: 'attribute'; attrType: ScalarImportType; name: string }
+  | { type: 'attribute'; attrType: AttributeImportType; name: string }
   | { type: 'context'; name: string }
   | { type: 'model' }
   | { type: 'comment' }
@@ -64,12 +68,16 @@ function parseSpec(raw: unknown, at: string): ColumnSpec {
   if (type === 'attribute') {
     onlyKeys(raw, ['type', 'attr_type', 'name'], at);
     const attrType = raw.attr_type;
+    if (attrType === 'files') {
+      // Each cell would be URLs for the server to fetch inside the import: requests to wherever a sheet points (SSRF), and minutes per file.
+      throw invalidImportInput(`${at}.attr_type`, 'files cannot be filled from a spreadsheet (the server would fetch a URL per cell); upload files to the cards instead');
+    }
     if (typeof attrType !== 'string' || !(IMPORTABLE_TYPES as readonly string[]).includes(attrType)) {
       throw invalidImportInput(`${at}.attr_type`, `must be one of ${IMPORTABLE_TYPES.join(', ')} (other field types cannot be filled from a spreadsheet)`);
     }
     const name = requireName(raw, at);
     // A group_type field is the field of a group type: the same thing as a context.
-    return attrType === 'group_type' ? { type: 'context', name } : { type: 'attribute', attrType: attrType as ScalarImportType, name };
+    return attrType === 'group_type' ? { type: 'context', name } : { type: 'attribute', attrType: attrType as AttributeImportType, name };
   }
   if (type === 'context') {
     onlyKeys(raw, ['type', 'name'], at);
@@ -132,6 +140,9 @@ export function parseUpdateField(raw: unknown, mapping: ImportMapping): UpdateMa
   const attribute = mapping.columns.find((c) => c.spec.type === 'attribute' && c.spec.name.toLowerCase() === raw.trim().toLowerCase());
   if (!attribute || attribute.spec.type !== 'attribute') {
     throw invalidImportInput('update_field', `"${raw.slice(0, 100)}" is neither title, ref nor a mapped attribute`);
+  }
+  if (!MATCHABLE_TYPES.includes(attribute.spec.attrType)) {
+    throw invalidImportInput('update_field', `cards cannot be matched on a ${attribute.spec.attrType} attribute; use title, ref or a ${MATCHABLE_TYPES.join('/')} attribute`);
   }
   return { kind: 'attribute', column: attribute.column, name: attribute.spec.name };
 }

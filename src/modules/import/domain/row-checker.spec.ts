@@ -1,11 +1,29 @@
 import { describe, expect, it } from '@jest/globals';
 import { parseMapping, parseUpdateField } from './import-mapping.js';
-import { MAX_LISTED_PROBLEMS, RowChecker, type RowCheckContext, type RowPlan, type TargetContext, type TargetField } from './row-checker.js';
+import {
+  MAX_LISTED_PROBLEMS,
+  RowChecker,
+  type ReferenceLookup,
+  type RowCheckContext,
+  type RowPlan,
+  type TargetContext,
+  type TargetField,
+} from './row-checker.js';
 
-/** A stand-in for the fields module's rules: numbers must be numeric, everything else passes. */
-function parseValue(field: TargetField, text: string) {
-  if (field.type !== 'number') return { ok: true as const, value: text };
-  return Number.isFinite(Number(text)) ? { ok: true as const, value: Number(text) } : { ok: false as const, message: `${field.name}: expected a number` };
+/**
+ * A stand-in for the fields module's rules: numbers must be numeric; a list
+ * (members, relationships) has at most 3 entries, members of the form
+ * `@name` or an id, repeats dropped; everything else passes.
+ */
+function parseValue(field: TargetField, input: string | Array<string | number>) {
+  if (Array.isArray(input)) {
+    if (input.length > 3) return { ok: false as const, message: `${field.name}: expected at most 3 values` };
+    const entries = input.map((e) => (typeof e === 'string' && /^\d+$/.test(e) ? Number(e) : e));
+    if (entries.some((e) => typeof e === 'string' && !e.startsWith('@'))) return { ok: false as const, message: `${field.name}: expected a user id or @username` };
+    return { ok: true as const, value: [...new Set(entries)] };
+  }
+  if (field.type !== 'number') return { ok: true as const, value: input };
+  return Number.isFinite(Number(input)) ? { ok: true as const, value: Number(input) } : { ok: false as const, message: `${field.name}: expected a number` };
 }
 
 /** `oneGroupTypeId`: the context columns fill that existing type, which allows one group per card. */
@@ -118,6 +136,58 @@ describe('RowChecker matching', () => {
   });
 });
 
+describe('RowChecker and members and relationships columns', () => {
+  const lists = {
+    '0': { type: 'title' },
+    '1': { type: 'attribute', attr_type: 'members', name: 'Owners' },
+    '2': { type: 'attribute', attr_type: 'relationships', name: 'Related' },
+  };
+  const lookup: ReferenceLookup = {
+    memberProblem: (ref) => (ref === '@ann' || ref === 7 ? undefined : ref === 8 ? "user 8 is not a member of this project's team" : `no user ${String(ref)}`),
+    cardId: (ref) => (ref < 100 ? ref + 1000 : undefined),
+  };
+
+  it('splits cells on commas and line breaks: members by the fields rules, relationships as refs (5 or #5)', () => {
+    const c = checker(lists);
+    const plan = c.check(['A', '@ann, 7\n@ann', '#5\r\n6, #5'], 2) as RowPlan;
+    expect(plan.values).toEqual([
+      { column: 1, value: ['@ann', 7], text: '@ann, 7\n@ann', input: ['@ann', 7] },
+      { column: 2, value: [5, 6], text: '#5\r\n6, #5' },
+    ]);
+    expect(c.references(plan)).toEqual({ members: ['@ann', 7], cards: [5, 6] });
+    expect(c.check(['B', 'ann'], 3)).toBe('invalid');
+    expect(c.check(['C', '', '#5, five, six'], 4)).toBe('invalid');
+    expect(c.check(['D', '', '#0'], 5)).toBe('invalid');
+    expect(c.check(['E', '@a, @b, @c, @d'], 6)).toBe('invalid');
+    expect(c.problems).toEqual([
+      { row: 3, column: 1, message: 'Owners: expected a user id or @username' },
+      { row: 4, column: 2, message: 'Related: "five" is not a card ref such as 5 or #5' },
+      { row: 5, column: 2, message: 'Related: "#0" is not a card ref such as 5 or #5' },
+      { row: 6, column: 1, message: 'Owners: expected at most 3 values' },
+    ]);
+  });
+
+  it('resolves references with what the batch found: card ids to write, one problem per cell', () => {
+    const c = checker(lists, { updateField: 'title' });
+    const ok = c.resolveReferences(c.check(['A', '@ann', '5, 6'], 2) as RowPlan, lookup) as RowPlan;
+    expect(ok.values[1]).toMatchObject({ value: [5, 6], input: [1005, 1006] });
+    expect(c.resolveReferences(c.check(['B', '@bob, @cid, 8', '5, 500'], 3) as RowPlan, lookup)).toBe('invalid');
+    const self = c.resolveMatch(c.check(['C', '', '5'], 4) as RowPlan, [1005]) as RowPlan;
+    expect(c.resolveReferences(self, lookup)).toBe('invalid');
+    expect(c.problems).toEqual([
+      { row: 3, column: 1, message: 'Owners: no user @bob (and 2 more in this cell)' },
+      { row: 3, column: 2, message: 'Related: the project has no card #500 (a row can relate only to cards that exist before the import)' },
+      { row: 4, column: 2, message: 'Related: #5 is the card this row updates, and a card cannot be related to itself' },
+    ]);
+  });
+
+  it('leaves plans of sheets without such columns as they are', () => {
+    const c = checker(everyType);
+    const plan = c.check(['A', '3'], 2) as RowPlan;
+    expect(c.resolveReferences(plan, lookup)).toBe(plan);
+  });
+});
+
 describe('RowChecker and a group type that allows one group per card', () => {
   const plan = (c: RowChecker, cells: string[], row: number) => c.check(cells, row) as RowPlan;
 
@@ -166,7 +236,10 @@ describe('parseMapping', () => {
     expect(bad({ '0': { type: 'title' }, '9': { type: 'comment' } })).toEqual({ field: 'mapping.9', message: 'the spreadsheet has no column 9 (it has 6)' });
     expect(bad({ '0': { type: 'title' }, '1': { type: 'title' } }).field).toBe('mapping.1');
     expect(bad({ '0': { type: 'title' }, '1': { type: 'colour' } }).field).toBe('mapping.1.type');
-    expect(bad({ '0': { type: 'title' }, '1': { type: 'attribute', name: 'X', attr_type: 'files' } }).field).toBe('mapping.1.attr_type');
+    expect(bad({ '0': { type: 'title' }, '1': { type: 'attribute', name: 'X', attr_type: 'files' } })).toEqual({
+      field: 'mapping.1.attr_type',
+      message: expect.stringMatching(/^files cannot be filled from a spreadsheet/),
+    });
     expect(bad({ '0': { type: 'title' }, '1': { type: 'attribute', attr_type: 'text' } }).field).toBe('mapping.1.name');
     expect(bad({ '0': { type: 'title', name: 'x' } }).field).toBe('mapping.0.name');
     expect(bad({ '0': { type: 'title' }, '1': { type: 'context', name: 'Tags' }, '2': { type: 'attribute', attr_type: 'text', name: 'tags' } }).field).toBe(
@@ -185,5 +258,7 @@ describe('parseMapping', () => {
     expect(parseUpdateField('KEY', m)).toEqual({ kind: 'attribute', column: 1, name: 'Key' });
     expect(() => parseUpdateField('ref', m)).toThrow(/a column mapped to ref/);
     expect(() => parseUpdateField('Owner', m)).toThrow(/update_field/);
+    const people = parseMapping({ '0': { type: 'title' }, '1': { type: 'attribute', attr_type: 'members', name: 'People' } }, 2);
+    expect(() => parseUpdateField('People', people)).toThrow(/cannot be matched on a members attribute/);
   });
 });

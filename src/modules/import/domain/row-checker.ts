@@ -1,11 +1,11 @@
 import { hasUnsafeText, UNSAFE_TEXT_MESSAGE } from '../../../shared/domain/safe-text.js';
 import type { RowProblem } from './import.errors.js';
-import type { ImportMapping, ScalarImportType, UpdateMatch } from './import-mapping.js';
+import type { AttributeImportType, ImportMapping, UpdateMatch } from './import-mapping.js';
 
 /** A project field that an attribute column fills (found in the project, or to be created). */
 export interface TargetField {
   name: string;
-  type: ScalarImportType;
+  type: AttributeImportType;
   options: { time?: boolean; period?: boolean };
 }
 
@@ -24,6 +24,17 @@ export interface HeldGroup {
 
 export type ParsedCell = { ok: true; value: unknown } | { ok: false; message: string };
 
+/**
+ * What one batch's lookup found for the users and cards its members and
+ * relationships cells name (`RowChecker.references`).
+ */
+export interface ReferenceLookup {
+  /** Why a members value may not name this user (the fields module's rule), or undefined. */
+  memberProblem(ref: number | string): string | undefined;
+  /** The id of the project's card with this ref, or undefined. */
+  cardId(ref: number): number | undefined;
+}
+
 /** What a row is matched on, as `update_field` says. */
 export type MatchKey = { kind: 'title'; title: string } | { kind: 'ref'; ref: number } | { kind: 'attribute'; value: unknown };
 
@@ -36,8 +47,8 @@ export interface RowCheckContext {
   contexts: Map<number, TargetContext>;
   match: UpdateMatch | null;
   updateOnly: boolean;
-  /** The fields module's value rules, applied to one cell. */
-  parseValue(field: TargetField, text: string): ParsedCell;
+  /** The fields module's value rules, applied to one cell: its text, or a list cell's entries. */
+  parseValue(field: TargetField, input: string | Array<string | number>): ParsedCell;
   /** A model of the project by name (any case). */
   modelIdByName(name: string): number | undefined;
   /** Why grouping would refuse a context's group title, or undefined (GroupingApi.groupTitleProblem). */
@@ -53,8 +64,12 @@ export interface RowPlan {
   title: string;
   /** The ref cell's number, when a ref column is mapped and filled. */
   ref: number | undefined;
-  /** Parsed values (for matching) with the cell text they came from (what is written). */
-  values: Array<{ column: number; value: unknown; text: string }>;
+  /**
+   * Parsed values (for matching) with the cell text they came from (what is
+   * written), or `input`, what is written instead: a members cell's users,
+   * a relationships cell's card ids once `resolveReferences` found them.
+   */
+  values: Array<{ column: number; value: unknown; text: string; input?: unknown }>;
   groups: Array<{ column: number; titles: string[] }>;
   /** The model to set; undefined when no model column is mapped or its cell is empty. */
   modelId: number | undefined;
@@ -68,6 +83,8 @@ export type RowOutcome = RowPlan | 'skip' | 'invalid';
 export const MAX_LISTED_PROBLEMS = 100;
 const MAX_TITLE = 1024;
 const REF = /^#?\s*(\d{1,9})$/;
+/** A related card's ref: as a ref cell, but never the top-level card (#0), which no card relates to. */
+const RELATED_REF = /^#?\s*([1-9]\d{0,8})$/;
 const LINE_BREAKS = /\r\n|\r|\n/;
 const CONTEXT_SEPARATORS = /\r\n|\r|\n|,/;
 
@@ -103,7 +120,12 @@ export class RowChecker {
   /** The trimmed mapped cells of the row being checked, by place in `mapping.columns` (reused). */
   private readonly texts: string[] = [];
 
-  constructor(private readonly ctx: RowCheckContext) {}
+  /** Whether a members or relationships column is mapped: only then has a plan references to resolve. */
+  private readonly namesReferences: boolean;
+
+  constructor(private readonly ctx: RowCheckContext) {
+    this.namesReferences = [...ctx.fields.values()].some((f) => f.type === 'members' || f.type === 'relationships');
+  }
 
   /**
    * The problems listed, by row and column: matching finds its problems a
@@ -206,7 +228,30 @@ export class RowChecker {
 
   private value(column: number, text: string, plan: RowPlan, report: (column: number, message: string) => void): void {
     const field = this.ctx.fields.get(column)!;
+    if (field.type === 'members') {
+      // The fields module checks each entry's form and the count, and drops repeats.
+      const parsed = this.ctx.parseValue(field, splitCell(text, CONTEXT_SEPARATORS));
+      if (parsed.ok) plan.values.push({ column, value: parsed.value, text, input: parsed.value });
+      else report(column, parsed.message);
+      return;
+    }
+    if (field.type === 'relationships') return this.relatedRefs(column, text, field, plan, report);
     const parsed = this.ctx.parseValue(field, text);
+    if (parsed.ok) plan.values.push({ column, value: parsed.value, text });
+    else report(column, parsed.message);
+  }
+
+  /** A relationships cell: card refs as a ref cell takes them (5 or #5), separated as a context's groups. */
+  private relatedRefs(column: number, text: string, field: TargetField, plan: RowPlan, report: (column: number, message: string) => void): void {
+    const refs: number[] = [];
+    for (const item of splitCell(text, CONTEXT_SEPARATORS)) {
+      const m = RELATED_REF.exec(item);
+      // One problem per cell: a cell of thousands of bad entries is one mistake.
+      if (!m) return report(column, `${field.name}: "${item.slice(0, 40)}" is not a card ref such as 5 or #5`);
+      refs.push(Number(m[1]));
+    }
+    // The count and the repeats, by the fields module's rules for a relationships value.
+    const parsed = this.ctx.parseValue(field, refs);
     if (parsed.ok) plan.values.push({ column, value: parsed.value, text });
     else report(column, parsed.message);
   }
@@ -221,6 +266,53 @@ export class RowChecker {
     const m = REF.exec(text);
     if (!m) report(column, 'a ref is a card number such as 5 or #5');
     return m ? Number(m[1]) : undefined;
+  }
+
+  /** The users and card refs a plan's members and relationships cells name: what its batch looks up once. */
+  references(plan: RowPlan): { members: Array<number | string>; cards: number[] } {
+    const found = { members: [] as Array<number | string>, cards: [] as number[] };
+    for (const v of plan.values) {
+      const type = this.ctx.fields.get(v.column)!.type;
+      if (type === 'members') found.members.push(...(v.value as Array<number | string>));
+      else if (type === 'relationships') found.cards.push(...(v.value as number[]));
+    }
+    return found;
+  }
+
+  /**
+   * A plan's members and relationships cells against what their batch's
+   * lookup found: an unknown user, a user outside the team, an unknown card
+   * ref, or the card itself (an update) is a problem of the cell (the first
+   * one, with how many more); the relationships' card ids become what is
+   * written. Run after `resolveMatch`, which says which card a row updates.
+   */
+  resolveReferences(plan: RowPlan, lookup: ReferenceLookup): RowOutcome {
+    if (!this.namesReferences) return plan;
+    let problems = 0;
+    const values = plan.values.map((v) => {
+      const field = this.ctx.fields.get(v.column)!;
+      if (field.type !== 'members' && field.type !== 'relationships') return v;
+      const refs = v.value as Array<number | string>;
+      const ids: number[] = [];
+      const bad: string[] = [];
+      for (const ref of refs) {
+        if (field.type === 'members') {
+          const problem = lookup.memberProblem(ref);
+          if (problem) bad.push(problem);
+          continue;
+        }
+        const id = lookup.cardId(ref as number);
+        if (id === undefined) bad.push(`the project has no card #${ref} (a row can relate only to cards that exist before the import)`);
+        else if (id === plan.cardId) bad.push(`#${ref} is the card this row updates, and a card cannot be related to itself`);
+        else ids.push(id);
+      }
+      if (bad.length) {
+        problems++;
+        this.report(plan.row, v.column, `${field.name}: ${bad[0]}${bad.length > 1 ? ` (and ${bad.length - 1} more in this cell)` : ''}`);
+      }
+      return field.type === 'relationships' ? { ...v, input: ids } : v;
+    });
+    return problems ? 'invalid' : { ...plan, values };
   }
 
   /** The column `update_field` reads, when there is one. */
