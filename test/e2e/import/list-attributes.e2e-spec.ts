@@ -149,6 +149,17 @@ describe('import of members, relationships and likes columns', () => {
     expect(await snapshot(project)).toEqual(before);
   });
 
+  it('into a new project: members of the chosen team; no card exists to relate to', async () => {
+    const fileId = await discover([['Title', 'Owners', 'Related'], ['A', `@${bob.username}`, ''], ['B', '', '#1']]);
+    const body = { discover_file_id: fileId, title: 'Fresh', organization_id: team, mapping: { '0': MAPPING['0'], '1': MAPPING['1'], '2': MAPPING['2'] }, options: { ignore_header: true } };
+    const refused = await importing(body).expect(400);
+    expect(refused.body.errors).toEqual([{ row: 3, column: 2, message: expect.stringMatching(/^Related: the project has no card #1 /) }]);
+    const res = await importing({ ...body, mapping: { '0': MAPPING['0'], '1': MAPPING['1'] } }).expect(200);
+    const project = (await t.http.get(`${API}/projects/${res.body.project_id}`).set(as(alice)).expect(200)).body as ProjectJson;
+    const [a] = await rowCards(project);
+    expect((await card(a.id)).attributes).toEqual({ Owners: [bob.id] });
+  });
+
   it('rows cannot relate to cards the same import creates', async () => {
     const project = await ws.project(alice, team, 'Same import');
     await child(project, 'Existing'); // ref 1
