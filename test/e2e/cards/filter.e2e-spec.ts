@@ -380,10 +380,11 @@ describe('/search', () => {
   afterAll(() => t.close());
 
   it.each([
-    ['looking each candidate up', FILTER_PLAN_LIMITS.fewCandidates],
-    ['walking each project (many candidates)', 0],
-  ])("searches every project of every team the caller is in, never another team's: %s", (_plan, fewCandidates) =>
-    withPlanLimits({ fewCandidates }, searchEverywhere),
+    ['reading the sorted candidates', {}],
+    ['looking each candidate up', { sortedCandidates: 0 }],
+    ['walking each project (many candidates)', { sortedCandidates: 0, fewCandidates: 0 }],
+  ])("searches every project of every team the caller is in, never another team's: %s", (_plan, limits) =>
+    withPlanLimits(limits, searchEverywhere),
   );
 
   /** Each run makes teams of its own; only the caller's are searched. */
@@ -443,6 +444,12 @@ describe('/search', () => {
     expect(rest.body).toEqual(owned.slice(3));
     expect(rest.headers['x-service-total']).toBe('5');
     expect(rest.headers['x-service-nextcursor']).toBeUndefined();
+    // Candidates that hold more than the matches (`@me and beta`): checked again.
+    const beta = await search(ann, { filter: '@me and beta', per_page: '1', only_ids: 'true' });
+    expect(beta.body).toEqual([a.ids[1]]);
+    expect(beta.headers['x-service-total']).toBe('3');
+    const betaRest = await search(ann, { filter: '@me and beta', only_ids: 'true', cursor: beta.headers['x-service-nextcursor'] });
+    expect(betaRest.body).toEqual([a.ids[3], b.ids[1]]);
 
     // An `or` of sets over several projects (read from the sets' ids,
     // sorted): a card in both sets once, an archived one only when asked,

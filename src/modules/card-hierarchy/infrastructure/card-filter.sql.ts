@@ -9,9 +9,19 @@ import { CardFilterApi, type CandidateSet, type CardTerm, type FilterCondition, 
  */
 export const FILTER_PLAN_LIMITS = {
   /**
-   * Up to this many, a filter over several projects looks each candidate up
-   * by its id (about 2 µs each, and a sort-free scan): below the cost of
-   * walking every project's listing index, which is what it does past them.
+   * Up to this many, candidates that are exactly the matches are read, over
+   * several projects, as one sorted list of ids probed in order until the
+   * page is full (2-8 ms for a 25 % column over /search's 50 projects,
+   * against 24-83 ms for walking each project's listing). Past it, sorting
+   * them all would cost more than the walk, which reads at most a page per
+   * project.
+   */
+  sortedCandidates: 100_000,
+  /**
+   * Up to this many, candidates that are not exactly the matches (`@me and
+   * state = done`), over several projects, are looked up by id (about 2 µs
+   * each, and a sort-free scan) and checked: below the cost of walking every
+   * project's listing index, which is what the filter does past them.
    */
   fewCandidates: 1000,
 };
@@ -136,7 +146,7 @@ export class CardFilterSql extends CardFilterApi {
   /** The page's statement, in the form the filter's shape reads fastest. */
   private async pageSql(scope: FilterScope, where: FilterCondition, page: PageBounds, candidates?: CandidateSet): Promise<{ sql: string; serial: boolean }> {
     const { params } = page;
-    if (candidates?.exact && candidates.union) return { sql: this.pageOfUnion(scope, candidates, page), serial: true };
+    if (candidates?.exact && candidates.union) return { sql: this.pageOfCandidates(scope, candidates, page), serial: true };
     if (scope.projectIds.length === 1) {
       // One project compared with `=`: its listing index yields the ids in order.
       const sql = `SELECT c.id FROM cards.cards c
@@ -144,14 +154,16 @@ export class CardFilterSql extends CardFilterApi {
         ORDER BY c.id ${page.limitSql()}`;
       return { sql, serial: false };
     }
-    if (candidates && (await this.candidatesAtMost(candidates, FILTER_PLAN_LIMITS.fewCandidates))) {
-      // Several projects, and few candidates (`@me`, a rare label): each is
-      // looked up by its id, in id order (the array is sorted for the scan),
-      // and checked; the condition again only if the set holds more than the matches.
-      const condition = candidates.exact ? '' : ` AND (${where(ROW, params)})`;
+    if (candidates?.exact && (await this.candidatesAtMost(candidates, FILTER_PLAN_LIMITS.sortedCandidates))) {
+      return { sql: this.pageOfCandidates(scope, candidates, page), serial: true };
+    }
+    if (candidates && !candidates.exact && (await this.candidatesAtMost(candidates, FILTER_PLAN_LIMITS.fewCandidates))) {
+      // Several projects, and few candidates that hold more than the matches
+      // (`@me and state = done`): each is looked up by its id, in id order
+      // (the array is sorted for the scan), and checked.
       const sql = `SELECT c.id FROM cards.cards c
         WHERE c.id = ANY(ARRAY(${candidates.sql(params)}))
-          AND ${this.visible(idIn('c.project_id', scope.projectIds, params), scope)}${page.after('c.id')}${condition}
+          AND ${this.visible(idIn('c.project_id', scope.projectIds, params), scope)}${page.after('c.id')} AND (${where(ROW, params)})
         ORDER BY c.id ${page.limitSql()}`;
       return { sql, serial: false };
     }
@@ -169,23 +181,25 @@ export class CardFilterSql extends CardFilterApi {
   }
 
   /**
-   * A page of cards that are exactly an `or` of term sets (`@me or #Tag3`,
-   * `Status = Doing or Status = Done` over /search's projects): the sets'
-   * ids, sorted, each looked up in the card table until the page is full;
-   * a card in two of the sets folds in the GROUP BY, a streaming step on
-   * the sorted ids. Both subqueries are fenced (`OFFSET 0`) so that the plan
-   * stays that one:
+   * A page of cards that are exactly a set of candidates, read from the
+   * candidates' ids, sorted, each looked up in the card table until the
+   * page is full; a card in two of an `or`'s sets folds in the GROUP BY, a
+   * streaming step on the sorted ids. Used for every `or` of term sets
+   * (`@me or #Tag3`; its other forms read the whole union per project or
+   * hashed it), and over several projects for sets of at most
+   * `sortedCandidates` ids. Both subqueries are fenced (`OFFSET 0`) so that
+   * the plan stays that one:
    * - as `c.id IN (union)` the planner took the union for 200 distinct ids
    *   and hashed all of it (10.5 ms for one project's 11 000, 239 ms for a
    *   25 % column or a label, against 2.9 and 25 ms);
-   * - as a join of the sorted union with the cards over several projects it
+   * - as a join of the sorted ids with the cards over several projects it
    *   merge-joined with `cards_pkey` from the table's first id, walking
    *   every other project's cards (300 ms on the bench);
-   * - /search's per-project listing read the whole union once per project
-   *   (550 ms for two 25 % columns over 50 projects, against 10 ms).
+   * - /search's per-project listing read an `or`'s whole union once per
+   *   project (550 ms for two 25 % columns over 50 projects, against 10 ms).
    * Run serially (docs/PERFORMANCE.md, issue 10, twelfth and thirteenth passes).
    */
-  private pageOfUnion(scope: FilterScope, candidates: CandidateSet, page: PageBounds): string {
+  private pageOfCandidates(scope: FilterScope, candidates: CandidateSet, page: PageBounds): string {
     const { params } = page;
     return `SELECT u.id FROM (SELECT s.id FROM (${candidates.sql(params)}) s(id) WHERE true${page.after('s.id')} ORDER BY s.id OFFSET 0) u(id)
       CROSS JOIN LATERAL (SELECT 1 FROM cards.cards c
