@@ -235,6 +235,17 @@ describe('import of members, relationships and likes columns', () => {
     expect(fields).toHaveLength(1);
   });
 
+  it('a batch naming 70 000 distinct user ids is a 400 listing row problems, not a 500 (more than a statement can bind one by one)', async () => {
+    const project = await ws.project(alice, team, 'Crowd');
+    const rows: Cell[][] = [['Title', 'Owners']];
+    for (let r = 0; r < 500; r++) rows.push([`Row ${r}`, Array.from({ length: 140 }, (_, i) => String(1_000_000 + r * 140 + i)).join(', ')]);
+    const fileId = await discover(rows);
+    const res = await importing({ discover_file_id: fileId, project_id: project.id, mapping: { '0': MAPPING['0'], '1': MAPPING['1'] }, options: { ignore_header: true } });
+    expect(res.status).toBe(400);
+    expect(res.body.errors[0]).toEqual({ row: 2, column: 1, message: expect.stringContaining('user 1000000 is not a member') });
+    expect(await rowCards(project)).toEqual([]);
+  });
+
   it('a cell naming thousands of users is one row problem, and the lookups stay one per batch', async () => {
     const project = await ws.project(alice, team, 'Many');
     const crowd = Array.from({ length: 3000 }, (_, i) => `@someone_${i}`).join(', ');

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { In } from 'typeorm';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { User } from '../domain/user.entity.js';
 
@@ -16,7 +15,8 @@ export class UsersRepository {
   }
 
   findByIds(ids: number[]): Promise<User[]> {
-    return ids.length ? this.repo.findBy({ id: In(ids) }) : Promise.resolve([]);
+    // One array parameter, however many ids (`In()` binds each on its own).
+    return ids.length ? this.repo.createQueryBuilder('u').where('u.id = ANY(:ids)', { ids }).getMany() : Promise.resolve([]);
   }
 
   findByUsername(username: string): Promise<User | null> {

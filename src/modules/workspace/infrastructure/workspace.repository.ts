@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { In } from 'typeorm';
 import { prepared } from '../../../shared/persistence/prepared-statements.js';
 import { toId, toIdOrNull } from '../../../shared/persistence/sql.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
@@ -137,7 +136,13 @@ export class WorkspaceRepository {
 
   async membersAmong(organizationId: number, userIds: number[]): Promise<number[]> {
     if (!userIds.length) return [];
-    const rows = await this.m.getRepository(Membership).findBy({ organizationId, userId: In(userIds) });
+    // One array parameter: `In()` binds each id on its own, and an import's
+    // batch can name more users than a statement may bind (65 535).
+    const rows = await this.m
+      .getRepository(Membership)
+      .createQueryBuilder('m')
+      .where('m.organizationId = :organizationId AND m.userId = ANY(:userIds)', { organizationId, userIds })
+      .getMany();
     return rows.map((r) => Number(r.userId));
   }
 
