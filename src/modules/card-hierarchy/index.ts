@@ -14,6 +14,7 @@ export {
   type CreatedChild,
   type DoomedSubtree,
   type MovedCard,
+  type PreparedMove,
   type ProjectListing,
   type ProjectPage,
   type ReadyCreation,

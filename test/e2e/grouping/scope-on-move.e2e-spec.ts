@@ -1,4 +1,6 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { DataSource } from 'typeorm';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, groupingClient, type CardJson, type GroupJson, type GroupTypeJson, type ProjectJson } from './grouping-fixtures.js';
 
@@ -32,6 +34,17 @@ describe('memberships when a card moves to another parent', () => {
   afterAll(() => t.close());
 
   const ids = (card: { groups: Array<{ id: number }> }) => card.groups.map((g) => g.id);
+  /** Deadlocks PostgreSQL broke in this file's database (0 on the embedded one, which runs one transaction at a time). */
+  const deadlocks = async () => {
+    if (!process.env.DATABASE_URL) return 0;
+    const [row] = await t.app.get(DataSource).query(`SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()`);
+    return Number(row.deadlocks);
+  };
+  /** A victim's backend reports its deadlock when it next goes idle, so a count of none is read again after a moment. */
+  const deadlocksSince = async (before: number) => {
+    if ((await deadlocks()) === before && process.env.DATABASE_URL) await delay(1_500);
+    return (await deadlocks()) - before;
+  };
   const outOfScope = async (cardId: number) =>
     (await c.groupEntries(ann, cardId)).filter((e) => e.data.reason === 'moved_out_of_scope');
 
@@ -185,11 +198,13 @@ describe('memberships when a card moves to another parent', () => {
     expect(await outOfScope(card.id)).toEqual([]);
   });
 
-  // The move closes the gap among the old siblings (plain row updates) before it
-  // locks the groups it leaves, while add-to-group on such a sibling holds that
-  // group and then marks the sibling changed: the two can deadlock, and the unit
-  // of work then retries one of them. What must hold is that every request
-  // succeeds and the columns come out right.
+  // The move closes the gap among the old siblings (plain row updates), while
+  // add-to-group and remove-from-group on such a sibling hold the group and
+  // then mark the sibling changed. The move used to lock the groups it leaves
+  // only after that shift, and this race then deadlocked 2 to 11 times a run
+  // (each retried by the unit of work, five answered 500 once under load). It
+  // locks them before the shift now: every request succeeds, the columns come
+  // out right, and PostgreSQL had no deadlock to break.
   it('moves cards out of a column while their former siblings join it and leave it', async () => {
     const { boardA, boardB } = await boards('race');
     const col = await c.group(ann, boardA.id, labels.id, 'race label');
@@ -202,6 +217,7 @@ describe('memberships when a card moves to another parent', () => {
       siblings.push((await c.card(ann, holder, `race sibling ${i}`)).id);
       leavers.push((await c.card(ann, holder, `race leaver ${i}`, { group_id: col.id })).id);
     }
+    const before = await deadlocks();
     const results = await Promise.all(
       movers.flatMap((id, i) => [
         t.http.post(`${API}/cards/${id}/relocate`).set(as(ann)).send({ parent_id: boardB.id }),
@@ -213,7 +229,76 @@ describe('memberships when a card moves to another parent', () => {
     const sorted = (list: number[]) => [...list].sort((a, b) => a - b);
     expect(sorted(await c.column(ann, project.id, col.id))).toEqual(sorted(siblings));
     for (const id of movers) expect(ids(await c.get(ann, id))).toEqual([]);
+    expect(await deadlocksSince(before)).toBe(0);
   });
+
+  // The same meeting, made to happen every time. A third transaction holds a
+  // row of the column (a membership) so that add-to-group waits inside it,
+  // holding the group's lock, until the relocation has come to wait for that
+  // group too; then it lets go, and add-to-group touches the sibling. A
+  // relocation that locked the group only after shifting the sibling's
+  // position held the sibling's row by then: each waited for the other, and
+  // PostgreSQL broke the deadlock after deadlock_timeout (every run). The
+  // relocation locks its groups before any shift now, so it simply waits.
+  async function meetOnTheColumn(
+    name: string,
+    moverInColumn: boolean,
+    relocation: (to: { boardA: number; boardB: number; col: number }) => object,
+  ) {
+    const db = t.app.get(DataSource);
+    const waiting = async () => {
+      const [row] = await db.query(
+        `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+      );
+      return Number(row.n);
+    };
+    const untilWaiting = async (n: number) => {
+      for (let i = 0; i < 200 && (await waiting()) < n; i++) await delay(25);
+      expect(await waiting()).toBeGreaterThanOrEqual(n);
+    };
+    const { boardA, boardB } = await boards(name);
+    const col = await c.group(ann, boardA.id, labels.id, `${name} label`);
+    const holder = await c.card(ann, boardA.id, `${name} holder`);
+    const mover = await c.card(ann, holder.id, `${name} mover`, moverInColumn ? { group_id: col.id } : {});
+    const sibling = await c.card(ann, holder.id, `${name} sibling`); // position 1: the move shifts it
+    const other = await c.card(ann, boardA.id, `${name} other`, { group_id: col.id });
+    const before = await deadlocks();
+
+    const blocker = db.createQueryRunner();
+    await blocker.connect();
+    let joined: Promise<{ status: number; body: unknown }> | undefined;
+    let moved: Promise<{ status: number; body: unknown }> | undefined;
+    try {
+      await blocker.startTransaction();
+      await blocker.query(`SELECT 1 FROM grouping.memberships WHERE card_id = $1 AND group_id = $2 FOR UPDATE`, [other.id, col.id]);
+      // add-to-group at position 0 locks the group, then waits to shift the column's rows.
+      joined = t.http.post(`${API}/cards/${sibling.id}/add-to-group`).set(as(ann)).send({ group_id: col.id, position: 0 }).then((r) => r);
+      await untilWaiting(1);
+      const body = relocation({ boardA: boardA.id, boardB: boardB.id, col: col.id });
+      moved = t.http.post(`${API}/cards/${mover.id}/relocate`).set(as(ann)).send(body).then((r) => r);
+      await untilWaiting(2); // the relocation waits for the group
+    } finally {
+      await blocker.commitTransaction().catch(() => undefined);
+      await blocker.release();
+    }
+    expect((await joined!).status).toBe(200);
+    expect((await moved!).status).toBe(200);
+    expect((await c.get(ann, sibling.id)).position).toBe(0);
+    expect(await deadlocksSince(before)).toBe(0);
+    return { mover: mover.id, sibling: sibling.id, other: other.id, col: col.id };
+  }
+
+  it('moves a card out of a column’s scope while add-to-group on its former sibling holds the column: no deadlock', async () => {
+    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
+    const cards = await meetOnTheColumn('meet out', true, ({ boardB }) => ({ parent_id: boardB }));
+    expect(await c.column(ann, project.id, cards.col)).toEqual([cards.sibling, cards.other]);
+  }, 30_000);
+
+  it('moves a card into a column (group_id) while add-to-group on its former sibling holds it: no deadlock', async () => {
+    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
+    const cards = await meetOnTheColumn('meet into', false, ({ boardA, col }) => ({ parent_id: boardA, group_id: col }));
+    expect(await c.column(ann, project.id, cards.col)).toEqual([cards.sibling, cards.other, cards.mover]);
+  }, 30_000);
 
   it('leaves memberships alone when a card only changes place among its siblings', async () => {
     const { boardA, colA } = await boards('siblings');

@@ -17,6 +17,7 @@ import {
   type ChildCreations,
   type DoomedSubtree,
   type MovedCard,
+  type PreparedMove,
   type ProjectListing,
   type ProjectPage,
   type TeamCard,
@@ -153,8 +154,12 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
     return this.tree.setArchived(cardId, archived, actor);
   }
 
-  move(cardId: number, move: TreeMove, actor: Actor): Promise<MovedCard> {
-    return this.moves.move(cardId, move, actor);
+  prepareMove(cardId: number, move: TreeMove, actor: Actor): Promise<PreparedMove> {
+    return this.moves.prepare(cardId, move, actor);
+  }
+
+  finishMove(prepared: PreparedMove, actor: Actor): Promise<MovedCard> {
+    return this.moves.finish(prepared, actor);
   }
 
   prepareDeletion(cardId: number, actor: Actor): Promise<DoomedSubtree> {

@@ -4,7 +4,7 @@ import { isId } from '../../../shared/domain/ids.js';
 import { CardMoved } from '../../../shared/events/card.events.js';
 import { EventBus } from '../../../shared/events/event-bus.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
-import type { MovedCard, TreeMove } from '../contracts/card-hierarchy.api.js';
+import type { MovedCard, PreparedMove, TreeMove } from '../contracts/card-hierarchy.api.js';
 import { assertNoCycle, assertNotTopLevel, targetPosition } from '../domain/card-tree.policy.js';
 import { CardNotFoundError, InvalidCardInputError, TreeBusyError } from '../domain/card.errors.js';
 import { CardTreeRepository, type CardRow } from '../infrastructure/card-tree.repository.js';
@@ -14,9 +14,28 @@ import { toRecord } from './card-tree.service.js';
 /** How often the lock set is recomputed when the new parent's chain moved meanwhile. */
 const MAX_LOCK_ROUNDS = 5;
 
-/** The tree part of a relocation; `cards` composes it with group moves. */
+/** What `prepare` locked and read, kept for `finish` (by the `PreparedMove` it returned). */
+interface HeldMove {
+  card: CardRow;
+  parent: CardRow;
+  oldParent: CardRow | null;
+  position: number | undefined;
+  /** The transaction that holds the locks. */
+  manager: unknown;
+}
+
+/**
+ * The tree part of a relocation; `cards` composes it with group moves. It
+ * comes in two steps so that the groups the relocation will lock are locked
+ * between them (lock order: card rows, counter, groups), before the move
+ * shifts its old and new siblings' positions: those are plain updates of
+ * rows the move does not lock first, and a membership change on such a
+ * sibling holds its group and then touches the sibling.
+ */
 @Injectable()
 export class MoveCardService {
+  private readonly held = new WeakMap<PreparedMove, HeldMove>();
+
   constructor(
     private readonly uow: UnitOfWork,
     private readonly cards: CardTreeRepository,
@@ -25,34 +44,51 @@ export class MoveCardService {
   ) {}
 
   /**
-   * Moves a card (and its subtree) under a new parent and/or to a new position.
    * Locks the card, its old parent and the new parent's whole ancestor chain
-   * before the cycle check, so two racing moves can never make a cycle.
-   * With neither a new parent nor a position, only the locks are taken.
+   * before the cycle check, so two racing moves can never make a cycle; and
+   * the project's counter row when the move will change what is hidden.
+   * Writes nothing.
    */
-  move(cardId: number, request: TreeMove, actor: Actor): Promise<MovedCard> {
+  async prepare(cardId: number, request: TreeMove, actor: Actor): Promise<PreparedMove> {
+    // Row locks outside a transaction would be released at once: a caller's bug.
+    if (!this.uow.inTransaction) throw new Error('prepareMove must run inside a unit of work');
     const position = readPosition(request.position);
-    return this.uow.run(async () => {
-      const { card: found } = await this.access.require(cardId, actor, 'write');
-      // The top-level card never moves, whatever the body says (409, not a 400 about its missing parent).
-      assertNotTopLevel(found, 'relocated');
-      const parentId =
-        request.parentId === undefined || request.parentId === null ? found.parentId! : readParentId(request.parentId);
-      const { card, parent, oldParent } = await this.lockTree(cardId, parentId);
-      const parentChanged = card.parentId !== parent.id;
-      if (!parentChanged && position === undefined) return { before: toRecord(card), after: toRecord(card), parentChanged };
-      await this.moveLocked(card, parent, oldParent, position);
-      await this.events.publish(
-        new CardMoved({
-          cardId: card.id,
-          projectId: card.projectId,
-          actorId: actor.userId,
-          data: { from_parent_id: card.parentId, to_parent_id: parent.id, from_position: card.position },
-        }),
-      );
-      const after = (await this.cards.find(cardId))!;
-      return { before: toRecord(card), after: toRecord(after), parentChanged };
-    });
+    const { card: found } = await this.access.require(cardId, actor, 'write');
+    // The top-level card never moves, whatever the body says (409, not a 400 about its missing parent).
+    assertNotTopLevel(found, 'relocated');
+    const parentId =
+      request.parentId === undefined || request.parentId === null ? found.parentId! : readParentId(request.parentId);
+    const { card, parent, oldParent, subtreeIds } = await this.lockTree(cardId, parentId);
+    const parentChanged = card.parentId !== parent.id;
+    if (parentChanged && (oldParent?.hidden ?? false) !== parent.hidden) await this.cards.lockCounters(card.projectId);
+    const prepared: PreparedMove = { before: toRecord(card), ancestorIds: [...parent.ancestorIds, parent.id], parentChanged, subtreeIds };
+    this.held.set(prepared, { card, parent, oldParent, position, manager: this.uow.manager });
+    return prepared;
+  }
+
+  /**
+   * Moves a card (and its subtree) under the new parent and/or to the new
+   * position that `prepare` locked, in the same transaction. With neither a
+   * new parent nor a position, nothing moves.
+   */
+  async finish(prepared: PreparedMove, actor: Actor): Promise<MovedCard> {
+    const held = this.held.get(prepared);
+    if (!held || held.manager !== this.uow.manager) throw new Error('finishMove needs the locks of prepareMove, in its transaction');
+    this.held.delete(prepared);
+    const { card, parent, oldParent, position } = held;
+    const { before, parentChanged } = prepared;
+    if (!parentChanged && position === undefined) return { before, after: before, parentChanged };
+    await this.moveLocked(card, parent, oldParent, position);
+    await this.events.publish(
+      new CardMoved({
+        cardId: card.id,
+        projectId: card.projectId,
+        actorId: actor.userId,
+        data: { from_parent_id: card.parentId, to_parent_id: parent.id, from_position: card.position },
+      }),
+    );
+    const after = (await this.cards.find(card.id))!;
+    return { before, after: toRecord(after), parentChanged };
   }
 
   /**
@@ -61,7 +97,10 @@ export class MoveCardService {
    * ancestor ids and depths are rewritten (a creation under a subtree card
    * must not read that card's old chain while we move it).
    */
-  private async lockTree(cardId: number, parentId: number): Promise<{ card: CardRow; parent: CardRow; oldParent: CardRow | null }> {
+  private async lockTree(
+    cardId: number,
+    parentId: number,
+  ): Promise<{ card: CardRow; parent: CardRow; oldParent: CardRow | null; subtreeIds: number[] }> {
     for (let round = 0; round < MAX_LOCK_ROUNDS; round++) {
       const current = await this.cards.find(cardId);
       const target = await this.cards.find(parentId);
@@ -71,8 +110,9 @@ export class MoveCardService {
         throw new InvalidCardInputError('parent_id', 'must be a card of the same project');
       }
       const wanted = [cardId, current.parentId!, ...target.ancestorIds, parentId];
+      let subtreeIds: number[] = [];
       if (current.parentId === parentId) await this.cards.lockMany(wanted);
-      else await this.cards.lockSubtree(wanted, cardId);
+      else subtreeIds = await this.cards.lockSubtree(wanted, cardId);
       const byId = new Map((await this.cards.findMany(wanted)).map((c) => [c.id, c]));
       const card = byId.get(cardId);
       const parent = byId.get(parentId);
@@ -81,7 +121,7 @@ export class MoveCardService {
       // The chain we locked must still be the parent's chain; otherwise a concurrent move changed it.
       if (sameIds(parent.ancestorIds, target.ancestorIds) && card.parentId === current.parentId) {
         assertNoCycle(card.id, parent.id, parent.ancestorIds);
-        return { card, parent, oldParent: byId.get(card.parentId!) ?? null };
+        return { card, parent, oldParent: byId.get(card.parentId!) ?? null, subtreeIds };
       }
     }
     throw new TreeBusyError();

@@ -147,6 +147,22 @@ export interface MovedCard {
   parentChanged: boolean;
 }
 
+/**
+ * A relocation's tree part, locked by `prepareMove` and not yet written: the
+ * card, its old parent, the new parent's chain (and the subtree when the
+ * parent changes; the project's counter row too when the move changes what is
+ * hidden) are held in the caller's transaction.
+ */
+export interface PreparedMove {
+  /** The card as it is, before the move. */
+  before: CardRecord;
+  /** The card's ancestor ids once moved: the new parent's chain, the new parent last. */
+  ancestorIds: number[];
+  parentChanged: boolean;
+  /** When the parent changes: the card and every descendant, ascending id (locked); otherwise []. */
+  subtreeIds: number[];
+}
+
 /** A card and its subtree, locked for deletion by `prepareDeletion`. */
 export interface DoomedSubtree {
   card: CardSummary;
@@ -343,11 +359,17 @@ export abstract class CardHierarchyApi {
   /** Archives or restores a card with its subtree; the counters follow. */
   abstract setArchived(cardId: number, archived: boolean, actor: Actor): Promise<void>;
   /**
-   * The tree part of a relocation: locks the card, its old parent, the new
-   * parent's chain (and the subtree when the parent changes), checks for a
-   * cycle, moves. Records `card.moved` when the card moved.
+   * First step of the tree part of a relocation (inside the caller's unit of
+   * work): locks the card, its old parent, the new parent's chain (and the
+   * subtree when the parent changes), checks for a cycle, and locks the
+   * project's counter row when the move will change what is hidden. Writes
+   * nothing: other modules lock their rows between this and `finishMove`,
+   * before the move shifts any sibling's position (a plain row update of a
+   * card none of these locks holds).
    */
-  abstract move(cardId: number, move: TreeMove, actor: Actor): Promise<MovedCard>;
+  abstract prepareMove(cardId: number, move: TreeMove, actor: Actor): Promise<PreparedMove>;
+  /** Second step: moves (positions, paths, hidden flags, totals) and records `card.moved` when the card moved. */
+  abstract finishMove(prepared: PreparedMove, actor: Actor): Promise<MovedCard>;
   /**
    * First step of a deletion (inside the caller's unit of work): locks the
    * parent and the whole subtree, then the project's counter row (it takes the

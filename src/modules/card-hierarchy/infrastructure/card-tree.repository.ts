@@ -199,19 +199,20 @@ export class CardTreeRepository {
    * did not. After that no card can be added under the subtree until we commit,
    * and every later statement of the transaction sees all of it: the subtree
    * UPDATEs (ancestors, hidden) and counts then miss nothing. Costs a read of
-   * the subtree per round, usually two rounds.
+   * the subtree per round, usually two rounds. Returns the subtree's ids (the
+   * root and its descendants, not the other `ids`), ascending.
    */
-  async lockSubtree(ids: number[], rootId: number): Promise<void> {
+  async lockSubtree(ids: number[], rootId: number): Promise<number[]> {
     let previous = '';
     for (let round = 0; round < MAX_SUBTREE_LOCK_ROUNDS; round++) {
-      const rows = await this.sql.rows<{ id: number | string }>(
-        `SELECT id FROM cards.cards
+      const rows = await this.sql.rows<{ id: number | string; below: boolean }>(
+        `SELECT id, (id = $2 OR ancestor_ids @> ARRAY[$2]::bigint[]) AS below FROM cards.cards
           WHERE id = ANY($1::bigint[]) OR ancestor_ids @> ARRAY[$2]::bigint[]
           ORDER BY id FOR UPDATE`,
         [[...new Set([...ids, rootId])], rootId],
       );
       const key = rows.map((r) => r.id).join(',');
-      if (key === previous) return;
+      if (key === previous) return rows.filter((r) => r.below).map((r) => toId(r.id));
       previous = key;
     }
     throw new TreeBusyError();
@@ -262,6 +263,15 @@ export class CardTreeRepository {
 
   async createCounters(projectId: number): Promise<void> {
     await this.sql.run(`INSERT INTO cards.project_counters (project_id) VALUES ($1)`, [projectId]);
+  }
+
+  /**
+   * Holds the project's counter row until the commit, as `adjustCounters`
+   * would, for a write that changes the totals only after it has taken other
+   * modules' locks (step 2 of the lock order comes before them).
+   */
+  async lockCounters(projectId: number): Promise<void> {
+    await this.sql.run(`SELECT 1 FROM cards.project_counters WHERE project_id = $1 FOR NO KEY UPDATE`, [projectId]);
   }
 
   async adjustCounters(projectId: number, cards: number, visible: number): Promise<void> {

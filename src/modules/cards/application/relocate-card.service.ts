@@ -24,14 +24,22 @@ export class RelocateCardService {
 
   async relocate(cardId: number, input: RelocateInput, actor: Actor): Promise<CardView> {
     const intoGroup = input.group_id !== undefined && input.group_id !== null;
+    const group = intoGroup ? { id: input.group_id, property: 'group_id' } : undefined;
     await this.uow.run(async () => {
-      // 1–2. The tree. With a group_id, `position` is the card's place in that
-      // group's column (DESIGN.md §4), not among its siblings.
-      const moved = await this.hierarchy.move(cardId, { parentId: input.parent_id, position: intoGroup ? undefined : input.position }, actor);
-      // 3. Groups, with the card at its new place: the group must be scoped above it.
-      if (intoGroup) await this.grouping.moveIntoGroup(moved.after, { id: input.group_id, property: 'group_id' }, input.position, actor);
+      // 1–2. The tree's rows, locked; nothing written yet. With a group_id,
+      // `position` is the card's place in that group's column (DESIGN.md §4),
+      // not among its siblings.
+      const move = await this.hierarchy.prepareMove(cardId, { parentId: input.parent_id, position: group ? undefined : input.position }, actor);
+      // 3. Every type and group the steps below lock, before the move shifts
+      // any sibling's position: a membership change on a sibling holds its
+      // group and then touches the sibling, so taking the group after the
+      // shift deadlocked with it.
+      if (group || move.parentChanged) await this.grouping.lockForRelocation(move, group);
+      const moved = await this.hierarchy.finishMove(move, actor);
+      // Groups, with the card at its new place: the group must be scoped above it.
+      if (group) await this.grouping.moveIntoGroup(moved.after, group, input.position, actor);
       // After the join, so a group_id has already taken the card out of its type's other groups.
-      if (moved.parentChanged) await this.grouping.leaveLostScopes(moved.after, moved.before.ancestorIds, actor);
+      if (moved.parentChanged) await this.grouping.leaveLostScopes(moved.after, moved.before.ancestorIds, move.subtreeIds, actor);
     });
     return this.views.one(cardId);
   }

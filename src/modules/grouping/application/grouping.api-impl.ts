@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
-import { CardHierarchyApi, type CardSummary } from '../../card-hierarchy/index.js';
+import { CardHierarchyApi, type CardSummary, type PreparedMove } from '../../card-hierarchy/index.js';
 import {
   GroupingApi,
   type CardMembershipInfo,
@@ -112,12 +112,16 @@ export class GroupingApiImpl extends GroupingApi {
     return this.uow.run(() => this.memberships.joinNewCards(entries, actor, options));
   }
 
+  lockForRelocation(move: PreparedMove, group?: { id: unknown; property: string }): Promise<void> {
+    return this.uow.run(() => this.memberships.lockForRelocation(move, group));
+  }
+
   moveIntoGroup(card: CardSummary, group: { id: unknown; property: string }, position: number | undefined, actor: Actor): Promise<void> {
     return this.uow.run(() => this.memberships.moveIntoGroup(card, group, position, actor));
   }
 
-  leaveLostScopes(card: CardSummary, previousAncestorIds: number[], actor: Actor): Promise<void> {
-    return this.uow.run(() => this.memberships.leaveLostScopes(card, previousAncestorIds, actor));
+  leaveLostScopes(card: CardSummary, previousAncestorIds: number[], subtreeIds: number[], actor: Actor): Promise<void> {
+    return this.uow.run(() => this.memberships.leaveLostScopes(card, previousAncestorIds, subtreeIds, actor));
   }
 
   lockForCardDeletion(subtreeIds: number[]): Promise<void> {

@@ -3,7 +3,7 @@ import type { Actor } from '../../../shared/domain/actor.js';
 import { CardEventBatch, CardGroupChanged } from '../../../shared/events/card.events.js';
 import { EventBus } from '../../../shared/events/event-bus.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
-import { CardHierarchyApi, type CardSummary } from '../../card-hierarchy/index.js';
+import { CardHierarchyApi, type CardSummary, type PreparedMove } from '../../card-hierarchy/index.js';
 import type { NewCardGroups } from '../contracts/grouping.api.js';
 import type { CardMembership } from '../domain/card-membership.entity.js';
 import type { Group } from '../domain/group.entity.js';
@@ -149,45 +149,55 @@ export class MembershipsService {
   }
 
   /**
+   * A relocation's grouping locks, after the move has locked its card rows
+   * (and the counter) and before it writes any (`move` is where the card will
+   * be). The move then shifts its old and new siblings' positions: plain row
+   * updates of cards it holds no lock on, which a membership change on such a
+   * sibling (add-to-group, remove-from-group, a group's deletion: group first,
+   * then touching the card) would wait for while holding its group. Were the
+   * move to lock that group only after the shift, each would wait for the
+   * other. So every group the relocation will lock is locked here, in one pass
+   * in grouping's order: the target's type and the types of the groups
+   * `leaveLostScopes` may leave (FOR SHARE, ascending), then the target, the
+   * card's other groups of its type and those groups (ascending). The groups
+   * the subtree's cards are in that are scoped neither at the card's new
+   * ancestors nor inside the subtree include all `leaveLostScopes` removes.
+   * The subtree's memberships cannot change meanwhile: the move holds its
+   * cards FOR UPDATE, which grouping's use cases on them wait for.
+   */
+  async lockForRelocation(move: PreparedMove, target?: { id: unknown; property: string }): Promise<void> {
+    const card = move.before;
+    const where: CardSummary = { ...card, parentId: move.ancestorIds.at(-1)!, ancestorIds: move.ancestorIds, depth: move.ancestorIds.length };
+    const group =
+      target && target.id !== null && target.id !== undefined
+        ? await this.access.bodyGroup(target.id, where, 'join', target.property)
+        : undefined;
+    const outside = await this.memberships.ofCardsScopedOutside(move.subtreeIds, [...move.ancestorIds, ...move.subtreeIds]);
+    if (!group && !outside.length) return;
+    for (const typeId of ascending([...(group ? [group.typeId] : []), ...outside.map((m) => m.typeId)])) {
+      await this.types.lock(typeId, 'share');
+    }
+    const sameType = group ? await this.memberships.ofCard(card.id, group.typeId) : [];
+    await this.groups.lockMany([...(group ? [group.id] : []), ...sameType.map((m) => m.groupId), ...outside.map((m) => m.groupId)]);
+  }
+
+  /**
    * A group (and `position` in its column) on relocate, after the card has moved (`card` is
-   * where it now is; the move holds it FOR UPDATE): the card moves into that
-   * group, which must be scoped above its new place, at that place in the
-   * column, leaving its other groups of the type.
+   * where it now is; the move holds it FOR UPDATE, and `lockForRelocation` the
+   * type and the groups): the card moves into that group, which must be
+   * scoped above its new place, at that place in the column, leaving its
+   * other groups of the type.
    */
   async moveIntoGroup(card: CardSummary, target: { id: unknown; property: string }, position: number | undefined, actor: Actor): Promise<void> {
     if (target.id === null || target.id === undefined) return;
     const group = await this.access.bodyGroup(target.id, card, 'join', target.property);
-    await this.lockAheadOfMove(card, group);
     if (await this.join(card, group, position, actor, { leaveOthers: true })) await this.hierarchy.touch(card.id);
   }
 
   /**
-   * When the relocation also changed the card's parent, `leaveLostScopes` comes next
-   * and takes the subtree out of the groups it is no longer under. So that the
-   * transaction still takes grouping's locks in one order (types, then groups,
-   * ascending), lock in one pass now what the join and `leaveLostScopes` will both
-   * lock: the target's type and the types of those groups, then the target,
-   * the card's other groups of that type and those groups. The join and
-   * `leaveLostScopes` then find them held. We cannot tell here whether the parent
-   * changed; the subtree's groups scoped neither at the card's new ancestors
-   * nor inside the subtree include all `leaveLostScopes` removes (and are none, short
-   * of a move, unless memberships were left out of scope by older versions).
-   */
-  private async lockAheadOfMove(card: CardSummary, target: Group): Promise<void> {
-    const subtree = await this.hierarchy.subtreeIds(card.id);
-    const outside = await this.memberships.ofCardsScopedOutside(subtree, [...card.ancestorIds, ...subtree]);
-    if (!outside.length) return; // the join's own locks are all there is
-    for (const typeId of [...new Set([target.typeId, ...outside.map((m) => m.typeId)])].sort((a, b) => a - b)) {
-      await this.types.lock(typeId, 'share');
-    }
-    const sameType = await this.memberships.ofCard(card.id, target.typeId);
-    await this.groups.lockMany([target.id, ...sameType.map((m) => m.groupId), ...outside.map((m) => m.groupId)]);
-  }
-
-  /**
-   * After the move put `card` and its subtree under another parent, in the
-   * relocation's transaction (the subtree, the old parent and the new parent's
-   * chain are held FOR UPDATE). A group scoped at S is usable by the cards strictly under
+   * After the move put `card` and its subtree (`subtreeIds`) under another
+   * parent, in the relocation's transaction (the subtree, the old parent and
+   * the new parent's chain are held FOR UPDATE). A group scoped at S is usable by the cards strictly under
    * S. The subtree's own structure is unchanged, so the scopes it lost are
    * exactly the old ancestors of the moved card that are no longer its
    * ancestors: every membership of a subtree card in a group scoped at one of
@@ -196,22 +206,17 @@ export class MembershipsService {
    * Groups scoped at kept ancestors or inside the subtree stay usable.
    * Lock order as everywhere in grouping: the cards (here card-hierarchy's
    * FOR UPDATE) → type rows FOR SHARE, ascending id → groups, ascending id →
-   * the delete → touching the cards, ascending id.
-   * Known race: the move has already shifted the old siblings' positions
-   * (plain row updates) when we wait for a group here, while a membership
-   * change on such a sibling holds that group and then touches the sibling.
-   * PostgreSQL breaks that deadlock and the unit of work retries the loser
-   * (test/e2e/grouping/scope-on-move.e2e-spec.ts races exactly this).
+   * the delete → touching the cards, ascending id. `lockForRelocation` took
+   * the types and groups before the move shifted any sibling, so here they
+   * are held already.
    */
-  async leaveLostScopes(card: CardSummary, previousAncestorIds: number[], actor: Actor): Promise<void> {
+  async leaveLostScopes(card: CardSummary, previousAncestorIds: number[], subtreeIds: number[], actor: Actor): Promise<void> {
     const kept = new Set(card.ancestorIds);
     const lostScopes = previousAncestorIds.filter((id) => !kept.has(id));
     if (!lostScopes.length) return;
-    const subtree = await this.hierarchy.subtreeIds(card.id);
     // No grouping use case changes these cards' memberships while the move
-    // holds them, so what we read now is what we remove after locking. (With a
-    // group_id in the same request, moveIntoGroup has locked all of it already.)
-    const found = await this.memberships.ofCardsScopedAt(subtree, lostScopes);
+    // holds them, so what we read now is what we remove after locking.
+    const found = await this.memberships.ofCardsScopedAt(subtreeIds, lostScopes);
     if (!found.length) return;
     const types = new Map<number, GroupType>();
     for (const typeId of [...new Set(found.map((m) => m.typeId))].sort((a, b) => a - b)) {
@@ -220,7 +225,7 @@ export class MembershipsService {
     }
     // A type deleted meanwhile took its groups with it: lockMany leaves them out.
     const locked = (await this.groups.lockMany(found.map((m) => m.groupId))).filter((g) => types.has(g.typeId));
-    const removed = await this.memberships.removeCards(subtree, locked.map((g) => g.id));
+    const removed = await this.memberships.removeCards(subtreeIds, locked.map((g) => g.id));
     for (const m of removed) {
       const group = locked.find((g) => g.id === m.groupId)!;
       const data = { from_position: m.position, reason: 'moved_out_of_scope' };

@@ -1,5 +1,5 @@
 import type { Actor } from '../../../shared/domain/actor.js';
-import type { CardSummary } from '../../card-hierarchy/index.js';
+import type { CardSummary, PreparedMove } from '../../card-hierarchy/index.js';
 
 /** A group type as other modules see it. Its `group_type` field is fields' (which stores the link). */
 export interface GroupTypeInfo {
@@ -94,17 +94,28 @@ export abstract class GroupingApi {
    */
   abstract joinNewCards(entries: NewCardGroups[], actor: Actor, options?: { system?: boolean }): Promise<void>;
   /**
+   * A relocation's grouping locks, taken between `CardHierarchyApi.prepareMove`
+   * and `finishMove`, so before the move shifts any sibling's position (a
+   * membership change on a sibling holds its group and then touches the
+   * sibling): the types FOR SHARE, then the groups, each in ascending id, that
+   * `moveIntoGroup` (with `group`, checked here as it will be: 400 naming
+   * `group.property`) and `leaveLostScopes` will lock. Those then find them
+   * held. Nothing is written.
+   */
+  abstract lockForRelocation(move: PreparedMove, group?: { id: unknown; property: string }): Promise<void>;
+  /**
    * Relocation with `group_id`: the card (already at its new place, held
    * FOR UPDATE by the move) goes into the group at `position` of its column,
-   * leaving its other groups of the type. Also locks, in the same pass, the
-   * groups `leaveLostScopes` will need.
+   * leaving its other groups of the type. `lockForRelocation` comes first.
    */
   abstract moveIntoGroup(card: CardSummary, group: { id: unknown; property: string }, position: number | undefined, actor: Actor): Promise<void>;
   /**
-   * After a move to another parent: takes the card and its subtree out of the
-   * groups scoped at the ancestors it lost (stream reason `moved_out_of_scope`).
+   * After a move to another parent: takes the card and its subtree
+   * (`subtreeIds`, locked by the move) out of the groups scoped at the
+   * ancestors it lost (stream reason `moved_out_of_scope`).
+   * `lockForRelocation` comes first.
    */
-  abstract leaveLostScopes(card: CardSummary, previousAncestorIds: number[], actor: Actor): Promise<void>;
+  abstract leaveLostScopes(card: CardSummary, previousAncestorIds: number[], subtreeIds: number[], actor: Actor): Promise<void>;
   /** Before a card deletion cascades: locks the groups it will touch, ascending id. */
   abstract lockForCardDeletion(subtreeIds: number[]): Promise<void>;
   /** POST /cards/{id}/add-to-group. */
