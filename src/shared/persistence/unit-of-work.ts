@@ -22,7 +22,10 @@ const RETRYABLE = new Set(['40001', '40P01']);
  * on the same column) deadlocked in a burst, the same processes chosen as
  * victims again and again, and five answered 500 after four attempts; the
  * pause before each new attempt (random, growing) keeps the same requests
- * from meeting again at once.
+ * from meeting again at once. That conflict is gone (a relocation now locks
+ * its groups before it shifts any sibling, docs/ARCHITECTURE.md, "The one
+ * lock order"); the retries stay for the tree's remaining ones (sibling
+ * shifts after the counter row meeting a lock of such a sibling).
  */
 const MAX_ATTEMPTS = 8;
 const RETRY_PAUSE_MS = 10;

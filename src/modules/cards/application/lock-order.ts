@@ -15,6 +15,11 @@
  *     FOR KEY SHARE on their cards here instead.
  *  2. card-hierarchy, the project's counter row (refs, totals): creation,
  *     deletion, a move that changes what is hidden.
+ *     A move's or a deletion's sibling position shifts are plain updates of
+ *     card rows not locked in 1, so they come only after the grouping locks
+ *     of 3 (prepareMove / lockForRelocation / finishMove, and likewise
+ *     prepareDeletion / lockForCardDeletion / finishDeletion): a membership
+ *     change on a sibling holds its group and then touches the sibling (5).
  *  3. grouping: group type rows (FOR SHARE for memberships, FOR NO KEY UPDATE
  *     for the type's own changes), ascending id; then group rows, ascending
  *     id; then memberships (a column's positions change under its group's lock).
