@@ -154,18 +154,24 @@ export class CardFilterSql extends CardFilterApi {
         ORDER BY c.id ${page.limitSql()}`;
       return { sql, serial: false };
     }
-    if (candidates?.exact && (await this.candidatesAtMost(candidates, FILTER_PLAN_LIMITS.sortedCandidates))) {
-      return { sql: this.pageOfCandidates(scope, candidates, page), serial: true };
-    }
-    if (candidates && !candidates.exact && (await this.candidatesAtMost(candidates, FILTER_PLAN_LIMITS.fewCandidates))) {
-      // Several projects, and few candidates that hold more than the matches
-      // (`@me and state = done`): each is looked up by its id, in id order
-      // (the array is sorted for the scan), and checked.
-      const sql = `SELECT c.id FROM cards.cards c
-        WHERE c.id = ANY(ARRAY(${candidates.sql(params)}))
-          AND ${this.visible(idIn('c.project_id', scope.projectIds, params), scope)}${page.after('c.id')} AND (${where(ROW, params)})
-        ORDER BY c.id ${page.limitSql()}`;
-      return { sql, serial: false };
+    const { sortedCandidates, fewCandidates } = FILTER_PLAN_LIMITS;
+    if (candidates) {
+      const counted = await this.candidatesUpTo(candidates, candidates.exact ? sortedCandidates : fewCandidates);
+      if (candidates.exact && counted <= sortedCandidates) {
+        // Serially only where workers could start: a few hundred ids (`@me`)
+        // are sorted at once, and the transaction would be three round trips more.
+        return { sql: this.pageOfCandidates(scope, candidates, page), serial: counted > fewCandidates };
+      }
+      if (!candidates.exact && counted <= fewCandidates) {
+        // Several projects, and few candidates that hold more than the
+        // matches (`@me and state = done`): each is looked up by its id, in
+        // id order (the array is sorted for the scan), and checked.
+        const sql = `SELECT c.id FROM cards.cards c
+          WHERE c.id = ANY(ARRAY(${candidates.sql(params)}))
+            AND ${this.visible(idIn('c.project_id', scope.projectIds, params), scope)}${page.after('c.id')} AND (${where(ROW, params)})
+          ORDER BY c.id ${page.limitSql()}`;
+        return { sql, serial: false };
+      }
     }
     // Several projects (/search): each project's first ids in id order from
     // its own listing index, then merged. One scan of all their cards in id
@@ -208,15 +214,15 @@ export class CardFilterSql extends CardFilterApi {
   }
 
   /**
-   * Whether a candidate set holds at most `limit` ids: read from its own
-   * indexes, stopping one past the limit (duplicates count, which only errs
-   * towards the other plan).
+   * How many ids a candidate set holds, counted up to `limit + 1` from its
+   * own indexes (duplicates count, which only errs towards the plans for
+   * more candidates).
    */
-  private async candidatesAtMost(candidates: CandidateSet, limit: number): Promise<boolean> {
+  private async candidatesUpTo(candidates: CandidateSet, limit: number): Promise<number> {
     const params = new SqlParams();
     const sql = `SELECT count(*)::int AS n FROM (${candidates.sql(params)} LIMIT ${limit + 1}) s`;
     const [row] = (await this.uow.manager.query(sql, params.values)) as Array<{ n: string | number }>;
-    return Number(row.n) <= limit;
+    return Number(row.n);
   }
 
   async count(scope: FilterScope, where: FilterCondition, fromTermSets = false, candidates?: CandidateSet): Promise<number> {
