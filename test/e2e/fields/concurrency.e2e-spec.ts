@@ -114,6 +114,22 @@ describe('fields under concurrency', () => {
     expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409, 409, 409, 409, 409]);
   });
 
+  it('answers a rename or an option change racing the field’s deletion with 200 or 404, never a 500', async () => {
+    for (let round = 0; round < 12; round++) {
+      const type = round % 2 ? 'date' : 'text';
+      const field = (await t.http.post(`${API}/projects/${w.project}/attributes`).set(as(ann)).send({ name: `Doomed ${round}`, type }).expect(201)).body;
+      const change = type === 'date' ? { options: { time: true } } : { name: `Renamed ${round}` };
+      const [put, del] = await Promise.all([
+        t.http.put(`${API}/attributes/${field.id}`).set(as(ann)).send(change),
+        t.http.delete(`${API}/attributes/${field.id}`).set(as(ann)),
+      ]);
+      expect(del.status).toBe(200);
+      expect([200, 404]).toContain(put.status);
+      if (put.status === 404) expect(put.headers['content-type']).toMatch(/problem\+json/);
+      await t.http.get(`${API}/attributes/${field.id}`).set(as(ann)).expect(404);
+    }
+  });
+
   // Writes to one card queue on its row (CardHierarchyApi.touch) and names on a
   // per-project advisory lock, so none of the above needed a deadlock and a retry.
   it('needed no deadlock along the way', async () => {

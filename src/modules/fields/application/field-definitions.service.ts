@@ -126,8 +126,10 @@ export class FieldDefinitionsService {
       if (options !== undefined && this.narrowsValues(field.options, options)) {
         if (await this.values.hasValues(field)) throw new FieldHasValuesError(field.name, 'the time and period options');
       }
-      await mapViolations(() => this.repo.update(field.id, { name, options }), { unique: () => new FieldNameTakenError(name ?? field.name) });
-      return toAttributeView((await this.repo.find(field.id))!);
+      const updated = await mapViolations(() => this.repo.update(field.id, { name, options }), { unique: () => new FieldNameTakenError(name ?? field.name) });
+      // Deleted since it was read, by a request that committed first.
+      if (!updated) throw new FieldNotFoundError();
+      return toAttributeView(updated);
     });
   }
 

@@ -171,12 +171,13 @@ export class FieldDefinitionsRepository {
     return toField(row);
   }
 
-  async update(id: number, changes: { name?: string; options?: FieldOptions }): Promise<void> {
-    await this.sql.run(`UPDATE fields.attributes SET name = coalesce($2, name), options = coalesce($3::jsonb, options) WHERE id = $1`, [
-      id,
-      changes.name ?? null,
-      changes.options === undefined ? null : JSON.stringify(changes.options),
-    ]);
+  /** The field as changed, or null when it is gone (deleted by a request that committed first). */
+  async update(id: number, changes: { name?: string; options?: FieldOptions }): Promise<FieldDefinition | null> {
+    const rows = await this.sql.rows<RawField>(
+      `UPDATE fields.attributes SET name = coalesce($2, name), options = coalesce($3::jsonb, options) WHERE id = $1 RETURNING ${FIELD_COLUMNS}`,
+      [id, changes.name ?? null, changes.options === undefined ? null : JSON.stringify(changes.options)],
+    );
+    return rows[0] ? toField(rows[0]) : null;
   }
 
   async delete(id: number): Promise<void> {
