@@ -102,6 +102,22 @@ describe('field definitions', () => {
     await update(ann, f.id, { name: '' }).expect(400);
   });
 
+  it('refuses "__proto__" as the name of a field, a model field or a group type (400), which no card JSON could carry', async () => {
+    const refused = (res: { body: { errors?: Array<{ field: string; message: string }> } }) =>
+      expect(res.body.errors).toEqual([{ field: 'name', message: expect.stringContaining('__proto__') }]);
+    refused(await create(ann, w.project, { name: '__proto__', type: 'text' }).expect(400));
+    refused(await create(ann, w.project, { name: ' __proto__ ', type: 'number' }).expect(400));
+    const f = (await create(ann, w.project, { name: 'Proto', type: 'text' }).expect(201)).body as AttributeJson;
+    refused(await update(ann, f.id, { name: '__proto__' }).expect(400));
+    const model = (await t.http.post(`${API}/projects/${w.project}/models`).set(as(ann)).send({ name: 'Proto model' }).expect(201)).body;
+    refused(await t.http.post(`${API}/models/${model.id}/attributes`).set(as(ann)).send({ name: '__proto__', type: 'text' }).expect(400));
+    const groupType = await t.http.post(`${API}/projects/${w.project}/group-types`).set(as(ann)).send({ name: '__proto__' }).expect(400);
+    expect(groupType.body.detail).toContain('__proto__');
+    const names = ((await attrs(ann, w.project).expect(200)).body as AttributeJson[]).map((a) => a.name);
+    expect(names).not.toContain('__proto__');
+    expect(names).toContain('Proto');
+  });
+
   it('keeps date options consistent with stored values', async () => {
     const f = (await create(ann, w.project, { name: 'When', type: 'date' }).expect(201)).body as AttributeJson;
     expect((await update(ann, f.id, { options: { period: true } }).expect(200)).body.options).toEqual({ period: true });

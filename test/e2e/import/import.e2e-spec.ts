@@ -583,6 +583,11 @@ describe('POST /importers/spreadsheet/import', () => {
     expect(await field({ discover_file_id: fileId, project_id: project.id, mapping: { '1': { type: 'title' } } })).toBe('mapping.1');
     expect(await field({ discover_file_id: fileId, project_id: project.id, mapping: {} })).toBe('mapping');
     expect(await field({ discover_file_id: fileId, project_id: project.id, mapping: { '0': { type: 'title' } }, colour: 1 })).toBe('colour');
+    // A field or context named "__proto__" could never be shown in a card's attributes.
+    const twoColumns = await discover([['Title', 'Other']], 'csv');
+    for (const spec of [{ type: 'attribute', attr_type: 'text', name: '__proto__' }, { type: 'context', name: '__proto__' }]) {
+      expect(await field({ discover_file_id: twoColumns, project_id: project.id, mapping: { '0': { type: 'title' }, '1': spec } })).toBe('mapping.1.name');
+    }
   });
 });
 

@@ -1,3 +1,4 @@
+import { isReservedName, RESERVED_NAME_MESSAGE } from '../../../shared/domain/safe-text.js';
 import { invalidImportInput } from './import.errors.js';
 
 /** Field types a cell can fill (`group_type` is a context by another name). */
@@ -51,6 +52,7 @@ function requireName(raw: Record<string, unknown>, at: string): string {
   const name = raw.name;
   if (typeof name !== 'string' || !name.trim()) throw invalidImportInput(`${at}.name`, 'is required: a non-empty string');
   if (name.trim().length > MAX_NAME) throw invalidImportInput(`${at}.name`, `must be at most ${MAX_NAME} characters`);
+  if (isReservedName(name)) throw invalidImportInput(`${at}.name`, RESERVED_NAME_MESSAGE);
   return name.trim();
 }
 
