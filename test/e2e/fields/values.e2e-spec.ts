@@ -146,6 +146,8 @@ describe('field values', () => {
     ['Done', 2],
     ['Done', [true]],
     ['Done', { value: true }],
+    ['Done', 'a\u0000b'],
+    ['Done', '\ud800'],
     ['Due', '2023-02-29'],
     ['Due', '2024-13-01'],
     ['Due', '2024-01-01 10:00:00'],

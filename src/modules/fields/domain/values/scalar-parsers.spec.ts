@@ -81,6 +81,10 @@ describe('bool', () => {
   it.each([[2], [-1], [0.5], [[]], [[true]], [{}], [{ value: true }]])('refuses %j', (value) => {
     expectRefused(() => parseBool('Done', value), 'Done', /expected a boolean/);
   });
+
+  it.each([['a\u0000b'], ['\ud800'], ['yes\udc00']])('refuses the string %j, which no text field would take', (value) => {
+    expectRefused(() => parseBool('Done', value), 'Done', /without NUL characters or invalid Unicode/);
+  });
 });
 
 describe('time', () => {
