@@ -15,6 +15,7 @@ export {
   type DoomedSubtree,
   type MovedCard,
   type PreparedMove,
+  type ProjectCardCounters,
   type ProjectListing,
   type ProjectPage,
   type ReadyCreation,

@@ -18,6 +18,7 @@ import {
   type DoomedSubtree,
   type MovedCard,
   type PreparedMove,
+  type ProjectCardCounters,
   type ProjectListing,
   type ProjectPage,
   type TeamCard,
@@ -136,6 +137,10 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
 
   cardsWithTitles(projectId: number, titles: string[]): Promise<Array<{ id: number; title: string }>> {
     return this.cards.cardsWithTitles(projectId, titles);
+  }
+
+  cardCounters(projectId: number): Promise<ProjectCardCounters | null> {
+    return this.cards.cardCounters(projectId);
   }
 
   cardsWithRefs(projectId: number, refs: number[]): Promise<Array<{ id: number; ref: number }>> {

@@ -123,6 +123,12 @@ export interface CreatedChild {
   read: Record<string, unknown>;
 }
 
+/** A project's counter row: the ref its next card gets and how many cards it holds. */
+export interface ProjectCardCounters {
+  nextRef: number;
+  cardCount: number;
+}
+
 /** A card as a choice for a relationships field. */
 export interface TeamCard {
   id: number;
@@ -347,6 +353,13 @@ export abstract class CardHierarchyApi {
   abstract updateTitles(entries: Array<{ cardId: number; title: unknown }>, actor: Actor, options?: { system?: boolean }): Promise<CardRecord[]>;
   /** Non-top-level cards of the project with one of these exact titles: one query for the batch. */
   abstract cardsWithTitles(projectId: number, titles: string[]): Promise<Array<{ id: number; title: string }>>;
+  /**
+   * The project's counter row as committed (next ref, card count), or null
+   * when the project is gone. Any creation or deletion of a card of the
+   * project changes it, so two reads that differ tell that cards came or went
+   * in between (an import's match decisions may be stale).
+   */
+  abstract cardCounters(projectId: number): Promise<ProjectCardCounters | null>;
   /** Cards of the project with one of these refs: one query for the batch. */
   abstract cardsWithRefs(projectId: number, refs: number[]): Promise<Array<{ id: number; ref: number }>>;
   /** Adds a comment (a stream entry of kind `comment`), in the caller's unit of work. */

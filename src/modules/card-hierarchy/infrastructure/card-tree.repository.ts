@@ -338,6 +338,14 @@ export class CardTreeRepository {
     return rows.map((r) => ({ id: toId(r.id), title: r.title }));
   }
 
+  async cardCounters(projectId: number): Promise<{ nextRef: number; cardCount: number } | null> {
+    const row = await this.sql.one<{ next_ref: number; card_count: string | number }>(
+      `SELECT next_ref, card_count FROM cards.project_counters WHERE project_id = $1`,
+      [projectId],
+    );
+    return row ? { nextRef: Number(row.next_ref), cardCount: Number(row.card_count) } : null;
+  }
+
   async cardsWithRefs(projectId: number, refs: number[]): Promise<Array<{ id: number; ref: number }>> {
     if (!refs.length) return [];
     const rows = await this.sql.rows<{ id: string | number; ref: number }>(
