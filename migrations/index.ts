@@ -20,6 +20,7 @@ import { FieldsFilterCoveringIndexes1795600000000 } from './1795600000000-fields
 import { GroupingMembershipsGroupCardIndex1795600000100 } from './1795600000100-grouping-memberships-group-card-index.js';
 import { CardsUnlistedIndex1795610000000 } from './1795610000000-cards-unlisted-index.js';
 import { CardsNextChildPosition1795620000000 } from './1795620000000-cards-next-child-position.js';
+import { IdentityOAuthGrantRows1795630000000 } from './1795630000000-identity-oauth-grant-rows.js';
 
 /** Every migration, in order. Listed explicitly so ESM builds, the CLI and tests load the same set. */
 export const MIGRATIONS = [
@@ -45,4 +46,5 @@ export const MIGRATIONS = [
   GroupingMembershipsGroupCardIndex1795600000100,
   CardsUnlistedIndex1795610000000,
   CardsNextChildPosition1795620000000,
+  IdentityOAuthGrantRows1795630000000,
 ];

@@ -1,9 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { DataSource } from 'typeorm';
+import { OAuthGrantsRepository } from '../../../src/modules/identity/infrastructure/oauth-grants.repository.js';
 import { createTestApp, type TestApp } from '../../support/test-app.js';
 import { pkce, tokenRequest, webUser, type RegisteredApp, type WebUser } from '../../support/oauth-client.js';
 
 const CALLBACK = 'https://app.example.test/callback';
+
+interface TokenPair {
+  access_token: string;
+  refresh_token: string;
+}
 const API = '/api/1.0';
 
 describe('OAuth 2.0 authorization code flow', () => {
@@ -243,6 +249,115 @@ describe('OAuth 2.0 authorization code flow', () => {
       await me(second.body.access_token).expect(401);
     });
 
+    // RFC 9700 §4.14.2: every use of a refresh token but the first is a
+    // reuse, and a reuse ends the authorization. Sent six times at once, no
+    // token of the authorization may outlive the race, in either order: a
+    // reuse seen before the winner stored its new pair (the pair is refused)
+    // or after (the pair is revoked).
+    describe('sent six times at once: afterwards no token of the authorization works', () => {
+      const refresh = (refreshToken: string) =>
+        tokenRequest(t, { grant_type: 'refresh_token', refresh_token: refreshToken }, basic(confidential));
+      const grants = () => t.app.get(OAuthGrantsRepository, { strict: false });
+
+      /** Six uses of the pair's refresh token; `onAnswer` sees how many have answered. */
+      async function race(first: TokenPair, onAnswer: (answered: number) => void = () => {}) {
+        let answered = 0;
+        const answers = await Promise.all(
+          Array.from({ length: 6 }, () => refresh(first.refresh_token).then((r) => (onAnswer(++answered), r))),
+        );
+        const issued = answers.filter((r) => r.status === 200);
+        expect(issued.length).toBeLessThanOrEqual(1);
+        for (const refused of answers.filter((r) => r.status !== 200)) {
+          expect(refused.status).toBe(400);
+          expect(refused.body.error).toBe('invalid_grant');
+        }
+        // Access tokens first, then the newest refresh token: presenting the
+        // old one again would itself end the authorization.
+        const pairs = [...issued.map((r) => r.body as TokenPair), first];
+        for (const pair of pairs) await me(pair.access_token).expect(401);
+        for (const pair of pairs) expect((await refresh(pair.refresh_token).expect(400)).body.error).toBe('invalid_grant');
+        return issued.length;
+      }
+      const firstPair = async () => (await exchange(confidential, await ann.code(params(confidential))).expect(200)).body as TokenPair;
+
+      afterEach(() => {
+        jest.restoreAllMocks();
+      });
+
+      it('as they come (a few rounds)', async () => {
+        for (let round = 0; round < 6; round++) await race(await firstPair());
+      });
+
+      it('a reuse lands before the winner stored its new pair: the pair is refused', async () => {
+        const first = await firstPair();
+        const repo = grants();
+        const insert = repo.insertToken.bind(repo);
+        const losersAnswered = deferred();
+        jest.spyOn(repo, 'insertToken').mockImplementation(async (row) => (await losersAnswered.promise, insert(row)));
+        expect(await race(first, (n) => n === 5 && losersAnswered.resolve())).toBe(0);
+      });
+
+      it('a reuse lands after the winner stored its new pair: the pair is revoked', async () => {
+        const first = await firstPair();
+        const repo = grants();
+        const [find, revoke] = [repo.findRefresh.bind(repo), repo.revokeToken.bind(repo)];
+        // All six read the token while it is still valid; the first to revoke it
+        // wins, and the others try only once the winner has answered.
+        const allRead = deferred();
+        const winnerAnswered = deferred();
+        let reads = 0;
+        let revocations = 0;
+        jest.spyOn(repo, 'findRefresh').mockImplementation(async (hash) => {
+          const row = await find(hash);
+          if (++reads === 6) allRead.resolve();
+          await allRead.promise;
+          return row;
+        });
+        jest.spyOn(repo, 'revokeToken').mockImplementation(async (id) => {
+          if (revocations++ > 0) await winnerAnswered.promise;
+          return revoke(id);
+        });
+        expect(await race(first, (n) => n === 1 && winnerAnswered.resolve())).toBe(1);
+      });
+
+      it('a reuse marked but not yet committed when the winner stores its pair: the pair waits, then is refused', async () => {
+        if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
+        const first = await firstPair();
+        const [{ grant_id: grantId }] = await dbQuery(t, `SELECT grant_id FROM identity.oauth_tokens ORDER BY id DESC LIMIT 1`);
+        // What endGrant's first statement does, held open in a transaction of
+        // its own: the refresh's insert must wait for it and then see it.
+        const reuse = t.app.get(DataSource).createQueryRunner();
+        await reuse.connect();
+        try {
+          await reuse.startTransaction();
+          await reuse.query(`UPDATE identity.oauth_codes SET replayed_at = now() WHERE id = $1`, [grantId]);
+          const answer = refresh(first.refresh_token).then((r) => r);
+          await waitForLockWait(t);
+          await reuse.commitTransaction();
+          const res = await answer;
+          expect(res.status).toBe(400);
+          expect(res.body.error).toBe('invalid_grant');
+        } finally {
+          if (reuse.isTransactionActive) await reuse.rollbackTransaction();
+          await reuse.release();
+        }
+      });
+    });
+
+    it('keep working after their code row would have been cleaned up, and only so long', async () => {
+      const first = await exchange(confidential, await ann.code(params(confidential))).expect(200);
+      const [{ grant_id: grantId }] = await dbQuery(t, `SELECT grant_id FROM identity.oauth_tokens ORDER BY id DESC LIMIT 1`);
+      const grantRow = async () => (await dbQuery(t, `SELECT id FROM identity.oauth_codes WHERE id = ${Number(grantId)}`)).length;
+      await dbQuery(t, `UPDATE identity.oauth_codes SET expires_at = now() - interval '2 days' WHERE id = ${Number(grantId)}`);
+      await ann.code(params(confidential)); // storing a code cleans up old ones
+      expect(await grantRow()).toBe(1);
+      const second = await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: first.body.refresh_token }, basic(confidential)).expect(200);
+      await me(second.body.access_token).expect(200);
+      await t.http.post('/oauth/revoke').type('form').auth(confidential.clientId, confidential.clientSecret!).send({ token: second.body.refresh_token }).expect(200);
+      await ann.code(params(confidential));
+      expect(await grantRow()).toBe(0);
+    });
+
     it('may narrow but never widen the scopes', async () => {
       const first = await exchange(confidential, await ann.code(params(confidential))).expect(200);
       const wider = await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: first.body.refresh_token, scope: 'write_workspace' }, basic(confidential)).expect(400);
@@ -313,4 +428,20 @@ describe('OAuth 2.0 authorization code flow', () => {
 /** Reads or changes the test's own database directly (time travel, and looking for secrets in clear). */
 function dbQuery(t: TestApp, sql: string): Promise<Array<Record<string, unknown>>> {
   return t.app.get(DataSource).query(sql);
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/** Resolves once some session of the test's database waits for a lock. */
+async function waitForLockWait(t: TestApp): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    const waiting = await dbQuery(t, `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+    if (waiting.length) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error('no session came to wait for the lock');
 }

@@ -125,7 +125,7 @@ export class OAuthServerService {
     const token = request.body.token;
     if (typeof token !== 'string' || !token) return oauthError(400, 'invalid_request', 'Missing parameter: `token`');
     const grantId = await this.grants.grantOfToken(hashSecret(token), client.pk);
-    if (grantId !== null) await this.grants.revokeGrant(grantId);
+    if (grantId !== null) await this.grants.endGrant(grantId);
     return { status: 200, headers: { 'Cache-Control': 'no-store' }, body: {} };
   }
 

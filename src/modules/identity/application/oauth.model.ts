@@ -114,7 +114,7 @@ export class OAuthModel implements OAuth2Server.AuthorizationCodeModel, OAuth2Se
     const row = await this.grants.findCode(hashSecret(authorizationCode));
     if (!row) return null;
     if (row.usedAt) {
-      await this.grants.markReplayed(row.id);
+      await this.grants.endGrant(row.id);
       return null;
     }
     const client = await this.clients.findById(row.clientPk);
@@ -136,7 +136,7 @@ export class OAuthModel implements OAuth2Server.AuthorizationCodeModel, OAuth2Se
   async revokeAuthorizationCode(code: OAuth2Server.AuthorizationCode): Promise<boolean> {
     const id = code.id as number;
     if (await this.grants.markCodeUsed(id)) return true;
-    await this.grants.markReplayed(id);
+    await this.grants.endGrant(id);
     return false;
   }
 
@@ -152,7 +152,7 @@ export class OAuthModel implements OAuth2Server.AuthorizationCodeModel, OAuth2Se
       accessExpiresAt: token.accessTokenExpiresAt!,
       refreshExpiresAt: token.refreshTokenExpiresAt ?? null,
     });
-    if (!saved) throw new OAuth2Server.InvalidGrantError('Invalid grant: the authorization code was used twice');
+    if (!saved) throw new OAuth2Server.InvalidGrantError('Invalid grant: the authorization was revoked');
     return { ...token, client, user };
   }
 
@@ -164,7 +164,7 @@ export class OAuthModel implements OAuth2Server.AuthorizationCodeModel, OAuth2Se
     const row = await this.grants.findRefresh(hashSecret(refreshToken));
     if (!row) return null;
     if (row.revokedAt) {
-      await this.grants.revokeGrant(row.grantId);
+      await this.grants.endGrant(row.grantId);
       return null;
     }
     const client = await this.clients.findById(row.clientPk);
@@ -179,9 +179,16 @@ export class OAuthModel implements OAuth2Server.AuthorizationCodeModel, OAuth2Se
     };
   }
 
-  /** Rotation: the used refresh token (and its access token) stop working. */
+  /**
+   * Rotation: the used refresh token (and its access token) stop working.
+   * Losing the rotation to another use of the same token (both read it while
+   * it was valid) is a reuse too: it ends the authorization, the winner's new
+   * pair included (see `OAuthGrantsRepository.endGrant`).
+   */
   async revokeToken(token: OAuth2Server.RefreshToken | OAuth2Server.Token): Promise<boolean> {
-    return this.grants.revokeToken(token.id as number);
+    if (await this.grants.revokeToken(token.id as number)) return true;
+    await this.grants.endGrant((token.user as ModelUser).grantId!);
+    return false;
   }
 
   /** Not used: the API's guard reads access tokens itself (`OAuthServerService.authenticateBearer`). */

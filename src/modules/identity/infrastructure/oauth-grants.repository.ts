@@ -46,9 +46,12 @@ const date = (v: Date | string | null): Date | null => (v === null ? null : new 
 const toScopes = (v: unknown): Scope[] => String(v).split(' ').filter(Boolean) as Scope[];
 
 /**
- * Authorization codes and tokens. Statements run on their own (no surrounding
- * transaction), and the order of the replay handling makes a racing exchange
- * of the same code safe: see `markReplayed` and `insertToken`.
+ * Authorization codes and tokens. A code's row is also its authorization (the
+ * grant: `oauth_tokens.grant_id`), kept as long as a token of it may still be
+ * refreshed; `replayed_at` marks the authorization ended (its code replayed,
+ * a refresh token reused, or a token revoked by the client). Statements run on
+ * their own (no surrounding transaction), and the order of `endGrant` with the
+ * lock `insertToken` takes makes a racing code exchange or refresh safe.
  */
 @Injectable()
 export class OAuthGrantsRepository {
@@ -59,8 +62,15 @@ export class OAuthGrantsRepository {
   }
 
   async insertCode(c: NewCode): Promise<number> {
-    // Codes live 10 minutes; the used ones are kept a day for replay detection.
-    await this.query(`DELETE FROM identity.oauth_codes WHERE expires_at < now() - interval '1 day'`, []);
+    // Codes live 10 minutes; the used ones are kept a day for replay detection,
+    // and for as long as their authorization has a token that may be refreshed.
+    await this.query(
+      `DELETE FROM identity.oauth_codes c
+        WHERE c.expires_at < now() - interval '1 day'
+          AND NOT EXISTS (SELECT 1 FROM identity.oauth_tokens t
+                           WHERE t.grant_id = c.id AND t.revoked_at IS NULL AND t.refresh_expires_at > now())`,
+      [],
+    );
     const [row] = await this.query<{ id: number }>(
       `INSERT INTO identity.oauth_codes
          (code_hash, client_id, user_id, redirect_uri, scopes, code_challenge, code_challenge_method, expires_at)
@@ -108,30 +118,39 @@ export class OAuthGrantsRepository {
   }
 
   /**
-   * A used code came back: mark it first, then revoke its tokens. A racing
-   * exchange either inserted its token before the mark (and the revocation,
-   * which runs after the mark, sees it) or after (and `insertToken` refuses).
+   * Ends an authorization (a replayed code, a reused refresh token, a client's
+   * revocation): mark it first, then revoke its tokens. A racing exchange or
+   * refresh holds the grant row while it inserts its pair (`insertToken`), so
+   * either its pair was committed before the mark was (and the revocation,
+   * a later statement, sees it) or its insert finds the mark and refuses.
    */
-  async markReplayed(codeId: number): Promise<void> {
-    await this.query(`UPDATE identity.oauth_codes SET replayed_at = now() WHERE id = $1`, [codeId]);
-    await this.revokeGrant(codeId);
+  async endGrant(grantId: number): Promise<void> {
+    await this.query(`UPDATE identity.oauth_codes SET replayed_at = now() WHERE id = $1`, [grantId]);
+    await this.revokeGrant(grantId);
   }
 
   /** Revokes every token of one authorization (the code's and its refreshed successors). */
-  async revokeGrant(grantId: number): Promise<void> {
+  private async revokeGrant(grantId: number): Promise<void> {
     await this.query(
       `UPDATE identity.oauth_tokens SET revoked_at = now() WHERE grant_id = $1 AND revoked_at IS NULL`,
       [grantId],
     );
   }
 
-  /** Stores a token pair unless its authorization was replayed meanwhile; false then. */
+  /**
+   * Stores a token pair unless its authorization has ended; false then. The
+   * grant row is held (FOR SHARE, until this statement commits) against
+   * `endGrant`'s mark: a mark not yet committed makes the insert wait and then
+   * read the row again, and a mark that comes later waits for the pair.
+   */
   async insertToken(t: NewToken): Promise<boolean> {
     const rows = await this.query(
       `INSERT INTO identity.oauth_tokens
          (access_token_hash, refresh_token_hash, client_id, user_id, grant_id, scopes, access_expires_at, refresh_expires_at)
-       SELECT $1::text, $2::text, $3::bigint, $4::bigint, $5::bigint, $6::text, $7::timestamptz, $8::timestamptz
-        WHERE NOT EXISTS (SELECT 1 FROM identity.oauth_codes WHERE id = $5::bigint AND replayed_at IS NOT NULL)
+       SELECT $1::text, $2::text, $3::bigint, $4::bigint, g.id, $6::text, $7::timestamptz, $8::timestamptz
+         FROM identity.oauth_codes g
+        WHERE g.id = $5::bigint AND g.replayed_at IS NULL
+          FOR SHARE
        RETURNING id`,
       [t.accessHash, t.refreshHash, t.clientPk, t.userId, t.grantId, t.scopes.join(' '), t.accessExpiresAt, t.refreshExpiresAt],
     );
