@@ -9,6 +9,7 @@ import { DiscoverSpreadsheetService } from './application/discover-spreadsheet.s
 import { ImportSpreadsheetService } from './application/import-spreadsheet.service.js';
 import { UploadCleanup } from './application/upload-cleanup.service.js';
 import { SpreadsheetImportController, SpreadsheetUploadInterceptor } from './http/spreadsheet-import.controller.js';
+import { ProjectImportLock } from './infrastructure/project-import-lock.js';
 import { SheetSandbox } from './infrastructure/sheet-sandbox.js';
 import { UploadsRepository } from './infrastructure/uploads.repository.js';
 
@@ -18,6 +19,7 @@ import { UploadsRepository } from './infrastructure/uploads.repository.js';
   controllers: [SpreadsheetImportController],
   providers: [
     UploadsRepository,
+    ProjectImportLock,
     UploadCleanup,
     DiscoverSpreadsheetService,
     ImportSpreadsheetService,

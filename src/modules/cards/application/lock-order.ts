@@ -5,10 +5,11 @@
  * card created without values or a group is one statement instead,
  * `uow.runStatement`, which takes steps 1 and 2 in this order):
  *
- *  0. (imports) the project row, then the existing fields filled, FOR KEY
- *     SHARE in ascending id: only deletions of a project or a field conflict,
- *     and they take that row first of all (WorkspaceApi.requireProject in a
- *     transaction, FieldsApi.holdFields).
+ *  0. (imports) the imports into the project, one at a time (an advisory
+ *     lock only imports take, ProjectImportLock); the project row, then the
+ *     existing fields filled, FOR KEY SHARE in ascending id: only deletions
+ *     of a project or a field conflict, and they take that row first of all
+ *     (WorkspaceApi.requireProject in a transaction, FieldsApi.holdFields).
  *  1. card-hierarchy, card rows: FOR UPDATE in ascending id (the parent on a
  *     creation; card, old parent, new parent's chain and subtree on a move;
  *     parent and subtree on a deletion). Grouping's own use cases take

@@ -4,13 +4,13 @@ import { ForbiddenError, NotFoundError } from '../../../shared/domain/domain-err
 import { ImportCompleted } from '../../../shared/events/card.events.js';
 import { EventBus } from '../../../shared/events/event-bus.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
-import { CardHierarchyApi } from '../../card-hierarchy/index.js';
+import { CardHierarchyApi, type ProjectCardCounters } from '../../card-hierarchy/index.js';
 import { CardsApi, type NewCard, type PreparedCards } from '../../cards/index.js';
 import { FieldsApi, type ProjectFields } from '../../fields/index.js';
 import { GroupingApi } from '../../grouping/index.js';
 import { WorkspaceApi } from '../../workspace/index.js';
 import { ImportFieldDeletedError, ImportRowsInvalidError, invalidImportInput } from '../domain/import.errors.js';
-import { parseMapping, parseUpdateField } from '../domain/import-mapping.js';
+import { parseMapping, parseUpdateField, type ImportMapping, type UpdateMatch } from '../domain/import-mapping.js';
 import { parseImportRequest, type ImportRequest, type ImportTarget } from '../domain/import-request.js';
 import { resolveTargets, type ImportTargets, type ProjectState } from '../domain/import-targets.js';
 import {
@@ -23,6 +23,7 @@ import {
   type RowPlan,
 } from '../domain/row-checker.js';
 import { readStoredRows } from '../infrastructure/row-store.js';
+import { ProjectImportLock } from '../infrastructure/project-import-lock.js';
 import { UploadsRepository, type StoredUpload } from '../infrastructure/uploads.repository.js';
 import { nextTurn } from '../../../shared/event-loop.js';
 import { BatchPipeline, type WriteBatch } from './batch-pipeline.js';
@@ -65,6 +66,22 @@ interface CheckResult {
   relatedCards: Map<number, number>;
 }
 
+/** One import request, parsed, with its upload and its target project. */
+interface Job {
+  request: ImportRequest;
+  upload: StoredUpload;
+  mapping: ImportMapping;
+  match: UpdateMatch | null;
+  project: Project;
+}
+
+/** The check pass's outcome and what it was checked against. */
+interface Plan {
+  targets: ImportTargets;
+  ctx: RowCheckContext;
+  checked: CheckResult;
+}
+
 /** What the write pass resolved before writing rows: field ids and group ids. */
 interface WriteTargets {
   projectId: number;
@@ -92,6 +109,7 @@ export class ImportSpreadsheetService {
     private readonly fields: FieldsApi,
     private readonly grouping: GroupingApi,
     private readonly events: EventBus,
+    private readonly importLock: ProjectImportLock,
   ) {}
 
   async import(body: Record<string, unknown>, actor: Actor): Promise<ImportReport> {
@@ -101,21 +119,13 @@ export class ImportSpreadsheetService {
     const mapping = parseMapping(request.mapping, upload.columnCount);
     const match = parseUpdateField(request.updateField, mapping);
     const project = await this.target(request.target, actor);
-    const state = project.projectId === null ? { fields: [], groupTypes: [], models: [] } : await this.projectState(project.projectId);
-    const targets = resolveTargets(mapping, state);
-    const ctx: RowCheckContext = {
-      mapping,
-      fields: targets.fields,
-      contexts: targets.contexts,
-      match,
-      updateOnly: request.updateOnly,
-      parseValue: (field, text) => this.fields.parseValue(field, text),
-      modelIdByName: (name) => state.models.find((m) => m.name.toLowerCase() === name.toLowerCase())?.id,
-      groupTitleProblem: (title) => this.grouping.groupTitleProblem(title),
-    };
-    const checked = await this.check(upload, request, ctx, project, targets);
-    if (request.dryRun) return checked.report;
+    const job: Job = { request, upload, mapping, match, project };
+    // Read before the check pass: what the write pass compares to tell whether cards came or went since.
+    const counters = match && project.projectId !== null ? await this.hierarchy.cardCounters(project.projectId) : null;
+    const planned = await this.plan(job);
+    if (request.dryRun) return planned.checked.report;
     return this.uow.run(async () => {
+      const { targets, ctx, checked } = await this.holdProject(job, counters, planned, actor);
       const write = await this.prepareWrite(request.target, project, targets, checked, actor);
       await this.writeRows(upload, request, new RowChecker(ctx), checked, write, actor);
       await this.events.publish(
@@ -129,6 +139,47 @@ export class ImportSpreadsheetService {
       );
       return { ...checked.report, project_id: write.projectId };
     });
+  }
+
+  /** The project's fields, contexts and models as they are now, and every row checked against them. */
+  private async plan({ request, upload, mapping, match, project }: Job): Promise<Plan> {
+    const state = project.projectId === null ? { fields: [], groupTypes: [], models: [] } : await this.projectState(project.projectId);
+    const targets = resolveTargets(mapping, state);
+    const ctx: RowCheckContext = {
+      mapping,
+      fields: targets.fields,
+      contexts: targets.contexts,
+      match,
+      updateOnly: request.updateOnly,
+      parseValue: (field, text) => this.fields.parseValue(field, text),
+      modelIdByName: (name) => state.models.find((m) => m.name.toLowerCase() === name.toLowerCase())?.id,
+      groupTitleProblem: (title) => this.grouping.groupTitleProblem(title),
+    };
+    const checked = await this.check(upload, request, ctx, project, targets);
+    return { targets, ctx, checked };
+  }
+
+  /**
+   * First in the transaction (lock order step 0): the imports into the
+   * project one at a time (an advisory lock), then the project row (KEY
+   * SHARE, the caller's write access checked again). An import that matches
+   * cards then checks its rows again, under these locks, when its check
+   * pass may have decided on a project that is no longer so: it waited for
+   * another import, or cards were created or deleted since (the counter row
+   * changed). Two imports sent at once would otherwise both decide to
+   * create a row's card, and each would write it. The new decisions hold
+   * against other imports until the commit; other writers race an import as
+   * they race each other (docs/IMPORT.md, "Imports at once").
+   */
+  private async holdProject(job: Job, counters: ProjectCardCounters | null, planned: Plan, actor: Actor): Promise<Plan> {
+    const { target } = job.request;
+    if (target.kind !== 'existing') return planned;
+    const waited = await this.importLock.take(target.projectId);
+    await this.target(target, actor);
+    if (!job.match) return planned;
+    const now = await this.hierarchy.cardCounters(target.projectId);
+    const changed = !now || !counters || now.nextRef !== counters.nextRef || now.cardCount !== counters.cardCount;
+    return waited || changed ? this.plan(job) : planned;
   }
 
   /**
@@ -152,12 +203,24 @@ export class ImportSpreadsheetService {
   }
 
   private async projectState(projectId: number): Promise<ProjectState> {
-    const [fields, groupTypes, models] = await Promise.all([
-      this.fields.fieldsOf(projectId),
-      this.grouping.groupTypes(projectId),
-      this.fields.modelsOf(projectId),
-    ]);
+    const [fields, groupTypes, models] = await this.all(
+      () => this.fields.fieldsOf(projectId),
+      () => this.grouping.groupTypes(projectId),
+      () => this.fields.modelsOf(projectId),
+    );
     return { fields, groupTypes, models };
+  }
+
+  /**
+   * The answers of independent reads: at once on the pool (the check pass),
+   * one after the other on a transaction's one connection (the check pass
+   * run again under the import's locks), where pg would only queue them.
+   */
+  private async all<T extends unknown[]>(...reads: { [K in keyof T]: () => Promise<T[K]> }): Promise<T> {
+    if (!this.uow.inTransaction) return Promise.all(reads.map((read) => read())) as Promise<T>;
+    const answers: unknown[] = [];
+    for (const read of reads) answers.push(await read());
+    return answers as T;
   }
 
   /**
@@ -257,10 +320,10 @@ export class ImportSpreadsheetService {
     }
     if (!members.size && !refs.size) return outcomes;
     const asked = [...members];
-    const [problems, cards] = await Promise.all([
-      asked.length ? this.fields.memberProblems(project.organizationId, asked) : [],
-      refs.size && project.projectId !== null ? this.hierarchy.cardsWithRefs(project.projectId, [...refs]) : [],
-    ]);
+    const [problems, cards] = await this.all(
+      async () => (asked.length ? this.fields.memberProblems(project.organizationId, asked) : []),
+      async () => (refs.size && project.projectId !== null ? this.hierarchy.cardsWithRefs(project.projectId, [...refs]) : []),
+    );
     const problemOf = new Map(asked.map((m, i) => [m, problems[i]]));
     for (const c of cards) related.set(c.ref, c.id);
     const lookup: ReferenceLookup = { memberProblem: (ref) => problemOf.get(ref), cardId: (ref) => related.get(ref) };
@@ -306,9 +369,8 @@ export class ImportSpreadsheetService {
     checked: CheckResult,
     actor: Actor,
   ): Promise<WriteTargets> {
-    // The lock order: the project (KEY SHARE, with the caller's access checked
-    // again), its fields, then cards. A deletion of either waits for the import.
-    if (target.kind === 'existing') await this.target(target, actor);
+    // The lock order: the project (held by holdProject), its fields, then
+    // cards. A deletion of either waits for the import.
     await this.holdExistingFields(targets);
     let { projectId, topLevelCardId } = project;
     if (target.kind === 'new') {
