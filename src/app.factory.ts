@@ -74,8 +74,9 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, obs
   app.use(refuseDeepJson);
   app.use(queryAsBody);
   // Field values are checked by the fields module's parsers, which name the
-  // field itself (from the path or the body key) as DESIGN.md §5 asks.
-  app.use(rejectUnsafeStrings({ except: [/^\/api\/1\.0\/cards\/[^/]+\/attributes(\/|$)/] }));
+  // field itself (from the path or the body key) as DESIGN.md §5 asks; the
+  // OAuth token and revocation endpoints answer RFC 6749 JSON errors only.
+  app.use(rejectUnsafeStrings({ except: [/^\/api\/1\.0\/cards\/[^/]+\/attributes(\/|$)/, /^\/oauth\/(token|revoke)\/?$/i] }));
   const filter = new ProblemDetailsFilter();
   app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (!err) return next();

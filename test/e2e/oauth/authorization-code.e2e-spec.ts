@@ -423,6 +423,47 @@ describe('OAuth 2.0 authorization code flow', () => {
     const missingGrant = await tokenRequest(t, { code, redirect_uri: CALLBACK }, basic(confidential)).expect(400);
     expect(missingGrant.body.error).toBe('invalid_request');
   });
+
+  // A NUL is what PostgreSQL text cannot hold; elsewhere it is a problem+json
+  // 400, but the token and revocation endpoints answer RFC 6749 JSON only.
+  it('answers a NUL in any token or revocation parameter with RFC 6749 invalid_request', async () => {
+    const code = await ann.code(params(confidential));
+    const { body: pair } = await exchange(confidential, await ann.code(params(confidential))).expect(200);
+    const creds = { client_id: confidential.clientId, client_secret: confidential.clientSecret! };
+    const exchangeFields = { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, ...creds };
+    const nul = (value: string) => `${value}\u0000`;
+    const cases: Array<[string, Record<string, string>, { id: string; secret: string }?]> = [
+      ['/oauth/token', { ...exchangeFields, code: '\u0000' }],
+      ['/oauth/token', { ...exchangeFields, code: nul(code) }],
+      ['/oauth/token', { ...exchangeFields, client_id: nul(confidential.clientId) }],
+      ['/oauth/token', { ...exchangeFields, client_secret: nul(confidential.clientSecret!) }],
+      ['/oauth/token', { ...exchangeFields, redirect_uri: nul(CALLBACK) }],
+      ['/oauth/token', { ...exchangeFields, code_verifier: nul(pkce().verifier) }],
+      ['/oauth/token', { ...exchangeFields, grant_type: nul('authorization_code') }],
+      ['/oauth/token', { ...exchangeFields, [nul('extra')]: 'x' }],
+      ['/oauth/token', { grant_type: 'refresh_token', refresh_token: nul(pair.refresh_token), ...creds }],
+      ['/oauth/token', { grant_type: 'refresh_token', refresh_token: pair.refresh_token, scope: nul('read_user') }, basic(confidential)],
+      ['/oauth/token', { grant_type: 'refresh_token', refresh_token: pair.refresh_token }, { id: nul(confidential.clientId), secret: confidential.clientSecret! }],
+      ['/oauth/revoke', { token: nul(pair.refresh_token) }, basic(confidential)],
+      ['/oauth/revoke', { token: pair.refresh_token, ...creds, client_id: nul(confidential.clientId) }],
+      ['/oauth/revoke', { token: pair.refresh_token }, { id: nul(confidential.clientId), secret: confidential.clientSecret! }],
+    ];
+    for (const [path, fields, auth] of cases) {
+      const req = t.http.post(path).type('form');
+      if (auth) req.auth(auth.id, auth.secret);
+      const res = await req.send(fields);
+      expect({ path, fields, status: res.status, type: res.headers['content-type'] }).toEqual({
+        path,
+        fields,
+        status: 400,
+        type: expect.stringMatching(/^application\/json/),
+      });
+      expect(res.body).toEqual({ error: 'invalid_request', error_description: expect.any(String) });
+    }
+    // Nothing was spent or revoked by the refused requests.
+    await exchange(confidential, code).expect(200);
+    await me(pair.access_token).expect(200);
+  });
 });
 
 /** Reads or changes the test's own database directly (time travel, and looking for secrets in clear). */

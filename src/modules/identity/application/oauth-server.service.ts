@@ -7,6 +7,7 @@ import type {
   OAuthEndpointAnswer,
   OAuthEndpointRequest,
 } from '../contracts/oauth.api.js';
+import { hasUnsafeText } from '../../../shared/domain/safe-text.js';
 import { isScope } from '../auth/scope.policy.js';
 import { hashSecret } from '../domain/secrets.js';
 import { OAuthClientsRepository } from '../infrastructure/oauth-clients.repository.js';
@@ -95,6 +96,8 @@ export class OAuthServerService {
   }
 
   async token(request: OAuthEndpointRequest): Promise<OAuthEndpointAnswer> {
+    const unsafe = unsafeParameter(request);
+    if (unsafe) return oauthError(400, 'invalid_request', `Invalid parameter: \`${unsafe}\``);
     if (unsupportedGrant(request)) {
       return oauthError(400, 'unsupported_grant_type', `Unsupported grant type: this server issues tokens for ${GRANT_TYPES.join(' and ')}`);
     }
@@ -114,6 +117,8 @@ export class OAuthServerService {
 
   /** RFC 7009: the client authenticates like at the token endpoint; an unknown token is not an error. */
   async revoke(request: OAuthEndpointRequest): Promise<OAuthEndpointAnswer> {
+    const unsafe = unsafeParameter(request);
+    if (unsafe) return oauthError(400, 'invalid_request', `Invalid parameter: \`${unsafe}\``);
     const { clientId, clientSecret, viaHeader } = clientCredentials(request);
     if (!clientId) return oauthError(400, 'invalid_request', 'Missing parameter: `client_id`');
     const client = await this.model.getClient(clientId, clientSecret);
@@ -217,6 +222,24 @@ function endpointAnswer(response: OAuth2Server.Response): OAuthEndpointAnswer {
 
 function oauthError(status: number, error: string, description: string): OAuthEndpointAnswer {
   return { status, headers: { 'Cache-Control': 'no-store' }, body: { error, error_description: description } };
+}
+
+/**
+ * The first parameter (form field, or a client credential from the Basic
+ * header) holding a character PostgreSQL text cannot store, such as NUL. The
+ * app's check for such strings leaves these endpoints to this one, so that
+ * they answer RFC 6749 JSON like for any other malformed parameter.
+ */
+function unsafeParameter(r: OAuthEndpointRequest): string | undefined {
+  for (const [name, value] of Object.entries(r.body)) {
+    const values: unknown[] = Array.isArray(value) ? value : [value];
+    if (hasUnsafeText(name)) return name.replace(/[^\x20-\x7e]/g, '?');
+    if (values.some((v) => typeof v === 'string' && hasUnsafeText(v))) return name;
+  }
+  const { clientId, clientSecret, viaHeader } = clientCredentials(r);
+  if (viaHeader && hasUnsafeText(clientId ?? '')) return 'client_id';
+  if (viaHeader && hasUnsafeText(clientSecret ?? '')) return 'client_secret';
+  return undefined;
 }
 
 /** Client credentials by HTTP Basic (`client_id:client_secret`) or form fields. */
