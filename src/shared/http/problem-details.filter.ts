@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { DomainError, RateLimitedError, UnauthorizedError, type DomainErrorKind } from '../domain/domain-error.js';
+import { DomainError, NotFoundError, RateLimitedError, UnauthorizedError, type DomainErrorKind } from '../domain/domain-error.js';
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../persistence/database-availability.js';
 import { constraintViolation, sqlState, violationAsDomainError } from '../persistence/sql-errors.js';
 import { sendProblem, titleFor, type Problem } from './problem.js';
@@ -31,6 +31,9 @@ export class ProblemDetailsFilter implements ExceptionFilter {
 
   toProblem(error: unknown, req: Request): Problem {
     if (error instanceof DomainError) return fromDomainError(error);
+    // Express's router could not percent-decode a path parameter (`/cards/%C0%80`):
+    // such a path names no resource, like any id that is not a plain decimal (DESIGN.md §2).
+    if (isUndecodablePathParam(error)) return fromDomainError(new NotFoundError('Resource'));
     // A violation from a statement outside any unit of work (which would have re-run it).
     const violation = constraintViolation(error);
     if (violation) return fromDomainError(violationAsDomainError(violation));
@@ -98,6 +101,17 @@ function fromClientError(error: unknown, status: number): Problem {
   }
   const headers: Record<string, string> = status === 401 ? { 'WWW-Authenticate': BASIC_CHALLENGE } : {};
   return { status, type: `HTTP.${status}`, title: titleFor(status), detail, headers };
+}
+
+/**
+ * The error Express's router raises for a path parameter that does not
+ * percent-decode: a URIError marked 400, which Nest's adapter hands on as the
+ * cause of a BadRequestException.
+ */
+function isUndecodablePathParam(error: unknown): boolean {
+  const e = (error instanceof HttpException ? error.cause : error) as { name?: unknown; status?: unknown; message?: unknown } | null | undefined;
+  // By name: test runners hand the app errors made in another realm than its code's.
+  return e?.name === 'URIError' && e.status === 400 && typeof e.message === 'string' && e.message.startsWith('Failed to decode param');
 }
 
 function httpStatusOf(error: unknown): number | undefined {
