@@ -6,7 +6,8 @@ import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { pageRequest, setPageHeaders } from '../../../shared/http/pagination.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { CardStreamService } from '../application/card-stream.service.js';
-import { CommentDto, StreamPageQueryDto } from './dto/card.dto.js';
+import { PageQueryDto } from '../../../shared/http/list-query.dto.js';
+import { CommentDto } from './dto/card.dto.js';
 import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
 /** A card's stream: its comments, activity and log entries. */
@@ -21,7 +22,7 @@ export class CardStreamController {
   async streamPage(
     @CurrentActor() actor: Actor,
     @Param('id', ParseIdPipe) id: number,
-    @Query() query: StreamPageQueryDto,
+    @Query() query: PageQueryDto,
     @Res({ passthrough: true }) res: Response,
   ) {
     const page = pageRequest(query);

@@ -1,9 +1,10 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { jsonText } from '../../../shared/http/json-text.js';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
+import { NoQueryDto } from '../../../shared/http/list-query.dto.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { CardHierarchyApi } from '../../card-hierarchy/index.js';
 import { FieldsApi } from '../../fields/index.js';
@@ -98,7 +99,12 @@ export class CardAttributesController {
     description: '[[value, label], …] for members, relationships, bool, likes and group_type fields; [] for others',
     schema: { type: 'array', items: { type: 'array', minItems: 2, maxItems: 2, items: {} } },
   })
-  async getChoices(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Param('attr') attr: string) {
+  async getChoices(
+    @CurrentActor() actor: Actor,
+    @Param('id', ParseIdPipe) id: number,
+    @Param('attr') attr: string,
+    @Query() _query: NoQueryDto,
+  ) {
     const { card } = await this.hierarchy.requireCard(id, actor, 'read');
     const found = await this.fields.choices(card, attr);
     return found.kind === 'group_type' ? this.grouping.groupChoices(found.groupTypeId, card) : found.choices;

@@ -1,8 +1,9 @@
-import { Body, Controller, Get, Param, Post, Put } from '@nestjs/common';
+import { Body, Controller, Get, Param, Post, Put, Query } from '@nestjs/common';
 import { ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
+import { NoQueryDto } from '../../../shared/http/list-query.dto.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { GroupTypesWithFieldService } from '../application/group-types-with-field.service.js';
 import { CreateGroupTypeDto, UpdateGroupTypeDto } from './dto/cards.dto.js';
@@ -17,7 +18,7 @@ export class GroupTypesController {
   constructor(private readonly types: GroupTypesWithFieldService) {}
 
   @Get('projects/:id/group-types')
-  list(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) projectId: number) {
+  list(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) projectId: number, @Query() _query: NoQueryDto) {
     return this.types.list(projectId, actor);
   }
 

@@ -1,8 +1,9 @@
-import { Body, Controller, Get, Param, Post, Put } from '@nestjs/common';
+import { Body, Controller, Get, Param, Post, Put, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
+import { NoQueryDto } from '../../../shared/http/list-query.dto.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { FieldDefinitionsService } from '../application/field-definitions.service.js';
 import {
@@ -24,13 +25,13 @@ export class FieldDefinitionsController {
 
   @Get('attribute-types')
   @ApiOkResponse({ type: [AttributeTypeDto] })
-  attributeTypes() {
+  attributeTypes(@Query() _query: NoQueryDto) {
     return this.definitions.attributeTypes();
   }
 
   @Get('projects/:id/attributes')
   @ApiOkResponse({ type: [AttributeDto], description: "the project's fields (model fields: GET /models/{id}/attributes)" })
-  list(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
+  list(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Query() _query: NoQueryDto) {
     return this.definitions.listProjectFields(id, actor);
   }
 
@@ -68,7 +69,7 @@ export class ModelsController {
 
   @Get('projects/:id/models')
   @ApiOkResponse({ type: [ModelDto] })
-  list(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
+  list(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Query() _query: NoQueryDto) {
     return this.definitions.listModels(id, actor);
   }
 
@@ -86,7 +87,7 @@ export class ModelsController {
 
   @Get('models/:id/attributes')
   @ApiOkResponse({ type: [AttributeDto] })
-  fields(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
+  fields(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Query() _query: NoQueryDto) {
     return this.definitions.listModelFields(id, actor);
   }
 

@@ -3,6 +3,7 @@ import { ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
+import { NoQueryDto } from '../../../shared/http/list-query.dto.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { GroupsService } from '../application/groups.service.js';
 import { CreateGroupDto, GroupsQueryDto, UpdateGroupDto } from './dto/grouping.dto.js';
@@ -23,7 +24,7 @@ export class GroupsController {
 
   /** All groups of the type, scoped at any card (ordered by scope card, then position). */
   @Get('group-types/:id/groups')
-  ofType(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) typeId: number) {
+  ofType(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) typeId: number, @Query() _query: NoQueryDto) {
     return this.groups.ofType(typeId, actor);
   }
 

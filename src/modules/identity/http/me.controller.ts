@@ -1,8 +1,9 @@
-import { Body, Controller, Get, Param, Post } from '@nestjs/common';
+import { Body, Controller, Get, Param, Post, Query } from '@nestjs/common';
 import { ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
+import { NoQueryDto } from '../../../shared/http/list-query.dto.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { ApiKeyOnly, RequiresScope } from '../../../shared/http/scopes.decorator.js';
 import { ApiKeysService, toApiKeyView } from '../application/api-keys.service.js';
@@ -26,7 +27,7 @@ export class MeController {
   }
 
   @Get('api-keys')
-  async listKeys(@CurrentActor() actor: Actor) {
+  async listKeys(@CurrentActor() actor: Actor, @Query() _query: NoQueryDto) {
     return (await this.keys.list(actor.userId)).map(toApiKeyView);
   }
 

@@ -8,7 +8,8 @@ import { pageRequest, setPageHeaders } from '../../../shared/http/pagination.js'
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { OrganizationsService } from '../application/organizations.service.js';
 import { ProjectsService } from '../application/projects.service.js';
-import { AddMemberDto, ChangeRoleDto, CreateOrganizationDto, PageQueryDto } from './dto/workspace.dto.js';
+import { NoQueryDto, PageQueryDto } from '../../../shared/http/list-query.dto.js';
+import { AddMemberDto, ChangeRoleDto, CreateOrganizationDto } from './dto/workspace.dto.js';
 import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
 @ApiTags('workspace')
@@ -40,7 +41,7 @@ export class OrganizationsController {
   }
 
   @Get(':id/members')
-  members(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
+  members(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Query() _query: NoQueryDto) {
     return this.organizations.members(id, actor);
   }
 

@@ -7,7 +7,7 @@ import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
 import { pageRequest, setPageHeaders } from '../../../shared/http/pagination.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { ProjectsService } from '../application/projects.service.js';
-import { PageQueryDto } from './dto/workspace.dto.js';
+import { PageQueryDto } from '../../../shared/http/list-query.dto.js';
 import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
 @ApiTags('workspace')

@@ -38,12 +38,3 @@ export class ChangeRoleDto {
   role: Role;
 }
 
-export class PageQueryDto {
-  @ApiPropertyOptional({ minimum: 1 })
-  @IsOptional()
-  page?: string;
-
-  @ApiPropertyOptional({ minimum: 1, maximum: 1000, default: 100 })
-  @IsOptional()
-  per_page?: string;
-}

@@ -1,0 +1,30 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { IsOptional, IsString } from 'class-validator';
+import { DEFAULT_PER_PAGE, MAX_PER_PAGE } from './pagination.js';
+
+/**
+ * The query of a listing is declared like a body, as `@Query() query: <Dto>`,
+ * and the global ValidationPipe (whitelist, forbidNonWhitelisted) refuses any
+ * parameter the class does not name: 400 naming it. Every listing declares
+ * one, so none ignores what it does not take (DESIGN.md §2).
+ */
+
+/**
+ * A listing that answers all its items at once and takes no parameter:
+ * `page`, `per_page` and `cursor` are refused like any unknown parameter,
+ * rather than ignored by a client that would think it got one page.
+ */
+export class NoQueryDto {}
+
+/** A listing paginated by `page` and `per_page` (read by `pageRequest`: out of range → 400); no `cursor`. */
+export class PageQueryDto {
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, default: 1 })
+  @IsOptional()
+  @IsString()
+  page?: string;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_PER_PAGE, default: DEFAULT_PER_PAGE })
+  @IsOptional()
+  @IsString()
+  per_page?: string;
+}
