@@ -105,6 +105,14 @@ describe('web pages on AUTH_URL', () => {
       const bad = await ann.agent.post('/developer/apps').type('form').send({ _csrf: csrfOf(page.text), name: 'Bad', redirect_uris: uri, client_type: 'confidential' }).expect(400);
       expect(bad.text).toContain('class="error"');
     }
+    // The type is one of the form's two, never taken for confidential (nor a missing one).
+    for (const clientType of ['bogus', '', 'Public', '__proto__', 'toString']) {
+      const bad = await ann.agent.post('/developer/apps').type('form').send({ _csrf: csrfOf(page.text), name: 'Typo', redirect_uris: 'https://app.example.test/cb', client_type: clientType }).expect(400);
+      expect(bad.text).toContain('class="error"');
+      expect(bad.text).toContain('Type must be confidential or public');
+      expect(bad.text).toContain('value="Typo"');
+    }
+    expect((await ann.agent.get('/developer').expect(200)).text).not.toContain('Typo');
 
     const appId = /action="\/developer\/apps\/(\d+)\/rotate-secret"/.exec(page.text)![1];
     const rotated = await ann.agent.post(`/developer/apps/${appId}/rotate-secret`).type('form').send({ _csrf: csrfOf(page.text) }).expect(200);

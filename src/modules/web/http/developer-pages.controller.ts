@@ -9,6 +9,9 @@ import { developerPage } from '../views/pages.js';
 import { WebErrorFilter } from './web-error.filter.js';
 import { field, WebContextService } from './web-context.js';
 
+/** The form's application types; anything else is refused, not taken for one of them. */
+const CLIENT_TYPES: Record<string, boolean> = { confidential: true, public: false };
+
 /** The developer page: register, list, rotate and delete OAuth applications. */
 @ApiExcludeController()
 @Public()
@@ -33,11 +36,16 @@ export class DeveloperPagesController {
     const ctx = await this.web.accountForm(req, res, '/developer');
     if (!ctx) return;
     const form = { name: field(req, 'name'), redirect_uris: field(req, 'redirect_uris'), client_type: field(req, 'client_type') };
+    const confidential = Object.hasOwn(CLIENT_TYPES, form.client_type) ? CLIENT_TYPES[form.client_type] : undefined;
+    if (confidential === undefined) {
+      const apps = await this.oauth.listClients(ctx.account.id);
+      return this.web.send(res, 400, developerPage(ctx, apps, { error: 'Type must be confidential or public.', form }));
+    }
     try {
       const { client, clientSecret } = await this.oauth.registerClient(ctx.account.id, {
         name: form.name,
         redirectUris: form.redirect_uris.split(/\r?\n/),
-        confidential: form.client_type !== 'public',
+        confidential,
       });
       const apps = await this.oauth.listClients(ctx.account.id);
       this.web.send(res, 201, developerPage(ctx, apps, { shown: { app: client, secret: clientSecret, what: 'registered' } }));
