@@ -20,6 +20,7 @@ import { sendProblem } from './shared/http/problem.js';
 import { multipartFields } from './shared/http/multipart-fields.middleware.js';
 import { queryAsBody } from './shared/http/query-as-body.middleware.js';
 import { rejectUnsafeStrings } from './shared/http/safe-strings.middleware.js';
+import { refuseUnreadBodies } from './shared/http/unread-bodies.middleware.js';
 import { createValidationPipe } from './shared/http/validation.pipe.js';
 
 export const API_PREFIX = 'api/1.0';
@@ -67,6 +68,8 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, obs
   // Body parsers first, then an error handler that turns their failures
   // (malformed JSON, too large) into problem+json before any route runs.
   answerClientErrors(app.getHttpServer());
+  // A body the parsers would not read is a 415, never ignored (the web pages and /oauth/* answer their own).
+  app.use(`/${API_PREFIX}`, refuseUnreadBodies());
   app.use(limitParsedBodies(JSON_LIMIT_BYTES));
   app.use(express.json({ limit: JSON_LIMIT_BYTES, type: ['application/json', 'application/*+json'] }));
   app.use(express.urlencoded({ limit: JSON_LIMIT_BYTES, extended: false }));

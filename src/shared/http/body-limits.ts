@@ -18,7 +18,7 @@ const LINGER_BYTES = 4 * 1024 * 1024;
  * for a short bounded while, so the client reads its 413 instead of having it
  * wiped by a TCP reset; then the socket is destroyed.
  */
-function closeAfterAnswer(res: Response): void {
+export function closeAfterAnswer(res: Response): void {
   res.setHeader('Connection', 'close');
   const socket = res.socket;
   if (!socket) return;
@@ -75,12 +75,26 @@ export function capBody(req: Request, res: Response, limit: number): boolean {
   let seen = 0;
   const count = (chunk: Buffer): void => {
     seen += chunk.length;
+    (req as CountedRequest)[BYTES_READ] = seen;
     if (seen <= limit) return;
     req.off('data', count);
     refuseTooLarge(res, limit);
   };
   req.on('data', count);
   return true;
+}
+
+const BYTES_READ = Symbol('bytes of the body read');
+type CountedRequest = Request & { [BYTES_READ]?: number };
+
+/**
+ * Whether the request carried a body: a Content-Length over 0, or a chunked
+ * body of which capBody counted a byte (a chunked body may be empty). An
+ * empty JSON object or form is a body; no bytes at all is none.
+ */
+export function bodySent(req: Request): boolean {
+  if (Number(req.headers['content-length']) > 0) return true;
+  return req.headers['transfer-encoding'] !== undefined && ((req as CountedRequest)[BYTES_READ] ?? 0) > 0;
 }
 
 /** Nesting depth of a parsed JSON value (a scalar is 0, `[]` is 1); stops counting past `max`. */
