@@ -101,4 +101,25 @@ describe('spreadsheet imports sent at once into one project', () => {
     ]);
     expect(titles(await rowCards(project))).toEqual(['One', 'One', 'One', 'Two', 'Two', 'Two']);
   });
+
+  it('imports sent at once that create the same field and context all use the one the first created', async () => {
+    const project = await ws.project(alice, team, 'Creating a field at once');
+    const fileId = await discover([['Title', 'Size', 'Tags'], ['One', '1', 'red'], ['Two', '2', 'blue']]);
+    const body = {
+      discover_file_id: fileId,
+      project_id: project.id,
+      options: { ignore_header: true },
+      mapping: { '0': { type: 'title' }, '1': { type: 'attribute', attr_type: 'number', name: 'Size' }, '2': { type: 'context', name: 'Tags' } },
+    };
+    const answers = await Promise.all(Array.from({ length: 3 }, () => importing(body)));
+    expect(answers.map((r) => [r.status, r.body.created])).toEqual([
+      [200, 2],
+      [200, 2],
+      [200, 2],
+    ]);
+    const fields = (await t.http.get(`${API}/projects/${project.id}/attributes`).set(as(alice)).expect(200)).body as Array<{ name: string }>;
+    expect(fields.map((f) => f.name).sort()).toEqual(['Size', 'Tags']);
+    const cards = await rowCards(project);
+    expect(cards.map((c) => c.attributes.Size).sort()).toEqual([1, 1, 1, 2, 2, 2]);
+  });
 });

@@ -176,7 +176,8 @@ export class ImportSpreadsheetService {
     if (target.kind !== 'existing') return planned;
     const waited = await this.importLock.take(target.projectId);
     await this.target(target, actor);
-    if (!job.match) return planned;
+    // An import it waited for may have created the fields this one would create.
+    if (!job.match) return waited && createsFields(planned.targets) ? this.plan(job) : planned;
     const now = await this.hierarchy.cardCounters(target.projectId);
     const changed = !now || !counters || now.nextRef !== counters.nextRef || now.cardCount !== counters.cardCount;
     return waited || changed ? this.plan(job) : planned;
@@ -566,3 +567,7 @@ function stableJson(value: unknown): string {
   return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`;
 }
 
+/** Whether the import creates a project field its mapping names (one that did not exist when its rows were checked). */
+function createsFields(targets: ImportTargets): boolean {
+  return [...targets.fields.values()].some((field) => field.attributeId === null);
+}
