@@ -176,11 +176,20 @@ export class ImportSpreadsheetService {
     if (target.kind !== 'existing') return planned;
     const waited = await this.importLock.take(target.projectId);
     await this.target(target, actor);
-    // An import it waited for may have created the fields this one would create.
-    if (!job.match) return waited && createsFields(planned.targets) ? this.plan(job) : planned;
+    // Another import (or any request) may have created since the check pass
+    // a field this one would create: checked again, the import fills it.
+    if (!job.match) return (await this.fieldsCreatedSince(planned.targets, target.projectId)) ? this.plan(job) : planned;
     const now = await this.hierarchy.cardCounters(target.projectId);
     const changed = !now || !counters || now.nextRef !== counters.nextRef || now.cardCount !== counters.cardCount;
     return waited || changed ? this.plan(job) : planned;
+  }
+
+  /** Whether a field the import would create exists now (one query, and only when the import creates fields). */
+  private async fieldsCreatedSince(targets: ImportTargets, projectId: number): Promise<boolean> {
+    const creating = [...targets.fields.values()].filter((field) => field.attributeId === null).map((field) => field.name.toLowerCase());
+    if (!creating.length) return false;
+    const existing = new Set((await this.fields.fieldsOf(projectId)).map((field) => field.name.toLowerCase()));
+    return creating.some((name) => existing.has(name));
   }
 
   /**
@@ -565,9 +574,4 @@ function stableJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
   const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1));
   return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`;
-}
-
-/** Whether the import creates a project field its mapping names (one that did not exist when its rows were checked). */
-function createsFields(targets: ImportTargets): boolean {
-  return [...targets.fields.values()].some((field) => field.attributeId === null);
 }
