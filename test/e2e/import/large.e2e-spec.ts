@@ -24,9 +24,13 @@ describe('a 100 000-row import', () => {
   it('works within the default caps, with flat memory, and reports its counts', async () => {
     const ws = workspaceClient(t);
     const project = await ws.project(alice, await ws.team(alice), 'Large');
-    let peak = process.memoryUsage().rss;
-    const start = peak;
-    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
+    const start = process.memoryUsage();
+    const peak = { rss: start.rss, heapUsed: start.heapUsed };
+    const sampler = setInterval(() => {
+      const now = process.memoryUsage();
+      peak.rss = Math.max(peak.rss, now.rss);
+      peak.heapUsed = Math.max(peak.heapUsed, now.heapUsed);
+    }, 50);
     try {
       const discovered = await t.http.post(`${API}/importers/spreadsheet/discover`).set(as(alice)).attach('file', bigCsv(), 'big.csv').expect(201);
       expect(discovered.body).toMatchObject({ format: 'csv', rows: ROWS + 1 });
@@ -48,8 +52,14 @@ describe('a 100 000-row import', () => {
     } finally {
       clearInterval(sampler);
     }
-    // The server runs in this process: its rows are streamed, never all held at once.
-    expect(peak - start).toBeLessThan(400 * 1024 * 1024);
+    // The server runs in this process: its rows are streamed, never all held
+    // at once. Its JavaScript heap grew by 50-90 MB on both databases. The
+    // process's resident memory grew by about 100 MB on PostgreSQL; on the
+    // embedded database it also holds PGlite's pages of the 100 000 new
+    // cards, which took 230-530 MB depending on how far PGlite had grown
+    // before the test, so it is compared only where it is the server's own.
+    expect(peak.heapUsed - start.heapUsed).toBeLessThan(250 * 1024 * 1024);
+    if (process.env.DATABASE_URL) expect(peak.rss - start.rss).toBeLessThan(400 * 1024 * 1024);
     const page = await t.http.get(`${API}/projects/${project.id}/cards?per_page=1&page=${ROWS}`).set(as(alice)).expect(200);
     expect(page.headers['x-service-total']).toBe(String(ROWS));
     expect(page.body[0]).toMatchObject({ title: `Task ${ROWS}`, ref: ROWS, attributes: { Estimate: ROWS % 13, Notes: `Notes, for task ${ROWS}` } });
