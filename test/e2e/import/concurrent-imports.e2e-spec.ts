@@ -1,17 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, workspaceClient, type ProjectJson } from '../../support/workspace-client.js';
-import { sheetFile, type Cell } from '../../support/spreadsheets.js';
+import { importClient, type ImportedCardJson } from '../../support/import-client.js';
+import { type Cell } from '../../support/spreadsheets.js';
 
-const DISCOVER = `${API}/importers/spreadsheet/discover`;
-const IMPORT = `${API}/importers/spreadsheet/import`;
-
-interface CardJson {
-  id: number;
-  title: string;
-  parent_id: number;
-  attributes: Record<string, unknown>;
-}
+type CardJson = ImportedCardJson;
 
 // Imports into one project that match cards (update_field) run one at a
 // time and check their rows again when the project changed under their check
@@ -26,25 +19,22 @@ describe('spreadsheet imports sent at once into one project', () => {
   let alice: TestUser;
   let ws: ReturnType<typeof workspaceClient>;
   let team: number;
+  let imports: ReturnType<typeof importClient>;
 
   beforeAll(async () => {
     t = await createTestApp();
     alice = await t.user();
     ws = workspaceClient(t);
     team = await ws.team(alice);
+    imports = importClient(t, alice);
   });
   afterAll(() => t.close());
 
-  async function discover(rows: Cell[][]): Promise<number> {
-    return (await t.http.post(DISCOVER).set(as(alice)).attach('file', sheetFile(rows, 'csv'), 'sheet.csv').expect(201)).body.file_id;
-  }
+  const discover = (rows: Cell[][]) => imports.discover(rows);
 
-  const importing = (body: Record<string, unknown>) => t.http.post(IMPORT).set(as(alice)).send(body);
+  const importing = (body: Record<string, unknown>) => imports.importing(body);
 
-  async function rowCards(project: ProjectJson): Promise<CardJson[]> {
-    const all: CardJson[] = (await t.http.get(`${API}/projects/${project.id}/cards?per_page=1000`).set(as(alice)).expect(200)).body;
-    return all.filter((c) => c.parent_id === project.top_level_card_id);
-  }
+  const rowCards = (project: ProjectJson) => imports.rowCards(project);
 
   async function projectWithEstimate(title: string): Promise<{ project: ProjectJson; body: Record<string, unknown> }> {
     const project = await ws.project(alice, team, title);

@@ -2,20 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { PreparingClient } from '../../../src/shared/persistence/prepared-statements.js';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, workspaceClient, type ProjectJson, type StreamEntryJson } from '../../support/workspace-client.js';
-import { sheetFile, type Cell } from '../../support/spreadsheets.js';
+import { importClient, type ImportedCardJson } from '../../support/import-client.js';
+import { type Cell } from '../../support/spreadsheets.js';
 
-const DISCOVER = `${API}/importers/spreadsheet/discover`;
-const IMPORT = `${API}/importers/spreadsheet/import`;
 /** The pool's statements go through PreparingClient on the server only (not on embedded PGlite). */
 const onServer = Boolean(process.env.DATABASE_URL);
 
-interface CardJson {
-  id: number;
-  ref: number;
-  title: string;
-  parent_id: number;
-  attributes: Record<string, unknown>;
-}
+type CardJson = ImportedCardJson;
 
 /** members, relationships and likes columns (DESIGN.md §8, docs/IMPORT.md). */
 describe('import of members, relationships and likes columns', () => {
@@ -26,28 +19,25 @@ describe('import of members, relationships and likes columns', () => {
   let carol: TestUser;
   let ws: ReturnType<typeof workspaceClient>;
   let team: number;
+  let imports: ReturnType<typeof importClient>;
 
   beforeAll(async () => {
     t = await createTestApp();
     [alice, bob, carol] = [await t.user(), await t.user(), await t.user()];
     ws = workspaceClient(t);
     team = await ws.team(alice);
+    imports = importClient(t, alice);
     await ws.addMember(alice, team, bob);
   });
   afterAll(() => t.close());
 
-  async function discover(rows: Cell[][]): Promise<number> {
-    return (await t.http.post(DISCOVER).set(as(alice)).attach('file', sheetFile(rows, 'csv'), 'sheet.csv').expect(201)).body.file_id;
-  }
+  const discover = (rows: Cell[][]) => imports.discover(rows);
 
-  const importing = (body: Record<string, unknown>) => t.http.post(IMPORT).set(as(alice)).send(body);
+  const importing = (body: Record<string, unknown>) => imports.importing(body);
 
   const card = async (id: number): Promise<CardJson> => (await t.http.get(`${API}/cards/${id}`).set(as(alice)).expect(200)).body;
 
-  async function rowCards(project: ProjectJson): Promise<CardJson[]> {
-    const all = (await t.http.get(`${API}/projects/${project.id}/cards?per_page=1000`).set(as(alice)).expect(200)).body as CardJson[];
-    return all.filter((c) => c.parent_id === project.top_level_card_id).sort((a, b) => a.ref - b.ref);
-  }
+  const rowCards = (project: ProjectJson) => imports.rowCards(project);
 
   const child = async (project: ProjectJson, title: string, attributes?: Record<string, unknown>): Promise<CardJson> =>
     (await t.http.post(`${API}/cards/${project.top_level_card_id}/children`).set(as(alice)).send({ title, attributes }).expect(201)).body;
