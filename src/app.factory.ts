@@ -14,7 +14,7 @@ import { ExpressHttpAdapter } from './shared/http/express-http-adapter.js';
 import { documentPagination, PAGE_LINK_SETTING, type PageLinkSetting } from './shared/http/pagination.js';
 import { answerClientErrors, limitParsedBodies, refuseDeepJson } from './shared/http/body-limits.js';
 import { EarlyKeyLookup } from './modules/identity/index.js';
-import { WEB_PATHS } from './modules/web/index.js';
+import { OAUTH_ENDPOINT_PATHS, readOAuthEndpointBodies, WEB_PATHS } from './modules/web/index.js';
 import { ProblemDetailsFilter } from './shared/http/problem-details.filter.js';
 import { sendProblem } from './shared/http/problem.js';
 import { multipartFields } from './shared/http/multipart-fields.middleware.js';
@@ -70,6 +70,9 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, obs
   answerClientErrors(app.getHttpServer());
   // A body the parsers would not read is a 415, never ignored (the web pages and /oauth/* answer their own).
   app.use(`/${API_PREFIX}`, refuseUnreadBodies());
+  // The OAuth token and revocation endpoints read their form bodies first and
+  // answer every refusal in RFC 6749 JSON; the parsers below find them read.
+  app.use(OAUTH_ENDPOINT_PATHS, readOAuthEndpointBodies(JSON_LIMIT_BYTES));
   app.use(limitParsedBodies(JSON_LIMIT_BYTES));
   app.use(express.json({ limit: JSON_LIMIT_BYTES, type: ['application/json', 'application/*+json'] }));
   app.use(express.urlencoded({ limit: JSON_LIMIT_BYTES, extended: false }));

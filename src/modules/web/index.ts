@@ -1,2 +1,3 @@
 export { WebModule } from './web.module.js';
 export { WEB_PATHS } from './http/web-paths.js';
+export { OAUTH_ENDPOINT_PATHS, readOAuthEndpointBodies } from './http/oauth-endpoint-bodies.middleware.js';

@@ -36,15 +36,13 @@ export function closeAfterAnswer(res: Response): void {
   };
 }
 
-function refuseTooLarge(res: Response, limit: number): void {
-  // body-parser alone would read the whole body before its 413.
-  closeAfterAnswer(res);
-  sendProblem(res, {
-    status: 413,
-    type: 'INPUT.TOO_LARGE',
-    title: titleFor(413),
-    detail: `Request body is larger than ${limit} bytes`,
-  });
+/** Writes the 413 answer to a body over `limit`; problem+json unless a route's clients read another form. */
+export type TooLargeAnswer = (res: Response, limit: number) => void;
+
+export const tooLargeDetail = (limit: number): string => `Request body is larger than ${limit} bytes`;
+
+function tooLargeProblem(res: Response, limit: number): void {
+  sendProblem(res, { status: 413, type: 'INPUT.TOO_LARGE', title: titleFor(413), detail: tooLargeDetail(limit) });
 }
 
 /**
@@ -63,13 +61,18 @@ export function limitParsedBodies(limit: number) {
 /**
  * `limitParsedBodies`' rule for one request whose body is about to be read:
  * false when a declared Content-Length over `limit` was answered with 413;
- * otherwise the bytes are counted as they come, and 413 answered once they
- * pass it.
+ * otherwise the bytes are counted as they come, and 413 answered (by
+ * `answer`) once they pass it.
  */
-export function capBody(req: Request, res: Response, limit: number): boolean {
+export function capBody(req: Request, res: Response, limit: number, answer: TooLargeAnswer = tooLargeProblem): boolean {
+  const refuse = (): void => {
+    // body-parser alone would read the whole body before its 413.
+    closeAfterAnswer(res);
+    answer(res, limit);
+  };
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {
-    refuseTooLarge(res, limit);
+    refuse();
     return false;
   }
   let seen = 0;
@@ -78,7 +81,7 @@ export function capBody(req: Request, res: Response, limit: number): boolean {
     (req as CountedRequest)[BYTES_READ] = seen;
     if (seen <= limit) return;
     req.off('data', count);
-    refuseTooLarge(res, limit);
+    refuse();
   };
   req.on('data', count);
   return true;

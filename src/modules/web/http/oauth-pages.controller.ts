@@ -4,6 +4,7 @@ import type { Request, Response } from 'express';
 import { Public } from '../../../shared/http/actor.decorator.js';
 import { OAuthApi, type AuthorizationOutcome, type AuthorizeParams, type OAuthEndpointRequest } from '../../identity/index.js';
 import { consentPage, errorPage } from '../views/pages.js';
+import { sendEndpointAnswer } from './oauth-endpoint-bodies.middleware.js';
 import { WebErrorFilter } from './web-error.filter.js';
 import { WebContextService, type WebContext } from './web-context.js';
 
@@ -70,22 +71,18 @@ export class OAuthPagesController {
 
   @Post('token')
   async token(@Req() req: Request, @Res() res: Response) {
-    this.reply(res, await this.oauth.token(endpointRequest(req)));
+    sendEndpointAnswer(res, await this.oauth.token(endpointRequest(req)));
   }
 
   @Post('revoke')
   async revoke(@Req() req: Request, @Res() res: Response) {
-    this.reply(res, await this.oauth.revoke(endpointRequest(req)));
+    sendEndpointAnswer(res, await this.oauth.revoke(endpointRequest(req)));
   }
 
   private answer(res: Response, ctx: WebContext, outcome: AuthorizationOutcome, redirectStatus: number): void {
     if (outcome.kind === 'redirect') return res.redirect(redirectStatus, outcome.location);
     const message = outcome.kind === 'fatal' ? outcome.message : 'Unexpected authorization state.';
     this.web.send(res, 400, errorPage(ctx, 'Authorization request refused', message));
-  }
-
-  private reply(res: Response, answer: { status: number; headers: Record<string, string>; body: unknown }): void {
-    res.status(answer.status).set(answer.headers).json(answer.body);
   }
 }
 

@@ -1,0 +1,61 @@
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import type { OAuthEndpointAnswer } from '../../identity/index.js';
+import { capBody, tooLargeDetail } from '../../../shared/http/body-limits.js';
+import { refuseUnreadBodies } from '../../../shared/http/unread-bodies.middleware.js';
+
+/** The token and revocation endpoints: form bodies only (RFC 6749 §3.2, RFC 7009 §2.1). */
+export const OAUTH_ENDPOINT_PATHS = ['/oauth/token', '/oauth/revoke'];
+
+const FORM = 'application/x-www-form-urlencoded';
+/** The library's own words for a body that is not a form, so every such body reads alike. */
+const NOT_A_FORM = `Invalid request: content must be ${FORM}`;
+
+/** Writes an answer of the token or revocation endpoint (RFC 6749 §5.1, §5.2; RFC 7009 §2.2). */
+export function sendEndpointAnswer(res: Response, answer: OAuthEndpointAnswer): void {
+  res.status(answer.status).set(answer.headers).json(answer.body);
+}
+
+/**
+ * A refusal in RFC 6749 §5.2 form: 400 `invalid_request` for a malformed
+ * request, 413 (still `invalid_request`) for one too large to read. The
+ * description is ours, never a parser's message: it must be printable ASCII
+ * without `"` or `\`.
+ */
+function refuse(res: Response, status: 400 | 413 | 500, description: string): void {
+  if (res.headersSent) return;
+  const error = status === 500 ? 'server_error' : 'invalid_request';
+  sendEndpointAnswer(res, { status, headers: { 'Cache-Control': 'no-store' }, body: { error, error_description: description } });
+}
+
+/** body-parser's failures on a form (by its `type`), as these endpoints answer them. */
+function refuseUnparsed(res: Response, error: unknown, limit: number): void {
+  const { type, status } = error as { type?: unknown; status?: unknown };
+  if (type === 'entity.too.large') return refuse(res, 413, tooLargeDetail(limit));
+  if (type === 'parameters.too.many') return refuse(res, 413, 'Request body has too many parameters');
+  if (type === 'charset.unsupported') return refuse(res, 400, 'Invalid request: unsupported charset (send UTF-8)');
+  if (type === 'encoding.unsupported') return refuse(res, 400, 'Invalid request: unsupported Content-Encoding');
+  if (typeof status === 'number' && status < 500) return refuse(res, 400, 'Invalid request: malformed request body');
+  (res as Response & { err?: unknown }).err = error;
+  refuse(res, 500, 'The request body could not be read');
+}
+
+/**
+ * Reads the body of a token or revocation request before the app-wide
+ * parsers, which then find it read and leave it: so OAuth clients, which
+ * parse RFC 6749 error JSON from these endpoints, get it for every refusal
+ * of the body too, not problem+json. A body of another type (JSON, malformed
+ * or not, multipart, text) is refused unread, as the library refuses a JSON
+ * body; a form over `limit` is a 413 at once, as elsewhere.
+ */
+export function readOAuthEndpointBodies(limit: number): RequestHandler {
+  const refuseOtherTypes = refuseUnreadBodies([FORM], (_req, res) => refuse(res, 400, NOT_A_FORM));
+  const parseForm = express.urlencoded({ limit, extended: false });
+  const tooLarge = (res: Response): void => refuse(res, 413, tooLargeDetail(limit));
+  return (req: Request, res: Response, next: NextFunction): void => {
+    if (req.method !== 'POST') return next();
+    refuseOtherTypes(req, res, () => {
+      if (!capBody(req, res, limit, tooLarge)) return;
+      parseForm(req, res, (error?: unknown) => (error ? refuseUnparsed(res, error, limit) : next()));
+    });
+  };
+}
