@@ -21,6 +21,9 @@ import { GroupingMembershipsGroupCardIndex1795600000100 } from './1795600000100-
 import { CardsUnlistedIndex1795610000000 } from './1795610000000-cards-unlisted-index.js';
 import { CardsNextChildPosition1795620000000 } from './1795620000000-cards-next-child-position.js';
 import { IdentityOAuthGrantRows1795630000000 } from './1795630000000-identity-oauth-grant-rows.js';
+import { IdentityOAuthTokensGrantFk1795640000000 } from './1795640000000-identity-oauth-tokens-grant-fk.js';
+import { IdentityOAuthTokensWithoutGrant1795640000100 } from './1795640000100-identity-oauth-tokens-without-grant.js';
+import { IdentityOAuthTokensGrantFkValidate1795640000200 } from './1795640000200-identity-oauth-tokens-grant-fk-validate.js';
 
 /** Every migration, in order. Listed explicitly so ESM builds, the CLI and tests load the same set. */
 export const MIGRATIONS = [
@@ -47,4 +50,7 @@ export const MIGRATIONS = [
   CardsUnlistedIndex1795610000000,
   CardsNextChildPosition1795620000000,
   IdentityOAuthGrantRows1795630000000,
+  IdentityOAuthTokensGrantFk1795640000000,
+  IdentityOAuthTokensWithoutGrant1795640000100,
+  IdentityOAuthTokensGrantFkValidate1795640000200,
 ];

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { OAuthGrantsRepository } from '../../../src/modules/identity/infrastructure/oauth-grants.repository.js';
@@ -354,14 +355,72 @@ describe('OAuth 2.0 authorization code flow', () => {
       const second = await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: first.body.refresh_token }, basic(confidential)).expect(200);
       await me(second.body.access_token).expect(200);
       await t.http.post('/oauth/revoke').type('form').auth(confidential.clientId, confidential.clientSecret!).send({ token: second.body.refresh_token }).expect(200);
+      // Kept a day past the revocation, then gone with its token rows.
+      await ann.code(params(confidential));
+      expect(await grantRow()).toBe(1);
+      await dbQuery(t, `UPDATE identity.oauth_tokens SET revoked_at = revoked_at - interval '25 hours' WHERE grant_id = $1`, [grantId]);
       await ann.code(params(confidential));
       expect(await grantRow()).toBe(0);
+      expect(await tokenRows(t, Number(grantId))).toBe(0);
     });
 
     it('may narrow but never widen the scopes', async () => {
       const first = await exchange(confidential, await ann.code(params(confidential))).expect(200);
       const wider = await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: first.body.refresh_token, scope: 'write_workspace' }, basic(confidential)).expect(400);
       expect(wider.body.error).toBe('invalid_scope');
+    });
+  });
+
+  // Token rows go with their authorization's grant row (a foreign key), a day
+  // after its last token stopped working; until then every token it rotated
+  // stays, so that presenting one again still ends the authorization.
+  describe('clean-up of token rows', () => {
+    const refresh = (refreshToken: string) => tokenRequest(t, { grant_type: 'refresh_token', refresh_token: refreshToken }, basic(confidential));
+    const cleanUp = () => ann.code(params(confidential)); // storing a code cleans up
+    /** An authorization refreshed once: its first (rotated) pair and its current one. */
+    async function refreshedOnce(): Promise<{ grantId: number; first: TokenPair; second: TokenPair }> {
+      const first = (await exchange(confidential, await ann.code(params(confidential))).expect(200)).body as TokenPair;
+      const second = (await refresh(first.refresh_token).expect(200)).body as TokenPair;
+      return { grantId: await grantOf(t, second.refresh_token), first, second };
+    }
+
+    afterEach(() => {
+      jest.restoreAllMocks();
+    });
+
+    it('deletes an authorization whose last refresh token expired over a day ago, with every token row of it', async () => {
+      const { grantId, second } = await refreshedOnce();
+      await age(t, grantId, '30 days 12 hours');
+      await cleanUp();
+      expect(await tokenRows(t, grantId)).toBe(2);
+      await age(t, grantId, '2 days');
+      await cleanUp();
+      expect(await tokenRows(t, grantId)).toBe(0);
+      expect(await dbQuery(t, `SELECT id FROM identity.oauth_codes WHERE id = $1`, [grantId])).toEqual([]);
+      expect((await refresh(second.refresh_token).expect(400)).body.error).toBe('invalid_grant');
+    });
+
+    it('keeps the rotated token rows of a live authorization, however old: their reuse still ends it', async () => {
+      const { grantId, first, second } = await refreshedOnce();
+      await age(t, grantId, '40 days', first.refresh_token); // rotated 40 days ago, its own refresh expired 10 days ago
+      await cleanUp();
+      expect(await tokenRows(t, grantId)).toBe(2);
+      expect((await refresh(first.refresh_token).expect(400)).body.error).toBe('invalid_grant');
+      await me(second.access_token).expect(401);
+      expect((await refresh(second.refresh_token).expect(400)).body.error).toBe('invalid_grant');
+    });
+
+    it('keeps an authorization whose refresh runs while it is cleaned up', async () => {
+      const first = (await exchange(confidential, await ann.code(params(confidential))).expect(200)).body as TokenPair;
+      const grantId = await grantOf(t, first.refresh_token);
+      await age(t, grantId, '2 days'); // access token long expired, the code too; refresh token valid
+      // The clean-up runs after the refresh revoked the old pair, before it stores the new one.
+      const repo = t.app.get(OAuthGrantsRepository, { strict: false });
+      const insert = repo.insertToken.bind(repo);
+      jest.spyOn(repo, 'insertToken').mockImplementation(async (row) => (await cleanUp(), insert(row)));
+      const second = (await refresh(first.refresh_token).expect(200)).body as TokenPair;
+      await me(second.access_token).expect(200);
+      expect(await tokenRows(t, grantId)).toBe(2);
     });
   });
 
@@ -467,8 +526,40 @@ describe('OAuth 2.0 authorization code flow', () => {
 });
 
 /** Reads or changes the test's own database directly (time travel, and looking for secrets in clear). */
-function dbQuery(t: TestApp, sql: string): Promise<Array<Record<string, unknown>>> {
-  return t.app.get(DataSource).query(sql);
+function dbQuery(t: TestApp, sql: string, params: unknown[] = []): Promise<Array<Record<string, unknown>>> {
+  return t.app.get(DataSource).query(sql, params);
+}
+
+const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
+
+/** The authorization (grant row) a refresh token belongs to. */
+async function grantOf(t: TestApp, refreshToken: string): Promise<number> {
+  const [row] = await dbQuery(t, `SELECT grant_id FROM identity.oauth_tokens WHERE refresh_token_hash = $1`, [sha256(refreshToken)]);
+  return Number(row.grant_id);
+}
+
+async function tokenRows(t: TestApp, grantId: number): Promise<number> {
+  return (await dbQuery(t, `SELECT id FROM identity.oauth_tokens WHERE grant_id = $1`, [grantId])).length;
+}
+
+/** Time travel: every time of an authorization (its code, and its tokens or only one pair) moves `interval` back. */
+async function age(t: TestApp, grantId: number, interval: string, onlyRefreshToken?: string): Promise<void> {
+  await dbQuery(
+    t,
+    `UPDATE identity.oauth_tokens
+        SET created_at = created_at - $2::interval, access_expires_at = access_expires_at - $2::interval,
+            refresh_expires_at = refresh_expires_at - $2::interval, revoked_at = revoked_at - $2::interval
+      WHERE grant_id = $1 AND ($3::text IS NULL OR refresh_token_hash = $3::text)`,
+    [grantId, interval, onlyRefreshToken === undefined ? null : sha256(onlyRefreshToken)],
+  );
+  await dbQuery(
+    t,
+    `UPDATE identity.oauth_codes
+        SET created_at = created_at - $2::interval, expires_at = expires_at - $2::interval,
+            used_at = used_at - $2::interval, replayed_at = replayed_at - $2::interval
+      WHERE id = $1`,
+    [grantId, interval],
+  );
 }
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {

@@ -47,11 +47,12 @@ const toScopes = (v: unknown): Scope[] => String(v).split(' ').filter(Boolean) a
 
 /**
  * Authorization codes and tokens. A code's row is also its authorization (the
- * grant: `oauth_tokens.grant_id`), kept as long as a token of it may still be
- * refreshed; `replayed_at` marks the authorization ended (its code replayed,
- * a refresh token reused, or a token revoked by the client). Statements run on
- * their own (no surrounding transaction), and the order of `endGrant` with the
- * lock `insertToken` takes makes a racing code exchange or refresh safe.
+ * grant: `oauth_tokens.grant_id`, whose token rows go with it), kept until a
+ * day after its last token stopped working; `replayed_at` marks the
+ * authorization ended (its code replayed, a refresh token reused, or a token
+ * revoked by the client). Statements run on their own (no surrounding
+ * transaction), and the order of `endGrant` with the lock `insertToken` takes
+ * makes a racing code exchange or refresh safe.
  */
 @Injectable()
 export class OAuthGrantsRepository {
@@ -62,15 +63,7 @@ export class OAuthGrantsRepository {
   }
 
   async insertCode(c: NewCode): Promise<number> {
-    // Codes live 10 minutes; the used ones are kept a day for replay detection,
-    // and for as long as their authorization has a token that may be refreshed.
-    await this.query(
-      `DELETE FROM identity.oauth_codes c
-        WHERE c.expires_at < now() - interval '1 day'
-          AND NOT EXISTS (SELECT 1 FROM identity.oauth_tokens t
-                           WHERE t.grant_id = c.id AND t.revoked_at IS NULL AND t.refresh_expires_at > now())`,
-      [],
-    );
+    await this.removeEndedGrants();
     const [row] = await this.query<{ id: number }>(
       `INSERT INTO identity.oauth_codes
          (code_hash, client_id, user_id, redirect_uri, scopes, code_challenge, code_challenge_method, expires_at)
@@ -78,6 +71,28 @@ export class OAuthGrantsRepository {
       [c.codeHash, c.clientPk, c.userId, c.redirectUri, c.scopes.join(' '), c.codeChallenge, c.codeChallengeMethod, c.expiresAt],
     );
     return toId(row.id);
+  }
+
+  /**
+   * Codes live 10 minutes; a used one is kept a day for replay detection. It
+   * is also its authorization's row, which goes with every token row of it
+   * (foreign key, ON DELETE CASCADE) a day after the last of those tokens
+   * stopped working (revoked, or both its tokens expired). Until then the
+   * rotated ones stay too: presenting any of them again ends the
+   * authorization (reuse detection). The day also covers a refresh between
+   * revoking its old pair and storing the new one (`insertToken` needs the
+   * grant row).
+   */
+  private async removeEndedGrants(): Promise<void> {
+    await this.query(
+      `DELETE FROM identity.oauth_codes c
+        WHERE c.expires_at < now() - interval '1 day'
+          AND NOT EXISTS (SELECT 1 FROM identity.oauth_tokens t
+                           WHERE t.grant_id = c.id
+                             AND coalesce(t.revoked_at, 'infinity'::timestamptz) > now() - interval '1 day'
+                             AND greatest(t.access_expires_at, t.refresh_expires_at) > now() - interval '1 day')`,
+      [],
+    );
   }
 
   async findCode(codeHash: string): Promise<CodeRow | null> {
