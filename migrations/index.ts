@@ -24,6 +24,7 @@ import { IdentityOAuthGrantRows1795630000000 } from './1795630000000-identity-oa
 import { IdentityOAuthTokensGrantFk1795640000000 } from './1795640000000-identity-oauth-tokens-grant-fk.js';
 import { IdentityOAuthTokensWithoutGrant1795640000100 } from './1795640000100-identity-oauth-tokens-without-grant.js';
 import { IdentityOAuthTokensGrantFkValidate1795640000200 } from './1795640000200-identity-oauth-tokens-grant-fk-validate.js';
+import { IdentityOAuthTokensLiveIndex1795640000300 } from './1795640000300-identity-oauth-tokens-live-index.js';
 
 /** Every migration, in order. Listed explicitly so ESM builds, the CLI and tests load the same set. */
 export const MIGRATIONS = [
@@ -53,4 +54,5 @@ export const MIGRATIONS = [
   IdentityOAuthTokensGrantFk1795640000000,
   IdentityOAuthTokensWithoutGrant1795640000100,
   IdentityOAuthTokensGrantFkValidate1795640000200,
+  IdentityOAuthTokensLiveIndex1795640000300,
 ];
