@@ -97,6 +97,14 @@ describe('OAuth token and revocation endpoints: refusals of the body', () => {
       expect(r.bodyBytesWritten).toBeLessThan(10 * MiB);
     });
 
+    it('answers a form that decompresses to over 1 MiB with 413 invalid_request', async () => {
+      const form = zlib.gzipSync(`token=${'a'.repeat(2 * MiB)}`);
+      const head =
+        `POST ${path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\n` +
+        `Content-Encoding: gzip\r\nContent-Length: ${form.length}\r\n\r\n`;
+      expectRefusal((await rawExchange(port, head, { chunk: form, times: 1 })).response!, 413);
+    });
+
     it.each([
       ['form', 'application/x-www-form-urlencoded', 413],
       ['JSON', 'application/json', 400],
