@@ -452,6 +452,33 @@ describe('OAuth 2.0 authorization code flow', () => {
     });
   });
 
+  // Clients parse RFC 6749 JSON here whatever went wrong; the revocation
+  // answered an HTML error page when the database failed.
+  it('answers a failure behind either endpoint with 500 server_error in RFC 6749 JSON', async () => {
+    const { body } = await exchange(confidential, await ann.code(params(confidential))).expect(200);
+    const repo = t.app.get(OAuthGrantsRepository, { strict: false });
+    const lost = () => Promise.reject(new Error('Connection terminated unexpectedly'));
+    jest.spyOn(repo, 'findRefresh').mockImplementation(lost);
+    jest.spyOn(repo, 'grantOfToken').mockImplementation(lost);
+    try {
+      const answers = [
+        await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: body.refresh_token }, basic(confidential)),
+        await t.http.post('/oauth/revoke').type('form').auth(confidential.clientId, confidential.clientSecret!).send({ token: body.refresh_token }),
+      ];
+      for (const res of answers) {
+        expect({ status: res.status, type: res.headers['content-type'], body: res.body }).toEqual({
+          status: 500,
+          type: expect.stringMatching(/^application\/json/),
+          body: { error: 'server_error', error_description: expect.any(String) },
+        });
+        expect(res.headers['cache-control']).toBe('no-store');
+      }
+    } finally {
+      jest.restoreAllMocks();
+    }
+    await me(body.access_token).expect(200);
+  });
+
   it('stores no code, token or client secret in clear', async () => {
     const { verifier, challenge } = pkce();
     const code = await ann.code(params(confidential, { code_challenge: challenge }));

@@ -115,8 +115,21 @@ export class OAuthServerService {
     return endpointAnswer(response);
   }
 
-  /** RFC 7009: the client authenticates like at the token endpoint; an unknown token is not an error. */
+  /**
+   * RFC 7009: the client authenticates like at the token endpoint; an unknown
+   * token is not an error. A failure (the database away) is a `server_error`
+   * in RFC 6749 JSON, as the library answers it at the token endpoint.
+   */
   async revoke(request: OAuthEndpointRequest): Promise<OAuthEndpointAnswer> {
+    try {
+      return await this.revokeFor(request);
+    } catch (error) {
+      this.logger.error(`revocation endpoint failed: ${String(error)}`);
+      return oauthError(500, 'server_error', 'The revocation request failed');
+    }
+  }
+
+  private async revokeFor(request: OAuthEndpointRequest): Promise<OAuthEndpointAnswer> {
     const unsafe = unsafeParameter(request);
     if (unsafe) return oauthError(400, 'invalid_request', `Invalid parameter: \`${unsafe}\``);
     const { clientId, clientSecret, viaHeader } = clientCredentials(request);
