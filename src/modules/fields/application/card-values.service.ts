@@ -33,7 +33,7 @@ import { BulkListWriter, isBulkListStorage, type ListSet } from './list-values.b
 import { describeMember, memberIdsOf, relatedIdsOf, TeamReferences } from './team-references.js';
 import { lookupField, requireBodyField } from './field-lookup.js';
 import { FileBlobs } from '../files/application/file-blobs.service.js';
-import { FileInputs, type PreparedFile, type UploadedFile } from '../files/application/file-inputs.service.js';
+import { FileInputs, type PreparedFile, type UploadedFile, type UrlDownloadBudget } from '../files/application/file-inputs.service.js';
 
 /**
  * One change to one field of a card. Values are parsed (and files turned into
@@ -252,6 +252,7 @@ export class CardValuesService {
   async prepare(projectId: number, entries: Array<{ attributes: unknown; property: string }>, known?: FieldDefinition[]): Promise<PreparedWrites[]> {
     const fields = known ?? (await this.definitions.fieldsOfProjects([projectId]));
     const prepared: PreparedWrites[] = [];
+    const budget = this.fileInputs.downloadBudget();
     for (const { attributes, property } of entries) {
       if (attributes === undefined) {
         prepared.push(new PreparedWrites(projectId, []));
@@ -260,7 +261,7 @@ export class CardValuesService {
       if (!isPlainObject(attributes)) throw new InvalidFieldInputError(property, 'expected an object mapping field names to values');
       const writes = this.planBatch(fields, null, attributes, `${property}.`);
       // Only files need preparing; an import's thousands of cards have none, and skip the await.
-      if (writes.some((w) => w.field.type === 'files')) await this.prepareFiles(writes);
+      if (writes.some((w) => w.field.type === 'files')) await this.prepareFiles(writes, budget);
       prepared.push(new PreparedWrites(projectId, writes));
     }
     return prepared;
@@ -441,7 +442,7 @@ export class CardValuesService {
    * and checks access again on the locked row.
    */
   private async writePlanned(cardId: number, writes: Write[], actor: Actor): Promise<void> {
-    await this.prepareFiles(writes);
+    await this.prepareFiles(writes, this.fileInputs.downloadBudget());
     const written: string[] = [];
     try {
       await this.uow.run(async () => {
@@ -498,21 +499,22 @@ export class CardValuesService {
     return body.value;
   }
 
-  private async prepareFiles(writes: Write[]): Promise<void> {
+  /** `budget`: what the request's file URLs may still download, shared by all its writes. */
+  private async prepareFiles(writes: Write[], budget: UrlDownloadBudget): Promise<void> {
     for (const w of writes) {
       if (w.field.type !== 'files') continue;
       if (w.kind === 'set' && Array.isArray(w.value)) {
         const prepared: PreparedFile[] = [];
-        for (const input of w.value as Array<FileInput | PreparedFile>) prepared.push(await this.prepareOne(w.field, input));
+        for (const input of w.value as Array<FileInput | PreparedFile>) prepared.push(await this.prepareOne(w.field, input, budget));
         w.value = prepared;
       } else if (w.kind === 'append') {
-        w.item = await this.prepareOne(w.field, w.item as FileInput | PreparedFile);
+        w.item = await this.prepareOne(w.field, w.item as FileInput | PreparedFile, budget);
       }
     }
   }
 
-  private prepareOne(field: FieldDefinition, input: FileInput | PreparedFile): Promise<PreparedFile> {
-    return 'kind' in input ? this.fileInputs.prepare(field.name, input) : Promise.resolve(input);
+  private prepareOne(field: FieldDefinition, input: FileInput | PreparedFile, budget: UrlDownloadBudget): Promise<PreparedFile> {
+    return 'kind' in input ? this.fileInputs.prepare(field.name, input, budget) : Promise.resolve(input);
   }
 
   private async apply(card: PlanningCard, writes: Write[], actor: Actor, written: string[], options: { system?: boolean } = {}): Promise<void> {

@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../../../config/app-config.js';
 import { PayloadTooLargeError } from '../../../../shared/domain/domain-error.js';
 import type { UploadedFile } from '../../contracts/fields.api.js';
-import { isValidFileName, type FileInput } from '../../domain/values/index.js';
+import { invalidValue, isValidFileName, type FileInput } from '../../domain/values/index.js';
 import { fetchFileByUrl, isForbiddenAddress } from '../infrastructure/safe-url-fetcher.js';
 
 /** A file ready to be stored: the four ways of giving one all end here. */
@@ -38,14 +38,29 @@ const TEXT_TYPES: Record<string, string> = {
 
 /**
  * Which resolved addresses "file by URL" refuses to connect to (unless
- * FILE_URL_ALLOW_PRIVATE). A provider so e2e tests can declare one loopback
- * address "public" to stand in for an outside server (redirect checks).
+ * FILE_URL_ALLOW_PRIVATE), and how long the downloads of one request may
+ * take. A provider so e2e tests can declare one loopback address "public" to
+ * stand in for an outside server (redirect checks), and shorten the timeout.
  */
 @Injectable()
 export class FileUrlPolicy {
+  timeoutMs = FETCH_TIMEOUT_MS;
+
   isForbidden(ip: string): boolean {
     return isForbiddenAddress(ip);
   }
+}
+
+/**
+ * What the file URLs of one request may still download. They share one size
+ * cap and one deadline: with one each, a request listing many URLs (a 1 MiB
+ * body names thousands) made the server hold MAX_UPLOAD_BYTES per URL in
+ * memory, and wait up to the timeout per URL.
+ */
+export interface UrlDownloadBudget {
+  bytesLeft: number;
+  /** Epoch milliseconds. */
+  deadline: number;
 }
 
 /** Turns the JSON forms (URL, text data, base64 data URL) and uploads into bytes with a name and type. */
@@ -56,18 +71,15 @@ export class FileInputs {
     private readonly policy: FileUrlPolicy,
   ) {}
 
-  async prepare(field: string, input: FileInput): Promise<PreparedFile> {
+  /** One per request: every `prepare` of the request takes it. */
+  downloadBudget(): UrlDownloadBudget {
+    return { bytesLeft: this.config.maxUploadBytes, deadline: Date.now() + this.policy.timeoutMs };
+  }
+
+  async prepare(field: string, input: FileInput, budget: UrlDownloadBudget): Promise<PreparedFile> {
     switch (input.kind) {
-      case 'url': {
-        const fetched = await fetchFileByUrl(input.url, {
-          maxBytes: this.config.maxUploadBytes,
-          timeoutMs: FETCH_TIMEOUT_MS,
-          allowPrivate: this.config.fileUrlAllowPrivate,
-          isForbidden: (ip) => this.policy.isForbidden(ip),
-          field,
-        });
-        return { name: fetched.name, mimeType: fetched.mimeType, bytes: fetched.bytes };
-      }
+      case 'url':
+        return this.download(field, input.url, budget);
       case 'text': {
         const bytes = this.capped(Buffer.from(input.content, 'utf8'));
         return { name: input.name, mimeType: TEXT_TYPES[path.extname(input.name).toLowerCase()] ?? 'text/plain', bytes };
@@ -75,6 +87,22 @@ export class FileInputs {
       case 'base64':
         return { name: input.name, mimeType: input.mimeType, bytes: this.capped(input.bytes) };
     }
+  }
+
+  private async download(field: string, url: string, budget: UrlDownloadBudget): Promise<PreparedFile> {
+    const timeoutMs = budget.deadline - Date.now();
+    if (timeoutMs <= 0) throw invalidValue(field, 'file URL timed out');
+    const cap = this.config.maxUploadBytes;
+    const fetched = await fetchFileByUrl(url, {
+      maxBytes: budget.bytesLeft,
+      tooLarge: budget.bytesLeft < cap ? `file URLs of one request may bring at most ${cap} bytes in all` : undefined,
+      timeoutMs,
+      allowPrivate: this.config.fileUrlAllowPrivate,
+      isForbidden: (ip) => this.policy.isForbidden(ip),
+      field,
+    });
+    budget.bytesLeft -= fetched.bytes.length;
+    return { name: fetched.name, mimeType: fetched.mimeType, bytes: fetched.bytes };
   }
 
   fromUpload(file: UploadedFile): PreparedFile {

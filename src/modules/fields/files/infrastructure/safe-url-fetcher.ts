@@ -18,6 +18,8 @@ export type HostResolver = (hostname: string) => Promise<ResolvedAddress[]>;
 
 export interface FetchFileOptions {
   maxBytes: number;
+  /** The refusal of a body longer than `maxBytes`; "file URL is too large" unless given. */
+  tooLarge?: string;
   /** For the whole download, redirects included. */
   timeoutMs: number;
   /** FILE_URL_ALLOW_PRIVATE: lets tests and closed networks reach private addresses. */
@@ -155,13 +157,14 @@ function requestOnce(url: URL, pinned: ResolvedAddress[], opts: FetchFileOptions
         return resolve({ kind: 'redirect', location });
       }
       if (status < 200 || status > 299) return fail(new FetchAbort(`could not fetch file URL: HTTP ${status}`));
+      const tooLarge = opts.tooLarge ?? 'file URL is too large';
       const declared = Number(response.headers['content-length']);
-      if (Number.isFinite(declared) && declared > opts.maxBytes) return fail(new FetchAbort('file URL is too large'));
+      if (Number.isFinite(declared) && declared > opts.maxBytes) return fail(new FetchAbort(tooLarge));
       const chunks: Buffer[] = [];
       let received = 0;
       response.on('data', (chunk: Buffer) => {
         received += chunk.length;
-        if (received > opts.maxBytes) return fail(new FetchAbort('file URL is too large'));
+        if (received > opts.maxBytes) return fail(new FetchAbort(tooLarge));
         chunks.push(chunk);
       });
       response.on('error', networkError('connection closed early'));
