@@ -60,7 +60,11 @@ export class AuthenticationGuard extends AuthGuard([API_KEY_BASIC, API_KEY_HEADE
       throw error;
     }
     this.limits.maybeSweep(RATE_WINDOW_SECONDS);
-    applyLimit(context.switchToHttp().getResponse<Response>(), hit);
+    const res = context.switchToHttp().getResponse<Response>();
+    // An X-Api-Key request looks anonymous to a shared cache (RFC 9111 §3.5 only
+    // covers Authorization): without this a proxy could hand one user's answer to the next caller.
+    res.setHeader('Cache-Control', 'private, no-cache');
+    applyLimit(res, hit);
     this.checkScope(context, (req as Request & { user: Actor }).user, req.method);
     return true;
   }
