@@ -11,7 +11,9 @@ import { credentialWindowKey, RATE_WINDOW_SECONDS, type AuthenticatedKey } from 
 import { OAuthServerService } from '../application/oauth-server.service.js';
 import { API_KEY_BASIC } from './api-key-basic.strategy.js';
 import { API_KEY_HEADER } from './api-key-header.strategy.js';
+import { CrossSiteWriteError } from '../domain/identity.errors.js';
 import { bearerToken, presentedCredentials } from './credentials.js';
+import { isCrossSiteWrite } from './cross-site.policy.js';
 import { RateLimitStore, type RateLimitHit } from '../infrastructure/rate-limit.store.js';
 import { neededScope, scopeAllows } from './scope.policy.js';
 
@@ -24,6 +26,9 @@ const FAILED_AUTH_PER_MINUTE = 60;
  */
 @Injectable()
 export class AuthenticationGuard extends AuthGuard([API_KEY_BASIC, API_KEY_HEADER]) {
+  /** Where the service's own pages and API are served (an `Origin` from here is not another site). */
+  private readonly serviceOrigins: ReadonlySet<string>;
+
   constructor(
     private readonly reflector: Reflector,
     private readonly oauth: OAuthServerService,
@@ -31,12 +36,15 @@ export class AuthenticationGuard extends AuthGuard([API_KEY_BASIC, API_KEY_HEADE
     private readonly limits: RateLimitStore,
   ) {
     super();
+    this.serviceOrigins = new Set([new URL(config.baseUrl).origin, new URL(config.authUrl).origin]);
   }
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
     const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()]);
     if (isPublic) return true;
     const req = context.switchToHttp().getRequest<Request>();
+    // Before the credential is even looked at: it may be one the browser attached by itself.
+    if (isCrossSiteWrite(req, this.serviceOrigins)) throw new CrossSiteWriteError();
     const credentials = presentedCredentials(req);
     if (credentials.size === 0) throw new UnauthorizedError('Authentication required: send an API key');
     if (credentials.size > 1) throw new UnauthorizedError('Send one credential only');

@@ -33,3 +33,11 @@ export class InvalidOAuthClientError extends DomainError {
   readonly code = 'IDENTITY.INVALID_OAUTH_CLIENT';
   readonly kind = 'invalid' as const;
 }
+
+export class CrossSiteWriteError extends DomainError {
+  readonly code = 'AUTH.CROSS_SITE_WRITE';
+  readonly kind = 'forbidden' as const;
+  constructor() {
+    super('A browser sent this request from another site; the API takes no writes from other sites');
+  }
+}
