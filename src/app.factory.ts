@@ -20,7 +20,7 @@ import { sendProblem } from './shared/http/problem.js';
 import { multipartFields } from './shared/http/multipart-fields.middleware.js';
 import { queryAsBody } from './shared/http/query-as-body.middleware.js';
 import { rejectUnsafeStrings } from './shared/http/safe-strings.middleware.js';
-import { refuseUnreadBodies } from './shared/http/unread-bodies.middleware.js';
+import { documentUnreadBodies, refuseUnreadBodies } from './shared/http/unread-bodies.middleware.js';
 import { createValidationPipe } from './shared/http/validation.pipe.js';
 
 export const API_PREFIX = 'api/1.0';
@@ -125,6 +125,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, obs
       .build(),
   );
   documentPagination(document);
+  documentUnreadBodies(document);
   const server = app.getHttpAdapter().getInstance() as express.Express;
   server.get(`/${API_PREFIX}/spec.json`, (_req, res) => void res.json(document));
 }

@@ -1,3 +1,4 @@
+import type { OpenAPIObject, ResponseObject, SchemaObject } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { FieldProblem } from '../domain/domain-error.js';
 
@@ -45,4 +46,34 @@ export function sendProblem(res: Response, p: Problem): void {
   };
   if (p.errors?.length) body.errors = p.errors;
   res.status(p.status).type('application/problem+json').send(JSON.stringify(body));
+}
+
+/** The problem+json body that sendProblem writes, as an OpenAPI schema. */
+const PROBLEM_SCHEMA: SchemaObject = {
+  type: 'object',
+  description: 'RFC 9457 problem details; some errors add properties of their own (a filter error its `position` and `expected`)',
+  required: ['type', 'title', 'status', 'detail', 'error'],
+  properties: {
+    type: { type: 'string', description: 'the error code, such as CARD.CYCLE_DETECTED or INPUT.INVALID' },
+    title: { type: 'string', description: 'the status text' },
+    status: { type: 'integer' },
+    detail: { type: 'string' },
+    error: { type: 'string', description: 'repeats `detail` (what clients of the original service read)' },
+    errors: {
+      type: 'array',
+      description: 'for invalid input: each property refused and why',
+      items: { type: 'object', required: ['field', 'message'], properties: { field: { type: 'string' }, message: { type: 'string' } } },
+    },
+  },
+};
+
+/**
+ * An error answer of the OpenAPI document: its body is the `Problem` schema,
+ * which the first call adds to the document's components.
+ */
+export function problemResponse(document: OpenAPIObject, description: string, headers?: ResponseObject['headers']): ResponseObject {
+  document.components ??= {};
+  document.components.schemas ??= {};
+  document.components.schemas.Problem ??= PROBLEM_SCHEMA;
+  return { description, headers, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } };
 }

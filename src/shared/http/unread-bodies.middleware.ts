@@ -1,6 +1,7 @@
+import type { OpenAPIObject } from '@nestjs/swagger';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { closeAfterAnswer } from './body-limits.js';
-import { sendProblem, titleFor } from './problem.js';
+import { problemResponse, sendProblem, titleFor } from './problem.js';
 
 /** The media types of the API's request bodies (DESIGN.md §2): JSON, form fields, multipart form fields and uploads. */
 export const API_BODY_TYPES = ['application/json', 'application/*+json', 'application/x-www-form-urlencoded', 'multipart/form-data'];
@@ -48,8 +49,11 @@ export function refuseUnreadBodies(accepted: string[] = API_BODY_TYPES, answer: 
   };
 }
 
+/** The accepted types a 415 names (a range such as application/*+json is told in words). */
+const namedTypes = (accepted: string[]): string[] => accepted.filter((type) => !type.includes('*'));
+
 function unsupportedMediaProblem(accepted: string[]): BodyRefusal {
-  const named = accepted.filter((type) => !type.includes('*'));
+  const named = namedTypes(accepted);
   const detail = `This API reads request bodies of type ${named.join(', ')} (and application/*+json as JSON)`;
   return (req, res) => {
     const sent = req.headers['content-type'] ? `A body of type ${req.headers['content-type'].split(';')[0].trim()}` : 'A body without a Content-Type';
@@ -62,4 +66,29 @@ function unsupportedMediaProblem(accepted: string[]): BodyRefusal {
       headers: { Accept: named.join(', ') },
     });
   };
+}
+
+const BODY_METHODS = ['post', 'put', 'patch', 'delete'] as const;
+const UNREAD_BODY = 'A request body of a media type the API does not read (text/plain, XML, octet-stream, none given); nothing is changed';
+
+/**
+ * Lists refuseUnreadBodies' 415 in the OpenAPI document, on every operation
+ * that takes a request body. The middleware covers every route under the
+ * API's prefix, and the document holds only those (not the web pages nor
+ * /oauth/*); an operation without a body in the document is not sent one.
+ * A 415 an operation already documents (a spreadsheet of an unknown format)
+ * keeps its words, followed by these.
+ */
+export function documentUnreadBodies(document: OpenAPIObject, accepted: string[] = API_BODY_TYPES): void {
+  const example = namedTypes(accepted).join(', ');
+  const headers = { Accept: { description: 'the media types the API reads', schema: { type: 'string' as const, example } } };
+  for (const item of Object.values(document.paths)) {
+    for (const method of BODY_METHODS) {
+      const operation = item[method];
+      if (!operation?.requestBody) continue;
+      const own = operation.responses['415'];
+      const description = own && 'description' in own ? `${own.description}. Also: ${UNREAD_BODY}` : UNREAD_BODY;
+      operation.responses['415'] = problemResponse(document, description, headers);
+    }
+  }
 }

@@ -118,6 +118,59 @@ describe('request strictness', () => {
     });
   });
 
+  describe('the 415 in the OpenAPI document', () => {
+    interface Answer {
+      description: string;
+      headers?: Record<string, unknown>;
+      content?: Record<string, { schema: { $ref?: string } }>;
+    }
+    interface Document {
+      paths: Record<string, Record<string, { requestBody?: unknown; responses: Record<string, Answer> }>>;
+      components: { schemas: Record<string, { required?: string[] }> };
+    }
+    const load = async () => (await t.http.get(`${API}/spec.json`).expect(200)).body as Document;
+    const operations = (doc: Document) =>
+      Object.entries(doc.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ path, method, op })));
+
+    it('is listed, as problem+json with Accept, on every operation that takes a body and on no other', async () => {
+      const doc = await load();
+      const all = operations(doc);
+      // only the API's routes are documented: the web pages and /oauth/* answer their own
+      expect(all.filter(({ path }) => !path.startsWith(`${API}/`))).toEqual([]);
+      expect(all.filter(({ op }) => op.requestBody).length).toBeGreaterThanOrEqual(25);
+      for (const { path, method, op } of all) {
+        expect({ path, method, listed: '415' in op.responses }).toEqual({ path, method, listed: op.requestBody !== undefined });
+        if (!op.requestBody) continue;
+        expect({ path, method, answer: op.responses['415'] }).toEqual({
+          path,
+          method,
+          answer: {
+            description: expect.stringMatching(/media type the API does not read/),
+            headers: { Accept: expect.objectContaining({ schema: expect.objectContaining({ type: 'string' }) }) },
+            content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+          },
+        });
+      }
+      expect(doc.components.schemas.Problem.required).toEqual(expect.arrayContaining(['type', 'title', 'status', 'detail', 'error']));
+      // the spreadsheet's own 415 keeps its words
+      expect(doc.paths[`${API}/importers/spreadsheet/discover`].post.responses['415'].description).toMatch(/^The file is not XLSX, CSV or ODS\. Also: /);
+    });
+
+    it('is what each of those operations answers to a text/plain body', async () => {
+      const withBody = operations(await load()).filter(({ op }) => op.requestBody);
+      for (const { path, method } of withBody) {
+        const url = path.replace(/\{attr\}/g, 'Status').replace(/\{\w+\}/g, String(card));
+        const res = await t.http[method as 'post' | 'put' | 'delete' | 'patch'](url).set(as(ann)).set('Content-Type', 'text/plain').send('{}');
+        expect({ path, method, status: res.status, type: res.headers['content-type'] }).toEqual({
+          path,
+          method,
+          status: 415,
+          type: expect.stringMatching(/^application\/problem\+json/),
+        });
+      }
+    });
+  });
+
   describe("a listing's query parameters", () => {
     const paginated = () => [
       '/organizations',

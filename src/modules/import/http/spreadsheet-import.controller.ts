@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, Post, Req, UseInterceptors } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiOkResponse, ApiSecurity, ApiTags, ApiUnsupportedMediaTypeResponse } from '@nestjs/swagger';
 import type { Request } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
@@ -97,6 +97,7 @@ export class SpreadsheetImportController {
     description: 'XLSX, CSV or ODS, told apart by content; anything else is 415',
   })
   @ApiCreatedResponse(DISCOVER_RESPONSE)
+  @ApiUnsupportedMediaTypeResponse({ description: 'The file is not XLSX, CSV or ODS' })
   discover(@CurrentActor() actor: Actor, @Req() req: Request): Promise<DiscoverResult> {
     return this.discovery.discover(req.file, actor);
   }
