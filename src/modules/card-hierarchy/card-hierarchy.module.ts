@@ -10,21 +10,25 @@ import { CardStreamService } from './application/card-stream.service.js';
 import { CardTreeService } from './application/card-tree.service.js';
 import { MoveCardService } from './application/move-card.service.js';
 import { ProjectCardsService } from './application/project-cards.service.js';
+import { TreeLocksService } from './application/tree-locks.service.js';
 import { CardTreeProjectDeletedHandler } from './application/project-deleted.handler.js';
 import { CardHierarchyApi } from './contracts/card-hierarchy.api.js';
 import { CardStreamController } from './http/card-stream.controller.js';
 import { CardListingQueries } from './infrastructure/card-listing.queries.js';
 import { CardTreeRepository } from './infrastructure/card-tree.repository.js';
+import { TreeLockQueries } from './infrastructure/tree-locks.queries.js';
 
 @Module({
   imports: [WorkspaceModule],
   controllers: [CardStreamController],
   providers: [
     CardTreeRepository,
+    TreeLockQueries,
     CardListingQueries,
     CardStreamRepository,
     CardStreamRecorder,
     CardAccessService,
+    TreeLocksService,
     CardTreeService,
     MoveCardService,
     CardStreamService,

@@ -1,6 +1,5 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DataSource } from 'typeorm';
+import { deadlocks, deadlocksSince, sendWhileHeld } from '../../support/lock-waits.js';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, groupingClient, type CardJson, type GroupJson, type GroupTypeJson, type ProjectJson } from './grouping-fixtures.js';
 
@@ -34,17 +33,6 @@ describe('memberships when a card moves to another parent', () => {
   afterAll(() => t.close());
 
   const ids = (card: { groups: Array<{ id: number }> }) => card.groups.map((g) => g.id);
-  /** Deadlocks PostgreSQL broke in this file's database (0 on the embedded one, which runs one transaction at a time). */
-  const deadlocks = async () => {
-    if (!process.env.DATABASE_URL) return 0;
-    const [row] = await t.app.get(DataSource).query(`SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()`);
-    return Number(row.deadlocks);
-  };
-  /** A victim's backend reports its deadlock when it next goes idle, so a count of none is read again after a moment. */
-  const deadlocksSince = async (before: number) => {
-    if ((await deadlocks()) === before && process.env.DATABASE_URL) await delay(1_500);
-    return (await deadlocks()) - before;
-  };
   const outOfScope = async (cardId: number) =>
     (await c.groupEntries(ann, cardId)).filter((e) => e.data.reason === 'moved_out_of_scope');
 
@@ -217,7 +205,7 @@ describe('memberships when a card moves to another parent', () => {
       siblings.push((await c.card(ann, holder, `race sibling ${i}`)).id);
       leavers.push((await c.card(ann, holder, `race leaver ${i}`, { group_id: col.id })).id);
     }
-    const before = await deadlocks();
+    const before = await deadlocks(t.app);
     const results = await Promise.all(
       movers.flatMap((id, i) => [
         t.http.post(`${API}/cards/${id}/relocate`).set(as(ann)).send({ parent_id: boardB.id }),
@@ -229,62 +217,43 @@ describe('memberships when a card moves to another parent', () => {
     const sorted = (list: number[]) => [...list].sort((a, b) => a - b);
     expect(sorted(await c.column(ann, project.id, col.id))).toEqual(sorted(siblings));
     for (const id of movers) expect(ids(await c.get(ann, id))).toEqual([]);
-    expect(await deadlocksSince(before)).toBe(0);
+    expect(await deadlocksSince(t.app, before)).toBe(0);
   });
 
   // The same meeting, made to happen every time. A third transaction holds a
   // row of the column (a membership) so that add-to-group waits inside it,
-  // holding the group's lock, until the relocation has come to wait for that
-  // group too; then it lets go, and add-to-group touches the sibling. A
-  // relocation that locked the group only after shifting the sibling's
-  // position held the sibling's row by then: each waited for the other, and
-  // PostgreSQL broke the deadlock after deadlock_timeout (every run). The
-  // relocation locks its groups before any shift now, so it simply waits.
+  // holding the group's lock, until the relocation has come to wait too;
+  // then it lets go, and add-to-group touches the sibling. A relocation that
+  // locked the group only after shifting the sibling's position held the
+  // sibling's row by then: each waited for the other, and PostgreSQL broke
+  // the deadlock after deadlock_timeout (every run). The relocation now
+  // locks its groups before any shift, and the siblings it shifts with its
+  // other cards, first of all: it waits there for add-to-group's hold on the
+  // sibling.
   async function meetOnTheColumn(
     name: string,
     moverInColumn: boolean,
     relocation: (to: { boardA: number; boardB: number; col: number }) => object,
   ) {
-    const db = t.app.get(DataSource);
-    const waiting = async () => {
-      const [row] = await db.query(
-        `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-      );
-      return Number(row.n);
-    };
-    const untilWaiting = async (n: number) => {
-      for (let i = 0; i < 200 && (await waiting()) < n; i++) await delay(25);
-      expect(await waiting()).toBeGreaterThanOrEqual(n);
-    };
     const { boardA, boardB } = await boards(name);
     const col = await c.group(ann, boardA.id, labels.id, `${name} label`);
     const holder = await c.card(ann, boardA.id, `${name} holder`);
     const mover = await c.card(ann, holder.id, `${name} mover`, moverInColumn ? { group_id: col.id } : {});
     const sibling = await c.card(ann, holder.id, `${name} sibling`); // position 1: the move shifts it
     const other = await c.card(ann, boardA.id, `${name} other`, { group_id: col.id });
-    const before = await deadlocks();
-
-    const blocker = db.createQueryRunner();
-    await blocker.connect();
-    let joined: Promise<{ status: number; body: unknown }> | undefined;
-    let moved: Promise<{ status: number; body: unknown }> | undefined;
-    try {
-      await blocker.startTransaction();
-      await blocker.query(`SELECT 1 FROM grouping.memberships WHERE card_id = $1 AND group_id = $2 FOR UPDATE`, [other.id, col.id]);
+    const before = await deadlocks(t.app);
+    const membership = { sql: `SELECT 1 FROM grouping.memberships WHERE card_id = $1 AND group_id = $2 FOR UPDATE`, params: [other.id, col.id] };
+    const body = relocation({ boardA: boardA.id, boardB: boardB.id, col: col.id });
+    const [joined, moved] = await sendWhileHeld(t.app, membership, [
       // add-to-group at position 0 locks the group, then waits to shift the column's rows.
-      joined = t.http.post(`${API}/cards/${sibling.id}/add-to-group`).set(as(ann)).send({ group_id: col.id, position: 0 }).then((r) => r);
-      await untilWaiting(1);
-      const body = relocation({ boardA: boardA.id, boardB: boardB.id, col: col.id });
-      moved = t.http.post(`${API}/cards/${mover.id}/relocate`).set(as(ann)).send(body).then((r) => r);
-      await untilWaiting(2); // the relocation waits for the group
-    } finally {
-      await blocker.commitTransaction().catch(() => undefined);
-      await blocker.release();
-    }
-    expect((await joined!).status).toBe(200);
-    expect((await moved!).status).toBe(200);
+      () => t.http.post(`${API}/cards/${sibling.id}/add-to-group`).set(as(ann)).send({ group_id: col.id, position: 0 }).then((r) => r),
+      // the relocation waits for the sibling
+      () => t.http.post(`${API}/cards/${mover.id}/relocate`).set(as(ann)).send(body).then((r) => r),
+    ]);
+    expect(joined.status).toBe(200);
+    expect(moved.status).toBe(200);
     expect((await c.get(ann, sibling.id)).position).toBe(0);
-    expect(await deadlocksSince(before)).toBe(0);
+    expect(await deadlocksSince(t.app, before)).toBe(0);
     return { mover: mover.id, sibling: sibling.id, other: other.id, col: col.id };
   }
 

@@ -27,15 +27,14 @@ import type {
   SentCreation,
 } from '../contracts/card-hierarchy.api.js';
 import { assertNotTopLevel, isCardState } from '../domain/card-tree.policy.js';
-import { CardNotFoundError, InvalidCardInputError, TreeBusyError } from '../domain/card.errors.js';
+import { CardNotFoundError, InvalidCardInputError } from '../domain/card.errors.js';
+import { deletionLocks, subtreeLocks } from '../domain/tree-lock.policy.js';
 import { CardListingQueries } from '../infrastructure/card-listing.queries.js';
 import { CardTreeRepository, type CardRow, type ChildrenInsert } from '../infrastructure/card-tree.repository.js';
 import { CardAccessService } from './card-access.service.js';
+import { TreeLocksService } from './tree-locks.service.js';
 
 export const MAX_TITLE = 1024;
-
-/** How often a deletion re-locks when the card moved to another parent meanwhile. */
-const MAX_LOCK_ROUNDS = 5;
 
 export function validTitle(title: unknown): string {
   if (typeof title !== 'string' || !title.trim()) throw new InvalidCardInputError('title', 'must be a non-empty string');
@@ -66,6 +65,7 @@ export class CardTreeService {
     private readonly cards: CardTreeRepository,
     private readonly listing: CardListingQueries,
     private readonly access: CardAccessService,
+    private readonly treeLocks: TreeLocksService,
     private readonly events: EventBus,
   ) {}
 
@@ -203,35 +203,39 @@ export class CardTreeService {
       assertNotTopLevel(found, archived ? 'archived' : 'restored');
       // The whole subtree, so that no card is added under it unseen while its
       // `hidden` flags and the visible count are recomputed.
-      await this.cards.lockSubtree([], cardId);
+      const held = await this.treeLocks.lock(subtreeLocks(cardId), new Map());
       const card = await this.lockCard(cardId);
       if (card.isArchived === archived) return;
-      const before = await this.cards.subtreeCounts(cardId);
+      const visibleBefore = [...held.values()].filter((c) => c.inSubtree && !c.hidden).length;
       await this.cards.setArchived(cardId, archived);
       const after = await this.cards.subtreeCounts(cardId);
-      await this.cards.adjustCounters(card.projectId, 0, after.visible - before.visible);
+      await this.cards.adjustCounters(card.projectId, 0, after.visible - visibleBefore);
       const Event = archived ? CardArchived : CardRestored;
       await this.events.publish(new Event({ ...this.eventBase(card, actor), data: {} }));
     });
   }
 
   /**
-   * First step of a deletion. Locks the parent (its children's positions close
-   * up) and the whole subtree (so the counts match what the cascade deletes),
-   * then takes the subtree out of the project's totals: the counter row is
-   * locked here, right after the card rows, as in every card write. The card
-   * may have moved between reading it and locking it; then the parent we
-   * locked is not its parent any more, and we lock the new one.
+   * First step of a deletion: the cards it changes, locked in step 1 (the
+   * parent, the whole subtree, whose counts must match what the cascade
+   * deletes, and the later siblings, whose gap `finishDeletion` closes),
+   * then the subtree taken out of the project's totals (step 2, the counter
+   * row). Where the card is comes from its locked row: a move that won the
+   * race is followed.
    */
   async prepareDeletion(cardId: number, actor: Actor): Promise<DoomedSubtree> {
     // Row locks outside a transaction would be released at once: a caller's bug.
     if (!this.uow.inTransaction) throw new Error('prepareDeletion must run inside a unit of work');
     const { card: found } = await this.access.require(cardId, actor, 'write');
     assertNotTopLevel(found, 'deleted');
-    const card = await this.lockSubtreeWithParent(found);
-    const counts = await this.cards.subtreeCounts(card.id);
-    await this.cards.adjustCounters(card.projectId, -counts.all, -counts.visible);
-    return { card: toRecord(card), subtreeIds: await this.cards.subtreeIds(card.id) };
+    const held = await this.treeLocks.lock(deletionLocks(found.id), new Map([[found.id, found]]));
+    const subtree = [...held.values()].filter((c) => c.inSubtree);
+    await this.cards.adjustCounters(found.projectId, -subtree.length, -subtree.filter((c) => !c.hidden).length);
+    const { parentId, ancestorIds } = held.get(found.id)!;
+    return {
+      card: { ...toRecord(found), parentId, ancestorIds: ancestorIds!, depth: ancestorIds!.length },
+      subtreeIds: subtree.map((c) => c.id).sort((a, b) => a - b),
+    };
   }
 
   /** Second step: `card.deleted` on the parent's stream (which survives), the rows (cascading), the gap. */
@@ -248,18 +252,6 @@ export class CardTreeService {
     );
     await this.cards.delete(card.id);
     await this.cards.closeGap(card.parentId!, card.position);
-  }
-
-  private async lockSubtreeWithParent(found: CardRow): Promise<CardRow> {
-    let parentId = found.parentId!;
-    for (let round = 0; round < MAX_LOCK_ROUNDS; round++) {
-      await this.cards.lockSubtree([parentId], found.id);
-      const [card] = await this.cards.findMany([found.id]);
-      if (!card) throw new CardNotFoundError();
-      if (card.parentId === parentId) return card;
-      parentId = card.parentId!;
-    }
-    throw new TreeBusyError();
   }
 
   /** Locks a card (FOR UPDATE) and reads it afresh; 404 when a concurrent deletion won. */

@@ -6,13 +6,12 @@ import { EventBus } from '../../../shared/events/event-bus.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import type { MovedCard, PreparedMove, TreeMove } from '../contracts/card-hierarchy.api.js';
 import { assertNoCycle, assertNotTopLevel, targetPosition } from '../domain/card-tree.policy.js';
-import { CardNotFoundError, InvalidCardInputError, TreeBusyError } from '../domain/card.errors.js';
+import { InvalidCardInputError } from '../domain/card.errors.js';
+import { moveLocks } from '../domain/tree-lock.policy.js';
 import { CardTreeRepository, type CardRow } from '../infrastructure/card-tree.repository.js';
 import { CardAccessService } from './card-access.service.js';
 import { toRecord } from './card-tree.service.js';
-
-/** How often the lock set is recomputed when the new parent's chain moved meanwhile. */
-const MAX_LOCK_ROUNDS = 5;
+import { TreeLocksService } from './tree-locks.service.js';
 
 /** What `prepare` locked and read, kept for `finish` (by the `PreparedMove` it returned). */
 interface HeldMove {
@@ -26,11 +25,10 @@ interface HeldMove {
 
 /**
  * The tree part of a relocation; `cards` composes it with group moves. It
- * comes in two steps so that the groups the relocation will lock are locked
- * between them (lock order: card rows, counter, groups), before the move
- * shifts its old and new siblings' positions: those are plain updates of
- * rows the move does not lock first, and a membership change on such a
- * sibling holds its group and then touches the sibling.
+ * comes in two steps so that every group the relocation will lock is
+ * locked between them, in one pass (lock order: card rows, counter, groups),
+ * before anything changes. `prepare` locks every card row the move changes,
+ * the siblings it shifts included, so `finish` waits for no card.
  */
 @Injectable()
 export class MoveCardService {
@@ -40,14 +38,15 @@ export class MoveCardService {
     private readonly uow: UnitOfWork,
     private readonly cards: CardTreeRepository,
     private readonly access: CardAccessService,
+    private readonly treeLocks: TreeLocksService,
     private readonly events: EventBus,
   ) {}
 
   /**
-   * Locks the card, its old parent and the new parent's whole ancestor chain
-   * before the cycle check, so two racing moves can never make a cycle; and
-   * the project's counter row when the move will change what is hidden.
-   * Writes nothing.
+   * Locks the card rows the move changes and the new parent's whole ancestor
+   * chain before the cycle check, so two racing moves can never make a
+   * cycle (`lockTree`); and the project's counter row when the move will
+   * change what is hidden. Writes nothing.
    */
   async prepare(cardId: number, request: TreeMove, actor: Actor): Promise<PreparedMove> {
     // Row locks outside a transaction would be released at once: a caller's bug.
@@ -58,7 +57,7 @@ export class MoveCardService {
     assertNotTopLevel(found, 'relocated');
     const parentId =
       request.parentId === undefined || request.parentId === null ? found.parentId! : readParentId(request.parentId);
-    const { card, parent, oldParent, subtreeIds } = await this.lockTree(cardId, parentId);
+    const { card, parent, oldParent, subtreeIds } = await this.lockTree(found, parentId, position);
     const parentChanged = card.parentId !== parent.id;
     if (parentChanged && (oldParent?.hidden ?? false) !== parent.hidden) await this.cards.lockCounters(card.projectId);
     const prepared: PreparedMove = { before: toRecord(card), ancestorIds: [...parent.ancestorIds, parent.id], parentChanged, subtreeIds };
@@ -92,39 +91,31 @@ export class MoveCardService {
   }
 
   /**
-   * Locks the card, its old parent, the new parent and the new parent's
-   * ancestors; when the parent changes, also the card's whole subtree, whose
-   * ancestor ids and depths are rewritten (a creation under a subtree card
-   * must not read that card's old chain while we move it).
+   * Step 1 of the move (`moveLocks`): the card, its old parent, the new
+   * parent and its chain, the subtree when the parent changes, and every
+   * sibling whose position the move shifts; then the cycle check, on the
+   * locked chain.
    */
   private async lockTree(
-    cardId: number,
+    found: CardRow,
     parentId: number,
+    position: number | undefined,
   ): Promise<{ card: CardRow; parent: CardRow; oldParent: CardRow | null; subtreeIds: number[] }> {
-    for (let round = 0; round < MAX_LOCK_ROUNDS; round++) {
-      const current = await this.cards.find(cardId);
+    const cardId = found.id;
+    const seen = new Map([[cardId, found]]);
+    if (parentId !== found.parentId) {
       const target = await this.cards.find(parentId);
-      if (!current) throw new CardNotFoundError();
-      assertNotTopLevel(current, 'relocated');
-      if (!target || target.projectId !== current.projectId) {
-        throw new InvalidCardInputError('parent_id', 'must be a card of the same project');
-      }
-      const wanted = [cardId, current.parentId!, ...target.ancestorIds, parentId];
-      let subtreeIds: number[] = [];
-      if (current.parentId === parentId) await this.cards.lockMany(wanted);
-      else subtreeIds = await this.cards.lockSubtree(wanted, cardId);
-      const byId = new Map((await this.cards.findMany(wanted)).map((c) => [c.id, c]));
-      const card = byId.get(cardId);
-      const parent = byId.get(parentId);
-      if (!card) throw new CardNotFoundError();
-      if (!parent) throw new InvalidCardInputError('parent_id', 'must be a card of the same project');
-      // The chain we locked must still be the parent's chain; otherwise a concurrent move changed it.
-      if (sameIds(parent.ancestorIds, target.ancestorIds) && card.parentId === current.parentId) {
-        assertNoCycle(card.id, parent.id, parent.ancestorIds);
-        return { card, parent, oldParent: byId.get(card.parentId!) ?? null, subtreeIds };
-      }
+      if (target?.projectId !== found.projectId) throw new InvalidCardInputError('parent_id', 'must be a card of the same project');
+      seen.set(parentId, target);
     }
-    throw new TreeBusyError();
+    const held = await this.treeLocks.lock(moveLocks(cardId, parentId, position), seen);
+    const { parentId: oldParentId } = held.get(cardId)!;
+    const byId = new Map((await this.cards.findMany([cardId, oldParentId!, parentId])).map((c) => [c.id, c]));
+    const card = byId.get(cardId)!;
+    const parent = byId.get(parentId)!;
+    assertNoCycle(card.id, parent.id, parent.ancestorIds);
+    const subtreeIds = [...held.values()].filter((c) => c.inSubtree).map((c) => c.id).sort((a, b) => a - b);
+    return { card, parent, oldParent: byId.get(oldParentId!) ?? null, subtreeIds };
   }
 
   private async moveLocked(card: CardRow, parent: CardRow, oldParent: CardRow | null, position: number | undefined): Promise<void> {
@@ -144,10 +135,6 @@ export class MoveCardService {
       await this.cards.adjustCounters(card.projectId, 0, after.visible - before.visible);
     }
   }
-}
-
-function sameIds(a: number[], b: number[]): boolean {
-  return a.length === b.length && a.every((v, i) => v === b[i]);
 }
 
 function readParentId(value: unknown): number {

@@ -155,9 +155,9 @@ export interface MovedCard {
 
 /**
  * A relocation's tree part, locked by `prepareMove` and not yet written: the
- * card, its old parent, the new parent's chain (and the subtree when the
- * parent changes; the project's counter row too when the move changes what is
- * hidden) are held in the caller's transaction.
+ * card, its old parent, the new parent's chain, the siblings it shifts (and
+ * the subtree when the parent changes; the project's counter row too when
+ * the move changes what is hidden) are held in the caller's transaction.
  */
 export interface PreparedMove {
   /** The card as it is, before the move. */
@@ -373,21 +373,20 @@ export abstract class CardHierarchyApi {
   abstract setArchived(cardId: number, archived: boolean, actor: Actor): Promise<void>;
   /**
    * First step of the tree part of a relocation (inside the caller's unit of
-   * work): locks the card, its old parent, the new parent's chain (and the
-   * subtree when the parent changes), checks for a cycle, and locks the
-   * project's counter row when the move will change what is hidden. Writes
-   * nothing: other modules lock their rows between this and `finishMove`,
-   * before the move shifts any sibling's position (a plain row update of a
-   * card none of these locks holds).
+   * work): locks the card, its old parent, the new parent's chain, the
+   * siblings whose positions the move will shift (and the subtree when the
+   * parent changes), checks for a cycle, and locks the project's counter row
+   * when the move will change what is hidden. Writes nothing: other modules
+   * lock their rows between this and `finishMove`, before anything changes.
    */
   abstract prepareMove(cardId: number, move: TreeMove, actor: Actor): Promise<PreparedMove>;
   /** Second step: moves (positions, paths, hidden flags, totals) and records `card.moved` when the card moved. */
   abstract finishMove(prepared: PreparedMove, actor: Actor): Promise<MovedCard>;
   /**
    * First step of a deletion (inside the caller's unit of work): locks the
-   * parent and the whole subtree, then the project's counter row (it takes the
-   * subtree out of the totals). Other modules lock their rows of the subtree
-   * between this and `finishDeletion`.
+   * parent, the whole subtree and the later siblings (their gap closes), then
+   * the project's counter row (it takes the subtree out of the totals). Other
+   * modules lock their rows of the subtree between this and `finishDeletion`.
    */
   abstract prepareDeletion(cardId: number, actor: Actor): Promise<DoomedSubtree>;
   /** Second step: `card.deleted` on the parent's stream, the rows (cascading to other modules' rows), the gap. */
@@ -415,8 +414,10 @@ export abstract class CardHierarchyApi {
   /**
    * Takes FOR KEY SHARE on the given cards, in ascending id order, inside the
    * caller's transaction (it must be in one): they cannot be deleted (nor their
-   * key changed) until it commits, while their other columns (positions,
-   * titles) stay writable. Cards that no longer exist are skipped.
+   * key changed) until it commits, while their other columns (titles) stay
+   * writable; a tree write that shifts their positions locks them FOR UPDATE
+   * first, and so waits or is waited for. Cards that no longer exist are
+   * skipped.
    */
   abstract lockCardsShared(cardIds: number[]): Promise<void>;
   /**

@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { prepared } from '../../../shared/persistence/prepared-statements.js';
 import { Sql, toId } from '../../../shared/persistence/sql.js';
 import type { CardJsonRow, CardState, CreationAlong, TouchAlong } from '../contracts/card-hierarchy.api.js';
-import { TreeBusyError } from '../domain/card.errors.js';
 import { recordAlongSql } from '../activity/card-stream.recorder.js';
 import { CARD_COLUMNS, cardJsonColumns, extraColumnsSql, extrasRead, toJsonRow, toRow, type CardRow, type RawCard, type RawCardJson } from './card-rows.js';
 
@@ -21,9 +20,6 @@ export type { CardRow } from './card-rows.js';
 export interface ChildrenInsert {
   run(): Promise<CardRow[]>;
 }
-
-/** Rounds of lockSubtree before giving up on a subtree that keeps growing. */
-const MAX_SUBTREE_LOCK_ROUNDS = 20;
 
 export interface NewCardRow {
   projectId: number;
@@ -189,33 +185,6 @@ export class CardTreeRepository {
       [unique, ...params],
     );
     return rows.map((r) => ({ card: toRow(r), extras: extrasRead(extras, r) }));
-  }
-
-  /**
-   * Locks `ids` and the whole subtree of `rootId` (the root included), FOR UPDATE
-   * in id order. A creation under a subtree card holds that card's lock until it
-   * commits, so a round that had to wait for it cannot see the new child (its
-   * snapshot is older); rounds repeat until one finds no row the previous one
-   * did not. After that no card can be added under the subtree until we commit,
-   * and every later statement of the transaction sees all of it: the subtree
-   * UPDATEs (ancestors, hidden) and counts then miss nothing. Costs a read of
-   * the subtree per round, usually two rounds. Returns the subtree's ids (the
-   * root and its descendants, not the other `ids`), ascending.
-   */
-  async lockSubtree(ids: number[], rootId: number): Promise<number[]> {
-    let previous = '';
-    for (let round = 0; round < MAX_SUBTREE_LOCK_ROUNDS; round++) {
-      const rows = await this.sql.rows<{ id: number | string; below: boolean }>(
-        `SELECT id, (id = $2 OR ancestor_ids @> ARRAY[$2]::bigint[]) AS below FROM cards.cards
-          WHERE id = ANY($1::bigint[]) OR ancestor_ids @> ARRAY[$2]::bigint[]
-          ORDER BY id FOR UPDATE`,
-        [[...new Set([...ids, rootId])], rootId],
-      );
-      const key = rows.map((r) => r.id).join(',');
-      if (key === previous) return rows.filter((r) => r.below).map((r) => toId(r.id));
-      previous = key;
-    }
-    throw new TreeBusyError();
   }
 
   /**

@@ -21,7 +21,7 @@ export class DeleteCardService {
 
   delete(cardId: number, actor: Actor): Promise<void> {
     return this.uow.run(async () => {
-      const doomed = await this.hierarchy.prepareDeletion(cardId, actor); // 1. parent and subtree, 2. counter
+      const doomed = await this.hierarchy.prepareDeletion(cardId, actor); // 1. parent, subtree, later siblings, 2. counter
       await this.grouping.lockForCardDeletion(doomed.subtreeIds); // 3.
       await this.hierarchy.finishDeletion(doomed, actor); // the rows, cascading to 3. and 4.
     });

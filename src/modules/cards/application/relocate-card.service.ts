@@ -26,14 +26,13 @@ export class RelocateCardService {
     const intoGroup = input.group_id !== undefined && input.group_id !== null;
     const group = intoGroup ? { id: input.group_id, property: 'group_id' } : undefined;
     await this.uow.run(async () => {
-      // 1–2. The tree's rows, locked; nothing written yet. With a group_id,
+      // 1–2. The tree's rows, locked: every card the move changes, the
+      // siblings it shifts included; nothing written yet. With a group_id,
       // `position` is the card's place in that group's column (DESIGN.md §4),
       // not among its siblings.
       const move = await this.hierarchy.prepareMove(cardId, { parentId: input.parent_id, position: group ? undefined : input.position }, actor);
-      // 3. Every type and group the steps below lock, before the move shifts
-      // any sibling's position: a membership change on a sibling holds its
-      // group and then touches the sibling, so taking the group after the
-      // shift deadlocked with it.
+      // 3. Every type and group the steps below lock, in one ascending pass:
+      // moveIntoGroup and leaveLostScopes would take theirs one after the other.
       if (group || move.parentChanged) await this.grouping.lockForRelocation(move, group);
       const moved = await this.hierarchy.finishMove(move, actor);
       // Groups, with the card at its new place: the group must be scoped above it.

@@ -150,16 +150,14 @@ export class MembershipsService {
 
   /**
    * A relocation's grouping locks, after the move has locked its card rows
-   * (and the counter) and before it writes any (`move` is where the card will
-   * be). The move then shifts its old and new siblings' positions: plain row
-   * updates of cards it holds no lock on, which a membership change on such a
-   * sibling (add-to-group, remove-from-group, a group's deletion: group first,
-   * then touching the card) would wait for while holding its group. Were the
-   * move to lock that group only after the shift, each would wait for the
-   * other. So every group the relocation will lock is locked here, in one pass
-   * in grouping's order: the target's type and the types of the groups
-   * `leaveLostScopes` may leave (FOR SHARE, ascending), then the target, the
-   * card's other groups of its type and those groups (ascending). The groups
+   * (the siblings it shifts included; and the counter) and before it writes
+   * any (`move` is where the card will be). `moveIntoGroup` and then
+   * `leaveLostScopes` would each lock their groups, the second's possibly
+   * below the first's; so every group the relocation will lock is locked
+   * here, in one pass in grouping's order: the target's type and the types
+   * of the groups `leaveLostScopes` may leave (FOR SHARE, ascending), then
+   * the target, the card's other groups of its type and those groups
+   * (ascending). The groups
    * the subtree's cards are in that are scoped neither at the card's new
    * ancestors nor inside the subtree include all `leaveLostScopes` removes.
    * The subtree's memberships cannot change meanwhile: the move holds its
@@ -207,8 +205,8 @@ export class MembershipsService {
    * Lock order as everywhere in grouping: the cards (here card-hierarchy's
    * FOR UPDATE) → type rows FOR SHARE, ascending id → groups, ascending id →
    * the delete → touching the cards, ascending id. `lockForRelocation` took
-   * the types and groups before the move shifted any sibling, so here they
-   * are held already.
+   * the types and groups with `moveIntoGroup`'s, so here they are held
+   * already.
    */
   async leaveLostScopes(card: CardSummary, previousAncestorIds: number[], subtreeIds: number[], actor: Actor): Promise<void> {
     const kept = new Set(card.ancestorIds);

@@ -95,12 +95,11 @@ export abstract class GroupingApi {
   abstract joinNewCards(entries: NewCardGroups[], actor: Actor, options?: { system?: boolean }): Promise<void>;
   /**
    * A relocation's grouping locks, taken between `CardHierarchyApi.prepareMove`
-   * and `finishMove`, so before the move shifts any sibling's position (a
-   * membership change on a sibling holds its group and then touches the
-   * sibling): the types FOR SHARE, then the groups, each in ascending id, that
-   * `moveIntoGroup` (with `group`, checked here as it will be: 400 naming
-   * `group.property`) and `leaveLostScopes` will lock. Those then find them
-   * held. Nothing is written.
+   * and `finishMove`: the types FOR SHARE, then the groups, each in ascending
+   * id, that `moveIntoGroup` (with `group`, checked here as it will be: 400
+   * naming `group.property`) and `leaveLostScopes` will lock, in one pass
+   * (on their own they would lock them in two). Those then find them held.
+   * Nothing is written.
    */
   abstract lockForRelocation(move: PreparedMove, group?: { id: unknown; property: string }): Promise<void>;
   /**

@@ -11,10 +11,10 @@ const CARD_MEMBERSHIPS_LOCK = 0x47525043;
  * group type row → group rows (ascending id) → writes → touching the cards.
  *
  * KEY SHARE is the lock our foreign keys take anyway. Taking it first means a
- * `cards` use case that holds the card FOR UPDATE (a tree write) and then calls
- * grouping (relocate with group_id) is waited for before we hold any grouping
- * lock, while card-hierarchy's sibling-position shifts (plain updates) never
- * conflict with it. Taking it after the group locks would deadlock with both.
+ * `cards` use case that holds the card FOR UPDATE (a tree write, which also
+ * locks so the siblings whose positions it shifts) and then calls grouping
+ * (relocate with group_id) is waited for before we hold any grouping lock.
+ * Taking it after the group locks could deadlock with such a write.
  * The card rows are card-hierarchy's, so the lock itself is taken through
  * `CardHierarchyApi.lockCardsShared` (same statement, ascending id order).
  */

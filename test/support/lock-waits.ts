@@ -1,0 +1,64 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import type { INestApplication } from '@nestjs/common';
+import { expect } from '@jest/globals';
+import { DataSource } from 'typeorm';
+
+/**
+ * Deadlocks PostgreSQL broke in the test's database, from
+ * `pg_stat_database`: 0 on the embedded database, which runs one
+ * transaction at a time.
+ */
+export async function deadlocks(app: INestApplication): Promise<number> {
+  if (!process.env.DATABASE_URL) return 0;
+  const [row] = await app.get(DataSource).query(`SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()`);
+  return Number(row?.deadlocks ?? 0);
+}
+
+/**
+ * Deadlocks since `before`. A victim's backend reports its deadlock when it
+ * next goes idle, so a count of none is read again after a moment.
+ */
+export async function deadlocksSince(app: INestApplication, before: number): Promise<number> {
+  if ((await deadlocks(app)) === before && process.env.DATABASE_URL) await delay(1_500);
+  return (await deadlocks(app)) - before;
+}
+
+/** Waits (up to 5 s) until at least `n` sessions of the test's database wait for a lock. */
+export async function untilWaitingForLocks(app: INestApplication, n: number): Promise<void> {
+  const db = app.get(DataSource);
+  const waiting = async () => {
+    const [row] = await db.query(
+      `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+    );
+    return Number(row.n);
+  };
+  for (let i = 0; i < 200 && (await waiting()) < n; i++) await delay(25);
+  expect(await waiting()).toBeGreaterThanOrEqual(n);
+}
+
+/**
+ * Makes writes meet in one order every time: a third transaction holds what
+ * `hold` locks, each of `sends` goes out once the ones before it wait for a
+ * lock, and the hold is let go once all of them wait. Their answers, in order.
+ */
+export async function sendWhileHeld<T>(
+  app: INestApplication,
+  hold: { sql: string; params: unknown[] },
+  sends: Array<() => Promise<T>>,
+): Promise<T[]> {
+  const blocker = app.get(DataSource).createQueryRunner();
+  await blocker.connect();
+  const sent: Array<Promise<T>> = [];
+  try {
+    await blocker.startTransaction();
+    await blocker.query(hold.sql, hold.params);
+    for (const send of sends) {
+      sent.push(send());
+      await untilWaitingForLocks(app, sent.length);
+    }
+  } finally {
+    await blocker.commitTransaction().catch(() => undefined);
+    await blocker.release();
+  }
+  return Promise.all(sent);
+}
