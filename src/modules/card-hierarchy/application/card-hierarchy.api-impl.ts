@@ -204,10 +204,10 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
     return this.listingQueries.teamCards(organizationId, options.exceptCardId ?? 0, limit);
   }
 
-  async lockCardsShared(cardIds: number[]): Promise<void> {
+  async lockCardsShared(cardIds: number[], options: { wait?: boolean } = {}): Promise<void> {
     // A row lock outside a transaction would be released at once: a caller's bug.
     if (!this.uow.inTransaction) throw new Error('lockCardsShared must run inside a unit of work');
-    await this.cards.keyShareMany(cardIds);
+    await this.cards.keyShareMany(cardIds, options.wait ?? true);
   }
 
   subtreeIds(cardId: number): Promise<number[]> {

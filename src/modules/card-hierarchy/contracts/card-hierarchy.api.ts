@@ -417,9 +417,12 @@ export abstract class CardHierarchyApi {
    * key changed) until it commits, while their other columns (titles) stay
    * writable; a tree write that shifts their positions locks them FOR UPDATE
    * first, and so waits or is waited for. Cards that no longer exist are
-   * skipped.
+   * skipped. `wait: false`, for cards taken after other locks (out of the lock
+   * order, where waiting could close a cycle): a card another transaction
+   * holds FOR UPDATE fails the statement at once (SQLSTATE 55P03), and the
+   * unit of work runs the whole unit again.
    */
-  abstract lockCardsShared(cardIds: number[]): Promise<void>;
+  abstract lockCardsShared(cardIds: number[], options?: { wait?: boolean }): Promise<void>;
   /**
    * Ids of the card and all its descendants, ascending; [] when the card does
    * not exist. Read in the caller's transaction (uses the ancestor-ids index).

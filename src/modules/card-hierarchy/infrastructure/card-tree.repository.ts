@@ -200,12 +200,13 @@ export class CardTreeRepository {
   /**
    * FOR KEY SHARE on the given cards in ascending id order (the lock their
    * foreign keys take): no deletion until we commit, while plain updates
-   * (positions, titles) go on. Missing cards are skipped.
+   * (titles, touches) go on. Missing cards are skipped. `wait: false`
+   * fails at once (55P03) on a card another transaction holds FOR UPDATE.
    */
-  async keyShareMany(ids: number[]): Promise<void> {
+  async keyShareMany(ids: number[], wait: boolean): Promise<void> {
     const unique = [...new Set(ids)].sort((a, b) => a - b);
     if (!unique.length) return;
-    await this.sql.run(`SELECT id FROM cards.cards WHERE id = ANY($1::bigint[]) ORDER BY id FOR KEY SHARE`, [unique]);
+    await this.sql.run(`SELECT id FROM cards.cards WHERE id = ANY($1::bigint[]) ORDER BY id FOR KEY SHARE${wait ? '' : ' NOWAIT'}`, [unique]);
   }
 
   /** The card and all its descendants (GIN index on ancestor_ids), ascending id. */

@@ -8,8 +8,9 @@ import { GroupingApi } from '../../grouping/index.js';
  * DELETE /cards/{id}: the subtree goes, and with it (ON DELETE CASCADE) its
  * field values, memberships and the groups scoped in it. The cascade locks
  * membership rows as it goes, and a column's gap-closing trigger locks its
- * group; a move holding a group's lock shifts those same rows. So the groups
- * are locked explicitly, in ascending id, before the rows go (lock-order.ts).
+ * group; a move holding a group's lock shifts those same rows. So the types
+ * and then the groups are locked explicitly, in ascending id, before the
+ * rows go (lock-order.ts).
  */
 @Injectable()
 export class DeleteCardService {

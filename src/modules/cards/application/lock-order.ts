@@ -21,8 +21,8 @@
  *     waited for by, a tree write holding them).
  *  2. card-hierarchy, the project's counter row (refs, totals): creation,
  *     deletion, a move that changes what is hidden.
- *  3. grouping: group type rows (FOR SHARE for memberships, FOR NO KEY
- *     UPDATE for the type's own changes), ascending id;
+ *  3. grouping: group type rows (FOR SHARE for memberships and card
+ *     deletions, FOR NO KEY UPDATE for the type's own changes), ascending id;
  *     then group rows, ascending id; then memberships (a column's positions
  *     change under its group's lock). A write takes all of its groups in one
  *     pass (lockForRelocation, lockForCardDeletion) before it changes any.

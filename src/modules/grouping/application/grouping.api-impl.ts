@@ -125,7 +125,7 @@ export class GroupingApiImpl extends GroupingApi {
   }
 
   lockForCardDeletion(subtreeIds: number[]): Promise<void> {
-    return this.groups.lockForSubtreeDeletion(subtreeIds);
+    return this.uow.run(() => this.memberships.lockForCardDeletion(subtreeIds));
   }
 
   addToGroup(cardId: number, input: { group_id: unknown; position?: unknown }, actor: Actor): Promise<void> {

@@ -138,7 +138,9 @@ export class GroupsService {
    * For removals of many memberships at once (a group, a group type): locks
    * the member cards first (KEY SHARE, see CardLocks), then runs `lock` (type
    * and groups), then reads the members again. A card that joined in between
-   * is locked late, out of order: at worst a deadlock, which the unit of work retries.
+   * is locked late, out of order, so only if no tree write holds it; if one
+   * does, the unit of work runs the whole removal again rather than wait for
+   * that write, which may be waiting for these groups.
    */
   async lockMembers<T>(
     read: () => Promise<CardMembership[]>,
@@ -148,7 +150,7 @@ export class GroupsService {
     await this.cardLocks.keyShare([...before]);
     const locked = await lock();
     const rows = await read();
-    await this.cardLocks.keyShare(rows.map((m) => m.cardId).filter((id) => !before.has(id)));
+    await this.cardLocks.keyShare(rows.map((m) => m.cardId).filter((id) => !before.has(id)), { wait: false });
     return { rows, locked };
   }
 

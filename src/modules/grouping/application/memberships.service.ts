@@ -180,6 +180,19 @@ export class MembershipsService {
   }
 
   /**
+   * A card deletion's grouping locks, before the cascade deletes the
+   * subtree's memberships (whose trigger locks their groups) and the groups
+   * scoped in it: their types FOR SHARE, then those groups, each ascending
+   * id. The deletion holds the subtree FOR UPDATE, which grouping's use
+   * cases on those cards wait for, so neither set changes meanwhile; with
+   * no type there is no group either.
+   */
+  async lockForCardDeletion(subtreeIds: number[]): Promise<void> {
+    if (!subtreeIds.length || !(await this.types.lockUsedBy(subtreeIds))) return;
+    await this.groups.lockForSubtreeDeletion(subtreeIds);
+  }
+
+  /**
    * A group (and `position` in its column) on relocate, after the card has moved (`card` is
    * where it now is; the move holds it FOR UPDATE, and `lockForRelocation` the
    * type and the groups): the card moves into that group, which must be

@@ -115,7 +115,10 @@ export abstract class GroupingApi {
    * `lockForRelocation` comes first.
    */
   abstract leaveLostScopes(card: CardSummary, previousAncestorIds: number[], subtreeIds: number[], actor: Actor): Promise<void>;
-  /** Before a card deletion cascades: locks the groups it will touch, ascending id. */
+  /**
+   * Before a card deletion cascades (the subtree held FOR UPDATE): locks the
+   * types (FOR SHARE) and then the groups it will touch, each ascending id.
+   */
   abstract lockForCardDeletion(subtreeIds: number[]): Promise<void>;
   /** POST /cards/{id}/add-to-group. */
   abstract addToGroup(cardId: number, input: { group_id: unknown; position?: unknown }, actor: Actor): Promise<void>;

@@ -14,7 +14,8 @@ const CARD_MEMBERSHIPS_LOCK = 0x47525043;
  * `cards` use case that holds the card FOR UPDATE (a tree write, which also
  * locks so the siblings whose positions it shifts) and then calls grouping
  * (relocate with group_id) is waited for before we hold any grouping lock.
- * Taking it after the group locks could deadlock with such a write.
+ * Taking it after the group locks could deadlock with such a write: a card
+ * that must be taken late is taken only if free (`wait: false`).
  * The card rows are card-hierarchy's, so the lock itself is taken through
  * `CardHierarchyApi.lockCardsShared` (same statement, ascending id order).
  */
@@ -25,8 +26,8 @@ export class CardLocks {
     private readonly hierarchy: CardHierarchyApi,
   ) {}
 
-  keyShare(cardIds: number[]): Promise<void> {
-    return this.hierarchy.lockCardsShared(cardIds);
+  keyShare(cardIds: number[], options: { wait?: boolean } = {}): Promise<void> {
+    return this.hierarchy.lockCardsShared(cardIds, options);
   }
 
   /**

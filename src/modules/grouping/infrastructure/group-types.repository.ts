@@ -51,6 +51,21 @@ export class GroupTypesRepository {
     return row ? toGroupType(row) : null;
   }
 
+  /**
+   * FOR SHARE, ascending id, on the types of the groups scoped at `cardIds`
+   * and of the cards' memberships; returns how many there were.
+   */
+  async lockUsedBy(cardIds: number[]): Promise<number> {
+    const rows = await this.sql.rows(
+      `SELECT t.id FROM grouping.group_types t
+        WHERE t.id IN (SELECT g.type_id FROM grouping.groups g WHERE g.card_id = ANY($1::bigint[])
+                       UNION SELECT m.type_id FROM grouping.memberships m WHERE m.card_id = ANY($1::bigint[]))
+        ORDER BY t.id FOR SHARE OF t`,
+      [cardIds],
+    );
+    return rows.length;
+  }
+
   async ofProject(projectId: number): Promise<GroupType[]> {
     const rows = await this.sql.rows(
       `SELECT ${GROUP_TYPE_COLUMNS} FROM grouping.group_types WHERE project_id = $1 ORDER BY id`,
