@@ -5,14 +5,19 @@ import { hasUnsafeText, UNSAFE_TEXT_MESSAGE } from '../domain/safe-text.js';
 const MAX_DEPTH = 64;
 
 /** Path of the first unsafe string (or key) in a parsed body, or undefined. */
-export function findUnsafeString(value: unknown, path = '', depth = 0): string | undefined {
-  if (typeof value === 'string') return hasUnsafeText(value) ? path || '(body)' : undefined;
+export function findUnsafeString(value: unknown): string | undefined {
+  return findString(value, hasUnsafeText);
+}
+
+/** Path of the first string (or key) of a parsed body that `matches`, or undefined; a body nested too deep to walk is named too. */
+export function findString(value: unknown, matches: (text: string) => boolean, path = '', depth = 0): string | undefined {
+  if (typeof value === 'string') return matches(value) ? path || '(body)' : undefined;
   if (value === null || typeof value !== 'object') return undefined;
   if (depth > MAX_DEPTH) return path || '(body)';
   for (const [key, item] of Object.entries(value)) {
     const here = path ? `${path}.${key}` : key;
-    if (hasUnsafeText(key)) return here;
-    const found = findUnsafeString(item, here, depth + 1);
+    if (matches(key)) return here;
+    const found = findString(item, matches, here, depth + 1);
     if (found) return found;
   }
   return undefined;
