@@ -11,6 +11,7 @@ import { createRootLogger, PinoNestLogger, requestLogging } from './observabilit
 import { Metrics, type PoolStats } from './observability/metrics.js';
 import { closeConnectionsWhileDraining, DrainState } from './shared/http/draining.js';
 import { ExpressHttpAdapter } from './shared/http/express-http-adapter.js';
+import { rejectUndecodableQueries, verifyUtf8Form, verifyUtf8Json } from './shared/http/invalid-utf8.js';
 import { documentPagination, PAGE_LINK_SETTING, type PageLinkSetting } from './shared/http/pagination.js';
 import { answerClientErrors, limitParsedBodies, refuseDeepJson } from './shared/http/body-limits.js';
 import { EarlyKeyLookup } from './modules/identity/index.js';
@@ -27,6 +28,8 @@ export const API_PREFIX = 'api/1.0';
 
 /** The API routes that take a file and read their multipart bodies themselves (paths under the prefix). */
 const UPLOAD_ROUTES = [/^\/cards\/[^/]+\/attributes\/[^/]+(\/append)?\/?$/, /^\/importers\/spreadsheet\/discover\/?$/];
+/** The OAuth token and revocation endpoints, which answer RFC 6749 JSON errors only. */
+const OAUTH_ENDPOINTS = /^\/oauth\/(token|revoke)\/?$/i;
 /** JSON and form bodies (DESIGN.md §2). */
 export const JSON_LIMIT_BYTES = 1024 * 1024;
 
@@ -74,15 +77,17 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, obs
   // answer every refusal in RFC 6749 JSON; the parsers below find them read.
   app.use(OAUTH_ENDPOINT_PATHS, readOAuthEndpointBodies(JSON_LIMIT_BYTES));
   app.use(limitParsedBodies(JSON_LIMIT_BYTES));
-  app.use(express.json({ limit: JSON_LIMIT_BYTES, type: ['application/json', 'application/*+json'] }));
-  app.use(express.urlencoded({ limit: JSON_LIMIT_BYTES, extended: false }));
+  // Text that is not UTF-8 is a 400 naming where it is (a body, a form field, a query parameter).
+  app.use(express.json({ limit: JSON_LIMIT_BYTES, type: ['application/json', 'application/*+json'], verify: verifyUtf8Json }));
+  app.use(express.urlencoded({ limit: JSON_LIMIT_BYTES, extended: false, verify: verifyUtf8Form }));
   app.use(`/${API_PREFIX}`, multipartFields({ limit: JSON_LIMIT_BYTES, uploadRoutes: UPLOAD_ROUTES }));
   app.use(refuseDeepJson);
   app.use(queryAsBody);
+  app.use(rejectUndecodableQueries({ except: [OAUTH_ENDPOINTS] }));
   // Field values are checked by the fields module's parsers, which name the
   // field itself (from the path or the body key) as DESIGN.md §5 asks; the
   // OAuth token and revocation endpoints answer RFC 6749 JSON errors only.
-  app.use(rejectUnsafeStrings({ except: [/^\/api\/1\.0\/cards\/[^/]+\/attributes(\/|$)/, /^\/oauth\/(token|revoke)\/?$/i] }));
+  app.use(rejectUnsafeStrings({ except: [/^\/api\/1\.0\/cards\/[^/]+\/attributes(\/|$)/, OAUTH_ENDPOINTS] }));
   const filter = new ProblemDetailsFilter();
   app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (!err) return next();

@@ -4,6 +4,7 @@ import multer, { type StorageEngine } from 'multer';
 import type { Observable } from 'rxjs';
 import { AppConfig } from '../../config/app-config.js';
 import { InvalidInputError, PayloadTooLargeError } from '../domain/domain-error.js';
+import { checkUtf8Fields, type CheckedMultipart } from './invalid-utf8.js';
 import { sendProblem, titleFor } from './problem.js';
 
 /** Room for the multipart envelope and a few small text parts around the file. */
@@ -77,21 +78,23 @@ const MULTER_MESSAGES: Record<string, string> = {
  * other parts in `req.body`); JSON and form bodies are left untouched. The
  * upload cap (MAX_UPLOAD_BYTES) is checked against Content-Length before
  * anything is read, and again while the file streams in. Errors are domain
- * errors (413, 400 naming the part). Used by `FileUploadInterceptor`, or
+ * errors (413, 400 naming the part, 400 naming a text field that is not
+ * UTF-8; the file's bytes are its own). Used by `FileUploadInterceptor`, or
  * called by a handler itself where an interceptor would cost too much.
  */
 export class MultipartUpload {
-  private readonly upload;
+  private readonly upload: CheckedMultipart;
 
   constructor(
     private readonly config: AppConfig,
     private readonly part: string,
   ) {
-    this.upload = multer({
+    const parse = multer({
       storage: cappedMemoryStorage(config.maxUploadBytes),
       limits: { fileSize: config.maxUploadBytes, files: 1, fields: 20, parts: 30, fieldSize: 1024 * 1024 },
       defParamCharset: 'utf8',
     }).single(part);
+    this.upload = checkUtf8Fields(parse, config.maxUploadBytes + MULTIPART_OVERHEAD);
   }
 
   /** The uploaded file of a multipart request, once its body is read; undefined for any other request (or without a file). */
@@ -105,7 +108,7 @@ export class MultipartUpload {
       throw tooLarge(cap);
     }
     await new Promise<void>((resolve, reject) => {
-      this.upload(req, res, (error: unknown) => (error ? reject(this.toDomainError(error)) : resolve()));
+      this.upload(req, res, (error, notUtf8) => (error ? reject(this.toDomainError(error)) : notUtf8 ? reject(notUtf8) : resolve()));
     });
     return (req as Request & { file?: UploadedFilePart }).file;
   }
