@@ -81,6 +81,21 @@ describe('OAuth token and revocation endpoints: refusals of the body', () => {
       expectRefusal(await post(path, 'application/x-www-form-urlencoded', body, headers), 400);
     });
 
+    // Read as the literal text "%FF", such a value was answered invalid_grant or invalid_client.
+    it.each([
+      ['an escape that is not UTF-8', Buffer.from('grant_type=refresh_token&refresh_token=%FF&token=%ED%A0%80')],
+      ['bytes that are not UTF-8', Buffer.concat([Buffer.from('grant_type=refresh_token&refresh_token='), Buffer.from([0xff]), Buffer.from('&token=x')])],
+    ])('answers a form with %s with 400 invalid_request', async (_label, body) => {
+      // Sent raw: supertest would serialise a Buffer as a form of its indexes.
+      const basic = Buffer.from(`${app.clientId}:${app.clientSecret}`).toString('base64');
+      const head =
+        `POST ${path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Basic ${basic}\r\n` +
+        `Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n\r\n`;
+      const res = (await rawExchange(port, head, { chunk: body, times: 1 })).response!;
+      expectRefusal(res, 400);
+      expect(JSON.parse(res.body).error_description).toBe('Invalid request: the form must be valid UTF-8');
+    });
+
     it('answers a form with too many parameters with 413 invalid_request', async () => {
       const fields = Array.from({ length: 1100 }, (_, i) => `f${i}=1`).join('&');
       expectRefusal(await post(path, 'application/x-www-form-urlencoded', fields), 413);

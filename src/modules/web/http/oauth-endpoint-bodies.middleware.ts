@@ -1,6 +1,7 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { OAuthEndpointAnswer } from '../../identity/index.js';
 import { capBody, tooLargeDetail } from '../../../shared/http/body-limits.js';
+import { verifyUtf8Form } from '../../../shared/http/invalid-utf8.js';
 import { refuseUnreadBodies } from '../../../shared/http/unread-bodies.middleware.js';
 
 /** The token and revocation endpoints: form bodies only (RFC 6749 §3.2, RFC 7009 §2.1). */
@@ -34,6 +35,8 @@ function refuseUnparsed(res: Response, error: unknown, limit: number): void {
   if (type === 'parameters.too.many') return refuse(res, 413, 'Request body has too many parameters');
   if (type === 'charset.unsupported') return refuse(res, 400, 'Invalid request: unsupported charset (send UTF-8)');
   if (type === 'encoding.unsupported') return refuse(res, 400, 'Invalid request: unsupported Content-Encoding');
+  // verifyUtf8Form's refusal: the form's bytes or escapes are not UTF-8.
+  if (type === 'entity.verify.failed') return refuse(res, 400, 'Invalid request: the form must be valid UTF-8');
   if (typeof status === 'number' && status < 500) return refuse(res, 400, 'Invalid request: malformed request body');
   (res as Response & { err?: unknown }).err = error;
   refuse(res, 500, 'The request body could not be read');
@@ -49,7 +52,8 @@ function refuseUnparsed(res: Response, error: unknown, limit: number): void {
  */
 export function readOAuthEndpointBodies(limit: number): RequestHandler {
   const refuseOtherTypes = refuseUnreadBodies([FORM], (_req, res) => refuse(res, 400, NOT_A_FORM));
-  const parseForm = express.urlencoded({ limit, extended: false });
+  // A code or secret sent as `%FF` would otherwise be read as the text "%FF" and answered invalid_grant.
+  const parseForm = express.urlencoded({ limit, extended: false, verify: verifyUtf8Form });
   const tooLarge = (res: Response): void => refuse(res, 413, tooLargeDetail(limit));
   return (req: Request, res: Response, next: NextFunction): void => {
     if (req.method !== 'POST') return next();
