@@ -16,6 +16,22 @@ export class TcpRelay {
     private readonly targetPort: number,
   ) {}
 
+  /** A relay, listening, to the PostgreSQL server a database URL names. */
+  static async toDatabase(serverUrl: string): Promise<TcpRelay> {
+    const target = new URL(serverUrl);
+    const relay = new TcpRelay(target.hostname, Number(target.port || 5432));
+    await relay.listen();
+    return relay;
+  }
+
+  /** A database URL of the relayed server, rewritten to go through the relay. */
+  through(databaseUrl: string): string {
+    const url = new URL(databaseUrl);
+    url.hostname = '127.0.0.1';
+    url.port = String(this.port);
+    return url.toString();
+  }
+
   async listen(): Promise<number> {
     this.server = net.createServer((client) => this.relay(client));
     await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));

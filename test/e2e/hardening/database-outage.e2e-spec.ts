@@ -23,17 +23,8 @@ describeWithServer('PostgreSQL outage', () => {
   let project: ProjectJson;
 
   beforeAll(async () => {
-    const target = new URL(serverUrl!);
-    relay = new TcpRelay(target.hostname, Number(target.port || 5432));
-    const port = await relay.listen();
-    t = await createTestApp({
-      databaseUrl: (url) => {
-        const viaRelay = new URL(url);
-        viaRelay.hostname = '127.0.0.1';
-        viaRelay.port = String(port);
-        return viaRelay.toString();
-      },
-    });
+    relay = await TcpRelay.toDatabase(serverUrl!);
+    t = await createTestApp({ databaseUrl: (url) => relay.through(url) });
     u = await t.user();
     const ws = workspaceClient(t);
     project = await ws.project(u, await ws.team(u));
