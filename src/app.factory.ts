@@ -1,7 +1,7 @@
 import type { INestApplication, LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger as PinoLogger } from 'pino';
 import { DataSource } from 'typeorm';
@@ -14,8 +14,10 @@ import { ExpressHttpAdapter } from './shared/http/express-http-adapter.js';
 import { rejectUndecodableQueries, verifyUtf8Form, verifyUtf8Json } from './shared/http/invalid-utf8.js';
 import { documentPagination, PAGE_LINK_SETTING, type PageLinkSetting } from './shared/http/pagination.js';
 import { answerClientErrors, limitParsedBodies, refuseDeepJson } from './shared/http/body-limits.js';
-import { EarlyKeyLookup } from './modules/identity/index.js';
+import { EarlyKeyLookup, guardErrorResponses } from './modules/identity/index.js';
+import { roleErrorResponses } from './modules/workspace/index.js';
 import { OAUTH_ENDPOINT_PATHS, readOAuthEndpointBodies, WEB_PATHS } from './modules/web/index.js';
+import { declaredErrors, documentErrors, inputErrors } from './shared/http/error-responses.js';
 import { ProblemDetailsFilter } from './shared/http/problem-details.filter.js';
 import { sendProblem } from './shared/http/problem.js';
 import { multipartFields } from './shared/http/multipart-fields.middleware.js';
@@ -96,6 +98,17 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, obs
   // The web pages and /oauth/* live at the root of AUTH_URL, the API under its prefix.
   app.setGlobalPrefix(API_PREFIX, { exclude: WEB_PATHS });
   app.useGlobalPipes(createValidationPipe());
+  const document = apiDocument(app, config);
+  const server = app.getHttpAdapter().getInstance() as express.Express;
+  server.get(`/${API_PREFIX}/spec.json`, (_req, res) => void res.json(document));
+}
+
+/**
+ * The OpenAPI document served at spec.json: what Swagger reads from the
+ * controllers, plus what every operation shares and no decorator states
+ * (paging headers, the 415 of an unread body, each operation's error answers).
+ */
+function apiDocument(app: NestExpressApplication, config: AppConfig): OpenAPIObject {
   const document = SwaggerModule.createDocument(
     app,
     new DocumentBuilder()
@@ -131,8 +144,13 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, obs
   );
   documentPagination(document);
   documentUnreadBodies(document);
-  const server = app.getHttpAdapter().getInstance() as express.Express;
-  server.get(`/${API_PREFIX}/spec.json`, (_req, res) => void res.json(document));
+  documentErrors(document, app, [
+    declaredErrors,
+    inputErrors({ bodyBytes: JSON_LIMIT_BYTES, uploadBytes: config.maxUploadBytes }),
+    guardErrorResponses(config),
+    roleErrorResponses,
+  ]);
+  return document;
 }
 
 /** Pool counts of the PostgreSQL driver; undefined on the embedded database (one connection, no pool). */

@@ -3,6 +3,7 @@ import { ApiTags } from '@nestjs/swagger';
 import { DataSource } from 'typeorm';
 import { DomainError } from './shared/domain/domain-error.js';
 import { Public } from './shared/http/actor.decorator.js';
+import { RouteErrors } from './shared/http/error-responses.js';
 import { DrainState } from './shared/http/draining.js';
 
 class NotReadyError extends DomainError {
@@ -28,6 +29,7 @@ export class HealthController {
   /** Readiness: not draining after SIGTERM, and the database answers; 503 otherwise. */
   @Public()
   @Get('ready')
+  @RouteErrors({ status: 503, why: 'SERVICE.NOT_READY: the server is draining after SIGTERM, or the database is not reachable' })
   async ready() {
     if (this.drain.draining) throw new NotReadyError('The server is shutting down');
     try {

@@ -1,5 +1,6 @@
 export { IdentityModule, IdentityAdminModule } from './identity.module.js';
 export { EarlyKeyLookup } from './auth/early-key-lookup.js';
+export { guardErrorResponses } from './auth/guard-error-responses.js';
 export { IdentityApi, type UserSummary } from './contracts/identity.api.js';
 export {
   IdentityAdminApi,

@@ -8,3 +8,4 @@ export {
   type NewProject,
   type ProjectView,
 } from './contracts/workspace.api.js';
+export { roleErrorResponses } from './http/role-error-responses.js';

@@ -64,6 +64,9 @@ const PROBLEM_SCHEMA: SchemaObject = {
       description: 'for invalid input: each property refused and why',
       items: { type: 'object', required: ['field', 'message'], properties: { field: { type: 'string' }, message: { type: 'string' } } },
     },
+    required_scope: { type: 'string', description: 'a 403 for an OAuth token: the scope the route needs (`api_key`: only an API key may call it)' },
+    position: { type: 'integer', description: 'a FILTER.INVALID: the 0-based offset in the filter where reading stopped' },
+    expected: { type: 'string', description: 'a FILTER.INVALID: what was expected at `position`' },
   },
 };
 

@@ -2,6 +2,7 @@ import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
+import { Conflicts } from '../../../shared/http/error-responses.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { GroupingApi } from '../../grouping/index.js';
 import { CardViewsService } from '../application/card-views.service.js';
@@ -21,6 +22,7 @@ export class CardMembershipsController {
 
   @Post(':id/add-to-group')
   @HttpCode(200)
+  @Conflicts({ 'GROUPING.ONE_GROUP_PER_CARD': 'the type allows one group per card and the card is in another of its groups; move it with relocate' })
   async addToGroup(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: AddToGroupDto) {
     await this.grouping.addToGroup(id, dto, actor);
     return this.views.one(id);

@@ -4,6 +4,7 @@ import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
+import { Conflicts } from '../../../shared/http/error-responses.js';
 import { jsonText } from '../../../shared/http/json-text.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { CardHierarchyApi } from '../../card-hierarchy/index.js';
@@ -14,6 +15,9 @@ import { RelocateCardService } from '../application/relocate-card.service.js';
 import { ChildrenQueryDto, CreateCardDto, RelocateCardDto, SetStateDto, UpdateCardDto } from './dto/cards.dto.js';
 import { readListingOptions } from './listing-params.js';
 import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
+
+/** Tree writes lock the cards they change in one order, planned again while the tree moves under them (TreeLocksService). */
+const TREE_BUSY = { 'CARD.TREE_BUSY': 'the cards this change needs kept changing while it waited for them; retry' };
 
 /** The card routes that answer with the card JSON; the tree-only use cases are card-hierarchy's. */
 @ApiTags('cards')
@@ -70,18 +74,21 @@ export class CardsController {
 
   @Post(':id/archive')
   @HttpCode(200)
+  @Conflicts({ 'CARD.TOP_LEVEL': 'the top-level card of a project cannot be archived', ...TREE_BUSY })
   async archive(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
     await this.hierarchy.setArchived(id, true, actor);
     return this.views.one(id);
   }
 
   @Delete(':id/archive')
+  @Conflicts({ 'CARD.TOP_LEVEL': 'the top-level card of a project cannot be restored', ...TREE_BUSY })
   async restore(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
     await this.hierarchy.setArchived(id, false, actor);
     return this.views.one(id);
   }
 
   @DeletionRoute(':id', 'the card and its subtree are gone')
+  @Conflicts({ 'CARD.TOP_LEVEL': 'the top-level card of a project cannot be deleted', ...TREE_BUSY })
   async delete(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
     await this.deletion.delete(id, actor);
     return deleted(id);
@@ -89,6 +96,11 @@ export class CardsController {
 
   @Post(':id/relocate')
   @HttpCode(200)
+  @Conflicts({
+    'CARD.CYCLE_DETECTED': 'the new parent is the card itself or one of its descendants',
+    'CARD.TOP_LEVEL': 'the top-level card of a project cannot be relocated',
+    ...TREE_BUSY,
+  })
   relocate(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: RelocateCardDto) {
     return this.relocation.relocate(id, dto, actor);
   }

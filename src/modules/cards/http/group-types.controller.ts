@@ -3,11 +3,18 @@ import { ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
+import { Conflicts } from '../../../shared/http/error-responses.js';
 import { NoQueryDto } from '../../../shared/http/list-query.dto.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { GroupTypesWithFieldService } from '../application/group-types-with-field.service.js';
 import { CreateGroupTypeDto, UpdateGroupTypeDto } from './dto/cards.dto.js';
 import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
+
+/** A type's name is also its group_type field's, so it must be free among both. */
+const NAMES_TAKEN = {
+  'GROUPING.DUPLICATE_GROUP_TYPE_NAME': 'a group type of that name (any case) exists in the project',
+  'FIELDS.NAME_TAKEN': 'a field of that name (any case) exists in the project',
+};
 
 /** Group types (grouping) with their `group_type` field (fields). */
 @ApiTags('grouping')
@@ -23,6 +30,7 @@ export class GroupTypesController {
   }
 
   @Post('projects/:id/group-types')
+  @Conflicts(NAMES_TAKEN)
   create(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) projectId: number, @Body() dto: CreateGroupTypeDto) {
     return this.types.create(projectId, dto, actor);
   }
@@ -33,6 +41,7 @@ export class GroupTypesController {
   }
 
   @Put('group-types/:id')
+  @Conflicts({ ...NAMES_TAKEN, 'GROUPING.SEVERAL_GROUPS_PER_CARD': 'one_group_per_card cannot turn on while a card is in several groups of the type' })
   update(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: UpdateGroupTypeDto) {
     return this.types.update(id, dto, actor);
   }

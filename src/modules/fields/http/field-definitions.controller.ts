@@ -3,6 +3,7 @@ import { ApiCreatedResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
+import { Conflicts } from '../../../shared/http/error-responses.js';
 import { NoQueryDto } from '../../../shared/http/list-query.dto.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { FieldDefinitionsService } from '../application/field-definitions.service.js';
@@ -15,6 +16,9 @@ import {
   UpdateAttributeDto,
 } from './dto/fields.dto.js';
 import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
+
+/** A card of a model sees the project's fields and its model's, so their names differ (DESIGN.md §4). */
+const NAME_TAKEN = { 'FIELDS.NAME_TAKEN': 'a field of that name (any case) exists where a card could see both' };
 
 @ApiTags('attributes')
 @ApiSecurity('api_key')
@@ -37,6 +41,7 @@ export class FieldDefinitionsController {
 
   @Post('projects/:id/attributes')
   @ApiCreatedResponse({ type: AttributeDto })
+  @Conflicts(NAME_TAKEN)
   create(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: CreateAttributeDto) {
     return this.definitions.createProjectField(id, { ...dto }, actor);
   }
@@ -49,6 +54,7 @@ export class FieldDefinitionsController {
 
   @Put('attributes/:id')
   @ApiOkResponse({ type: AttributeDto })
+  @Conflicts({ ...NAME_TAKEN, 'FIELDS.FIELD_HAS_VALUES': 'the field has values, so its time and period options cannot change' })
   update(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: UpdateAttributeDto) {
     return this.definitions.updateField(id, { ...dto }, actor);
   }
@@ -75,6 +81,7 @@ export class ModelsController {
 
   @Post('projects/:id/models')
   @ApiCreatedResponse({ type: ModelDto })
+  @Conflicts({ 'FIELDS.MODEL_NAME_TAKEN': 'a model of that name (any case) exists in the project' })
   create(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: CreateModelDto) {
     return this.definitions.createModel(id, { ...dto }, actor);
   }
@@ -93,6 +100,7 @@ export class ModelsController {
 
   @Post('models/:id/attributes')
   @ApiCreatedResponse({ type: AttributeDto })
+  @Conflicts(NAME_TAKEN)
   createField(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: CreateAttributeDto) {
     return this.definitions.createModelField(id, { ...dto }, actor);
   }

@@ -3,11 +3,14 @@ import { ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
+import { Conflicts } from '../../../shared/http/error-responses.js';
 import { NoQueryDto } from '../../../shared/http/list-query.dto.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { GroupsService } from '../application/groups.service.js';
 import { CreateGroupDto, GroupsQueryDto, UpdateGroupDto } from './dto/grouping.dto.js';
 import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
+
+const TITLE_TAKEN = { 'GROUPING.DUPLICATE_GROUP_TITLE': 'a group of that title (any case) exists in this scope and type' };
 
 @ApiTags('grouping')
 @ApiSecurity('api_key')
@@ -29,6 +32,7 @@ export class GroupsController {
   }
 
   @Post('cards/:id/groups')
+  @Conflicts(TITLE_TAKEN)
   create(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) cardId: number, @Body() dto: CreateGroupDto) {
     return this.groups.create(cardId, dto, actor);
   }
@@ -39,6 +43,7 @@ export class GroupsController {
   }
 
   @Put('groups/:id')
+  @Conflicts(TITLE_TAKEN)
   update(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: UpdateGroupDto) {
     return this.groups.update(id, dto, actor);
   }

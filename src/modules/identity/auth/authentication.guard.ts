@@ -17,7 +17,7 @@ import { isCrossSiteWrite } from './cross-site.policy.js';
 import { RateLimitStore, type RateLimitHit } from '../infrastructure/rate-limit.store.js';
 import { neededScope, scopeAllows } from './scope.policy.js';
 
-const FAILED_AUTH_PER_MINUTE = 60;
+export const FAILED_AUTH_PER_MINUTE = 60;
 
 /**
  * Global guard: every route needs an API key or an OAuth access token unless

@@ -2,6 +2,9 @@ import type { Request } from 'express';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/** Methods that change nothing: the cross-site rule lets them through. */
+export const isSafeMethod = (method: string): boolean => SAFE_METHODS.has(method);
+
 /**
  * Whether a browser sent this write from a page of another site. A browser
  * attaches the Basic credentials it remembers for the API's origin (a 401
@@ -12,7 +15,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * post. Clients that are not browsers send neither, and pass.
  */
 export function isCrossSiteWrite(req: Request, serviceOrigins: ReadonlySet<string>): boolean {
-  if (SAFE_METHODS.has(req.method)) return false;
+  if (isSafeMethod(req.method)) return false;
   const site = req.headers['sec-fetch-site'];
   if (site !== undefined) return site !== 'same-origin' && site !== 'none';
   const origin = req.headers.origin;

@@ -3,6 +3,7 @@ import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiOkResponse, ApiSecurity, A
 import type { Request } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
+import { Conflicts, RouteErrors } from '../../../shared/http/error-responses.js';
 import { FileUploadInterceptor } from '../../../shared/http/file-upload.interceptor.js';
 import { DiscoverSpreadsheetService, type DiscoverResult } from '../application/discover-spreadsheet.service.js';
 import { ImportSpreadsheetService, type ImportReport } from '../application/import-spreadsheet.service.js';
@@ -98,6 +99,10 @@ export class SpreadsheetImportController {
   })
   @ApiCreatedResponse(DISCOVER_RESPONSE)
   @ApiUnsupportedMediaTypeResponse({ description: 'The file is not XLSX, CSV or ODS' })
+  @RouteErrors(
+    { status: 400, why: 'IMPORT.UNREADABLE_FILE: the file claims a supported format but cannot be read safely (corrupt, hostile or too slow to parse)' },
+    { status: 413, why: 'INPUT.TOO_LARGE: the spreadsheet passes a cap of docs/IMPORT.md (rows, columns, cell length, zip entries and sizes); `limit` names its variable' },
+  )
   discover(@CurrentActor() actor: Actor, @Req() req: Request): Promise<DiscoverResult> {
     return this.discovery.discover(req.file, actor);
   }
@@ -106,6 +111,11 @@ export class SpreadsheetImportController {
   @HttpCode(200)
   @ApiBody({ schema: IMPORT_BODY })
   @ApiOkResponse(IMPORT_RESPONSE)
+  @RouteErrors(
+    { status: 400, why: 'IMPORT.ROWS_INVALID: some rows cannot be imported; `errors` lists `{row, column, message}` for each, and nothing is written' },
+    { status: 403, why: "ACCESS.FORBIDDEN: the caller's role in the team of `project_id` (or `organization_id`) does not allow writing there" },
+  )
+  @Conflicts({ 'IMPORT.FIELD_DELETED': 'a field the mapping names was deleted while the import ran; nothing is imported' })
   import(@CurrentActor() actor: Actor, @Body() body: Record<string, unknown>): Promise<ImportReport> {
     return this.importer.import(body ?? {}, actor);
   }

@@ -4,6 +4,7 @@ import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
+import { Conflicts } from '../../../shared/http/error-responses.js';
 import { pageRequest, setPageHeaders } from '../../../shared/http/pagination.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { OrganizationsService } from '../application/organizations.service.js';
@@ -11,6 +12,8 @@ import { ProjectsService } from '../application/projects.service.js';
 import { NoQueryDto, PageQueryDto } from '../../../shared/http/list-query.dto.js';
 import { AddMemberDto, ChangeRoleDto, CreateOrganizationDto } from './dto/workspace.dto.js';
 import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
+
+const LAST_ADMIN = { 'WORKSPACE.LAST_ADMIN': 'a team keeps at least one admin' };
 
 @ApiTags('workspace')
 @ApiSecurity('api_key')
@@ -46,12 +49,14 @@ export class OrganizationsController {
   }
 
   @Post(':id/members')
+  @Conflicts({ 'WORKSPACE.ALREADY_MEMBER': 'the user is already a member of the team' })
   addMember(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: AddMemberDto) {
     return this.organizations.addMember(id, actor, dto.user, dto.role);
   }
 
   /** The member entry with its new role; demoting the last admin is a 409. */
   @Put(':id/members/:userId')
+  @Conflicts(LAST_ADMIN)
   changeRole(
     @CurrentActor() actor: Actor,
     @Param('id', ParseIdPipe) id: number,
@@ -63,6 +68,7 @@ export class OrganizationsController {
 
   /** The answer's id is the user's: the membership has no id of its own. */
   @DeletionRoute(':id/members/:userId', 'the user is no longer a member of the team')
+  @Conflicts(LAST_ADMIN)
   async removeMember(
     @CurrentActor() actor: Actor,
     @Param('id', ParseIdPipe) id: number,

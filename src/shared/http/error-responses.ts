@@ -1,0 +1,167 @@
+import type { INestApplication } from '@nestjs/common';
+import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
+import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
+import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import type { HeaderObject, OpenAPIObject, OperationObject, ResponseObject } from '@nestjs/swagger';
+import { problemResponse } from './problem.js';
+
+/** One reason an operation may answer an error status, with the headers that answer carries. */
+export interface ErrorReason {
+  status: number;
+  /** Starts with the problem's `type` where one code is meant, so a client can tell the reasons apart. */
+  why: string;
+  headers?: Record<string, HeaderObject>;
+}
+
+/** An operation of the OpenAPI document, with what its route handler's decorators declare. */
+export interface DocumentedOperation {
+  /** Upper case, as a guard sees it. */
+  method: string;
+  operation: OperationObject;
+  /** Metadata the route's decorators set: the handler's own, else its controller's (as the guards read it). */
+  declared<T>(key: string): T | undefined;
+  /** Whether the handler validates its query string (`@Query()`): any parameter it does not name is a 400, named in the document or not. */
+  readsQuery: boolean;
+  /** The names of the operation's parameters in the path or in the query. */
+  parameters(where: 'path' | 'query'): string[];
+}
+
+/**
+ * The error answers one part of the server (a guard, a pipe, a body limit)
+ * gives an operation. Rules read what every route declares anyway (its
+ * method, parameters, body, scope), so a new route gets its errors from
+ * them without a word of its own.
+ */
+export type ErrorRule = (op: DocumentedOperation) => ErrorReason[];
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
+
+/**
+ * Lists in the document, on each operation, every error answer the rules
+ * give it, as problem+json (the `Problem` schema). An error answer a route
+ * documents with Swagger's decorators keeps its words, first; one documented
+ * with a body of its own (the 415 of an unread body) is left as it is.
+ */
+export function documentErrors(document: OpenAPIObject, app: INestApplication, rules: ErrorRule[]): void {
+  const handlers = routeHandlers(app);
+  for (const item of Object.values(document.paths)) {
+    for (const method of METHODS) {
+      const operation = item[method];
+      if (!operation) continue;
+      const handler = handlers.get(operation.operationId ?? '');
+      // Every operation comes from a controller; one that does not would lose its errors unnoticed.
+      if (!handler) throw new Error(`OpenAPI operation ${method.toUpperCase()} ${operation.operationId} has no route handler`);
+      const op = documentedOperation(method.toUpperCase(), operation, handler);
+      addErrorResponses(document, operation, rules.flatMap((rule) => rule(op)));
+    }
+  }
+}
+
+interface RouteHandler {
+  controller: object;
+  handler: object;
+  name: string;
+}
+
+/** Every controller method, by the operationId Swagger gives its operation (its default: `Controller_method`). */
+function routeHandlers(app: INestApplication): Map<string, RouteHandler> {
+  const scanner = app.get(MetadataScanner);
+  const found = new Map<string, RouteHandler>();
+  for (const wrapper of app.get(DiscoveryService).getControllers()) {
+    const controller = wrapper.metatype as (new (...args: never[]) => object) | undefined;
+    if (!controller) continue;
+    for (const name of scanner.getAllMethodNames(controller.prototype)) {
+      const handler = (controller.prototype as Record<string, object>)[name];
+      found.set(`${controller.name}_${name}`, { controller, handler, name });
+    }
+  }
+  return found;
+}
+
+function documentedOperation(method: string, operation: OperationObject, route: RouteHandler): DocumentedOperation {
+  const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, route.controller, route.name) ?? {}) as Record<string, unknown>;
+  return {
+    method,
+    operation,
+    declared: <T>(key: string) => (Reflect.getMetadata(key, route.handler) ?? Reflect.getMetadata(key, route.controller)) as T | undefined,
+    readsQuery: Object.keys(args).some((key) => key.split(':')[0] === String(RouteParamtypes.QUERY)),
+    parameters: (where) => (operation.parameters ?? []).flatMap((p) => ('in' in p && p.in === where ? [p.name] : [])),
+  };
+}
+
+function addErrorResponses(document: OpenAPIObject, operation: OperationObject, reasons: ErrorReason[]): void {
+  const own = Object.keys(operation.responses).filter((status) => Number(status) >= 400);
+  const statuses = new Set([...own, ...reasons.map((r) => String(r.status))]);
+  for (const status of statuses) {
+    const before = operation.responses[status] as ResponseObject | undefined;
+    if (before?.content) continue;
+    const mine = reasons.filter((r) => String(r.status) === status);
+    const whys = [...(before?.description ? [before.description] : []), ...mine.map((r) => r.why)];
+    const headers = Object.assign({}, before?.headers, ...mine.map((r) => r.headers)) as ResponseObject['headers'];
+    operation.responses[status] = problemResponse(document, describe(whys), Object.keys(headers!).length ? headers : undefined);
+  }
+  operation.responses = Object.fromEntries(Object.entries(operation.responses).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+/** One reason as it is; several as a list. */
+const describe = (whys: string[]): string => (whys.length === 1 ? whys[0] : whys.map((why) => `- ${why}`).join('\n'));
+
+const ROUTE_ERRORS = 'cardwork:route-errors';
+
+/**
+ * Error answers of a route's own use case, which no rule can tell from its
+ * declarations (a use case's conflicts, an upload's caps); documentErrors
+ * lists them first. Its own metadata rather than Swagger's response
+ * decorators, which would drop the operation's default success answer.
+ */
+export function RouteErrors(...reasons: ErrorReason[]): MethodDecorator {
+  return (_target, _key, descriptor) => {
+    const before = (Reflect.getMetadata(ROUTE_ERRORS, descriptor.value as object) ?? []) as ErrorReason[];
+    Reflect.defineMetadata(ROUTE_ERRORS, [...before, ...reasons], descriptor.value as object);
+  };
+}
+
+/** The conflicts (409) a route's use case can answer, by the problem's `type`, with what each means. */
+export const Conflicts = (reasons: Record<string, string>) =>
+  RouteErrors(...Object.entries(reasons).map(([code, why]) => ({ status: 409, why: `${code}: ${why}` })));
+
+/** What the route declares with RouteErrors and Conflicts. */
+export const declaredErrors: ErrorRule = (op) => op.declared<ErrorReason[]>(ROUTE_ERRORS) ?? [];
+
+export interface BodyLimits {
+  /** JSON and form bodies (DESIGN.md §2). */
+  bodyBytes: number;
+  /** An uploaded file (MAX_UPLOAD_BYTES). */
+  uploadBytes: number;
+}
+
+/**
+ * What the body parsers, the validation pipe and the id pipe answer: 400 for
+ * input that is read and refused (a body, a query string), 404 for a path
+ * naming nothing the caller sees, 413 for a body over its limit.
+ */
+export function inputErrors(limits: BodyLimits): ErrorRule {
+  return (op) => {
+    const body = op.operation.requestBody;
+    const query = op.readsQuery || op.parameters('query').length > 0;
+    const reasons: ErrorReason[] = [];
+    if (body) reasons.push({ status: 400, why: INVALID_BODY });
+    if (query) reasons.push({ status: 400, why: INVALID_QUERY });
+    if (op.parameters('path').length) reasons.push({ status: 404, why: NOT_FOUND });
+    if (body) reasons.push({ status: 413, why: tooLarge(limits, 'content' in body && 'multipart/form-data' in body.content) });
+    return reasons;
+  };
+}
+
+const INVALID_BODY =
+  'INPUT.INVALID, or the module\'s own code (FIELDS.INVALID_INPUT…): the body is malformed or nested past 64 levels, a property is missing, unknown or of a bad type or value, ' +
+  'text holds NUL, an unpaired surrogate or bytes that are not UTF-8, or an id in it names nothing the caller sees; `errors` names each property and why';
+const INVALID_QUERY =
+  'INPUT.INVALID, or the module\'s own code (FILTER.INVALID with `position` and `expected`…): a query parameter the operation does not take, or one out of range or malformed; `errors` names it';
+const NOT_FOUND =
+  'A resource named in the path does not exist or the caller may not see it (`type` says which: CARD.NOT_FOUND…); an id that is not a plain positive decimal integer names none';
+
+function tooLarge(limits: BodyLimits, upload: boolean): string {
+  const file = upload ? `, or the uploaded file over ${limits.uploadBytes} bytes (MAX_UPLOAD_BYTES)` : '';
+  return `INPUT.TOO_LARGE: a JSON or form body over ${limits.bodyBytes} bytes${file}; the rest is not read`;
+}

@@ -1,0 +1,389 @@
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Response, Test } from 'supertest';
+import { DrainState } from '../../../src/shared/http/draining.js';
+import { minimalBody, type Schema } from '../../support/openapi.js';
+import { pkce, tokenRequest, webUser } from '../../support/oauth-client.js';
+import { rawExchange } from '../../support/raw-http.js';
+import { sheetFile } from '../../support/spreadsheets.js';
+import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
+import { TcpRelay } from '../../support/tcp-relay.js';
+import { API, workspaceClient } from '../../support/workspace-client.js';
+
+interface Answer {
+  description: string;
+  headers?: Record<string, unknown>;
+  content?: Record<string, { schema: { $ref?: string } }>;
+}
+interface OperationObject {
+  parameters?: Array<{ in: string; name: string }>;
+  requestBody?: { content: Record<string, { schema?: Schema }> };
+  responses: Record<string, Answer>;
+}
+interface Document {
+  paths: Record<string, Record<string, OperationObject>>;
+  components: { schemas: Record<string, Schema> };
+}
+interface Op {
+  method: 'get' | 'post' | 'put' | 'delete';
+  path: string;
+  op: OperationObject;
+  name: string;
+}
+
+const UPLOAD_CAP = 64 * 1024;
+const MISSING_ID = '987654321';
+const PUBLIC = new Set([`GET ${API}/health`, `GET ${API}/ready`]);
+
+const loadDocument = async (t: TestApp) => (await t.http.get(`${API}/spec.json`).expect(200)).body as Document;
+const operationsOf = (doc: Document): Op[] =>
+  Object.entries(doc.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, op]) => ({ method: method as Op['method'], path, op, name: `${method.toUpperCase()} ${path}` })),
+  );
+const lists = (o: Op, status: number) => String(status) in o.op.responses;
+const reasons = (o: Op, status: number) => o.op.responses[String(status)]?.description ?? '';
+const pathParams = (o: Op) => (o.op.parameters ?? []).filter((p) => p.in === 'path').map((p) => p.name);
+const hasBody = (o: Op) => o.op.requestBody !== undefined;
+const isUpload = (o: Op) => 'multipart/form-data' in (o.op.requestBody?.content ?? {});
+
+/** What an answer was, with where it came from, so a failing walk names the operation. */
+function answered(o: Op, res: Response) {
+  return { op: o.name, status: res.status, problem: /^application\/problem\+json/.test(res.headers['content-type'] ?? ''), type: res.body?.type };
+}
+
+/**
+ * DESIGN.md §2's errors in the OpenAPI document: each operation lists the
+ * error answers it really gives, as problem+json, and each listed answer is
+ * what the operation answers when its cause is there.
+ */
+describe('the error answers of the OpenAPI document', () => {
+  let t: TestApp;
+  let doc: Document;
+  let ops: Op[];
+  let owner: TestUser;
+  let viewer: TestUser;
+  const ids: Record<string, number> = {};
+
+  /** A path of the document with real ids, each segment's kind read from the segment before it; `missing` names a parameter to point at nothing. */
+  function urlFor(path: string, missing?: string): string {
+    const segments = path.split('/');
+    return segments
+      .map((segment, i) => {
+        const param = /^\{(\w+)\}$/.exec(segment)?.[1];
+        if (!param) return segment;
+        if (param === missing) return param === 'attr' ? 'no-such-field' : MISSING_ID;
+        if (param === 'attr') return 'Notes';
+        if (param === 'userId') return String(owner.id);
+        return String(ids[segments[i - 1]]);
+      })
+      .join('/');
+  }
+
+  const idFor = (property: string): number | undefined =>
+    ({ group_id: ids.groups, type_id: ids['group-types'], model_id: ids.models, parent_id: ids.cards, project_id: ids.projects, organization_id: ids.organizations })[property];
+
+  /** A body the operation takes, so that what is checked is not hidden by a 400. */
+  function validBody(o: Op): Record<string, unknown> | undefined {
+    if (!hasBody(o)) return undefined;
+    const content = o.op.requestBody!.content;
+    const schema = (content['application/json'] ?? content['multipart/form-data']).schema;
+    const resolved = schema?.$ref ? doc.components.schemas[schema.$ref.split('/').pop()!] : schema;
+    if (o.path.endsWith('/members')) return { user: `@${viewer.username}`, role: 'viewer' };
+    return minimalBody(resolved, idFor);
+  }
+
+  const send = (o: Op, url: string, body?: object): Test => {
+    const req = t.http[o.method](url);
+    return body === undefined ? req : req.send(body);
+  };
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { MAX_UPLOAD_BYTES: String(UPLOAD_CAP) } });
+    owner = await t.user();
+    viewer = await t.user();
+    const ws = workspaceClient(t);
+    ids.organizations = await ws.team(owner);
+    await ws.addMember(owner, ids.organizations, viewer, 'viewer');
+    const project = await ws.project(owner, ids.organizations);
+    ids.projects = project.id;
+    const post = async (path: string, body: object) => (await t.http.post(`${API}${path}`).set(as(owner)).send(body).expect(201)).body;
+    ids.cards = (await post(`/cards/${project.top_level_card_id}/children`, { title: 'card' })).id;
+    ids.attributes = (await post(`/projects/${project.id}/attributes`, { name: 'Notes', type: 'text' })).id;
+    ids.models = (await post(`/projects/${project.id}/models`, { name: 'Bug' })).id;
+    ids['group-types'] = (await post(`/projects/${project.id}/group-types`, { name: 'Status', one_group_per_card: true })).id;
+    ids.groups = (await post(`/cards/${project.top_level_card_id}/groups`, { type_id: ids['group-types'], title: 'Todo' })).id;
+    ids['api-keys'] = (await post('/me/api-keys', { name: 'spare' })).id;
+    await post(`/projects/${project.id}/attributes`, { name: 'Docs', type: 'files' });
+    await t.http.post(`${API}/cards/${ids.cards}/attributes/Docs/append`).set(as(owner)).send({ value: { name: 'a.txt', data: 'a' } }).expect(200);
+    ids.files = (await t.http.get(`${API}/cards/${ids.cards}`).set(as(owner)).expect(200)).body.attributes.Docs[0].id;
+    doc = await loadDocument(t);
+    ops = operationsOf(doc);
+  });
+  afterAll(() => t.close());
+
+  it('lists every error answer as problem+json, by the rules each operation falls under', () => {
+    expect(ops.length).toBeGreaterThan(60);
+    const wrong: string[] = [];
+    const expectThat = (o: Op, what: string, holds: boolean) => holds || wrong.push(`${o.name}: ${what}`);
+    for (const o of ops) {
+      for (const [status, answer] of Object.entries(o.op.responses).filter(([s]) => Number(s) >= 400)) {
+        expectThat(o, `${status} is problem+json`, answer.content?.['application/problem+json']?.schema.$ref === '#/components/schemas/Problem');
+      }
+      const authenticated = !PUBLIC.has(o.name);
+      expectThat(o, '401 iff authenticated', lists(o, 401) === authenticated);
+      expectThat(o, '429 iff authenticated', lists(o, 429) === authenticated);
+      if (authenticated) {
+        expectThat(o, '401 says WWW-Authenticate', 'WWW-Authenticate' in (o.op.responses['401'].headers ?? {}));
+        expectThat(o, '429 says Retry-After', 'Retry-After' in (o.op.responses['429'].headers ?? {}));
+        expectThat(o, '503 for the database, with Retry-After', /SERVICE\.UNAVAILABLE/.test(reasons(o, 503)) && 'Retry-After' in (o.op.responses['503'].headers ?? {}));
+      }
+      expectThat(o, '400 with a body', !hasBody(o) || lists(o, 400));
+      expectThat(o, '413 iff a body', lists(o, 413) === hasBody(o));
+      expectThat(o, '404 iff an id in the path', lists(o, 404) === pathParams(o).length > 0);
+      expectThat(o, 'cross-site 403 iff a write', /AUTH\.CROSS_SITE_WRITE/.test(reasons(o, 403)) === (authenticated && o.method !== 'get'));
+    }
+    expect(wrong).toEqual([]);
+    expect(Object.keys(doc.paths[`${API}/health`].get.responses)).toEqual(['200']);
+    expect(Object.keys(doc.paths[`${API}/ready`].get.responses)).toEqual(['200', '503']);
+    // the query-only listings that name no parameter still refuse any: 400
+    expect(lists(ops.find((o) => o.name === `GET ${API}/projects/{id}/attributes`)!, 400)).toBe(true);
+    expect(lists(ops.find((o) => o.name === `GET ${API}/cards/{id}`)!, 400)).toBe(false);
+  });
+
+  it('401: an operation lists it exactly when it answers it without credentials, with WWW-Authenticate', async () => {
+    for (const o of ops) {
+      const res = await send(o, urlFor(o.path), validBody(o));
+      expect({ op: o.name, listed: lists(o, 401), status: res.status }).toEqual({ op: o.name, listed: res.status === 401, status: expect.any(Number) });
+      if (res.status !== 401) continue;
+      expect(answered(o, res)).toEqual({ op: o.name, status: 401, problem: true, type: 'AUTH.UNAUTHORIZED' });
+      expect(res.headers['www-authenticate']).toMatch(/^Basic realm="cardwork"/);
+    }
+  });
+
+  it('404: an operation lists it exactly when it names ids in its path, and answers it when any of them names nothing', async () => {
+    for (const o of ops) {
+      expect({ op: o.name, listed: lists(o, 404) }).toEqual({ op: o.name, listed: pathParams(o).length > 0 });
+      for (const param of pathParams(o)) {
+        const res = await send(o, urlFor(o.path, param), validBody(o)).set(as(owner));
+        expect({ ...answered(o, res), param }).toEqual({ op: o.name, param, status: 404, problem: true, type: expect.stringMatching(/NOT_FOUND$/) });
+      }
+    }
+  });
+
+  it('400: an operation lists it exactly when it refuses a property or query parameter it does not take, naming it', async () => {
+    // A write without a body would read the parameter from the query string, and do its work: not sent.
+    for (const o of ops.filter((x) => x.method === 'get' || hasBody(x))) {
+      const res = hasBody(o)
+        ? await send(o, urlFor(o.path), { ...validBody(o), not_a_parameter: 1 }).set(as(owner))
+        : await t.http.get(`${urlFor(o.path)}?not_a_parameter=1`).set(as(owner));
+      expect({ op: o.name, listed: lists(o, 400), status: res.status }).toEqual({ op: o.name, listed: res.status === 400, status: expect.any(Number) });
+      if (res.status !== 400) continue;
+      expect(answered(o, res)).toEqual({ op: o.name, status: 400, problem: true, type: expect.any(String) });
+      expect({ op: o.name, errors: res.body.errors }).toEqual({ op: o.name, errors: expect.arrayContaining([expect.objectContaining({ message: expect.any(String) })]) });
+    }
+    expect(ops.filter((o) => o.method !== 'get' && !hasBody(o) && lists(o, 400)).map((o) => o.name)).toEqual([]);
+  });
+
+  it('413: every operation that lists it refuses a JSON body over 1 MiB at once, and an upload operation a file over MAX_UPLOAD_BYTES', async () => {
+    // Raw: the head alone, declaring the length, is answered before any of the body is sent.
+    await t.app.listen(0, '127.0.0.1');
+    const { port } = t.app.getHttpServer().address() as AddressInfo;
+    expect(ops.filter((o) => lists(o, 413) !== hasBody(o)).map((o) => o.name)).toEqual([]);
+    for (const o of ops.filter((x) => lists(x, 413))) {
+      const head = `${o.method.toUpperCase()} ${urlFor(o.path)} HTTP/1.1\r\nHost: localhost\r\nX-Api-Key: ${owner.apiKey}\r\nContent-Type: application/json\r\nContent-Length: ${1024 * 1024 + 1}\r\n\r\n`;
+      const { response } = await rawExchange(port, head);
+      expect({ op: o.name, status: response?.status, type: response && JSON.parse(response.body).type }).toEqual({ op: o.name, status: 413, type: 'INPUT.TOO_LARGE' });
+    }
+    const uploads = ops.filter(isUpload);
+    expect(uploads.map((o) => o.name).sort()).toEqual(
+      [`POST ${API}/cards/{id}/attributes/{attr}`, `POST ${API}/cards/{id}/attributes/{attr}/append`, `POST ${API}/importers/spreadsheet/discover`].sort(),
+    );
+    for (const o of uploads) {
+      expect({ op: o.name, reasons: reasons(o, 413) }).toEqual({ op: o.name, reasons: expect.stringContaining(`${UPLOAD_CAP} bytes (MAX_UPLOAD_BYTES)`) });
+      const part = o.path.endsWith('discover') ? 'file' : 'value';
+      const res = await t.http.post(urlFor(o.path).replace('/Notes', '/Docs')).set(as(owner)).attach(part, Buffer.alloc(UPLOAD_CAP + 1, 'a'), 'big.csv');
+      expect(answered(o, res)).toEqual({ op: o.name, status: 413, problem: true, type: 'INPUT.TOO_LARGE' });
+    }
+  });
+
+  it('403: every write that lists the cross-site refusal answers it to a cross-site browser request; reads answer', async () => {
+    for (const o of ops.filter((x) => !PUBLIC.has(x.name))) {
+      const res = await send(o, urlFor(o.path), validBody(o)).set(as(owner)).set('Sec-Fetch-Site', 'cross-site');
+      if (/AUTH\.CROSS_SITE_WRITE/.test(reasons(o, 403))) expect(answered(o, res)).toEqual({ op: o.name, status: 403, problem: true, type: 'AUTH.CROSS_SITE_WRITE' });
+      else expect({ op: o.name, status: res.status }).toEqual({ op: o.name, status: 200 });
+    }
+  });
+
+  it('403: an operation lists the role refusal exactly when it refuses a viewer of the team', async () => {
+    const upload = await t.http.post(`${API}/importers/spreadsheet/discover`).set(as(viewer)).attach('file', sheetFile([['Title'], ['a']], 'csv'), 'a.csv').expect(201);
+    const bodies: Record<string, object> = {
+      [`POST ${API}/importers/spreadsheet/import`]: { discover_file_id: upload.body.file_id, project_id: ids.projects, mapping: { 0: { type: 'title' } } },
+    };
+    expect(ops.filter((o) => /role/.test(reasons(o, 403))).length).toBeGreaterThan(30);
+    for (const o of ops) {
+      const res = await send(o, urlFor(o.path), bodies[o.name] ?? validBody(o)).set(as(viewer));
+      expect({ op: o.name, listed: /role/.test(reasons(o, 403)), status: res.status }).toEqual({ op: o.name, listed: res.status === 403, status: expect.any(Number) });
+      if (res.status === 403) expect(answered(o, res)).toEqual({ op: o.name, status: 403, problem: true, type: 'ACCESS.FORBIDDEN' });
+    }
+  });
+
+  it('403: every operation that lists a scope refusal answers it to a read_user access token, which GET /me takes', async () => {
+    const callback = 'http://127.0.0.1:8765/callback';
+    const ann = webUser(t);
+    await ann.signUp('scoped_ann');
+    const client = await ann.registerApp([callback], 'public');
+    const { verifier, challenge } = pkce();
+    const code = await ann.code({ response_type: 'code', client_id: client.clientId, redirect_uri: callback, scope: 'read_user', code_challenge: challenge, code_challenge_method: 'S256' });
+    const token = (await tokenRequest(t, { grant_type: 'authorization_code', code, redirect_uri: callback, client_id: client.clientId, code_verifier: verifier }).expect(200)).body.access_token;
+    for (const o of ops.filter((x) => !PUBLIC.has(x.name))) {
+      const res = await send(o, urlFor(o.path), validBody(o)).set('Authorization', `Bearer ${token}`);
+      const scoped = /required_scope/.test(reasons(o, 403));
+      expect({ op: o.name, scoped, status: res.status, required: res.body.required_scope }).toEqual(
+        scoped
+          ? { op: o.name, scoped, status: 403, required: expect.any(String) }
+          : { op: o.name, scoped, status: 200, required: undefined },
+      );
+    }
+  });
+
+  describe('409', () => {
+    /** Each declared conflict, provoked; what only a race can give is not. */
+    const RACES_ONLY = new Set(['CARD.TREE_BUSY', 'IMPORT.FIELD_DELETED']);
+    const conflicts = (): Array<{ name: string; url: string; body?: object; code: string }> => [
+      { name: `POST ${API}/cards/{id}/relocate`, url: `/cards/${ids.top}/relocate`, body: { parent_id: ids.cards }, code: 'CARD.TOP_LEVEL' },
+      { name: `POST ${API}/cards/{id}/relocate`, url: `/cards/${ids.cards}/relocate`, body: { parent_id: ids.child }, code: 'CARD.CYCLE_DETECTED' },
+      { name: `POST ${API}/cards/{id}/archive`, url: `/cards/${ids.top}/archive`, code: 'CARD.TOP_LEVEL' },
+      { name: `DELETE ${API}/cards/{id}/archive`, url: `/cards/${ids.top}/archive`, code: 'CARD.TOP_LEVEL' },
+      { name: `DELETE ${API}/cards/{id}`, url: `/cards/${ids.top}`, code: 'CARD.TOP_LEVEL' },
+      { name: `POST ${API}/cards/{id}/add-to-group`, url: `/cards/${ids.child}/add-to-group`, body: { group_id: ids.done }, code: 'GROUPING.ONE_GROUP_PER_CARD' },
+      { name: `POST ${API}/projects/{id}/attributes`, url: `/projects/${ids.projects}/attributes`, body: { name: 'notes', type: 'text' }, code: 'FIELDS.NAME_TAKEN' },
+      { name: `PUT ${API}/attributes/{id}`, url: `/attributes/${ids.attributes}`, body: { name: 'DOCS' }, code: 'FIELDS.NAME_TAKEN' },
+      { name: `PUT ${API}/attributes/{id}`, url: `/attributes/${ids.due}`, body: { options: { period: true } }, code: 'FIELDS.FIELD_HAS_VALUES' },
+      { name: `POST ${API}/models/{id}/attributes`, url: `/models/${ids.models}/attributes`, body: { name: 'Notes', type: 'text' }, code: 'FIELDS.NAME_TAKEN' },
+      { name: `POST ${API}/projects/{id}/models`, url: `/projects/${ids.projects}/models`, body: { name: 'bug' }, code: 'FIELDS.MODEL_NAME_TAKEN' },
+      { name: `POST ${API}/projects/{id}/group-types`, url: `/projects/${ids.projects}/group-types`, body: { name: 'status' }, code: 'GROUPING.DUPLICATE_GROUP_TYPE_NAME' },
+      { name: `POST ${API}/projects/{id}/group-types`, url: `/projects/${ids.projects}/group-types`, body: { name: 'Notes' }, code: 'FIELDS.NAME_TAKEN' },
+      { name: `PUT ${API}/group-types/{id}`, url: `/group-types/${ids['group-types']}`, body: { name: 'Labels' }, code: 'GROUPING.DUPLICATE_GROUP_TYPE_NAME' },
+      { name: `PUT ${API}/group-types/{id}`, url: `/group-types/${ids['group-types']}`, body: { name: 'Docs' }, code: 'FIELDS.NAME_TAKEN' },
+      { name: `PUT ${API}/group-types/{id}`, url: `/group-types/${ids.labels}`, body: { one_group_per_card: true }, code: 'GROUPING.SEVERAL_GROUPS_PER_CARD' },
+      { name: `POST ${API}/cards/{id}/groups`, url: `/cards/${ids.top}/groups`, body: { type_id: ids['group-types'], title: 'todo' }, code: 'GROUPING.DUPLICATE_GROUP_TITLE' },
+      { name: `PUT ${API}/groups/{id}`, url: `/groups/${ids.done}`, body: { title: 'TODO' }, code: 'GROUPING.DUPLICATE_GROUP_TITLE' },
+      { name: `POST ${API}/organizations/{id}/members`, url: `/organizations/${ids.organizations}/members`, body: { user: `@${viewer.username}` }, code: 'WORKSPACE.ALREADY_MEMBER' },
+      { name: `PUT ${API}/organizations/{id}/members/{userId}`, url: `/organizations/${ids.organizations}/members/${owner.id}`, body: { role: 'member' }, code: 'WORKSPACE.LAST_ADMIN' },
+      { name: `DELETE ${API}/organizations/{id}/members/{userId}`, url: `/organizations/${ids.organizations}/members/${owner.id}`, code: 'WORKSPACE.LAST_ADMIN' },
+    ];
+
+    beforeAll(async () => {
+      const post = async (path: string, body: object) => (await t.http.post(`${API}${path}`).set(as(owner)).send(body).expect(201)).body;
+      ids.top = (await t.http.get(`${API}/projects/${ids.projects}`).set(as(owner)).expect(200)).body.top_level_card_id;
+      ids.child = (await post(`/cards/${ids.cards}/children`, { title: 'child', group_id: ids.groups })).id;
+      ids.done = (await post(`/cards/${ids.top}/groups`, { type_id: ids['group-types'], title: 'Done' })).id;
+      ids.labels = (await post(`/projects/${ids.projects}/group-types`, { name: 'Labels', one_group_per_card: false })).id;
+      const red = (await post(`/cards/${ids.top}/groups`, { type_id: ids.labels, title: 'Red' })).id;
+      const blue = (await post(`/cards/${ids.top}/groups`, { type_id: ids.labels, title: 'Blue' })).id;
+      for (const group of [red, blue]) await t.http.post(`${API}/cards/${ids.cards}/add-to-group`).set(as(owner)).send({ group_id: group }).expect(200);
+      ids.due = (await post(`/projects/${ids.projects}/attributes`, { name: 'Due', type: 'date' })).id;
+      await t.http.post(`${API}/cards/${ids.cards}/attributes/Due`).set(as(owner)).send({ value: '2026-01-01' }).expect(200);
+    });
+
+    it('each declared conflict happens, and is declared where it happens', async () => {
+      for (const c of conflicts()) {
+        const o = ops.find((x) => x.name === c.name)!;
+        const res = await send(o, `${API}${c.url}`, c.body).set(as(owner));
+        expect({ ...answered(o, res), code: c.code }).toEqual({ op: c.name, code: c.code, status: 409, problem: true, type: c.code });
+        expect({ op: c.name, reasons: reasons(o, 409) }).toEqual({ op: c.name, reasons: expect.stringContaining(`${c.code}:`) });
+      }
+    });
+
+    it('names no code that cannot happen', () => {
+      const provoked = new Set(conflicts().map((c) => `${c.name} ${c.code}`));
+      const declared = ops.flatMap((o) => [...reasons(o, 409).matchAll(/([A-Z]+\.[A-Z_]+):/g)].map((m) => ({ o, code: m[1] })));
+      expect(declared.length).toBeGreaterThan(20);
+      expect(declared.filter(({ o, code }) => !provoked.has(`${o.name} ${code}`) && !RACES_ONLY.has(code)).map(({ o, code }) => `${o.name} ${code}`)).toEqual([]);
+    });
+  });
+
+  it('503: GET /ready lists it and answers it while the server drains', async () => {
+    const ready = ops.find((o) => o.name === `GET ${API}/ready`)!;
+    expect(reasons(ready, 503)).toMatch(/SERVICE\.NOT_READY/);
+    t.app.get(DrainState).start();
+    const res = await t.http.get(`${API}/ready`);
+    expect(answered(ready, res)).toEqual({ op: ready.name, status: 503, problem: true, type: 'SERVICE.NOT_READY' });
+  });
+});
+
+/** A window of RATE_LIMIT_PER_MINUTE requests per credential, used up before each call. */
+describe('the 429 of the OpenAPI document', () => {
+  let t: TestApp;
+  let u: TestUser;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { RATE_LIMIT_PER_MINUTE: '2' } });
+    u = await t.user();
+  });
+  afterAll(() => t.close());
+
+  /** The call's answer once the key's window is used up; again if the window turned in between. */
+  async function overTheLimit(call: () => Test): Promise<Response> {
+    let res: Response | undefined;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      while ((await t.http.get(`${API}/me`).set(as(u))).status !== 429);
+      res = await call();
+      if (res.status === 429) return res;
+    }
+    return res!;
+  }
+
+  it('every operation that lists it answers it once the credential used its window, with Retry-After; health and readiness are not limited', async () => {
+    for (const o of operationsOf(await loadDocument(t))) {
+      const url = o.path.replace(/\{\w+\}/g, MISSING_ID);
+      const res = await overTheLimit(() => t.http[o.method](url).set(as(u)));
+      if (!lists(o, 429)) {
+        expect({ op: o.name, status: res.status }).toEqual({ op: o.name, status: 200 });
+        continue;
+      }
+      expect(answered(o, res)).toEqual({ op: o.name, status: 429, problem: true, type: 'RATE.LIMITED' });
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    }
+  });
+});
+
+const serverUrl = process.env.DATABASE_URL;
+const describeWithServer = serverUrl ? describe : describe.skip;
+
+/** The database cut off by a TCP relay between the server and PostgreSQL (as database-outage.e2e-spec.ts does). */
+describeWithServer('the 503 of the OpenAPI document', () => {
+  let relay: TcpRelay;
+  let t: TestApp;
+  let u: TestUser;
+
+  beforeAll(async () => {
+    relay = await TcpRelay.toDatabase(serverUrl!);
+    t = await createTestApp({ databaseUrl: (url) => relay.through(url) });
+    u = await t.user();
+  });
+  // The test restores the relay itself, whatever happens in it.
+  afterAll(async () => {
+    await t.close();
+    await relay.close();
+  });
+
+  it('every operation that lists the database away answers it while it is, with Retry-After; health still answers', async () => {
+    const ops = operationsOf(await loadDocument(t));
+    await relay.cut();
+    try {
+      for (const o of ops) {
+        const res = await t.http[o.method](o.path.replace(/\{\w+\}/g, MISSING_ID)).set(as(u));
+        if (o.name === `GET ${API}/health`) expect(res.status).toBe(200);
+        else if (o.name === `GET ${API}/ready`) expect(answered(o, res)).toEqual({ op: o.name, status: 503, problem: true, type: 'SERVICE.NOT_READY' });
+        else {
+          expect(reasons(o, 503)).toMatch(/SERVICE\.UNAVAILABLE/);
+          expect(answered(o, res)).toEqual({ op: o.name, status: 503, problem: true, type: 'SERVICE.UNAVAILABLE' });
+          expect(res.headers['retry-after']).toBe('5');
+        }
+      }
+    } finally {
+      await relay.restore();
+    }
+  });
+});
