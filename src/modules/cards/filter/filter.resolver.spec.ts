@@ -53,6 +53,23 @@ function errorOf(text: string): FilterError {
 }
 
 describe('resolveFilter', () => {
+  it('reports the error of the field defined first when no type of a name reads the value, whatever order the schema came in', () => {
+    // "Doing in Body": a members field refuses the value (a user expected, at 0), a text field refuses "in" (at 9).
+    const body = [field(20, 'Body', 'members'), field(21, 'Body', 'text', { projectId: 2 })];
+    const positionWith = (fields: FilterField[]) => {
+      const expr = parseFilter('Doing in Body');
+      try {
+        resolveFilter(expr, { schema: { fields, models: [] }, meId: 42, today: '2026-01-31', users: new Map() });
+      } catch (e) {
+        if (e instanceof FilterError) return e.position;
+        throw e;
+      }
+      throw new Error('resolved without error');
+    };
+    expect(positionWith(body)).toBe(0);
+    expect(positionWith([...body].reverse())).toBe(0);
+  });
+
   it('turns != into the complement of =', () => {
     expect(resolve('state != closed')).toEqual({ kind: 'not', item: { kind: 'card', term: { kind: 'state', state: 'closed' } } });
   });

@@ -135,7 +135,9 @@ export function resolveFilter(expr: FilterExpr, ctx: ResolveContext): Condition 
 function compare(field: FieldName, op: Op, opPosition: number, value: FilterValue, ctx: ResolveContext): Condition {
   if (field.kind === 'builtin') return builtin(field.name, op, opPosition, value, ctx);
   const lower = field.name.toLowerCase();
-  const fields = ctx.schema.fields.filter((f) => f.name.toLowerCase() === lower);
+  // In the order the fields were defined, whatever order the schema came in:
+  // when no type can read the value, the error is the first type's.
+  const fields = ctx.schema.fields.filter((f) => f.name.toLowerCase() === lower).sort((a, b) => a.id - b.id);
   if (!fields.length) throw new FilterError(field.position, FIELD_NAMES, `unknown field "${field.name}"; expected ${FIELD_NAMES}`);
   // In several projects one name may have several types: each type reads the
   // value its own way, and the types that cannot are left out (an error only
