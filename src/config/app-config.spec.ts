@@ -43,6 +43,15 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ IMPORT_WORKER_HEAP_MB: '8' })).toThrow(/IMPORT_WORKER_HEAP_MB/);
   });
 
+  it('reads the upload memory budget, which must hold one upload at the cap', () => {
+    expect(loadConfig({}).uploadMemoryMaxBytes).toBe(256 * 1024 * 1024);
+    expect(loadConfig({ UPLOAD_MEMORY_MAX_BYTES: '300000', MAX_UPLOAD_BYTES: '100000' }).uploadMemoryMaxBytes).toBe(300_000);
+    // a cap above the default budget raises the default to one upload
+    expect(loadConfig({ MAX_UPLOAD_BYTES: String(512 * 1024 * 1024) }).uploadMemoryMaxBytes).toBe(512 * 1024 * 1024 + 64 * 1024);
+    expect(() => loadConfig({ UPLOAD_MEMORY_MAX_BYTES: 'lots' })).toThrow(/UPLOAD_MEMORY_MAX_BYTES/);
+    expect(() => loadConfig({ UPLOAD_MEMORY_MAX_BYTES: '100000', MAX_UPLOAD_BYTES: '100000' })).toThrow(/UPLOAD_MEMORY_MAX_BYTES.*at least 165536/);
+  });
+
   it('reads a real server URL', () => {
     const c = loadConfig({ DATABASE_URL: 'postgres://u@localhost/db', PORT: '8080' });
     expect(c.embedded).toBe(false);

@@ -49,6 +49,8 @@ export class AppConfig {
   readonly baseUrl: string;
   readonly authUrl: string;
   readonly maxUploadBytes: number;
+  /** Bytes of uploads and file-URL downloads all requests may hold in memory at once (UPLOAD_MEMORY_MAX_BYTES). */
+  readonly uploadMemoryMaxBytes: number;
   readonly allowSignup: boolean;
   readonly fileUrlAllowPrivate: boolean;
   readonly migrationsRun: boolean;
@@ -118,6 +120,7 @@ function readUrl(env: Env, name: string, fallback: string | undefined, protocols
 export function loadConfig(env: Env = process.env): AppConfig {
   const host = env.HOST?.trim() || '127.0.0.1';
   if (/\s/.test(host)) throw new ConfigError('HOST', `must be a host name or address, got "${host}"`);
+  const maxUploadBytes = readInt(env, 'MAX_UPLOAD_BYTES', 20 * 1024 * 1024, 1, 2 ** 40);
   return new AppConfig({
     port: readInt(env, 'PORT', 3000, 0, 65535),
     host,
@@ -126,7 +129,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     dataDir: path.resolve(env.DATA_DIR?.trim() || './data'),
     baseUrl: readUrl(env, 'BASE_URL', 'http://localhost:3000/api/1.0', ['http:', 'https:'])!,
     authUrl: readUrl(env, 'AUTH_URL', 'http://localhost:3000', ['http:', 'https:'])!,
-    maxUploadBytes: readInt(env, 'MAX_UPLOAD_BYTES', 20 * 1024 * 1024, 1, 2 ** 40),
+    maxUploadBytes,
+    uploadMemoryMaxBytes: readUploadMemory(env, maxUploadBytes),
     allowSignup: readBool(env, 'ALLOW_SIGNUP', true),
     fileUrlAllowPrivate: readBool(env, 'FILE_URL_ALLOW_PRIVATE', false),
     migrationsRun: readBool(env, 'MIGRATIONS_RUN', true),
@@ -141,6 +145,23 @@ export function loadConfig(env: Env = process.env): AppConfig {
 }
 
 const MIB = 1024 * 1024;
+
+/** Room for a multipart upload's envelope and a few small text parts around its file (MAX_UPLOAD_BYTES counts the file). */
+export const UPLOAD_ENVELOPE_BYTES = 64 * 1024;
+
+/**
+ * 256 MiB: a dozen uploads at the default cap at once, well inside a small
+ * container. Never less than one upload at the cap with its envelope, which
+ * could otherwise never be taken.
+ */
+function readUploadMemory(env: Env, maxUploadBytes: number): number {
+  const least = maxUploadBytes + UPLOAD_ENVELOPE_BYTES;
+  const value = readInt(env, 'UPLOAD_MEMORY_MAX_BYTES', Math.max(256 * MIB, least), 1, 2 ** 42);
+  if (value < least) {
+    throw new ConfigError('UPLOAD_MEMORY_MAX_BYTES', `must hold one upload at MAX_UPLOAD_BYTES with its multipart envelope (at least ${least}), got ${value}`);
+  }
+  return value;
+}
 
 function readImportLimits(env: Env): ImportLimits {
   return {

@@ -5,6 +5,7 @@ import { EventBus } from './events/event-bus.js';
 import { DrainState } from './http/draining.js';
 import { Sql } from './persistence/sql.js';
 import { UnitOfWork } from './persistence/unit-of-work.js';
+import { UploadMemoryBudget } from './upload-memory.js';
 
 /** The shared kernel's providers, visible to every module. */
 @Global()
@@ -14,8 +15,15 @@ export class SharedModule {
     return {
       module: SharedModule,
       imports: [DiscoveryModule],
-      providers: [{ provide: AppConfig, useValue: config }, UnitOfWork, Sql, EventBus, DrainState],
-      exports: [AppConfig, UnitOfWork, Sql, EventBus, DrainState],
+      providers: [
+        { provide: AppConfig, useValue: config },
+        { provide: UploadMemoryBudget, useValue: new UploadMemoryBudget(config.uploadMemoryMaxBytes) },
+        UnitOfWork,
+        Sql,
+        EventBus,
+        DrainState,
+      ],
+      exports: [AppConfig, UploadMemoryBudget, UnitOfWork, Sql, EventBus, DrainState],
     };
   }
 }

@@ -93,3 +93,15 @@ export class RateLimitedError extends DomainError {
     super(`Too many requests; retry in ${retryAfterSeconds} s`);
   }
 }
+
+/** The server cannot take the request now (no memory left for it); the client may retry after `retryAfterSeconds`. */
+export class ServiceBusyError extends DomainError {
+  readonly code = 'SERVICE.BUSY';
+  readonly kind = 'unavailable' as const;
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+  }
+}
