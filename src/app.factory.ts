@@ -25,6 +25,7 @@ import { queryAsBody } from './shared/http/query-as-body.middleware.js';
 import { rejectUnsafeStrings } from './shared/http/safe-strings.middleware.js';
 import { documentUnreadBodies, refuseUnreadBodies } from './shared/http/unread-bodies.middleware.js';
 import { createValidationPipe } from './shared/http/validation.pipe.js';
+import { UploadMemoryBudget } from './shared/upload-memory.js';
 
 export const API_PREFIX = 'api/1.0';
 
@@ -62,6 +63,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, obs
   if (observe.metrics) {
     app.use(observe.metrics.middleware());
     observe.metrics.watchPool(() => poolStats(app.get(DataSource)));
+    observe.metrics.watchUploadMemory(app.get(UploadMemoryBudget));
   }
   // An API request's key is looked up as it arrives, beside the body parsing below.
   app.use(`/${API_PREFIX}`, app.get(EarlyKeyLookup).middleware());

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { UploadMemoryBudget } from '../shared/upload-memory.js';
 
 /** What a `pg.Pool` reports about itself. */
 export interface PoolStats {
@@ -62,6 +63,33 @@ export class Metrics {
     gauge('cardwork_db_pool_connections', 'Open database connections', (s) => s.totalCount);
     gauge('cardwork_db_pool_idle_connections', 'Database connections open and unused', (s) => s.idleCount);
     gauge('cardwork_db_pool_waiting_requests', 'Queries waiting for a free connection', (s) => s.waitingCount);
+  }
+
+  /** The upload memory budget (UPLOAD_MEMORY_MAX_BYTES): what requests hold of it, and how often one was refused (503). */
+  watchUploadMemory(budget: UploadMemoryBudget): void {
+    new Gauge({
+      name: 'cardwork_upload_memory_bytes',
+      help: 'Bytes of multipart uploads and file-URL downloads held in memory now',
+      registers: [this.registry],
+      collect() {
+        this.set(budget.inUse);
+      },
+    });
+    new Gauge({
+      name: 'cardwork_upload_memory_limit_bytes',
+      help: 'UPLOAD_MEMORY_MAX_BYTES: what uploads and downloads may hold in memory at once',
+      registers: [this.registry],
+    }).set(budget.maxBytes);
+    new Counter({
+      name: 'cardwork_upload_memory_refusals_total',
+      help: 'Uploads and file-URL downloads refused with 503 because the memory budget was full',
+      registers: [this.registry],
+      collect() {
+        // The budget counts; the counter shows its figure.
+        this.reset();
+        this.inc(budget.refusals);
+      },
+    });
   }
 
   /** A bare HTTP server answering `GET /metrics` in Prometheus' text format. */

@@ -2,15 +2,17 @@ import { Inject, Injectable, mixin, type CallHandler, type ExecutionContext, typ
 import type { Request, Response } from 'express';
 import multer, { type StorageEngine } from 'multer';
 import type { Observable } from 'rxjs';
-import { AppConfig } from '../../config/app-config.js';
-import { InvalidInputError, PayloadTooLargeError } from '../domain/domain-error.js';
+import { AppConfig, UPLOAD_ENVELOPE_BYTES } from '../../config/app-config.js';
+import { InvalidInputError, PayloadTooLargeError, type DomainError } from '../domain/domain-error.js';
+import { uploadMemoryFull, UploadMemoryBudget, type MemoryHold } from '../upload-memory.js';
 import { checkUtf8Fields, type CheckedMultipart } from './invalid-utf8.js';
-import { sendProblem, titleFor } from './problem.js';
+import { ProblemDetailsFilter } from './problem-details.filter.js';
+import { sendProblem } from './problem.js';
 
-/** Room for the multipart envelope and a few small text parts around the file. */
-const MULTIPART_OVERHEAD = 64 * 1024;
-/** A client that keeps sending after its 413 is cut off after this long. */
+/** A client that keeps sending after its 413 or 503 is cut off after this long. */
 const DISCARD_GRACE_MS = 10_000;
+
+const problems = new ProblemDetailsFilter();
 
 export type UploadedFilePart = Express.Multer.File;
 
@@ -19,41 +21,70 @@ function tooLarge(cap: number): PayloadTooLargeError {
 }
 
 /**
- * Answers 413 at once, before the rest of the body is read; the remainder is
- * then read and thrown away (so the client can see the answer rather than a
- * broken pipe), for a bounded time.
+ * Answers a refusal (413, 503) at once, before the rest of the body is read;
+ * the remainder is then read and thrown away (so the client can see the
+ * answer rather than a broken pipe), for a bounded time. Whatever reads the
+ * body keeps no more of it once the answer is out (`res.headersSent`).
  */
-function answerTooLargeNow(req: Request, res: Response, cap: number): void {
+function refuseNow(req: Request, res: Response, error: DomainError): void {
   if (res.headersSent) return;
-  const error = tooLarge(cap);
-  sendProblem(res, { status: 413, type: error.code, title: titleFor(413), detail: error.message });
+  sendProblem(res, problems.toProblem(error, req));
   const timer = setTimeout(() => req.destroy(), DISCARD_GRACE_MS);
   timer.unref();
   req.once('close', () => clearTimeout(timer));
   req.once('end', () => clearTimeout(timer));
 }
 
-/** multer's memory storage with the cap enforced while the bytes arrive. */
+/** A share of the upload memory budget given back when the response ends, answered, failed or cut by the client. */
+function holdUntilAnswered(memory: UploadMemoryBudget, res: Response): MemoryHold {
+  const hold = memory.hold();
+  if (res.closed) hold.release();
+  else res.once('close', () => hold.release());
+  return hold;
+}
+
+/**
+ * Takes a body of unknown length (chunked) from the budget chunk by chunk as
+ * it arrives; a chunk that cannot fit is answered 503 at once, before the
+ * parser sees it. Listening before the parser does puts this first.
+ */
+function takeAsItArrives(req: Request, res: Response, hold: MemoryHold): { stop(): void; refusal?: DomainError } {
+  const counting: { stop(): void; refusal?: DomainError } = { stop: () => req.off('data', take) };
+  function take(chunk: Buffer): void {
+    if (res.headersSent || hold.take(chunk.length)) return;
+    counting.refusal = uploadMemoryFull();
+    refuseNow(req, res, counting.refusal);
+  }
+  req.on('data', take);
+  return counting;
+}
+
+/**
+ * multer's memory storage with the cap enforced while the bytes arrive. Once
+ * the request is answered (413 here, 503 for memory) the file is no longer kept.
+ */
 function cappedMemoryStorage(cap: number): StorageEngine {
   return {
     _handleFile(req, file, cb) {
+      const res = (req as Request).res!;
       const chunks: Buffer[] = [];
       let size = 0;
-      let over = false;
+      let dropped = false;
       file.stream.on('data', (chunk: Buffer) => {
-        if (over) return;
+        if (dropped) return;
         size += chunk.length;
-        if (size > cap) {
-          over = true;
+        if (size > cap) refuseNow(req as Request, res, tooLarge(cap));
+        if (res.headersSent) {
+          dropped = true;
           chunks.length = 0;
-          answerTooLargeNow(req as Request, (req as Request).res!, cap);
           return;
         }
         chunks.push(chunk);
       });
       file.stream.on('error', (error) => cb(error));
       file.stream.on('end', () => {
-        if (over) return cb(tooLarge(cap));
+        // after a 503 the error is never written: MultipartUpload throws its refusal instead
+        if (dropped) return cb(tooLarge(cap));
         const buffer = Buffer.concat(chunks, size);
         cb(null, { buffer, size });
       });
@@ -77,10 +108,14 @@ const MULTER_MESSAGES: Record<string, string> = {
  * Reads a multipart body whose part `part` holds one file (`req.file`, the
  * other parts in `req.body`); JSON and form bodies are left untouched. The
  * upload cap (MAX_UPLOAD_BYTES) is checked against Content-Length before
- * anything is read, and again while the file streams in. Errors are domain
- * errors (413, 400 naming the part, 400 naming a text field that is not
- * UTF-8; the file's bytes are its own). Used by `FileUploadInterceptor`, or
- * called by a handler itself where an interceptor would cost too much.
+ * anything is read, and again while the file streams in. The body's bytes
+ * are held against the process's upload memory budget until the response
+ * ends: the declared Content-Length up front, or else each chunk as it
+ * comes; a body that cannot fit is a 503 with Retry-After, answered before
+ * the rest is read. Errors are domain errors (413, 503, 400 naming the part,
+ * 400 naming a text field that is not UTF-8; the file's bytes are its own).
+ * Used by `FileUploadInterceptor`, or called by a handler itself where an
+ * interceptor would cost too much.
  */
 export class MultipartUpload {
   private readonly upload: CheckedMultipart;
@@ -88,29 +123,54 @@ export class MultipartUpload {
   constructor(
     private readonly config: AppConfig,
     private readonly part: string,
+    private readonly memory: UploadMemoryBudget,
   ) {
     const parse = multer({
       storage: cappedMemoryStorage(config.maxUploadBytes),
       limits: { fileSize: config.maxUploadBytes, files: 1, fields: 20, parts: 30, fieldSize: 1024 * 1024 },
       defParamCharset: 'utf8',
     }).single(part);
-    this.upload = checkUtf8Fields(parse, config.maxUploadBytes + MULTIPART_OVERHEAD);
+    this.upload = checkUtf8Fields(parse, config.maxUploadBytes + UPLOAD_ENVELOPE_BYTES);
   }
 
   /** The uploaded file of a multipart request, once its body is read; undefined for any other request (or without a file). */
   async receive(req: Request, res: Response): Promise<UploadedFilePart | undefined> {
     if (!req.is('multipart/form-data')) return undefined;
-    const cap = this.config.maxUploadBytes;
     const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > cap + MULTIPART_OVERHEAD) {
-      answerTooLargeNow(req, res, cap);
+    const hold = holdUntilAnswered(this.memory, res);
+    const refusal = this.refusalUnread(declared, hold);
+    if (refusal) {
+      refuseNow(req, res, refusal);
       req.resume();
-      throw tooLarge(cap);
+      throw refusal;
     }
-    await new Promise<void>((resolve, reject) => {
+    // A declared length was taken whole: Node never reads past it.
+    const counting = Number.isFinite(declared) ? undefined : takeAsItArrives(req, res, hold);
+    try {
+      await this.parse(req, res);
+    } catch (error) {
+      // Refused for memory while the body came in: that is the answer, whatever the parser made of the rest.
+      throw counting?.refusal ?? error;
+    } finally {
+      counting?.stop();
+    }
+    // Refused while the last parts came in: what was read is not written.
+    if (counting?.refusal) throw counting.refusal;
+    return (req as Request & { file?: UploadedFilePart }).file;
+  }
+
+  private parse(req: Request, res: Response): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
       this.upload(req, res, (error, notUtf8) => (error ? reject(this.toDomainError(error)) : notUtf8 ? reject(notUtf8) : resolve()));
     });
-    return (req as Request & { file?: UploadedFilePart }).file;
+  }
+
+  /** Refused from Content-Length alone: too large for the cap (413), or for the memory left now (503). */
+  private refusalUnread(declared: number, hold: MemoryHold): DomainError | undefined {
+    if (!Number.isFinite(declared)) return undefined;
+    const cap = this.config.maxUploadBytes;
+    if (declared > cap + UPLOAD_ENVELOPE_BYTES) return tooLarge(cap);
+    return hold.take(declared) ? undefined : uploadMemoryFull();
   }
 
   private toDomainError(error: unknown): unknown {
@@ -138,8 +198,8 @@ export function FileUploadInterceptor(part: string): Type<NestInterceptor> {
   class Interceptor implements NestInterceptor {
     private readonly upload: MultipartUpload;
 
-    constructor(@Inject(AppConfig) config: AppConfig) {
-      this.upload = new MultipartUpload(config, part);
+    constructor(@Inject(AppConfig) config: AppConfig, @Inject(UploadMemoryBudget) memory: UploadMemoryBudget) {
+      this.upload = new MultipartUpload(config, part, memory);
     }
 
     async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {

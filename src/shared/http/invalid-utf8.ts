@@ -90,9 +90,10 @@ export type CheckedMultipart = (req: Request, res: Response, done: (error?: unkn
  * busboy reads a text part's bytes that are not UTF-8 as U+FFFD, and tells
  * nobody. So the raw bytes of a multipart body are kept while `parse` reads
  * it (the chunks as they come, no copy; up to `limit`, past which the body is
- * refused for its size), and a text field (value or name) holding U+FFFD is
- * one the client sent only if the body holds its UTF-8 bytes. The bytes are
- * joined only for such a field; file parts are never looked at.
+ * refused for its size, and none once the request is answered: its rest is
+ * thrown away), and a text field (value or name) holding U+FFFD is one the
+ * client sent only if the body holds its UTF-8 bytes. The bytes are joined
+ * only for such a field; file parts are never looked at.
  */
 export function checkUtf8Fields(parse: RequestHandler, limit: number): CheckedMultipart {
   return (req, res, done) => {
@@ -100,7 +101,7 @@ export function checkUtf8Fields(parse: RequestHandler, limit: number): CheckedMu
     let kept = 0;
     const keep = (chunk: Buffer): void => {
       kept += chunk.length;
-      if (kept <= limit) chunks?.push(chunk);
+      if (kept <= limit && !res.headersSent) chunks?.push(chunk);
       else chunks = undefined;
     };
     req.on('data', keep);

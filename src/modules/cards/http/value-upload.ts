@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../../../config/app-config.js';
 import { MultipartUpload } from '../../../shared/http/file-upload.interceptor.js';
+import { UploadMemoryBudget } from '../../../shared/upload-memory.js';
 
 /**
  * The spec's first way of setting a files field: a multipart part named
@@ -11,7 +12,7 @@ import { MultipartUpload } from '../../../shared/http/file-upload.interceptor.js
  */
 @Injectable()
 export class ValueUpload extends MultipartUpload {
-  constructor(@Inject(AppConfig) config: AppConfig) {
-    super(config, 'value');
+  constructor(@Inject(AppConfig) config: AppConfig, @Inject(UploadMemoryBudget) memory: UploadMemoryBudget) {
+    super(config, 'value', memory);
   }
 }

@@ -1,0 +1,169 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Metrics } from '../../../src/observability/metrics.js';
+import { UploadMemoryBudget } from '../../../src/shared/upload-memory.js';
+import { expectBusy, holdUpload, multipartBody, storedFileCount, until, type HeldUpload } from '../../support/held-uploads.js';
+import { DISCOVER } from '../../support/import-client.js';
+import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, fieldsClient, type World } from '../fields/fields-fixtures.js';
+
+const CAP = 100_000;
+const BUDGET = 300_000;
+const FILE_BYTES = 90_000;
+
+/**
+ * Uploads held in memory are bounded across requests (UPLOAD_MEMORY_MAX_BYTES),
+ * not only per request (MAX_UPLOAD_BYTES): a hundred clients uploading at once
+ * made the process hold gigabytes, and die of it. What would pass the budget
+ * is a 503 with Retry-After, answered before its body is read, and every
+ * request gives its bytes back when it ends, however it ends.
+ */
+describe('upload memory budget: multipart uploads', () => {
+  let t: TestApp;
+  let c: ReturnType<typeof fieldsClient>;
+  let ann: TestUser;
+  let w: World;
+  let port: number;
+  let dataDir: string;
+  let budget: UploadMemoryBudget;
+  const metrics = new Metrics();
+  const file = Buffer.alloc(FILE_BYTES, 3);
+  const upload = multipartBody('value', 'held.bin', file);
+  const appendPath = (card: number) => `${API}/cards/${card}/attributes/Attachments/append`;
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(path.join(tmpdir(), 'cardwork-upload-memory-'));
+    t = await createTestApp({
+      env: { DATA_DIR: dataDir, MAX_UPLOAD_BYTES: String(CAP), UPLOAD_MEMORY_MAX_BYTES: String(BUDGET) },
+      observe: { metrics },
+    });
+    budget = t.app.get(UploadMemoryBudget);
+    c = fieldsClient(t);
+    ann = await t.user();
+    w = await c.world(ann);
+    await c.field(ann, w.project, 'Attachments', 'files');
+    await c.field(ann, w.project, 'Note', 'text');
+    const server = t.app.getHttpServer() as Server;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await t.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const hold = (card: number, options: { chunked?: boolean; firstBytes?: number } = {}) =>
+    holdUpload(port, appendPath(card), { 'X-Api-Key': ann.apiKey }, upload, options);
+  const cards = async (n: number, title: string) => Promise.all(Array.from({ length: n }, (_, i) => c.card(ann, w.root, `${title} ${i}`)));
+  const attachments = async (card: number) => (await c.get(ann, card)).attributes.Attachments as unknown[];
+  const backToZero = () => until(() => budget.inUse === 0, 'the upload memory budget to be back to zero');
+  /** Three uploads holding their declared bytes, their bodies half sent: 270 000 and some of the 300 000. */
+  const holdThree = async (): Promise<{ held: HeldUpload[]; ids: number[] }> => {
+    const ids = (await cards(3, 'holder')).map((card) => card.id);
+    const held = ids.map((id) => hold(id));
+    await until(() => budget.inUse === 3 * upload.body.length, 'three uploads to hold their bytes');
+    return { held, ids };
+  };
+  const finishAll = async (held: HeldUpload[]) => {
+    held.forEach((h) => h.finish());
+    return Promise.all(held.map((h) => h.answer));
+  };
+
+  it('refuses what would pass the budget with 503 and Retry-After before reading it, stores the others, and gives every byte back', async () => {
+    const ids = (await cards(4, 'race')).map((card) => card.id);
+    const stored = storedFileCount(dataDir);
+    const held = ids.map((id) => hold(id));
+    await until(() => held.some((h) => h.answered), 'one upload to be refused');
+    expect(budget.inUse).toBe(3 * upload.body.length);
+    const refused = held.findIndex((h) => h.answered);
+    expectBusy(await held[refused].answer);
+    const answers = await finishAll(held.filter((_, i) => i !== refused));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+    await backToZero();
+    expect(storedFileCount(dataDir)).toBe(stored + 3);
+    expect(await Promise.all(ids.map(attachments))).toEqual(ids.map((_, i) => (i === refused ? [] : [expect.objectContaining({ size: FILE_BYTES })])));
+    // once the others are done, the refused upload goes through
+    await t.http.post(appendPath(ids[refused])).set(as(ann)).attach('value', file, 'again.bin').expect(200);
+    await backToZero();
+  });
+
+  it('takes a body of unknown length chunk by chunk, and refuses it as soon as a chunk does not fit', async () => {
+    const [alone] = await cards(1, 'chunked alone');
+    const chunked = hold(alone.id, { chunked: true, firstBytes: 40_000 });
+    await until(() => budget.inUse >= 40_000, 'the first chunks to be held');
+    expect(budget.inUse).toBeLessThan(upload.body.length);
+    chunked.finish();
+    expect((await chunked.answer).status).toBe(200);
+    await backToZero();
+
+    const { held, ids } = await holdThree();
+    const [late] = await cards(1, 'chunked late');
+    const refused = hold(late.id, { chunked: true, firstBytes: 20_000 });
+    await until(() => budget.inUse >= 3 * upload.body.length + 20_000, 'the late upload\'s first chunks to be held');
+    refused.finish();
+    expectBusy(await refused.answer);
+    await until(() => budget.inUse === 3 * upload.body.length, 'the refused upload to give its chunks back');
+    expect((await finishAll(held)).map((a) => a.status)).toEqual([200, 200, 200]);
+    await backToZero();
+    expect(await attachments(late.id)).toEqual([]);
+    expect(await Promise.all(ids.map(attachments))).toEqual(ids.map(() => [expect.objectContaining({ size: FILE_BYTES })]));
+  });
+
+  it('gives the bytes back when the client goes away, and after a 413, a 400 or a 404', async () => {
+    const [card] = await cards(1, 'endings');
+    const stored = storedFileCount(dataDir);
+    const gone = hold(card.id);
+    await until(() => budget.inUse === upload.body.length, 'the upload to hold its bytes');
+    gone.abort();
+    await backToZero();
+
+    const tooLarge = multipartBody('value', 'big.bin', Buffer.alloc(CAP + 1, 1));
+    for (const options of [{}, { chunked: true }]) {
+      const big = holdUpload(port, appendPath(card.id), { 'X-Api-Key': ann.apiKey }, tooLarge, options);
+      big.finish();
+      expect((await big.answer).status).toBe(413);
+      await backToZero();
+    }
+    const send = (to: string, part = 'value') => t.http.post(to).set(as(ann)).attach(part, file, 'x.bin');
+    expect((await send(appendPath(card.id), 'file')).status).toBe(400);
+    await backToZero();
+    expect((await send(`${API}/cards/${card.id}/attributes/Note`)).status).toBe(400);
+    await backToZero();
+    expect((await send(appendPath(999_999_999))).status).toBe(404);
+    await backToZero();
+    expect(await attachments(card.id)).toEqual([]);
+    expect(storedFileCount(dataDir)).toBe(stored);
+  });
+
+  it('holds the importer\'s spreadsheet uploads against the same budget', async () => {
+    const csv = Buffer.from(`Title\n${'row\n'.repeat(20_000)}`);
+    const sheet = multipartBody('file', 'sheet.csv', csv);
+    const { held } = await holdThree();
+    const discover = holdUpload(port, DISCOVER, { 'X-Api-Key': ann.apiKey }, sheet);
+    expectBusy(await discover.answer);
+    await finishAll(held);
+    await backToZero();
+    const res = await t.http.post(DISCOVER).set(as(ann)).attach('file', csv, 'sheet.csv');
+    expect(res.status).toBe(201);
+    expect(res.body.rows).toBe(20_001);
+    await backToZero();
+  });
+
+  it('shows what is held, the limit and the refusals as metrics', async () => {
+    const value = async (name: string) => (await metrics.registry.getSingleMetric(name)!.get()).values[0]?.value;
+    expect(await value('cardwork_upload_memory_limit_bytes')).toBe(BUDGET);
+    const refusals = await value('cardwork_upload_memory_refusals_total');
+    const { held } = await holdThree();
+    expect(await value('cardwork_upload_memory_bytes')).toBe(3 * upload.body.length);
+    const [card] = await cards(1, 'metrics');
+    expectBusy(await hold(card.id).answer);
+    expect(await value('cardwork_upload_memory_refusals_total')).toBe(refusals! + 1);
+    await finishAll(held);
+    await backToZero();
+    expect(await value('cardwork_upload_memory_bytes')).toBe(0);
+  });
+});

@@ -1,0 +1,97 @@
+import { readdirSync } from 'node:fs';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { expect } from '@jest/globals';
+
+/** An answer as supertest gives it: a JSON body parsed. */
+export interface Answer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: unknown;
+}
+
+/** The 503 of a request refused for lack of upload memory: problem+json, Retry-After, SERVICE.BUSY. */
+export function expectBusy(answer: Answer): void {
+  expect(answer.status).toBe(503);
+  expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
+  expect(answer.headers['retry-after']).toBe('5');
+  expect(answer.body).toMatchObject({ type: 'SERVICE.BUSY', status: 503 });
+}
+
+/** A multipart/form-data body holding one file in `part`. */
+export function multipartBody(part: string, fileName: string, bytes: Buffer): { type: string; body: Buffer } {
+  const boundary = `held${Math.random().toString(36).slice(2)}`;
+  const head = `--${boundary}\r\nContent-Disposition: form-data; name="${part}"; filename="${fileName}"\r\nContent-Type: application/octet-stream\r\n\r\n`;
+  return {
+    type: `multipart/form-data; boundary=${boundary}`,
+    body: Buffer.concat([Buffer.from(head), bytes, Buffer.from(`\r\n--${boundary}--\r\n`)]),
+  };
+}
+
+/**
+ * An upload sent in two steps: its headers and `firstBytes` of its body at
+ * once, the rest on `finish()`; `answer` resolves whenever the server answers
+ * (before the rest, for a refusal), with status 0 if the socket died first.
+ */
+export interface HeldUpload {
+  readonly answer: Promise<Answer>;
+  readonly answered: boolean;
+  finish(): void;
+  /** Cuts the connection, as a client that goes away does. */
+  abort(): void;
+}
+
+export function holdUpload(
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+  upload: { type: string; body: Buffer },
+  options: { chunked?: boolean; firstBytes?: number } = {},
+): HeldUpload {
+  const first = options.firstBytes ?? Math.floor(upload.body.length / 2);
+  const framing = options.chunked ? { 'Transfer-Encoding': 'chunked' } : { 'Content-Length': String(upload.body.length) };
+  const req = httpRequest({ host: '127.0.0.1', port, method: 'POST', path, agent: false, headers: { ...headers, 'Content-Type': upload.type, ...framing } });
+  let answered = false;
+  const answer = new Promise<Answer>((resolve) => {
+    req.on('response', (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => {
+        answered = true;
+        const json = /json/.test(res.headers['content-type'] ?? '');
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: json ? JSON.parse(body) : body });
+        req.destroy();
+      });
+    });
+    req.on('error', () => resolve({ status: 0, headers: {}, body: '' }));
+  });
+  req.write(upload.body.subarray(0, first));
+  return {
+    answer,
+    get answered() {
+      return answered;
+    },
+    finish: () => {
+      if (!req.destroyed) req.end(upload.body.subarray(first));
+    },
+    abort: () => req.destroy(),
+  };
+}
+
+/** Waits for `condition`, checking every 10 ms; fails naming `what` after `timeoutMs`. */
+export async function until(condition: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** Files kept under a DATA_DIR's `files` directory. */
+export function storedFileCount(dataDir: string): number {
+  try {
+    return readdirSync(`${dataDir}/files`, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).length;
+  } catch {
+    return 0;
+  }
+}
