@@ -32,13 +32,19 @@ export class CreateCardsService {
   ) {}
 
   async create(parentId: number, input: CreateCardInput, actor: Actor): Promise<CardView> {
+    if (input.attributes === undefined) return this.createWith(parentId, input, undefined, actor);
     // Values are parsed and their files fetched before the transaction: a slow
     // URL never holds the parent's or the project counter's lock.
-    let prepared: PreparedValues | undefined;
-    if (input.attributes !== undefined) {
-      const { card: parent } = await this.hierarchy.requireCard(parentId, actor, 'write');
-      [prepared] = await this.fields.prepareValues(parent.projectId, [{ attributes: input.attributes, property: 'attributes' }]);
+    const { card: parent } = await this.hierarchy.requireCard(parentId, actor, 'write');
+    const [prepared] = await this.fields.prepareValues(parent.projectId, [{ attributes: input.attributes, property: 'attributes' }]);
+    try {
+      return await this.createWith(parentId, input, prepared, actor);
+    } finally {
+      prepared.release();
     }
+  }
+
+  private async createWith(parentId: number, input: CreateCardInput, prepared: PreparedValues | undefined, actor: Actor): Promise<CardView> {
     const intoGroup = input.group_id !== undefined && input.group_id !== null;
     // Without values or a group, the card as committed is the row the insert
     // returned and its fields unset: the project's field definitions are read
@@ -63,7 +69,12 @@ export class CreateCardsService {
     if (!plan.length) return [];
     // The parent, the caller's access and the project's field definitions, in one statement.
     const { card: parent, read } = await this.hierarchy.requireCard(parentId, actor, 'write', this.views.readAlong('c.project_id'));
-    return this.write(parentId, await this.prepare(parent.projectId, plan, read.fields), actor, options);
+    const batch = await this.prepare(parent.projectId, plan, read.fields);
+    try {
+      return await this.write(parentId, batch, actor, options);
+    } finally {
+      batch.release();
+    }
   }
 
   async prepareMany(projectId: number, cards: NewCard[], projectFields: ProjectFields): Promise<PreparedCards> {
@@ -113,19 +124,25 @@ export class CreateCardsService {
    * before, other requests).
    */
   private async prepare(projectId: number, plan: PlannedCard[], projectFields: unknown): Promise<PreparedBatch> {
-    const values: PreparedValues[] = [];
-    for (let at = 0; at < plan.length; at += PREPARE_SLICE) {
-      if (at) await nextTurn();
-      const slice = plan.slice(at, at + PREPARE_SLICE);
-      values.push(
-        ...(await this.fields.prepareValues(
-          projectId,
-          slice.map((p) => ({ attributes: p.card.attributes, property: `${p.path}.attributes` })),
-          projectFields,
-        )),
-      );
+    const batch = new PreparedBatch(projectId, plan, []);
+    try {
+      for (let at = 0; at < plan.length; at += PREPARE_SLICE) {
+        if (at) await nextTurn();
+        const slice = plan.slice(at, at + PREPARE_SLICE);
+        batch.values.push(
+          ...(await this.fields.prepareValues(
+            projectId,
+            slice.map((p) => ({ attributes: p.card.attributes, property: `${p.path}.attributes` })),
+            projectFields,
+          )),
+        );
+      }
+    } catch (error) {
+      // The slices before the refused one reach no caller, who would release them.
+      batch.release();
+      throw error;
     }
-    return new PreparedBatch(projectId, plan, values);
+    return batch;
   }
 
   /** The batch under its parent, in one unit of work; the values' guard refuses a batch prepared for another project. */
@@ -180,6 +197,11 @@ class PreparedBatch implements PreparedCards {
 
   get size(): number {
     return this.plan.length;
+  }
+
+  /** The memory of the values' downloads, given back to the upload budget. */
+  release(): void {
+    for (const v of this.values) v.release();
   }
 }
 

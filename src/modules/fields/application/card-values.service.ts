@@ -24,6 +24,7 @@ import {
 } from '../domain/values/index.js';
 import { isPlainObject } from '../domain/values/json.guards.js';
 import { jsonColumn } from '../../../shared/persistence/sql.js';
+import type { MemoryHold } from '../../../shared/upload-memory.js';
 import type { NewValuesAlong, PlannedValues, PreparedValues, ProjectFields, ValueSetRequest, ValuesAlong } from '../contracts/fields.api.js';
 import { definitionsStampSql, FieldDefinitionsRepository, fieldsFromJson, projectFieldsJsonSql } from '../infrastructure/field-definitions.repository.js';
 import { ValuePlanCache, type KnownDefinitions, type PlanningCard } from './value-plan.cache.js';
@@ -50,10 +51,16 @@ export class PreparedWrites implements PreparedValues {
   constructor(
     readonly projectId: number,
     readonly writes: Write[],
+    /** The downloads' share of the upload memory budget, shared by the values of one `prepare`. */
+    private readonly memory?: MemoryHold,
   ) {}
 
   get isEmpty(): boolean {
     return this.writes.length === 0;
+  }
+
+  release(): void {
+    this.memory?.release();
   }
 }
 
@@ -252,19 +259,26 @@ export class CardValuesService {
   async prepare(projectId: number, entries: Array<{ attributes: unknown; property: string }>, known?: FieldDefinition[]): Promise<PreparedWrites[]> {
     const fields = known ?? (await this.definitions.fieldsOfProjects([projectId]));
     const prepared: PreparedWrites[] = [];
-    const budget = this.fileInputs.downloadBudget();
-    for (const { attributes, property } of entries) {
-      if (attributes === undefined) {
-        prepared.push(new PreparedWrites(projectId, []));
-        continue;
+    let budget: UrlDownloadBudget | undefined;
+    try {
+      for (const entry of entries) {
+        const writes = this.newCardWrites(fields, entry);
+        // Only files need preparing (and a budget); an import's thousands of cards have none, and skip the await.
+        if (writes.some((w) => w.field.type === 'files')) await this.prepareFiles(writes, (budget ??= this.fileInputs.downloadBudget()));
+        prepared.push(new PreparedWrites(projectId, writes, budget?.memory));
       }
-      if (!isPlainObject(attributes)) throw new InvalidFieldInputError(property, 'expected an object mapping field names to values');
-      const writes = this.planBatch(fields, null, attributes, `${property}.`);
-      // Only files need preparing; an import's thousands of cards have none, and skip the await.
-      if (writes.some((w) => w.field.type === 'files')) await this.prepareFiles(writes, budget);
-      prepared.push(new PreparedWrites(projectId, writes));
+    } catch (error) {
+      // Nothing reaches the caller, who would release it.
+      budget?.memory.release();
+      throw error;
     }
     return prepared;
+  }
+
+  private newCardWrites(fields: FieldDefinition[], { attributes, property }: { attributes: unknown; property: string }): Write[] {
+    if (attributes === undefined) return [];
+    if (!isPlainObject(attributes)) throw new InvalidFieldInputError(property, 'expected an object mapping field names to values');
+    return this.planBatch(fields, null, attributes, `${property}.`);
   }
 
   /** Writes prepared values on a card in the caller's transaction; stored files go again if it rolls back. */
@@ -442,7 +456,17 @@ export class CardValuesService {
    * and checks access again on the locked row.
    */
   private async writePlanned(cardId: number, writes: Write[], actor: Actor): Promise<void> {
-    await this.prepareFiles(writes, this.fileInputs.downloadBudget());
+    const budget = this.fileInputs.downloadBudget();
+    try {
+      await this.prepareFiles(writes, budget);
+      await this.writeLocked(cardId, writes, actor);
+    } finally {
+      budget.memory.release();
+    }
+  }
+
+  /** The writes in a transaction that locks the card and checks access on the locked row; stored files go again if it fails. */
+  private async writeLocked(cardId: number, writes: Write[], actor: Actor): Promise<void> {
     const written: string[] = [];
     try {
       await this.uow.run(async () => {

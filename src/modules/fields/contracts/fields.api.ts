@@ -47,6 +47,13 @@ export interface PreparedValues {
   readonly projectId: number;
   /** True when there is nothing to write. */
   readonly isEmpty: boolean;
+  /**
+   * Gives the memory its downloaded files hold back to the process's upload
+   * budget (UPLOAD_MEMORY_MAX_BYTES). Call it in a finally once the values
+   * are written or will not be. The values of one `prepareValues` call share
+   * one hold, so release each of them once the request is done with all.
+   */
+  release(): void;
 }
 
 /**
@@ -176,6 +183,8 @@ export abstract class FieldsApi {
    * nothing. Runs outside any transaction. `projectFields`: what
    * `projectFieldsSql` read for the project, or what `projectFields` returned,
    * which spares reading them again (and then nothing is read: no statement).
+   * Downloads are held against the upload memory budget (503 when it is
+   * full) until the caller releases the values (`PreparedValues.release`).
    */
   abstract prepareValues(
     projectId: number,

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../../../config/app-config.js';
 import { PayloadTooLargeError } from '../../../../shared/domain/domain-error.js';
+import { UploadMemoryBudget, type MemoryHold } from '../../../../shared/upload-memory.js';
 import type { UploadedFile } from '../../contracts/fields.api.js';
 import { invalidValue, isValidFileName, type FileInput } from '../../domain/values/index.js';
 import { fetchFileByUrl, isForbiddenAddress } from '../infrastructure/safe-url-fetcher.js';
@@ -61,6 +62,12 @@ export interface UrlDownloadBudget {
   bytesLeft: number;
   /** Epoch milliseconds. */
   deadline: number;
+  /**
+   * The downloaded bytes' share of the memory all requests' uploads may hold
+   * (UPLOAD_MEMORY_MAX_BYTES): whoever asked for the budget releases it, in
+   * a finally, once the request is done with the files.
+   */
+  readonly memory: MemoryHold;
 }
 
 /** Turns the JSON forms (URL, text data, base64 data URL) and uploads into bytes with a name and type. */
@@ -69,11 +76,12 @@ export class FileInputs {
   constructor(
     private readonly config: AppConfig,
     private readonly policy: FileUrlPolicy,
+    private readonly memory: UploadMemoryBudget,
   ) {}
 
-  /** One per request: every `prepare` of the request takes it. */
+  /** One per request: every `prepare` of the request takes it, and the caller releases its `memory`. */
   downloadBudget(): UrlDownloadBudget {
-    return { bytesLeft: this.config.maxUploadBytes, deadline: Date.now() + this.policy.timeoutMs };
+    return { bytesLeft: this.config.maxUploadBytes, deadline: Date.now() + this.policy.timeoutMs, memory: this.memory.hold() };
   }
 
   async prepare(field: string, input: FileInput, budget: UrlDownloadBudget): Promise<PreparedFile> {
@@ -100,6 +108,7 @@ export class FileInputs {
       allowPrivate: this.config.fileUrlAllowPrivate,
       isForbidden: (ip) => this.policy.isForbidden(ip),
       field,
+      memory: budget.memory,
     });
     budget.bytesLeft -= fetched.bytes.length;
     return { name: fetched.name, mimeType: fetched.mimeType, bytes: fetched.bytes };

@@ -3,6 +3,8 @@ import type { IncomingMessage, RequestOptions } from 'node:http';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
+import type { ServiceBusyError } from '../../../../shared/domain/domain-error.js';
+import { uploadMemoryFull, type MemoryHold } from '../../../../shared/upload-memory.js';
 import { invalidValue, isValidFileName } from '../../domain/values/index.js';
 import { isForbiddenAddress } from './forbidden-address.policy.js';
 
@@ -31,6 +33,12 @@ export interface FetchFileOptions {
   resolveHost?: HostResolver;
   /** Test seam: the address policy, `isForbiddenAddress` unless replaced. */
   isForbidden?: (ip: string) => boolean;
+  /**
+   * The request's share of the upload memory budget: the body's declared
+   * length is taken before it is read, or else each chunk as it comes; what
+   * cannot fit ends the download with a 503 (ServiceBusyError).
+   */
+  memory?: MemoryHold;
 }
 
 export interface FetchedFile {
@@ -139,9 +147,10 @@ function requestOnce(url: URL, pinned: ResolvedAddress[], opts: FetchFileOptions
       signal,
       headers: { accept: '*/*', 'accept-encoding': 'identity', 'user-agent': 'cardwork-file-fetcher' },
     });
-    const fail = (abort: FetchAbort): void => {
+    // A refusal for memory (ServiceBusyError) is the 503 it is, not a 400 about the URL.
+    const fail = (error: FetchAbort | ServiceBusyError): void => {
       request.destroy();
-      reject(abort);
+      reject(error);
     };
     // Socket errors carry internals (addresses, errno); the client only learns what kind of failure it was.
     const networkError = (what: string) => (): void =>
@@ -159,12 +168,16 @@ function requestOnce(url: URL, pinned: ResolvedAddress[], opts: FetchFileOptions
       if (status < 200 || status > 299) return fail(new FetchAbort(`could not fetch file URL: HTTP ${status}`));
       const tooLarge = opts.tooLarge ?? 'file URL is too large';
       const declared = Number(response.headers['content-length']);
-      if (Number.isFinite(declared) && declared > opts.maxBytes) return fail(new FetchAbort(tooLarge));
+      const known = Number.isFinite(declared);
+      if (known && declared > opts.maxBytes) return fail(new FetchAbort(tooLarge));
+      // A declared length is taken whole: Node never reads past it.
+      if (known && opts.memory && !opts.memory.take(declared)) return fail(uploadMemoryFull());
       const chunks: Buffer[] = [];
       let received = 0;
       response.on('data', (chunk: Buffer) => {
         received += chunk.length;
         if (received > opts.maxBytes) return fail(new FetchAbort(tooLarge));
+        if (!known && opts.memory && !opts.memory.take(chunk.length)) return fail(uploadMemoryFull());
         chunks.push(chunk);
       });
       response.on('error', networkError('connection closed early'));
