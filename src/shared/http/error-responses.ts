@@ -148,10 +148,24 @@ export function inputErrors(limits: BodyLimits): ErrorRule {
     if (body) reasons.push({ status: 400, why: INVALID_BODY });
     if (query) reasons.push({ status: 400, why: INVALID_QUERY });
     if (op.parameters('path').length) reasons.push({ status: 404, why: NOT_FOUND });
-    if (body) reasons.push({ status: 413, why: tooLarge(limits, 'content' in body && 'multipart/form-data' in body.content) });
+    const upload = body !== undefined && 'content' in body && 'multipart/form-data' in body.content;
+    if (body) reasons.push({ status: 413, why: tooLarge(limits, upload) });
+    if (upload) reasons.push(UPLOAD_MEMORY_BUSY);
     return reasons;
   };
 }
+
+/**
+ * The 503 of an upload, or of a file URL's download, that would pass what
+ * all requests may hold in memory at once (UPLOAD_MEMORY_MAX_BYTES). Listed
+ * by rule on multipart routes; routes whose JSON may name file URLs declare
+ * it (`@RouteErrors(UPLOAD_MEMORY_BUSY)`).
+ */
+export const UPLOAD_MEMORY_BUSY: ErrorReason = {
+  status: 503,
+  why: 'SERVICE.BUSY: the uploads and file-URL downloads in progress hold all the memory they may (UPLOAD_MEMORY_MAX_BYTES); nothing was stored, retry after `Retry-After` seconds',
+  headers: { 'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer' } } },
+};
 
 const INVALID_BODY =
   'INPUT.INVALID, or the module\'s own code (FIELDS.INVALID_INPUT…): the body is malformed or nested past 64 levels, a property is missing, unknown or of a bad type or value, ' +

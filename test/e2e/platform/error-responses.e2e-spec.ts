@@ -34,6 +34,7 @@ interface Op {
 const UPLOAD_CAP = 64 * 1024;
 const MISSING_ID = '987654321';
 const PUBLIC = new Set([`GET ${API}/health`, `GET ${API}/ready`]);
+const URL_FILE_WRITES = new Set([`POST ${API}/cards/{id}/children`, `POST ${API}/cards/{id}/attributes`]);
 
 const loadDocument = async (t: TestApp) => (await t.http.get(`${API}/spec.json`).expect(200)).body as Document;
 const operationsOf = (doc: Document): Op[] =>
@@ -141,6 +142,9 @@ describe('the error answers of the OpenAPI document', () => {
       expectThat(o, '413 iff a body', lists(o, 413) === hasBody(o));
       expectThat(o, '404 iff an id in the path', lists(o, 404) === pathParams(o).length > 0);
       expectThat(o, 'cross-site 403 iff a write', /AUTH\.CROSS_SITE_WRITE/.test(reasons(o, 403)) === (authenticated && o.method !== 'get'));
+      // Uploads, and the two JSON writes that may name files by URL, hold memory (hardening/upload-memory, fields/file-url-memory answer it).
+      const holdsUploads = isUpload(o) || URL_FILE_WRITES.has(o.name);
+      expectThat(o, '503 SERVICE.BUSY iff it takes uploads or file URLs', /SERVICE\.BUSY/.test(reasons(o, 503)) === holdsUploads);
     }
     expect(wrong).toEqual([]);
     expect(Object.keys(doc.paths[`${API}/health`].get.responses)).toEqual(['200']);
