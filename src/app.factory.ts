@@ -31,8 +31,8 @@ export const API_PREFIX = 'api/1.0';
 
 /** The API routes that take a file and read their multipart bodies themselves (paths under the prefix). */
 const UPLOAD_ROUTES = [/^\/cards\/[^/]+\/attributes\/[^/]+(\/append)?\/?$/, /^\/importers\/spreadsheet\/discover\/?$/];
-/** The OAuth token and revocation endpoints, which answer RFC 6749 JSON errors only. */
-const OAUTH_ENDPOINTS = /^\/oauth\/(token|revoke)\/?$/i;
+/** The OAuth token and revocation endpoints (as a path pattern), which answer RFC 6749 JSON errors only. */
+const OAUTH_ENDPOINTS = new RegExp(`^(${OAUTH_ENDPOINT_PATHS.join('|')})/?$`, 'i');
 /** JSON and form bodies (DESIGN.md §2). */
 export const JSON_LIMIT_BYTES = 1024 * 1024;
 
