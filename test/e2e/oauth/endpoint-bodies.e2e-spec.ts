@@ -68,6 +68,20 @@ describe('OAuth token and revocation endpoints: refusals of the body', () => {
       expect(res.body.error_description).toBe('Invalid request: content must be application/x-www-form-urlencoded');
     });
 
+    // Both take POST only: another method was a 404 problem+json, as for a path nobody serves.
+    it.each(['get', 'put', 'delete', 'patch', 'options'] as const)('answers %s with 405, Allow: POST, in RFC 6749 JSON', async (method) => {
+      for (const url of [path, `${path}/`, `${path}?grant_type=refresh_token`, path.toUpperCase()]) {
+        const res = await t.http[method](url).set('Content-Type', 'application/json').send('{"token":');
+        expectRefusal(res, 405);
+        expect(res.headers.allow).toBe('POST');
+        expect(res.body.error_description).toBe('Invalid request: method must be POST');
+      }
+      const head = await t.http.head(path);
+      expect({ status: head.status, allow: head.headers.allow }).toEqual({ status: 405, allow: 'POST' });
+      // A path below the endpoint is no endpoint.
+      expect((await t.http[method](`${path}/x`)).status).toBe(404);
+    });
+
     it('answers a body without a Content-Type with 400 invalid_request', async () => {
       const r = await rawExchange(port, `POST ${path} HTTP/1.1\r\nHost: localhost\r\nContent-Length: 7\r\n\r\ntoken=x`);
       expectRefusal(r.response!, 400);

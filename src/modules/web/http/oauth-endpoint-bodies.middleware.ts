@@ -22,10 +22,10 @@ export function sendEndpointAnswer(res: Response, answer: OAuthEndpointAnswer): 
  * description is ours, never a parser's message: it must be printable ASCII
  * without `"` or `\`.
  */
-function refuse(res: Response, status: 400 | 413 | 500, description: string): void {
+function refuse(res: Response, status: 400 | 405 | 413 | 500, description: string, headers: Record<string, string> = {}): void {
   if (res.headersSent) return;
   const error = status === 500 ? 'server_error' : 'invalid_request';
-  sendEndpointAnswer(res, { status, headers: { 'Cache-Control': 'no-store' }, body: { error, error_description: description } });
+  sendEndpointAnswer(res, { status, headers: { 'Cache-Control': 'no-store', ...headers }, body: { error, error_description: description } });
 }
 
 /** body-parser's failures on a form (by its `type`), as these endpoints answer them. */
@@ -43,6 +43,18 @@ function refuseUnparsed(res: Response, error: unknown, limit: number): void {
 }
 
 /**
+ * Both endpoints take POST only (RFC 6749 §3.2, RFC 7009 §2.1): any other
+ * method on the endpoint's own path is a 405 with `Allow: POST`, in RFC 6749
+ * JSON like every other refusal there (the library's words for it), before
+ * any body is read. Paths below it (`/oauth/token/x`) are no endpoint: 404.
+ */
+function refuseOtherMethods(req: Request, res: Response): boolean {
+  if (req.method === 'POST' || (req.path !== '/' && req.path !== '')) return false;
+  refuse(res, 405, 'Invalid request: method must be POST', { Allow: 'POST' });
+  return true;
+}
+
+/**
  * Reads the body of a token or revocation request before the app-wide
  * parsers, which then find it read and leave it: so OAuth clients, which
  * parse RFC 6749 error JSON from these endpoints, get it for every refusal
@@ -56,6 +68,7 @@ export function readOAuthEndpointBodies(limit: number): RequestHandler {
   const parseForm = express.urlencoded({ limit, extended: false, verify: verifyUtf8Form });
   const tooLarge = (res: Response): void => refuse(res, 413, tooLargeDetail(limit));
   return (req: Request, res: Response, next: NextFunction): void => {
+    if (refuseOtherMethods(req, res)) return;
     if (req.method !== 'POST') return next();
     refuseOtherTypes(req, res, () => {
       if (!capBody(req, res, limit, tooLarge)) return;
