@@ -48,6 +48,32 @@ describe('web pages on AUTH_URL', () => {
     expect(await t.app.get(DataSource).query(`SELECT 1 FROM web.sessions s JOIN identity.users u ON u.id = s.user_id WHERE u.username = 'cara'`)).toEqual([]);
   });
 
+  // Logging in again in the same browser used to leave its earlier session
+  // working: a session cookie copied (or planted) before stayed good for a week.
+  it('rotates the session on login: the browser\'s previous session stops working, logout ends the new one', async () => {
+    const { IdentityAdminApi } = await import('../../../src/modules/identity/index.js');
+    await t.app.get(IdentityAdminApi).createUser({ username: 'erin', email: 'erin@example.test', password: PASSWORD });
+    const server = t.app.getHttpServer();
+    const sessionOf = (res: request.Response) =>
+      (res.headers['set-cookie'] as unknown as string[]).find((c) => c.startsWith('cw_session='))!.split(';')[0];
+    const logIn = async (cookie: string, page: string) =>
+      sessionOf(await request(server).post('/login').set('Cookie', cookie).type('form').send({ _csrf: csrfOf(page), login: 'erin', password: PASSWORD }).expect(303));
+    const account = (cookie: string) => request(server).get('/account').set('Cookie', cookie);
+
+    const form = await request(server).get('/login').expect(200);
+    const first = await logIn((form.headers['set-cookie'] as unknown as string[])[0].split(';')[0], form.text);
+    const page = await account(first).expect(200);
+    const second = await logIn(first, page.text);
+    expect(second).not.toBe(first);
+    await account(first).expect(303).expect('Location', '/login?next=%2Faccount');
+    const current = await account(second).expect(200);
+    const rows = `SELECT 1 FROM web.sessions s JOIN identity.users u ON u.id = s.user_id WHERE u.username = 'erin'`;
+    expect(await t.app.get(DataSource).query(rows)).toHaveLength(1);
+    await request(server).post('/logout').set('Cookie', second).type('form').send({ _csrf: csrfOf(current.text) }).expect(303);
+    await account(second).expect(303);
+    expect(await t.app.get(DataSource).query(rows)).toEqual([]);
+  });
+
   it('logs in by user name or email, refuses a wrong password, and never redirects off the site', async () => {
     const browser = webUser(t);
     const form = await browser.agent.get('/login').expect(200);

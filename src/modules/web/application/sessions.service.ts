@@ -20,10 +20,15 @@ export class SessionsService {
     private readonly accounts: AccountsApi,
   ) {}
 
-  /** Starts a session; the returned token goes into the cookie and nowhere else. */
-  async start(userId: number): Promise<string> {
+  /**
+   * Starts a session, ending the one of `replacing` (the token the browser
+   * sent, if any) in the same statement; the returned token goes into the
+   * cookie and nowhere else.
+   */
+  async start(userId: number, replacing?: string): Promise<string> {
     const token = randomBytes(32).toString('base64url');
-    await this.sessions.insert(hash(token), userId, new Date(Date.now() + SESSION_LIFETIME_MS));
+    const replaced = replacing && replacing.length <= 100 ? hash(replacing) : null;
+    await this.sessions.insert(hash(token), userId, new Date(Date.now() + SESSION_LIFETIME_MS), replaced);
     return token;
   }
 

@@ -97,8 +97,13 @@ export class WebContextService {
     return null;
   }
 
+  /**
+   * A new session with a new token (never one the browser brought: no session
+   * fixation), which ends the session the browser's cookie named, whoever's
+   * it was: logging in again leaves no earlier session of this browser behind.
+   */
   async logIn(req: Request, res: Response, userId: number): Promise<void> {
-    const token = await this.sessions.start(userId);
+    const token = await this.sessions.start(userId, cookies(req)[this.name(req, 'cw_session')]);
     res.cookie(this.name(req, 'cw_session'), token, this.cookieOptions(req, SESSION_LIFETIME_MS));
   }
 

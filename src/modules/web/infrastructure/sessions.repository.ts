@@ -6,8 +6,9 @@ import { Sql, toId } from '../../../shared/persistence/sql.js';
 export class SessionsRepository {
   constructor(private readonly sql: Sql) {}
 
-  async insert(tokenHash: string, userId: number, expiresAt: Date): Promise<void> {
-    await this.sql.run(`DELETE FROM web.sessions WHERE expires_at < now()`);
+  /** A new session; expired ones go, and the one `replacedHash` names (the browser's previous session). */
+  async insert(tokenHash: string, userId: number, expiresAt: Date, replacedHash: string | null = null): Promise<void> {
+    await this.sql.run(`DELETE FROM web.sessions WHERE expires_at < now() OR token_hash = $1`, [replacedHash]);
     await this.sql.run(`INSERT INTO web.sessions (token_hash, user_id, expires_at) VALUES ($1, $2, $3)`, [
       tokenHash,
       userId,
