@@ -56,6 +56,8 @@ export class AppConfig {
   readonly migrationsRun: boolean;
   /** Requests per minute allowed for one credential. */
   readonly rateLimitPerMinute: number;
+  /** Live (unrevoked) API keys one user may hold (API_KEYS_PER_USER_MAX): the rate limit counts per key. */
+  readonly apiKeysPerUserMax: number;
   readonly importLimits: ImportLimits;
   /** On SIGTERM: stop accepting, finish in-flight requests, exit by this deadline. */
   readonly shutdownGraceMs: number;
@@ -135,6 +137,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     fileUrlAllowPrivate: readBool(env, 'FILE_URL_ALLOW_PRIVATE', false),
     migrationsRun: readBool(env, 'MIGRATIONS_RUN', true),
     rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 6000, 1, 10_000_000),
+    apiKeysPerUserMax: readInt(env, 'API_KEYS_PER_USER_MAX', 100, 1, 1_000_000),
     importLimits: readImportLimits(env),
     shutdownGraceMs: readInt(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 3_600_000),
     logLevel: readChoice(env, 'LOG_LEVEL', 'info', LOG_LEVELS),

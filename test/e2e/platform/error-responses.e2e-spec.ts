@@ -32,6 +32,7 @@ interface Op {
 }
 
 const UPLOAD_CAP = 64 * 1024;
+const KEYS_MAX = 20;
 const MISSING_ID = '987654321';
 const PUBLIC = new Set([`GET ${API}/health`, `GET ${API}/ready`]);
 const URL_FILE_WRITES = new Set([`POST ${API}/cards/{id}/children`, `POST ${API}/cards/{id}/attributes`]);
@@ -99,7 +100,7 @@ describe('the error answers of the OpenAPI document', () => {
   };
 
   beforeAll(async () => {
-    t = await createTestApp({ env: { MAX_UPLOAD_BYTES: String(UPLOAD_CAP) } });
+    t = await createTestApp({ env: { MAX_UPLOAD_BYTES: String(UPLOAD_CAP), API_KEYS_PER_USER_MAX: String(KEYS_MAX) } });
     owner = await t.user();
     viewer = await t.user();
     const ws = workspaceClient(t);
@@ -275,6 +276,7 @@ describe('the error answers of the OpenAPI document', () => {
       { name: `POST ${API}/organizations/{id}/members`, url: `/organizations/${ids.organizations}/members`, body: { user: `@${viewer.username}` }, code: 'WORKSPACE.ALREADY_MEMBER' },
       { name: `PUT ${API}/organizations/{id}/members/{userId}`, url: `/organizations/${ids.organizations}/members/${owner.id}`, body: { role: 'member' }, code: 'WORKSPACE.LAST_ADMIN' },
       { name: `DELETE ${API}/organizations/{id}/members/{userId}`, url: `/organizations/${ids.organizations}/members/${owner.id}`, code: 'WORKSPACE.LAST_ADMIN' },
+      { name: `POST ${API}/me/api-keys`, url: '/me/api-keys', body: { name: 'one too many' }, code: 'IDENTITY.API_KEY_LIMIT' },
     ];
 
     beforeAll(async () => {
@@ -288,6 +290,8 @@ describe('the error answers of the OpenAPI document', () => {
       for (const group of [red, blue]) await t.http.post(`${API}/cards/${ids.cards}/add-to-group`).set(as(owner)).send({ group_id: group }).expect(200);
       ids.due = (await post(`/projects/${ids.projects}/attributes`, { name: 'Due', type: 'date' })).id;
       await t.http.post(`${API}/cards/${ids.cards}/attributes/Due`).set(as(owner)).send({ value: '2026-01-01' }).expect(200);
+      // the owner's keys up to API_KEYS_PER_USER_MAX
+      for (let i = 0; i < KEYS_MAX; i++) if ((await t.http.post(`${API}/me/api-keys`).set(as(owner)).send({})).status !== 201) break;
     });
 
     it('each declared conflict happens, and is declared where it happens', async () => {

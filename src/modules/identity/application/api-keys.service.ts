@@ -3,7 +3,7 @@ import { AppConfig } from '../../../config/app-config.js';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { ApiKey } from '../domain/api-key.entity.js';
-import { ApiKeyNotFoundError, InvalidUserError } from '../domain/identity.errors.js';
+import { ApiKeyLimitError, ApiKeyNotFoundError, InvalidUserError } from '../domain/identity.errors.js';
 import { hashApiKey, looksLikeApiKey, newApiKey } from '../domain/secrets.js';
 import { ApiKeysRepository } from '../infrastructure/api-keys.repository.js';
 import { hashLimitKey, toHit, type RateLimitHit } from '../infrastructure/rate-limit.store.js';
@@ -52,7 +52,7 @@ export class ApiKeysService {
     private readonly config: AppConfig,
   ) {}
 
-  /** Creates a key; the returned `key` is the only time it is ever shown. */
+  /** Creates a key; the returned `key` is the only time it is ever shown. 409 once the user holds API_KEYS_PER_USER_MAX live keys. */
   create(userId: number, name = ''): Promise<{ key: string; record: ApiKey }> {
     if (typeof name !== 'string' || name.length > 200) {
       throw new InvalidUserError('name must be a string of at most 200 characters', [
@@ -60,6 +60,8 @@ export class ApiKeysService {
       ]);
     }
     return this.uow.run(async () => {
+      const max = this.config.apiKeysPerUserMax;
+      if ((await this.keys.lockUserCountLive(userId)) >= max) throw new ApiKeyLimitError(max);
       const secret = newApiKey();
       const record = new ApiKey();
       record.userId = userId;

@@ -18,6 +18,18 @@ export class ApiKeyNotFoundError extends NotFoundError {
   }
 }
 
+/**
+ * A user holds as many live API keys as they may (API_KEYS_PER_USER_MAX):
+ * the rate limit counts per key, so more keys would mean more requests.
+ * A conflict with the current state, as AWS IAM answers for access keys:
+ * revoking one makes room.
+ */
+export class ApiKeyLimitError extends ConflictError {
+  constructor(max: number) {
+    super(`This user already holds ${max} API keys, as many as one user may; revoke one to create another`, 'IDENTITY.API_KEY_LIMIT');
+  }
+}
+
 export class InvalidUserError extends DomainError {
   readonly code = 'IDENTITY.INVALID_USER';
   readonly kind = 'invalid' as const;

@@ -3,6 +3,7 @@ import { ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
+import { Conflicts } from '../../../shared/http/error-responses.js';
 import { NoQueryDto } from '../../../shared/http/list-query.dto.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { ApiKeyOnly, RequiresScope } from '../../../shared/http/scopes.decorator.js';
@@ -33,6 +34,7 @@ export class MeController {
 
   /** The key is in the answer once; only its hash is kept. */
   @Post('api-keys')
+  @Conflicts({ 'IDENTITY.API_KEY_LIMIT': 'the user holds as many live keys as one user may (API_KEYS_PER_USER_MAX); revoke one to create another' })
   async createKey(@CurrentActor() actor: Actor, @Body() dto: CreateApiKeyDto) {
     const { key, record } = await this.keys.create(actor.userId, dto.name ?? '');
     return { ...toApiKeyView(record), api_key: key };

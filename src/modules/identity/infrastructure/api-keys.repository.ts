@@ -60,6 +60,22 @@ export class ApiKeysRepository {
     return this.repo.findOneBy({ id, userId });
   }
 
+  /**
+   * The user's live keys, counted once the user's row is locked (`FOR NO KEY
+   * UPDATE`, which only another key creation waits for: foreign keys take
+   * `KEY SHARE`) until the transaction ends, so two creations racing are
+   * counted one after the other. Two statements: under READ COMMITTED the
+   * count's snapshot is taken after the lock is granted.
+   */
+  async lockUserCountLive(userId: number): Promise<number> {
+    await this.uow.manager.query(`SELECT 1 FROM identity.users WHERE id = $1 FOR NO KEY UPDATE`, [userId]);
+    const rows = (await this.uow.manager.query(
+      `SELECT count(*)::int AS live FROM identity.api_keys WHERE user_id = $1 AND revoked_at IS NULL`,
+      [userId],
+    )) as Array<{ live: number }>;
+    return rows[0].live;
+  }
+
   save(key: ApiKey): Promise<ApiKey> {
     return this.repo.save(key);
   }
