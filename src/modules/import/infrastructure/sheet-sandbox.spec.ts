@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from '@jest/globals';
+import XLSX from 'xlsx';
 import { SpreadsheetTooLargeError, UnreadableSpreadsheetError } from '../domain/import.errors.js';
 import { prototypePollutionXlsx, sheetFile, writeZip, zipEntries, type Cell } from '../../../../test/support/spreadsheets.js';
 import type { SheetRow } from './row-store.js';
@@ -22,6 +23,57 @@ describe('SheetSandbox', () => {
   it('posts back plain string rows, dates as calendar dates', async () => {
     const file = sheetFile([['Title', 'Due', 'Done', 'N'], ['a', new Date(Date.UTC(2026, 0, 31)), true, 2.5], [], ['b']], 'xlsx');
     expect(await parse(file)).toEqual([['Title', 'Due', 'Done', 'N'], ['a', '2026-01-31', 'true', '2.5'], [], ['b']]);
+  });
+
+  it('posts time cells as times of day, not as dates of day 0 (1900-01-00)', async () => {
+    // What Excel stores for `9:30` typed in a cell: a day fraction with a time format.
+    const cell = (v: number, z: string) => ({ t: 'n', v, z });
+    const sheet = XLSX.utils.aoa_to_sheet([
+      ['Title', 'At', 'Long', 'Colored', 'Stamp', 'Midnight', 'Elapsed', 'Day', 'Later'],
+      [
+        'a',
+        cell(0.395833333333, 'h:mm'),
+        cell(0.75, 'hh:mm:ss AM/PM'),
+        cell(0.5, '[Red][h]:mm:ss'),
+        cell(0.5, 'yyyy-mm-dd hh:mm'),
+        cell(0, 'hh:mm:ss'),
+        cell(1.5, '[h]:mm:ss'),
+        cell(46027, 'yyyy-mm-dd'),
+        cell(46027.4375, 'h:mm'),
+      ],
+    ]);
+    const book = XLSX.utils.book_new();
+    XLSX.utils.book_append_sheet(book, sheet, 'Sheet1');
+    const file = XLSX.write(book, { type: 'buffer', bookType: 'xlsx' }) as Buffer;
+    expect((await parse(file))[1]).toEqual([
+      'a',
+      '09:30:00',
+      '18:00:00',
+      '12:00:00',
+      '12:00:00',
+      '00:00:00',
+      // A duration past a day is no time of day: as before.
+      '1900-01-01T12:00:00',
+      '2026-01-05',
+      '10:30:00',
+    ]);
+  });
+
+  it('posts an ODS time cell as a time of day', async () => {
+    const ods = sheetFile([['Title', 'At'], ['a', 'TIME']], 'ods');
+    const entries = zipEntries(ods).map((e) =>
+      e.name === 'content.xml'
+        ? {
+            ...e,
+            data: Buffer.from(
+              e.data
+                .toString('utf8')
+                .replace(/<table:table-cell[^>]*>\s*<text:p>TIME<\/text:p>\s*<\/table:table-cell>/, '<table:table-cell office:value-type="time" office:time-value="PT09H30M00S"><text:p>09:30</text:p></table:table-cell>'),
+            ),
+          }
+        : e,
+    );
+    expect(await parse(writeZip(entries))).toEqual([['Title', 'At'], ['a', '09:30:00']]);
   });
 
   it('refuses a sheet over the row or column cap without posting rows', async () => {

@@ -55,8 +55,16 @@ export function sheetCellText(cell: Cell | undefined, parser: Parser, date1904: 
   if (cell.t === 'n' && typeof cell.v === 'number' && cell.z !== undefined && parser.SSF.is_date(cell.z)) {
     const d = parser.SSF.parse_date_code(cell.v, { date1904 });
     if (d) {
+      const time = `${pad(d.H)}:${pad(d.M)}:${pad(d.S)}`;
+      // A time of day (`9:30` typed in Excel, an ODS time cell): a format that
+      // shows no day (`h:mm`; an elapsed `[h]:mm` only under a day), or a
+      // serial within the 1900 system's day 0, which is no calendar day
+      // (1900-01-00).
+      const shown = String(cell.z).replace(/"[^"]*"|[\\_*].|\[(?![hms]+\])[^\]]*\]/gi, '');
+      const timeOnly = !/[dyebg]/i.test(shown) && (cell.v < 1 || !/\[[hms]+\]/i.test(shown));
+      if (cell.v >= 0 && (timeOnly || (!date1904 && cell.v < 1))) return time;
       const day = `${pad(d.y, 4)}-${pad(d.m)}-${pad(d.d)}`;
-      return d.H || d.M || d.S ? `${day}T${pad(d.H)}:${pad(d.M)}:${pad(d.S)}` : day;
+      return d.H || d.M || d.S ? `${day}T${time}` : day;
     }
   }
   if (cell.v instanceof Date) {
