@@ -16,7 +16,7 @@ import { documentPagination, PAGE_LINK_SETTING, type PageLinkSetting } from './s
 import { answerClientErrors, limitParsedBodies, refuseDeepJson } from './shared/http/body-limits.js';
 import { EarlyKeyLookup, guardErrorResponses } from './modules/identity/index.js';
 import { roleErrorResponses } from './modules/workspace/index.js';
-import { OAUTH_ENDPOINT_PATHS, readOAuthEndpointBodies, WEB_PATHS } from './modules/web/index.js';
+import { answerWebPageErrors, OAUTH_ENDPOINT_PATHS, readOAuthEndpointBodies, WEB_PATHS } from './modules/web/index.js';
 import { declaredErrors, documentErrors, inputErrors } from './shared/http/error-responses.js';
 import { ProblemDetailsFilter } from './shared/http/problem-details.filter.js';
 import { sendProblem } from './shared/http/problem.js';
@@ -92,6 +92,8 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, obs
   // field itself (from the path or the body key) as DESIGN.md §5 asks; the
   // OAuth token and revocation endpoints answer RFC 6749 JSON errors only.
   app.use(rejectUnsafeStrings({ except: [/^\/api\/1\.0\/cards\/[^/]+\/attributes(\/|$)/, OAUTH_ENDPOINTS] }));
+  // A page's refusals are the web module's HTML error page, for a browser; the rest problem+json.
+  app.use(answerWebPageErrors());
   const filter = new ProblemDetailsFilter();
   app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     if (!err) return next();

@@ -88,6 +88,42 @@ describe('web pages on AUTH_URL', () => {
     await browser.agent.get('/account').expect(200);
   });
 
+  // Refused by the app-wide middleware before any page's code runs, these
+  // were answered in the API's problem+json, which a browser shows as raw JSON.
+  it('answers text with NUL or not UTF-8 (query or form) with the HTML error page, status 400', async () => {
+    const page = await ann.agent.get('/account').expect(200);
+    const csrf = encodeURIComponent(csrfOf(page.text));
+    const gets = ['/login?next=%00', '/login?next=%FF', '/account?x=%ED%A0%80', '/oauth/authorize?state=a%00b', '/oauth/authorize?client_id=%C0%80', '/account/api-keys/5/revoke/?q=%FF'];
+    const posts: Array<[string, string]> = [
+      ['/login', `_csrf=${csrf}&login=ann%00&password=x`],
+      ['/login', `_csrf=${csrf}&login=%FF&password=x`],
+      ['/signup', `_csrf=${csrf}&username=%E9t%E9`],
+      ['/oauth/authorize', `_csrf=${csrf}&state=%00&decision=approve`],
+      ['/developer/apps', `_csrf=${csrf}&name=%FE`],
+      ['/logout', `_csrf=${csrf}&x=%00`],
+    ];
+    const answers = [
+      ...(await Promise.all(gets.map(async (url) => [url, await ann.agent.get(url)] as const))),
+      ...(await Promise.all(posts.map(async ([url, body]) => [url, await ann.agent.post(url).type('form').send(body)] as const))),
+    ];
+    for (const [url, res] of answers) {
+      expect({ url, status: res.status, type: res.headers['content-type'], csp: res.headers['content-security-policy'] }).toEqual({
+        url,
+        status: 400,
+        type: 'text/html; charset=utf-8',
+        csp: expect.stringMatching(/default-src 'none'/),
+      });
+      expect(res.text).toMatch(/<p class="error" role="alert">[^<]*(NUL|UTF-8)/);
+    }
+    // Still logged in: the refused logout did not run.
+    await ann.agent.get('/account').expect(200);
+    // The API and the token endpoints keep their own forms.
+    const api = await t.http.get(`${API}/me?x=%FF`).expect(400);
+    expect(api.headers['content-type']).toMatch(/^application\/problem\+json/);
+    const token = await t.http.post('/oauth/token').type('form').send('grant_type=refresh_token&refresh_token=%FF').expect(400);
+    expect(token.body.error).toBe('invalid_request');
+  });
+
   it('refuses a form without the right CSRF field, and changes nothing', async () => {
     const page = await ann.agent.get('/account').expect(200);
     const keysBefore = (await ann.agent.get('/account')).text.match(/Revoke/g)?.length ?? 0;

@@ -112,24 +112,29 @@ export class WebContextService {
     res.clearCookie(this.name(req, 'cw_session'), this.cookieOptions(req));
   }
 
-  /**
-   * Sends a page with headers that keep it out of frames (clickjacking on the
-   * consent page) and caches (secrets shown once), and a CSP without scripts.
-   * `formTargets` widens `form-action` for a form whose answer redirects away.
-   */
+  /** Sends a page (`sendPage`). */
   send(res: Response, status: number, page: SafeHtml, formTargets: string[] = []): void {
-    res.status(status);
-    res.setHeader('Content-Type', 'text/html; charset=utf-8');
-    res.setHeader('Cache-Control', 'no-store');
-    res.setHeader('X-Frame-Options', 'DENY');
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    res.setHeader('Referrer-Policy', 'no-referrer');
-    res.setHeader(
-      'Content-Security-Policy',
-      `default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'; form-action ${["'self'", ...formTargets].join(' ')}`,
-    );
-    res.send(page.value);
+    sendPage(res, status, page, formTargets);
   }
+}
+
+/**
+ * Sends a page with headers that keep it out of frames (clickjacking on the
+ * consent page) and caches (secrets shown once), and a CSP without scripts.
+ * `formTargets` widens `form-action` for a form whose answer redirects away.
+ */
+export function sendPage(res: Response, status: number, page: SafeHtml, formTargets: string[] = []): void {
+  res.status(status);
+  res.setHeader('Content-Type', 'text/html; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('X-Frame-Options', 'DENY');
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Referrer-Policy', 'no-referrer');
+  res.setHeader(
+    'Content-Security-Policy',
+    `default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'; form-action ${["'self'", ...formTargets].join(' ')}`,
+  );
+  res.send(page.value);
 }
 
 function csrfToken(secret: string): string {

@@ -1,26 +1,43 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import type { NextFunction, Request, Response } from 'express';
 import { ProblemDetailsFilter } from '../../../shared/http/problem-details.filter.js';
 import { errorPage } from '../views/pages.js';
-import { CsrfError, WebContextService } from './web-context.js';
+import { CsrfError, sendPage } from './web-context.js';
+import { WEB_PAGE_PATHS } from './web-paths.js';
+
+const problems = new ProblemDetailsFilter();
+
+/** An error as the HTML error page, with the status an API call would get. */
+function sendErrorPage(error: unknown, req: Request, res: Response): void {
+  const blank = { account: null, csrf: '' };
+  if (error instanceof CsrfError) {
+    const message = 'This form has expired or did not come from this site. Go back, reload the page and try again.';
+    return sendPage(res, 403, errorPage(blank, 'Form expired', message));
+  }
+  const p = problems.toProblem(error, req);
+  sendPage(res, p.status, errorPage(blank, p.title, p.detail));
+}
 
 /** Errors of the web pages become HTML pages with the same status an API call would get. */
 @Catch()
 export class WebErrorFilter implements ExceptionFilter {
-  private readonly problems = new ProblemDetailsFilter();
-
-  constructor(private readonly web: WebContextService) {}
-
   catch(error: unknown, host: ArgumentsHost): void {
-    const req = host.switchToHttp().getRequest<Request>();
     const res = host.switchToHttp().getResponse<Response>();
     if (res.headersSent) return;
-    const blank = { account: null, csrf: '' };
-    if (error instanceof CsrfError) {
-      const message = 'This form has expired or did not come from this site. Go back, reload the page and try again.';
-      return this.web.send(res, 403, errorPage(blank, 'Form expired', message));
-    }
-    const p = this.problems.toProblem(error, req);
-    this.web.send(res, p.status, errorPage(blank, p.title, p.detail));
+    sendErrorPage(error, host.switchToHttp().getRequest<Request>(), res);
   }
+}
+
+/**
+ * The same for a page's request refused before any route runs (the app-wide
+ * middleware: text with NUL or not UTF-8 in the query or the form, a
+ * malformed form): an Express error handler placed before the one that
+ * answers problem+json, which gets every other path's errors.
+ */
+export function answerWebPageErrors() {
+  return (error: unknown, req: Request, res: Response, next: NextFunction): void => {
+    if (!error || !WEB_PAGE_PATHS.test(req.path)) return next(error);
+    if (res.headersSent) return;
+    sendErrorPage(error, req, res);
+  };
 }

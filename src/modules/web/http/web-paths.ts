@@ -1,3 +1,5 @@
+import { OAUTH_ENDPOINT_PATHS } from './oauth-endpoint-bodies.middleware.js';
+
 /**
  * Routes served at the root of AUTH_URL rather than under the API prefix
  * (`app.setGlobalPrefix` excludes them). A route of this module missing here
@@ -20,3 +22,21 @@ export const WEB_PATHS = [
   'oauth/token',
   'oauth/revoke',
 ];
+
+/** `/signup`, `/account/api-keys/:id/revoke`… as a pattern of request paths (any segment for `:id`, a trailing slash allowed). */
+function pathPattern(path: string): string {
+  return `/${path.replace(/^\//, '')}`
+    .replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+    .replace(/:\w+/g, '[^/]+');
+}
+
+/**
+ * The request paths of the pages, for a browser: every web path but the
+ * token and revocation endpoints, whose clients read RFC 6749 JSON.
+ */
+export const WEB_PAGE_PATHS = new RegExp(
+  `^(${WEB_PATHS.map(pathPattern)
+    .filter((p) => !OAUTH_ENDPOINT_PATHS.includes(p))
+    .join('|')})/?$`,
+  'i',
+);
