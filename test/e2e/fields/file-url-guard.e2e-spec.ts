@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { FileUrlPolicy } from '../../../src/modules/fields/files/application/file-inputs.service.js';
 import { isForbiddenAddress } from '../../../src/modules/fields/files/infrastructure/forbidden-address.policy.js';
@@ -110,6 +111,30 @@ describe('file by URL: the SSRF guard', () => {
   it('the inside server was never reached, while the stand-in outside server was (it only redirects)', () => {
     expect(hits.inside).toBe(0);
     expect(hits.outside).toBeGreaterThan(0);
+  });
+
+  it("refuses the server's own interface addresses, read from its interfaces at each request", async () => {
+    const policy = t.app.get(FileUrlPolicy);
+    const url = `http://${OUTSIDE}:${outsidePort}/${encodeURIComponent('http://10.0.0.1/')}`;
+    const tried = async () => {
+      const before = hits.outside;
+      const res = await c.append(ann, card, 'Attachments', url);
+      expect(res.status).toBe(400);
+      return { reached: hits.outside - before, detail: res.body.detail as string };
+    };
+    // Without an interface there the stand-in outside server is reached (it redirects to a private address: refused then).
+    expect(await tried()).toEqual({ reached: 1, detail: expect.stringMatching(/private or loopback address/) });
+    // The same address as an interface of the host: refused before any connection.
+    policy.interfaces = () => ({
+      ...networkInterfaces(),
+      eth9: [{ address: OUTSIDE, family: 'IPv4', netmask: '255.255.255.0', mac: '02:00:00:00:00:09', internal: false, cidr: `${OUTSIDE}/24` }],
+    });
+    try {
+      expect(await tried()).toEqual({ reached: 0, detail: expect.stringMatching(/Attachments: file URL points to an address of this server/) });
+    } finally {
+      policy.interfaces = networkInterfaces;
+    }
+    expect(await tried()).toEqual({ reached: 1, detail: expect.stringMatching(/private or loopback address/) });
   });
 
   it('refuses other schemes and credentials in the URL', async () => {

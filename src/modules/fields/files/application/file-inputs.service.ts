@@ -1,3 +1,4 @@
+import { networkInterfaces } from 'node:os';
 import path from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../../../config/app-config.js';
@@ -5,6 +6,7 @@ import { PayloadTooLargeError } from '../../../../shared/domain/domain-error.js'
 import { UploadMemoryBudget, type MemoryHold } from '../../../../shared/upload-memory.js';
 import type { UploadedFile } from '../../contracts/fields.api.js';
 import { invalidValue, isValidFileName, type FileInput } from '../../domain/values/index.js';
+import { isHostAddress, type NetworkInterfaces } from '../infrastructure/forbidden-address.policy.js';
 import { fetchFileByUrl, isForbiddenAddress } from '../infrastructure/safe-url-fetcher.js';
 
 /** A file ready to be stored: the four ways of giving one all end here. */
@@ -39,16 +41,23 @@ const TEXT_TYPES: Record<string, string> = {
 
 /**
  * Which resolved addresses "file by URL" refuses to connect to (unless
- * FILE_URL_ALLOW_PRIVATE), and how long the downloads of one request may
- * take. A provider so e2e tests can declare one loopback address "public" to
- * stand in for an outside server (redirect checks), and shorten the timeout.
+ * FILE_URL_ALLOW_PRIVATE): the ranges no fetch may reach, and the host's own
+ * interfaces, read at each check; and how long the downloads of one request
+ * may take. A provider so e2e tests can declare one loopback address "public"
+ * to stand in for an outside server (redirect checks), give the host an
+ * interface it does not have, and shorten the timeout.
  */
 @Injectable()
 export class FileUrlPolicy {
   timeoutMs = FETCH_TIMEOUT_MS;
+  interfaces: NetworkInterfaces = networkInterfaces;
 
   isForbidden(ip: string): boolean {
     return isForbiddenAddress(ip);
+  }
+
+  isOwnAddress(ip: string): boolean {
+    return isHostAddress(ip, this.interfaces);
   }
 }
 
@@ -107,6 +116,7 @@ export class FileInputs {
       timeoutMs,
       allowPrivate: this.config.fileUrlAllowPrivate,
       isForbidden: (ip) => this.policy.isForbidden(ip),
+      isOwnAddress: (ip) => this.policy.isOwnAddress(ip),
       field,
       memory: budget.memory,
     });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { isForbiddenAddress } from './forbidden-address.policy.js';
+import type { NetworkInterfaceInfo } from 'node:os';
+import { isForbiddenAddress, isHostAddress, type NetworkInterfaces } from './forbidden-address.policy.js';
 
 describe('isForbiddenAddress', () => {
   it.each([
@@ -100,4 +101,39 @@ describe('isForbiddenAddress', () => {
       expect(isForbiddenAddress(value)).toBe(true);
     },
   );
+});
+
+/** A host whose interfaces are these addresses: `os.networkInterfaces` stood in for at the boundary. */
+function hostWith(...addresses: string[]): NetworkInterfaces {
+  const infos = addresses.map(
+    (address): NetworkInterfaceInfo =>
+      address.includes(':')
+        ? { address, family: 'IPv6', netmask: 'ffff:ffff:ffff:ffff::', mac: '02:00:00:00:00:01', internal: false, cidr: `${address}/64`, scopeid: 0 }
+        : { address, family: 'IPv4', netmask: '255.255.255.0', mac: '02:00:00:00:00:01', internal: false, cidr: `${address}/24` },
+  );
+  return () => ({ lo: [], eth0: infos, down: undefined });
+}
+
+describe('isHostAddress', () => {
+  const host = hostWith('203.0.114.7', '2a01:4f8:0:a::5', 'fe80::1%eth0');
+
+  it.each(['203.0.114.7', '::ffff:203.0.114.7', '[::ffff:cb00:7207]', '::ffff:0:203.0.114.7', '2a01:4f8:0:a::5', '2a01:04f8:0000:000a:0000:0000:0000:0005', '[2a01:4f8:0:a:0:0:0:5]', 'fe80::1'])(
+    'knows %s as one of the host\'s own addresses',
+    (ip) => {
+      expect(isHostAddress(ip, host)).toBe(true);
+    },
+  );
+
+  it.each(['203.0.114.8', '2a01:4f8:0:a::6', '8.8.8.8', 'localhost', ''])('does not take %j for one', (ip) => {
+    expect(isHostAddress(ip, host)).toBe(false);
+  });
+
+  it('reads the interfaces at each check', () => {
+    let addresses = ['203.0.114.7'];
+    const changing: NetworkInterfaces = () => hostWith(...addresses)();
+    expect(isHostAddress('198.51.99.1', changing)).toBe(false);
+    addresses = ['198.51.99.1'];
+    expect(isHostAddress('198.51.99.1', changing)).toBe(true);
+    expect(isHostAddress('203.0.114.7', changing)).toBe(false);
+  });
 });

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import type { networkInterfaces } from 'node:os';
 
 type Bytes = number[];
 
@@ -94,29 +95,50 @@ const IPV6_BLOCKED: [Bytes, number][] = [
   [hex(0xff00), 8], // multicast
 ];
 
-function isForbiddenIPv6(bytes: Bytes): boolean {
+/**
+ * What an address reaches, as bytes: 4 for IPv4 and for the IPv6 forms that
+ * carry an IPv4 address (that address decides), 16 for other IPv6; null when
+ * it is not a well-formed IP. Takes an IP as `dns.lookup` returns it or a URL
+ * hostname shows it (IPv6 with or without brackets, with or without `%zone`).
+ */
+function reached(ip: string): Bytes | null {
+  const text = ip.trim().replace(/^\[(.*)\]$/, '$1');
+  const version = isIP(text);
+  if (version === 4) return parseIPv4(text);
+  if (version !== 6) return null;
+  const bytes = parseIPv6(text);
+  if (bytes === null) return null;
   for (const [prefix, bits, offset] of IPV6_EMBEDDING_IPV4) {
-    if (inPrefix(bytes, prefix, bits)) return isForbiddenIPv4(bytes.slice(offset, offset + 4));
+    if (inPrefix(bytes, prefix, bits)) return bytes.slice(offset, offset + 4);
   }
-  return IPV6_BLOCKED.some(([prefix, bits]) => inPrefix(bytes, prefix, bits));
+  return bytes;
 }
 
 /**
  * Whether a server-side fetch must refuse to connect to this address.
- * Takes an IP as `dns.lookup` returns it or a URL hostname shows it (IPv6 with
- * or without brackets). Anything that is not a well-formed IP is refused:
- * failing closed is the point.
+ * Anything that is not a well-formed IP is refused: failing closed is the point.
  */
 export function isForbiddenAddress(ip: string): boolean {
-  const text = ip.trim().replace(/^\[(.*)\]$/, '$1');
-  const version = isIP(text);
-  if (version === 4) {
-    const bytes = parseIPv4(text);
-    return bytes === null || isForbiddenIPv4(bytes);
-  }
-  if (version === 6) {
-    const bytes = parseIPv6(text);
-    return bytes === null || isForbiddenIPv6(bytes);
-  }
-  return true;
+  const bytes = reached(ip);
+  if (bytes === null) return true;
+  return bytes.length === 4 ? isForbiddenIPv4(bytes) : IPV6_BLOCKED.some(([prefix, bits]) => inPrefix(bytes, prefix, bits));
+}
+
+/** `os.networkInterfaces`, or a stand-in for it. */
+export type NetworkInterfaces = typeof networkInterfaces;
+
+/**
+ * Whether the address is one of the host's own interfaces, in any of its
+ * forms (`::ffff:a.b.c.d` for an IPv4 one, IPv6 written long or short). The
+ * ranges above cover loopback and the private networks; a server with a
+ * public address of its own would otherwise fetch from itself, reaching
+ * whatever listens there for the world only through a firewall in front.
+ * Interfaces come and go (DHCP, a container joining a network): read them
+ * at each check.
+ */
+export function isHostAddress(ip: string, interfaces: NetworkInterfaces): boolean {
+  const bytes = reached(ip);
+  if (bytes === null) return false;
+  const key = bytes.join('.');
+  return Object.values(interfaces()).some((infos) => infos?.some((info) => reached(info.address)?.join('.') === key));
 }

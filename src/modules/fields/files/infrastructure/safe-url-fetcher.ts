@@ -3,10 +3,11 @@ import type { IncomingMessage, RequestOptions } from 'node:http';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import type { ServiceBusyError } from '../../../../shared/domain/domain-error.js';
 import { uploadMemoryFull, type MemoryHold } from '../../../../shared/upload-memory.js';
 import { invalidValue, isValidFileName } from '../../domain/values/index.js';
-import { isForbiddenAddress } from './forbidden-address.policy.js';
+import { isForbiddenAddress, isHostAddress } from './forbidden-address.policy.js';
 
 export { isForbiddenAddress } from './forbidden-address.policy.js';
 
@@ -33,6 +34,8 @@ export interface FetchFileOptions {
   resolveHost?: HostResolver;
   /** Test seam: the address policy, `isForbiddenAddress` unless replaced. */
   isForbidden?: (ip: string) => boolean;
+  /** Whether an address is one of the host's own; its network interfaces (`os.networkInterfaces`) at each check unless replaced. */
+  isOwnAddress?: (ip: string) => boolean;
   /**
    * The request's share of the upload memory budget: the body's declared
    * length is taken before it is read, or else each chunk as it comes; what
@@ -96,9 +99,10 @@ async function checkedAddresses(url: URL, opts: FetchFileOptions): Promise<Resol
     }
     if (addresses.length === 0) throw new FetchAbort('could not fetch file URL: host not found');
   }
-  if (!opts.allowPrivate && addresses.some((a) => forbidden(a.address))) {
-    throw new FetchAbort('file URL points to a private or loopback address');
-  }
+  if (opts.allowPrivate) return addresses;
+  if (addresses.some((a) => forbidden(a.address))) throw new FetchAbort('file URL points to a private or loopback address');
+  const own = opts.isOwnAddress ?? ((ip: string) => isHostAddress(ip, networkInterfaces));
+  if (addresses.some((a) => own(a.address))) throw new FetchAbort('file URL points to an address of this server');
   return addresses;
 }
 
