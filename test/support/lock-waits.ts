@@ -40,10 +40,12 @@ export async function untilWaitingForLocks(app: INestApplication, n: number): Pr
  * Makes writes meet in one order every time: a third transaction holds what
  * `hold` locks, each of `sends` goes out once the ones before it wait for a
  * lock, and the hold is let go once all of them wait. Their answers, in order.
+ * `hold.setup`: statements sent before `hold.sql` in that transaction (a
+ * SET LOCAL); `hold.end`: how it lets go, committed unless 'rollback'.
  */
 export async function sendWhileHeld<T>(
   app: INestApplication,
-  hold: { sql: string; params: unknown[] },
+  hold: { sql: string; params: unknown[]; setup?: string[]; end?: 'commit' | 'rollback' },
   sends: Array<() => Promise<T>>,
 ): Promise<T[]> {
   const blocker = app.get(DataSource).createQueryRunner();
@@ -51,13 +53,14 @@ export async function sendWhileHeld<T>(
   const sent: Array<Promise<T>> = [];
   try {
     await blocker.startTransaction();
+    for (const statement of hold.setup ?? []) await blocker.query(statement);
     await blocker.query(hold.sql, hold.params);
     for (const send of sends) {
       sent.push(send());
       await untilWaitingForLocks(app, sent.length);
     }
   } finally {
-    await blocker.commitTransaction().catch(() => undefined);
+    await (hold.end === 'rollback' ? blocker.rollbackTransaction() : blocker.commitTransaction()).catch(() => undefined);
     await blocker.release();
   }
   return Promise.all(sent);

@@ -80,11 +80,6 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
     return found ? { record: toRecord(found.card), read: found.extras } : null;
   }
 
-  async cardsInOrganization(cardIds: number[], organizationId: number): Promise<CardSummary[]> {
-    const rows = await this.cards.findMany([...new Set(cardIds)]);
-    return rows.filter((c) => c.organizationId === organizationId).map(summary);
-  }
-
   async records(cardIds: number[]): Promise<CardRecord[]> {
     const byId = new Map((await this.cards.findMany([...new Set(cardIds)])).map((c) => [c.id, c]));
     return cardIds.flatMap((id) => (byId.has(id) ? [toRecord(byId.get(id)!)] : []));
@@ -208,6 +203,11 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
     // A row lock outside a transaction would be released at once: a caller's bug.
     if (!this.uow.inTransaction) throw new Error('lockCardsShared must run inside a unit of work');
     await this.cards.keyShareMany(cardIds, options.wait ?? true);
+  }
+
+  lockTeamCardsShared(cardIds: number[], organizationId: number, options: { wait?: boolean } = {}): Promise<number[]> {
+    if (!this.uow.inTransaction) throw new Error('lockTeamCardsShared must run inside a unit of work');
+    return this.cards.keyShareMany(cardIds, options.wait ?? true, organizationId);
   }
 
   subtreeIds(cardId: number): Promise<number[]> {

@@ -266,8 +266,6 @@ export abstract class CardHierarchyApi {
   abstract readableRecord(cardId: number, actor: Actor, alsoRead: Record<string, string>): Promise<{ record: CardRecord; read: Record<string, unknown> }>;
   /** One card's row with `alsoRead` (SQL over the row, aliased `c`) read along; null when there is no such card. No access check. */
   abstract recordWith(cardId: number, alsoRead: Record<string, string>): Promise<{ record: CardRecord; read: Record<string, unknown> } | null>;
-  /** Cards by id that belong to the given team (others are left out). */
-  abstract cardsInOrganization(cardIds: number[], organizationId: number): Promise<CardSummary[]>;
   /** The rows of the given cards, in the order of `cardIds` (missing ones left out). */
   abstract records(cardIds: number[]): Promise<CardRecord[]>;
   /**
@@ -423,6 +421,12 @@ export abstract class CardHierarchyApi {
    * unit of work runs the whole unit again.
    */
   abstract lockCardsShared(cardIds: number[], options?: { wait?: boolean }): Promise<void>;
+  /**
+   * `lockCardsShared` for the cards among `cardIds` that belong to the team
+   * `organizationId` (what relationship values may name); the ids locked,
+   * ascending. Other teams' cards are neither locked nor returned.
+   */
+  abstract lockTeamCardsShared(cardIds: number[], organizationId: number, options?: { wait?: boolean }): Promise<number[]>;
   /**
    * Ids of the card and all its descendants, ascending; [] when the card does
    * not exist. Read in the caller's transaction (uses the ancestor-ids index).

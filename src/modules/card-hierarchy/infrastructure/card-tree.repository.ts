@@ -200,13 +200,19 @@ export class CardTreeRepository {
   /**
    * FOR KEY SHARE on the given cards in ascending id order (the lock their
    * foreign keys take): no deletion until we commit, while plain updates
-   * (titles, touches) go on. Missing cards are skipped. `wait: false`
-   * fails at once (55P03) on a card another transaction holds FOR UPDATE.
+   * (titles, touches) go on. Missing cards are skipped, and with
+   * `organizationId` those of other teams too. `wait: false` fails at once
+   * (55P03) on a card another transaction holds FOR UPDATE. The ids locked.
    */
-  async keyShareMany(ids: number[], wait: boolean): Promise<void> {
+  async keyShareMany(ids: number[], wait: boolean, organizationId?: number): Promise<number[]> {
     const unique = [...new Set(ids)].sort((a, b) => a - b);
-    if (!unique.length) return;
-    await this.sql.run(`SELECT id FROM cards.cards WHERE id = ANY($1::bigint[]) ORDER BY id FOR KEY SHARE${wait ? '' : ' NOWAIT'}`, [unique]);
+    if (!unique.length) return [];
+    const team = organizationId === undefined ? '' : ' AND organization_id = $2';
+    const rows = await this.sql.rows<{ id: number | string }>(
+      `SELECT id FROM cards.cards WHERE id = ANY($1::bigint[])${team} ORDER BY id FOR KEY SHARE${wait ? '' : ' NOWAIT'}`,
+      organizationId === undefined ? [unique] : [unique, organizationId],
+    );
+    return rows.map((r) => Number(r.id));
   }
 
   /** The card and all its descendants (GIN index on ancestor_ids), ascending id. */

@@ -32,6 +32,7 @@ import { FieldValuesRepository, newScalarsAlongSql, scalarsTouchAlongSql } from 
 import { AttributeValuesReader } from './attribute-values.reader.js';
 import { BulkListWriter, isBulkListStorage, type ListSet } from './list-values.bulk-writer.js';
 import { describeMember, memberIdsOf, relatedIdsOf, TeamReferences } from './team-references.js';
+import { RelationshipTargetLocks } from './relationship-targets.js';
 import { lookupField, requireBodyField } from './field-lookup.js';
 import { FileBlobs } from '../files/application/file-blobs.service.js';
 import { FileInputs, type PreparedFile, type UploadedFile, type UrlDownloadBudget } from '../files/application/file-inputs.service.js';
@@ -95,6 +96,15 @@ function plannedOrNot(plan: Plan, card: PlanningCard, fields: FieldDefinition[])
 /** A non-null value for a scalar field the card may use: what the bulk upserts take. */
 function isScalarSet(w: Write, modelId: number | null): w is ScalarSet {
   return w.kind === 'set' && w.value !== null && fieldTypeHandler(w.field.type).storage === 'scalar' && isFieldAvailable(w.field, modelId);
+}
+
+/** The cards the writes' relationship values name (sets and appends; a removal names none it writes). */
+function namedCards(writes: Write[]): number[] {
+  return writes.flatMap((w) => {
+    if (fieldTypeHandler(w.field.type).storage !== 'relationships') return [];
+    if (w.kind === 'set') return (w.value as number[] | null) ?? [];
+    return w.kind === 'append' ? [w.item as number] : [];
+  });
 }
 
 /** A set of a members, relationships or likes field the card may use: what `BulkListWriter` takes. */
@@ -289,7 +299,7 @@ export class CardValuesService {
     if (prepared.isEmpty) return;
     const written: string[] = [];
     this.uow.afterRollback(() => this.blobs.deleteNow(written));
-    await this.apply(card, prepared.writes, actor, written, options);
+    await this.apply(card, prepared.writes, actor, written, RelationshipTargetLocks.inCallersUnit(), options);
   }
 
   /**
@@ -429,13 +439,16 @@ export class CardValuesService {
    * transaction: the plan's first run then rolls back the touch, unseen.
    */
   private async run(cardId: number, actor: Actor, plan: Plan): Promise<void> {
+    // Kept across the unit's attempts: the cards its relationship values name below the card, once known.
+    const targets = RelationshipTargetLocks.afterCard(cardId);
     try {
       await this.uow.run(async () => {
+        await this.lockFirst(targets);
         // Concurrent writes to one card's values queue up on this lock.
         const { card, read } = await this.cards.touchChecked(cardId, actor, 'write', { fields: projectFieldsJsonSql('c.project_id') });
         const writes = plan(card, fieldsFromJson(read.fields));
         if (writes.some((w) => w.field.type === 'files')) throw new FilesToPrepare();
-        await this.apply(card, writes, actor, []);
+        await this.apply(card, writes, actor, [], targets);
       });
     } catch (error) {
       if (!(error instanceof FilesToPrepare)) throw error;
@@ -468,11 +481,13 @@ export class CardValuesService {
   /** The writes in a transaction that locks the card and checks access on the locked row; stored files go again if it fails. */
   private async writeLocked(cardId: number, writes: Write[], actor: Actor): Promise<void> {
     const written: string[] = [];
+    const targets = RelationshipTargetLocks.afterCard(cardId, namedCards(writes));
     try {
       await this.uow.run(async () => {
+        await this.lockFirst(targets);
         // Concurrent writes to one card's values queue up on this lock.
         const { card: locked } = await this.cards.touchChecked(cardId, actor, 'write');
-        await this.apply(locked, writes, actor, written);
+        await this.apply(locked, writes, actor, written, targets);
       });
     } catch (error) {
       await this.blobs.deleteNow(written);
@@ -541,15 +556,34 @@ export class CardValuesService {
     return 'kind' in input ? this.fileInputs.prepare(field.name, input, budget) : Promise.resolve(input);
   }
 
-  private async apply(card: PlanningCard, writes: Write[], actor: Actor, written: string[], options: { system?: boolean } = {}): Promise<void> {
+  /**
+   * Step 1 of a unit writing one card's values, before the card's touch: the
+   * cards its relationship values name below it, when known (ascending, waiting).
+   */
+  private async lockFirst(targets: RelationshipTargetLocks): Promise<void> {
+    const first = targets.first;
+    if (first.length) await this.cards.lockCardsShared(first);
+  }
+
+  private async apply(
+    card: PlanningCard,
+    writes: Write[],
+    actor: Actor,
+    written: string[],
+    targets: RelationshipTargetLocks,
+    options: { system?: boolean } = {},
+  ): Promise<void> {
     for (const w of writes) {
       if (!isFieldAvailable(w.field, card.modelId)) throw new FieldNotAvailableError(w.field.name, w.field.name);
     }
     if (writes.every((w) => isScalarSet(w, card.modelId))) return this.applyScalars(card, writes as ScalarSet[], actor, options);
+    // Every card the relationship values name, checked and locked in one pass before any row is written.
+    const named = namedCards(writes);
+    const teamCards = named.length ? await this.references.lockTeamCards(card.organizationId, named, targets) : new Set<number>();
     // Only the written fields' values are compared, so only those are read (their definitions are at hand).
     const shown = writes.map((w) => w.field);
     const before = await this.reader.attributesOfOne(card, shown);
-    for (const w of writes) await this.applyOne(card, w, actor, written);
+    for (const w of writes) await this.applyOne(card, w, actor, written, teamCards);
     const after = await this.reader.attributesOfOne(card, shown);
     for (const w of writes) {
       const from = before[w.field.name];
@@ -591,7 +625,7 @@ export class CardValuesService {
   }
 
   /** One writer per kind of storage (FieldTypeHandler.storage). */
-  private async applyOne(card: PlanningCard, w: Write, actor: Actor, written: string[]): Promise<void> {
+  private async applyOne(card: PlanningCard, w: Write, actor: Actor, written: string[], teamCards: Set<number>): Promise<void> {
     const { field } = w;
     const notAList = () => invalidValue(field.name, 'append and pop apply only to members, relationships and files fields');
     switch (fieldTypeHandler(field.type).storage) {
@@ -606,7 +640,7 @@ export class CardValuesService {
       case 'members':
         return this.applyMembers(card, w);
       case 'relationships':
-        return this.applyRelationships(card, w);
+        return this.applyRelationships(card, w, teamCards);
       case 'files':
         return this.applyFiles(card, w, actor, written);
     }
@@ -627,13 +661,14 @@ export class CardValuesService {
     }
   }
 
-  private async applyRelationships(card: PlanningCard, w: Write): Promise<void> {
+  /** `teamCards`: the team's cards among those the writes name, locked (`apply`). */
+  private async applyRelationships(card: PlanningCard, w: Write, teamCards: Set<number>): Promise<void> {
     const { field } = w;
     if (w.kind === 'set') {
-      const ids = await this.teamCards(card, field, (w.value as number[] | null) ?? []);
+      const ids = relatedIdsOf(field.name, card.id, (w.value as number[] | null) ?? [], teamCards);
       await this.values.replaceList('relationships', card.id, field.id, ids);
     } else if (w.kind === 'append') {
-      const [id] = await this.teamCards(card, field, [w.item as number]);
+      const [id] = relatedIdsOf(field.name, card.id, [w.item as number], teamCards);
       await this.values.appendToList('relationships', card.id, field.id, id);
     } else {
       const removed = await this.values.removeFromList('relationships', card.id, field.id, w.item as number | undefined);
@@ -679,11 +714,6 @@ export class CardValuesService {
     if (ref.kind === 'user_id') return ref.id;
     const user = await this.identity.resolveUser(`@${ref.username}`);
     return user?.id ?? null;
-  }
-
-  /** Relationships point at cards of the same team's projects, never at the card itself. */
-  private async teamCards(card: PlanningCard, field: FieldDefinition, ids: number[]): Promise<number[]> {
-    return relatedIdsOf(field.name, card.id, ids, await this.references.teamCards(card.organizationId, ids));
   }
 
   private notInList(field: FieldDefinition, item: unknown): Error {

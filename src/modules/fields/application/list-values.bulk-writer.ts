@@ -7,6 +7,7 @@ import type { FieldDefinition } from '../domain/field-definition.js';
 import { emptyValue, fieldTypeHandler, type MemberRef } from '../domain/values/index.js';
 import { FieldValuesRepository, type ListTable } from '../infrastructure/field-values.repository.js';
 import { AttributeValuesReader, type LikesValue } from './attribute-values.reader.js';
+import { RelationshipTargetLocks } from './relationship-targets.js';
 import { memberIdsOf, relatedIdsOf, TeamReferences, type ResolvedMember } from './team-references.js';
 
 /** A set of a members, relationships or likes field on one card (the parsed value; null clears it). */
@@ -98,7 +99,8 @@ export class BulkListWriter {
     for (const [organizationId, refs] of byTeam) {
       const [members, cards] = await Promise.all([
         this.references.members(organizationId, refs.members),
-        this.references.teamCards(organizationId, [...new Set(refs.cards)]),
+        // The caller's unit holds rows of any step by now: a card held elsewhere is a 55P03, never waited for.
+        this.references.lockTeamCards(organizationId, refs.cards, RelationshipTargetLocks.inCallersUnit()),
       ]);
       found.set(organizationId, { members, cards });
     }

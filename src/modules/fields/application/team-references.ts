@@ -3,6 +3,7 @@ import { CardHierarchyApi } from '../../card-hierarchy/index.js';
 import { IdentityApi } from '../../identity/index.js';
 import { WorkspaceApi } from '../../workspace/index.js';
 import { invalidValue, memberKey, type MemberRef } from '../domain/values/index.js';
+import type { RelationshipTargetLocks } from './relationship-targets.js';
 
 /** A member reference resolved: the user's id, or why a members value may not name it. */
 export type ResolvedMember = { ok: true; userId: number } | { ok: false; message: string };
@@ -67,9 +68,18 @@ export class TeamReferences {
     return resolved;
   }
 
-  /** The ids among `cardIds` that are cards of the team `organizationId`. */
-  async teamCards(organizationId: number, cardIds: number[]): Promise<Set<number>> {
-    if (!cardIds.length) return new Set();
-    return new Set((await this.cards.cardsInOrganization(cardIds, organizationId)).map((c) => c.id));
+  /**
+   * The ids among `cardIds` that are cards of the team `organizationId`,
+   * locked FOR KEY SHARE in ascending id (the lock the rows naming them take)
+   * as `locks` allows: those it may not wait for first, with NOWAIT.
+   */
+  async lockTeamCards(organizationId: number, cardIds: number[], locks: RelationshipTargetLocks): Promise<Set<number>> {
+    const { ifFree, wait } = locks.split([...new Set(cardIds)]);
+    const found = new Set<number>();
+    for (const [ids, options] of [[ifFree, { wait: false }], [wait, { wait: true }]] as const) {
+      if (!ids.length) continue;
+      for (const id of await this.cards.lockTeamCardsShared(ids, organizationId, options)) found.add(id);
+    }
+    return found;
   }
 }
