@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { deadlocks, deadlocksSince, sendWhileHeld } from '../../support/lock-waits.js';
+import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, groupingClient, type ProjectJson } from './grouping-fixtures.js';
+
+/**
+ * Grouping's two removals of many memberships at once in the one lock order
+ * (docs/ARCHITECTURE.md): each meeting is made to happen every time, a third
+ * transaction holding a row until the writes wait, and both answers and
+ * pg_stat_database.deadlocks are checked afterwards.
+ */
+describe('grouping in the lock order', () => {
+  let t: TestApp;
+  let ann: TestUser;
+  let c: ReturnType<typeof groupingClient>;
+  let project: ProjectJson;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    c = groupingClient(t);
+    ann = await t.user();
+    project = await c.project(ann, await c.team(ann, 'Acme'), 'Board');
+  });
+  afterAll(() => t.close());
+
+  const send = (method: 'post' | 'delete', path: string, body?: object) =>
+    (method === 'post' ? t.http.post(`${API}${path}`).send(body) : t.http.delete(`${API}${path}`)).set(as(ann)).then((r) => r);
+
+  /**
+   * A card joins a group after the group's deletion read its members and
+   * locked them, and before it locked the group; then a tree write (the
+   * card's deletion) holds the card and waits for a row the group's deletion
+   * holds. The deletion takes that late joiner with NOWAIT, so it runs again
+   * once the tree write is done instead of waiting for it (which waited for
+   * the member card the deletion held: a deadlock).
+   */
+  it('deletes a group while a card that joined late is held by a tree write: no deadlock', async () => {
+    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
+    const type = await c.type(ann, project.id, 'Status', true);
+    const board = await c.card(ann, project.top_level_card_id, 'late board');
+    const group = await c.group(ann, board.id, type.id, 'late column');
+    const joiner = await c.card(ann, board.id, 'late joiner');
+    const member = await c.card(ann, board.id, 'member', { group_id: group.id }); // after the joiner: its deletion shifts it
+    const before = await deadlocks(t.app);
+    // The group's deletion reads [member] and waits for it (held); the joiner joins, and its
+    // deletion holds the board and the joiner and waits for `member`. Let go: the group's
+    // deletion takes `member`, locks the type and the group, and finds the joiner.
+    const held = { sql: `SELECT 1 FROM cards.cards WHERE id = $1 FOR UPDATE`, params: [member.id] };
+    const [deleted, joinedThenDeleted] = await sendWhileHeld(t.app, held, [
+      () => send('delete', `/groups/${group.id}`),
+      async () => {
+        expect((await send('post', `/cards/${joiner.id}/add-to-group`, { group_id: group.id })).status).toBe(200);
+        return send('delete', `/cards/${joiner.id}`);
+      },
+    ]);
+    expect(deleted.status).toBe(200);
+    expect(joinedThenDeleted.status).toBe(200);
+    expect((await c.get(ann, member.id)).groups).toEqual([]);
+    expect(await deadlocksSince(t.app, before)).toBe(0);
+  }, 30_000);
+
+  /**
+   * A group type's deletion locks the type before its groups; a membership
+   * change holds the type (FOR SHARE) before its group. Deleting the groups
+   * first, the deletion would hold one group while it waited for the type,
+   * and the membership change hold the type while it waited for that group.
+   */
+  it('deletes a group type while a card is added to one of its groups: no deadlock', async () => {
+    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
+    const type = await c.type(ann, project.id, 'Labels', false);
+    const root = project.top_level_card_id;
+    const first = await c.group(ann, root, type.id, 'first');
+    const second = await c.group(ann, root, type.id, 'second'); // locked after `first`
+    const card = await c.card(ann, root, 'labelled');
+    const before = await deadlocks(t.app);
+    // The type's deletion waits for `second` (held), having locked the type and `first`; the
+    // addition to `first` waits for the type. Let go: the deletion ends, then the addition.
+    const held = { sql: `SELECT 1 FROM grouping.groups WHERE id = $1 FOR UPDATE`, params: [second.id] };
+    const [deleted, added] = await sendWhileHeld(t.app, held, [
+      () => send('delete', `/group-types/${type.id}`),
+      () => send('post', `/cards/${card.id}/add-to-group`, { group_id: first.id }),
+    ]);
+    expect(deleted.status).toBe(200);
+    expect(added.status).toBeLessThan(500);
+    expect(added.status).not.toBe(200); // the group went with its type
+    expect((await c.get(ann, card.id)).groups).toEqual([]);
+    expect(await deadlocksSince(t.app, before)).toBe(0);
+  }, 30_000);
+});
