@@ -25,6 +25,7 @@ import { IdentityOAuthTokensGrantFk1795640000000 } from './1795640000000-identit
 import { IdentityOAuthTokensWithoutGrant1795640000100 } from './1795640000100-identity-oauth-tokens-without-grant.js';
 import { IdentityOAuthTokensGrantFkValidate1795640000200 } from './1795640000200-identity-oauth-tokens-grant-fk-validate.js';
 import { IdentityOAuthTokensLiveIndex1795640000300 } from './1795640000300-identity-oauth-tokens-live-index.js';
+import { IdentityOAuthRotatedRefreshTokens1795650000000 } from './1795650000000-identity-oauth-rotated-refresh-tokens.js';
 
 /** Every migration, in order. Listed explicitly so ESM builds, the CLI and tests load the same set. */
 export const MIGRATIONS = [
@@ -55,4 +56,5 @@ export const MIGRATIONS = [
   IdentityOAuthTokensWithoutGrant1795640000100,
   IdentityOAuthTokensGrantFkValidate1795640000200,
   IdentityOAuthTokensLiveIndex1795640000300,
+  IdentityOAuthRotatedRefreshTokens1795650000000,
 ];

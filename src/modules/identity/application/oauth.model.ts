@@ -161,8 +161,14 @@ export class OAuthModel implements OAuth2Server.AuthorizationCodeModel, OAuth2Se
    * it leaked: end the whole authorization (RFC 9700 §4.14.2) and refuse it.
    */
   async getRefreshToken(refreshToken: string): Promise<OAuth2Server.RefreshToken | null> {
-    const row = await this.grants.findRefresh(hashSecret(refreshToken));
-    if (!row) return null;
+    const hash = hashSecret(refreshToken);
+    const row = await this.grants.findRefresh(hash);
+    if (!row) {
+      // Rotated, and its row superseded by the pair that replaced it.
+      const grantId = await this.grants.findRotatedRefresh(hash);
+      if (grantId !== null) await this.grants.endGrant(grantId);
+      return null;
+    }
     if (row.revokedAt) {
       await this.grants.endGrant(row.grantId);
       return null;

@@ -78,10 +78,10 @@ export class OAuthGrantsRepository {
    * is also its authorization's row, which goes with every token row of it
    * (foreign key, ON DELETE CASCADE) a day after the last of those tokens
    * stopped working (revoked, or both its tokens expired). Until then the
-   * rotated ones stay too: presenting any of them again ends the
-   * authorization (reuse detection). The day also covers a refresh between
-   * revoking its old pair and storing the new one (`insertToken` needs the
-   * grant row).
+   * hashes of its rotated refresh tokens stay too (`oauth_rotated_refresh_tokens`,
+   * same key): presenting any of them again ends the authorization (reuse
+   * detection). The day also covers a refresh between revoking its old pair
+   * and storing the new one (`insertToken` needs the grant row).
    */
   private async removeEndedGrants(): Promise<void> {
     await this.query(
@@ -157,19 +157,46 @@ export class OAuthGrantsRepository {
    * grant row is held (FOR SHARE, until this statement commits) against
    * `endGrant`'s mark: a mark not yet committed makes the insert wait and then
    * read the row again, and a mark that comes later waits for the pair.
+   *
+   * Once the new pair is stored, the pairs it supersedes (the authorization's
+   * revoked rows: while it has not ended, only rotation revokes a pair) leave
+   * `oauth_tokens`; of each only its refresh token's hash stays, in
+   * `oauth_rotated_refresh_tokens`, which is all reuse detection reads
+   * (`findRotatedRefresh`). Until then the revoked row keeps the grant row
+   * from the clean-up (`removeEndedGrants`), so a refresh between revoking the
+   * old pair and storing the new one cannot lose it.
    */
   async insertToken(t: NewToken): Promise<boolean> {
     const rows = await this.query(
-      `INSERT INTO identity.oauth_tokens
-         (access_token_hash, refresh_token_hash, client_id, user_id, grant_id, scopes, access_expires_at, refresh_expires_at)
-       SELECT $1::text, $2::text, $3::bigint, $4::bigint, g.id, $6::text, $7::timestamptz, $8::timestamptz
-         FROM identity.oauth_codes g
-        WHERE g.id = $5::bigint AND g.replayed_at IS NULL
-          FOR SHARE
-       RETURNING id`,
+      `WITH live_grant AS (
+         SELECT g.id FROM identity.oauth_codes g WHERE g.id = $5::bigint AND g.replayed_at IS NULL FOR SHARE
+       ), stored AS (
+         INSERT INTO identity.oauth_tokens
+           (access_token_hash, refresh_token_hash, client_id, user_id, grant_id, scopes, access_expires_at, refresh_expires_at)
+         SELECT $1::text, $2::text, $3::bigint, $4::bigint, g.id, $6::text, $7::timestamptz, $8::timestamptz FROM live_grant g
+         RETURNING id
+       ), superseded AS (
+         DELETE FROM identity.oauth_tokens s
+          WHERE s.grant_id = (SELECT id FROM live_grant) AND s.revoked_at IS NOT NULL AND EXISTS (SELECT 1 FROM stored)
+         RETURNING s.refresh_token_hash, s.grant_id
+       ), rotated AS (
+         INSERT INTO identity.oauth_rotated_refresh_tokens (refresh_token_hash, grant_id)
+         SELECT refresh_token_hash, grant_id FROM superseded WHERE refresh_token_hash IS NOT NULL
+         ON CONFLICT DO NOTHING
+       )
+       SELECT id FROM stored`,
       [t.accessHash, t.refreshHash, t.clientPk, t.userId, t.grantId, t.scopes.join(' '), t.accessExpiresAt, t.refreshExpiresAt],
     );
     return rows.length === 1;
+  }
+
+  /** The authorization a rotated refresh token (by hash) belonged to, or null. */
+  async findRotatedRefresh(refreshHash: string): Promise<number | null> {
+    const [r] = await this.query<{ grant_id: number }>(
+      `SELECT grant_id FROM identity.oauth_rotated_refresh_tokens WHERE refresh_token_hash = $1`,
+      [refreshHash],
+    );
+    return r ? toId(r.grant_id) : null;
   }
 
   async findRefresh(refreshHash: string): Promise<RefreshRow | null> {
@@ -197,11 +224,19 @@ export class OAuthGrantsRepository {
     return this.stampOnce('oauth_tokens', 'revoked_at', id);
   }
 
-  /** The grant a token (access or refresh, by hash) of this client belongs to. */
+  /**
+   * The grant a token (access or refresh, by hash) of this client belongs to;
+   * a rotated refresh token's too. (A superseded pair's access token is no
+   * longer known: it was revoked with its pair.)
+   */
   async grantOfToken(tokenHash: string, clientPk: number): Promise<number | null> {
     const [r] = await this.query<{ grant_id: number }>(
       `SELECT grant_id FROM identity.oauth_tokens
-        WHERE (access_token_hash = $1 OR refresh_token_hash = $1) AND client_id = $2`,
+        WHERE (access_token_hash = $1 OR refresh_token_hash = $1) AND client_id = $2
+       UNION ALL
+       SELECT r.grant_id FROM identity.oauth_rotated_refresh_tokens r JOIN identity.oauth_codes g ON g.id = r.grant_id
+        WHERE r.refresh_token_hash = $1 AND g.client_id = $2
+       LIMIT 1`,
       [tokenHash, clientPk],
     );
     return r ? toId(r.grant_id) : null;
