@@ -171,7 +171,7 @@ export class CardValuesService {
       remembered,
       projectFields: definitions.projectFields,
       along: scalar ? this.scalarsAlong(card, definitions.stamp, writes as ScalarSet[], actor) : undefined,
-      write: ({ replan }) => (replan ? this.run(card.id, actor, plan) : this.writePlanned(card.id, writes, actor)),
+      write: ({ replan }) => (replan ? this.run(card.id, actor, plan) : this.writePlanned(card, writes, actor)),
     };
   }
 
@@ -440,10 +440,10 @@ export class CardValuesService {
    */
   private async run(cardId: number, actor: Actor, plan: Plan): Promise<void> {
     // Kept across the unit's attempts: the cards its relationship values name below the card, once known.
-    const targets = RelationshipTargetLocks.afterCard(cardId);
+    const targets = RelationshipTargetLocks.afterCard({ id: cardId });
     try {
       await this.uow.run(async () => {
-        await this.lockFirst(targets);
+        await this.references.lockFirst(targets);
         // Concurrent writes to one card's values queue up on this lock.
         const { card, read } = await this.cards.touchChecked(cardId, actor, 'write', { fields: projectFieldsJsonSql('c.project_id') });
         const writes = plan(card, fieldsFromJson(read.fields));
@@ -460,7 +460,7 @@ export class CardValuesService {
   private async runWithFiles(cardId: number, actor: Actor, plan: Plan): Promise<void> {
     // The card, the caller's access and the project's field definitions, in one statement.
     const { card, read } = await this.cards.requireCard(cardId, actor, 'write', { fields: projectFieldsJsonSql('c.project_id') });
-    await this.writePlanned(cardId, plan(card, fieldsFromJson(read.fields)), actor);
+    await this.writePlanned(card, plan(card, fieldsFromJson(read.fields)), actor);
   }
 
   /**
@@ -468,25 +468,25 @@ export class CardValuesService {
    * (a slow URL never holds locks), then a transaction that locks the card
    * and checks access again on the locked row.
    */
-  private async writePlanned(cardId: number, writes: Write[], actor: Actor): Promise<void> {
+  private async writePlanned(card: PlanningCard, writes: Write[], actor: Actor): Promise<void> {
     const budget = this.fileInputs.downloadBudget();
     try {
       await this.prepareFiles(writes, budget);
-      await this.writeLocked(cardId, writes, actor);
+      await this.writeLocked(card, writes, actor);
     } finally {
       budget.memory.release();
     }
   }
 
   /** The writes in a transaction that locks the card and checks access on the locked row; stored files go again if it fails. */
-  private async writeLocked(cardId: number, writes: Write[], actor: Actor): Promise<void> {
+  private async writeLocked(card: PlanningCard, writes: Write[], actor: Actor): Promise<void> {
     const written: string[] = [];
-    const targets = RelationshipTargetLocks.afterCard(cardId, namedCards(writes));
+    const targets = RelationshipTargetLocks.afterCard(card, namedCards(writes));
     try {
       await this.uow.run(async () => {
-        await this.lockFirst(targets);
+        await this.references.lockFirst(targets);
         // Concurrent writes to one card's values queue up on this lock.
-        const { card: locked } = await this.cards.touchChecked(cardId, actor, 'write');
+        const { card: locked } = await this.cards.touchChecked(card.id, actor, 'write');
         await this.apply(locked, writes, actor, written, targets);
       });
     } catch (error) {
@@ -554,15 +554,6 @@ export class CardValuesService {
 
   private prepareOne(field: FieldDefinition, input: FileInput | PreparedFile, budget: UrlDownloadBudget): Promise<PreparedFile> {
     return 'kind' in input ? this.fileInputs.prepare(field.name, input, budget) : Promise.resolve(input);
-  }
-
-  /**
-   * Step 1 of a unit writing one card's values, before the card's touch: the
-   * cards its relationship values name below it, when known (ascending, waiting).
-   */
-  private async lockFirst(targets: RelationshipTargetLocks): Promise<void> {
-    const first = targets.first;
-    if (first.length) await this.cards.lockCardsShared(first);
   }
 
   private async apply(

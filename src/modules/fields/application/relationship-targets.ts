@@ -22,12 +22,16 @@
 export class RelationshipTargetLocks {
   private readonly below = new Set<number>();
 
-  private constructor(private readonly cardId: number | null) {}
+  private constructor(
+    private readonly cardId: number | null,
+    /** The card's team: the only cards named that are locked (others are refused). */
+    private organizationId?: number,
+  ) {}
 
-  /** A unit that touches card `cardId` and holds nothing else; `named`: the cards its writes name, when known before it. */
-  static afterCard(cardId: number, named: number[] = []): RelationshipTargetLocks {
-    const locks = new RelationshipTargetLocks(cardId);
-    for (const id of named) if (id < cardId) locks.below.add(id);
+  /** A unit that touches `card` and holds nothing else; `named`: the cards its writes name, when known before it. */
+  static afterCard(card: { id: number; organizationId?: number }, named: number[] = []): RelationshipTargetLocks {
+    const locks = new RelationshipTargetLocks(card.id, card.organizationId);
+    for (const id of named) if (id < card.id) locks.below.add(id);
     return locks;
   }
 
@@ -36,19 +40,22 @@ export class RelationshipTargetLocks {
     return new RelationshipTargetLocks(null);
   }
 
-  /** The named cards to lock before the card, ascending: in step 1, waiting. */
-  get first(): number[] {
-    return [...this.below].sort((a, b) => a - b);
+  /** The named cards of the team to lock before the card, ascending: in step 1, waiting. */
+  get first(): { ids: number[]; organizationId: number } | undefined {
+    if (!this.below.size || this.organizationId === undefined) return undefined;
+    return { ids: [...this.below].sort((a, b) => a - b), organizationId: this.organizationId };
   }
 
   /**
-   * `ids` (the unit holds `first` and the card by now) split into those to
-   * take only if free, remembered for the unit's next attempt, and those it
-   * may wait for (above the card, or held already).
+   * `ids`, named by a card of team `organizationId` (the unit holds `first`
+   * and the card by now), split into those to take only if free,
+   * remembered for the unit's next attempt, and those it may wait for
+   * (above the card, or held already).
    */
-  split(ids: number[]): { ifFree: number[]; wait: number[] } {
+  split(ids: number[], organizationId: number): { ifFree: number[]; wait: number[] } {
     const cardId = this.cardId;
     if (cardId === null) return { ifFree: ids, wait: [] };
+    this.organizationId = organizationId;
     const ifFree = ids.filter((id) => id < cardId && !this.below.has(id));
     const wait = ids.filter((id) => !ifFree.includes(id));
     for (const id of ifFree) this.below.add(id);

@@ -74,12 +74,18 @@ export class TeamReferences {
    * as `locks` allows: those it may not wait for first, with NOWAIT.
    */
   async lockTeamCards(organizationId: number, cardIds: number[], locks: RelationshipTargetLocks): Promise<Set<number>> {
-    const { ifFree, wait } = locks.split([...new Set(cardIds)]);
+    const { ifFree, wait } = locks.split([...new Set(cardIds)], organizationId);
     const found = new Set<number>();
     for (const [ids, options] of [[ifFree, { wait: false }], [wait, { wait: true }]] as const) {
       if (!ids.length) continue;
       for (const id of await this.cards.lockTeamCardsShared(ids, organizationId, options)) found.add(id);
     }
     return found;
+  }
+
+  /** Step 1 of a unit writing one card's values, before the card: `locks.first`, waited for. */
+  async lockFirst(locks: RelationshipTargetLocks): Promise<void> {
+    const first = locks.first;
+    if (first) await this.cards.lockTeamCardsShared(first.ids, first.organizationId);
   }
 }
