@@ -18,7 +18,10 @@
  *     while it waited) is taken only if free (NOWAIT; else the unit runs
  *     again), never waited for. Grouping's own use cases take
  *     FOR KEY SHARE on their cards here instead (which waits for, or is
- *     waited for by, a tree write holding them).
+ *     waited for by, a tree write holding them). A unit writing one
+ *     card's values takes the cards its relationship values name here too
+ *     (FOR KEY SHARE, which their foreign key would take anyway): those
+ *     below the card before it when known by then, those above it after.
  *  2. card-hierarchy, the project's counter row (refs, totals): creation,
  *     deletion, a move that changes what is hidden.
  *  3. grouping: group type rows (FOR SHARE for memberships and card
@@ -27,7 +30,10 @@
  *     change under its group's lock). A write takes all of its groups in one
  *     pass (lockForRelocation, lockForCardDeletion) before it changes any.
  *  4. fields: the project's field-name lock, then value rows of the cards
- *     already locked in step 1.
+ *     already locked in step 1. A write that reaches this step holding
+ *     other steps' rows (a new card's values, an import's) takes the cards
+ *     its relationship values name only if free (NOWAIT; else the unit runs
+ *     again), as is a card below the written one learned only after step 1.
  *  5. touching the cards (`updated_at`), ascending id: cards held since 1.
  *
  * Files named by URL are downloaded before step 1 (FieldsApi.prepareValues),
