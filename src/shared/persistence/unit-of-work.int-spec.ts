@@ -87,15 +87,31 @@ describe('UnitOfWork', () => {
       expect(await labels()).toEqual(['attempt 3']);
     });
 
-    it('gives up after eight attempts, pausing between them, and rethrows', async () => {
+    it('gives up after eight attempts, pausing between them, and answers busy (503, Retry-After), not a 500', async () => {
       let attempts = 0;
       await expect(
         uow.run(async () => {
           attempts++;
           await raise('40001');
         }),
-      ).rejects.toMatchObject({ driverError: { code: '40001' } });
+      ).rejects.toMatchObject({ code: 'SERVICE.BUSY', kind: 'unavailable', retryAfterSeconds: 1 });
       expect(attempts).toBe(8);
+    });
+
+    it('keeps running again after 55P03 (a NOWAIT lock held elsewhere) past eight attempts, pausing longer each time', async () => {
+      let attempts = 0;
+      const started = Date.now();
+      const result = await uow.run(async () => {
+        attempts++;
+        await insert(attempts, `attempt ${attempts}`);
+        if (attempts < 12) await raise('55P03');
+        return 'done';
+      });
+      expect(result).toBe('done');
+      expect(attempts).toBe(12);
+      expect(await labels()).toEqual(['attempt 12']);
+      // Pauses of 10, 20, 40, … ms (each at least half of it), up to 250 ms: about a second in all.
+      expect(Date.now() - started).toBeGreaterThan(600);
     });
 
     it('re-runs once after an unmapped unique violation, then answers it as a conflict (issue 13)', async () => {
@@ -259,6 +275,28 @@ describe('UnitOfWork', () => {
         await otherDone;
         expect(attempts).toBe(2);
         expect(await labels()).toEqual(['uow', 'uow']);
+      } finally {
+        await other.end();
+      }
+    });
+
+    it('takes a row another connection holds for two seconds with NOWAIT, once it is let go', async () => {
+      await insert(1, 'held');
+      const other = new pg.Client({ connectionString: k.databaseUrl });
+      await other.connect();
+      try {
+        await other.query('BEGIN');
+        await other.query(`SELECT 1 FROM public.uow_probe WHERE id = 1 FOR UPDATE`);
+        const letGo = new Promise((resolve) => setTimeout(resolve, 2_000)).then(() => other.query('COMMIT'));
+        let attempts = 0;
+        await uow.run(async () => {
+          attempts++;
+          await sql.run(`SELECT 1 FROM public.uow_probe WHERE id = 1 FOR UPDATE NOWAIT`);
+          await sql.run(`UPDATE public.uow_probe SET label = 'taken' WHERE id = 1`);
+        });
+        await letGo;
+        expect(attempts).toBeGreaterThan(8);
+        expect(await labels()).toEqual(['taken']);
       } finally {
         await other.end();
       }

@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { ServiceBusyError } from '../domain/domain-error.js';
 import { constraintViolation, sqlState, violationAsDomainError } from './sql-errors.js';
 
 type Hook = () => Promise<void> | void;
@@ -16,12 +17,13 @@ interface TxContext {
 
 /**
  * SQLSTATEs after which re-running the whole transaction can succeed:
- * serialization failure, deadlock, and a lock taken with NOWAIT that another
- * transaction held (55P03): a write that must lock a row out of the lock
- * order does so rather than wait for it, which could close a cycle, and
- * runs again (docs/card-tree.md, "Concurrency").
+ * serialization failure and deadlock, up to `MAX_ATTEMPTS`; and a lock taken
+ * with NOWAIT that another transaction held (55P03, see `LOCK_WAIT_BUDGET_MS`):
+ * a write that must lock a row out of the lock order does so rather than
+ * wait for it, which could close a cycle, and runs again
+ * (docs/card-tree.md, "Concurrency").
  */
-const RETRYABLE = new Set(['40001', '40P01', '55P03']);
+const RETRYABLE = new Set(['40001', '40P01']);
 /**
  * Attempts of a unit that keeps failing so. Under a loaded full test run,
  * eighteen requests crowding one group row (relocations and add-to-group
@@ -34,6 +36,19 @@ const RETRYABLE = new Set(['40001', '40P01', '55P03']);
  */
 const MAX_ATTEMPTS = 8;
 const RETRY_PAUSE_MS = 10;
+/**
+ * A lock taken NOWAIT that another write holds (55P03) ends an attempt at
+ * once, however long that write will still hold it: moving or deleting a
+ * subtree of 100 000 cards holds its rows for two to three seconds. So the
+ * unit polls instead of counting attempts: it runs again after a pause that
+ * doubles up to `LOCK_POLL_MAX_MS`, for up to `LOCK_WAIT_BUDGET_MS`, about
+ * what waiting for the lock would have cost. (Eight attempts gave up after
+ * some 150 ms: a card created naming a card such a write held answered 500.)
+ */
+const LOCK_WAIT_BUDGET_MS = 15_000;
+const LOCK_POLL_MAX_MS = 250;
+/** What a client is told to wait when a unit still met other writes' locks after all its attempts. */
+const CONTENTION_RETRY_AFTER_SECONDS = 1;
 
 export type Isolation = 'READ COMMITTED' | 'REPEATABLE READ' | 'SERIALIZABLE';
 
@@ -115,6 +130,9 @@ export class UnitOfWork {
   /** One unit of work, attempted again after a failure that re-running can fix. */
   private async attempts<T>(attempt: (ctx: TxContext) => Promise<T>, single: boolean): Promise<T> {
     let violationRetried = false;
+    const started = Date.now();
+    let lockWaits = 0;
+    let conflicts = 0;
     for (let n = 1; ; n++) {
       const ctx: TxContext = { manager: this.dataSource.manager, afterCommit: [], afterRollback: [], single };
       try {
@@ -123,9 +141,21 @@ export class UnitOfWork {
         return result;
       } catch (error) {
         await this.runHooks(ctx.afterRollback, 'after-rollback');
-        if (n < MAX_ATTEMPTS && RETRYABLE.has(sqlState(error))) {
-          await delay(Math.random() * RETRY_PAUSE_MS * n);
-          continue;
+        const state = sqlState(error);
+        if (state === '55P03') {
+          if (Date.now() - started < LOCK_WAIT_BUDGET_MS) {
+            const pause = Math.min(LOCK_POLL_MAX_MS, RETRY_PAUSE_MS * 2 ** lockWaits++);
+            await delay(pause / 2 + (Math.random() * pause) / 2);
+            continue;
+          }
+          throw this.contention(error, n);
+        }
+        if (RETRYABLE.has(state)) {
+          if (++conflicts < MAX_ATTEMPTS) {
+            await delay(Math.random() * RETRY_PAUSE_MS * conflicts);
+            continue;
+          }
+          throw this.contention(error, n);
         }
         // A unique or foreign-key violation no use case mapped is, in a correct
         // use case, a concurrent request changing what its checks saw (two
@@ -144,6 +174,20 @@ export class UnitOfWork {
         throw violationAsDomainError(violation);
       }
     }
+  }
+
+  /**
+   * A unit that kept meeting other writes (deadlocks, serialization failures,
+   * rows held) after all its attempts changed nothing: that is the server
+   * being busy, not a fault, so the client is told to retry (503) instead of
+   * getting a 500 for a race (DESIGN.md §2).
+   */
+  private contention(error: unknown, attempts: number): ServiceBusyError {
+    this.logger.warn(`a unit of work still met other writes after ${attempts} attempts (SQLSTATE ${sqlState(error)}): answered as busy`);
+    return new ServiceBusyError(
+      'the change kept meeting other changes of the same rows and was not made; retry after Retry-After seconds',
+      CONTENTION_RETRY_AFTER_SECONDS,
+    );
   }
 
   /** Queues work for after the outermost commit; dropped on rollback. */

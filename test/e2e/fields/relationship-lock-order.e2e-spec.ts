@@ -1,4 +1,6 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { DataSource } from 'typeorm';
 import { deadlocks, deadlocksSince, sendWhileHeld } from '../../support/lock-waits.js';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, fieldsClient, type AttributeJson, type World } from './fields-fixtures.js';
@@ -96,6 +98,31 @@ describe('relationship values in the lock order', () => {
     const create = () => t.http.post(`${API}/cards/${elsewhere.id}/children`).set(as(ann)).send({ title: 'new', attributes: { Related: [target.id] } });
     const created = await meet(counter, () => create().then((r) => r), first.id);
     expect(created.status).toBe(201);
+    expect((await c.get(ann, created.body.id!)).attributes.Related).toEqual([target.id]);
+  }, 30_000);
+
+  it('creates a card related to a card a long tree write holds for two seconds: 201 once it is let go, not a 500', async () => {
+    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
+    const { target, elsewhere } = await siblings('long');
+    // Moving or deleting a subtree of 100 000 cards holds its rows for seconds. The creation
+    // takes the card it names only if free (NOWAIT), so its unit of work runs again until it
+    // is: eight quick attempts used to give up within some 150 ms and answer 500.
+    const blocker = t.app.get(DataSource).createQueryRunner();
+    await blocker.connect();
+    let created: { status: number; body: { id?: number } };
+    const started = Date.now();
+    try {
+      await blocker.startTransaction();
+      await blocker.query(`SELECT 1 FROM cards.cards WHERE id = $1 FOR UPDATE`, [target.id]);
+      const creating = t.http.post(`${API}/cards/${elsewhere.id}/children`).set(as(ann)).send({ title: 'late', attributes: { Related: [target.id] } }).then((r) => r);
+      await delay(2_000);
+      await blocker.commitTransaction();
+      created = await creating;
+    } finally {
+      await blocker.release();
+    }
+    expect(created.status).toBe(201);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2_000);
     expect((await c.get(ann, created.body.id!)).attributes.Related).toEqual([target.id]);
   }, 30_000);
 });
