@@ -59,6 +59,24 @@ describe('SheetSandbox', () => {
     ]);
   });
 
+  it('posts error cells as their text, so a typed column names them as row problems instead of importing nothing', async () => {
+    const file = sheetFile([['Title', 'N'], ['a', 'DIV'], ['NA', 1]], 'xlsx');
+    const entries = zipEntries(file).map((e) =>
+      e.name === 'xl/worksheets/sheet1.xml'
+        ? {
+            ...e,
+            data: Buffer.from(
+              e.data
+                .toString('utf8')
+                .replace(/<c r="B2"[^>]*>.*?<\/c>/, '<c r="B2" t="e"><f>1/0</f><v>#DIV/0!</v></c>')
+                .replace(/<c r="A3"[^>]*>.*?<\/c>/, '<c r="A3" t="e"><v>#N/A</v></c>'),
+            ),
+          }
+        : e,
+    );
+    expect(await parse(writeZip(entries))).toEqual([['Title', 'N'], ['a', '#DIV/0!'], ['#N/A', '1']]);
+  });
+
   it('posts an ODS time cell as a time of day', async () => {
     const ods = sheetFile([['Title', 'At'], ['a', 'TIME']], 'ods');
     const entries = zipEntries(ods).map((e) =>

@@ -44,14 +44,18 @@ export interface SheetWindows {
 
 /**
  * A cell as the text the importer reads: numbers with a date format as
- * calendar dates (ISO, with the time when there is one), booleans as
- * true/false, errors as their display text.
+ * calendar dates (ISO, with the time when there is one) or times of day,
+ * booleans as true/false, errors as their display text (`#N/A`).
  */
 export function sheetCellText(cell: Cell | undefined, parser: Parser, date1904: boolean): string {
   const pad = (n: number, width = 2) => String(n).padStart(width, '0');
-  if (!cell || cell.v === undefined || cell.v === null) return cell?.t === 'e' ? (cell.w ?? '') : '';
+  if (cell?.t === 'e') {
+    // SheetJS keeps an error's code in `v`, and its text in `w` only with cellText.
+    const errors: Record<number, string> = { 0: '#NULL!', 7: '#DIV/0!', 15: '#VALUE!', 23: '#REF!', 29: '#NAME?', 36: '#NUM!', 42: '#N/A', 43: '#GETTING_DATA' };
+    return cell.w ?? (typeof cell.v === 'number' ? (errors[cell.v] ?? '') : '');
+  }
+  if (!cell || cell.v === undefined || cell.v === null) return '';
   if (cell.t === 'b') return cell.v ? 'true' : 'false';
-  if (cell.t === 'e') return cell.w ?? '';
   if (cell.t === 'n' && typeof cell.v === 'number' && cell.z !== undefined && parser.SSF.is_date(cell.z)) {
     const d = parser.SSF.parse_date_code(cell.v, { date1904 });
     if (d) {
