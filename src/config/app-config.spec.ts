@@ -52,6 +52,21 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ UPLOAD_MEMORY_MAX_BYTES: '100000', MAX_UPLOAD_BYTES: '100000' })).toThrow(/UPLOAD_MEMORY_MAX_BYTES.*at least 165536/);
   });
 
+  it('reads one user\'s share of the upload memory: a quarter by default, never less than one upload', () => {
+    expect(loadConfig({}).uploadMemoryUserMaxBytes).toBe(64 * 1024 * 1024);
+    expect(loadConfig({ UPLOAD_MEMORY_USER_SHARE_PERCENT: '50' }).uploadMemoryUserMaxBytes).toBe(128 * 1024 * 1024);
+    expect(loadConfig({ UPLOAD_MEMORY_MAX_BYTES: '300000', MAX_UPLOAD_BYTES: '100000' }).uploadMemoryUserMaxBytes).toBe(165_536);
+    expect(loadConfig({ UPLOAD_MEMORY_MAX_BYTES: '300000', MAX_UPLOAD_BYTES: '100000', UPLOAD_MEMORY_USER_SHARE_PERCENT: '100' }).uploadMemoryUserMaxBytes).toBe(300_000);
+    expect(() => loadConfig({ UPLOAD_MEMORY_USER_SHARE_PERCENT: '0' })).toThrow(/UPLOAD_MEMORY_USER_SHARE_PERCENT/);
+    expect(() => loadConfig({ UPLOAD_MEMORY_USER_SHARE_PERCENT: '101' })).toThrow(/UPLOAD_MEMORY_USER_SHARE_PERCENT/);
+  });
+
+  it('reads the cap on one user\'s API keys', () => {
+    expect(loadConfig({}).apiKeysPerUserMax).toBe(100);
+    expect(loadConfig({ API_KEYS_PER_USER_MAX: '5' }).apiKeysPerUserMax).toBe(5);
+    expect(() => loadConfig({ API_KEYS_PER_USER_MAX: '0' })).toThrow(/API_KEYS_PER_USER_MAX/);
+  });
+
   it('reads a real server URL', () => {
     const c = loadConfig({ DATABASE_URL: 'postgres://u@localhost/db', PORT: '8080' });
     expect(c.embedded).toBe(false);

@@ -51,6 +51,8 @@ export class AppConfig {
   readonly maxUploadBytes: number;
   /** Bytes of uploads and file-URL downloads all requests may hold in memory at once (UPLOAD_MEMORY_MAX_BYTES). */
   readonly uploadMemoryMaxBytes: number;
+  /** Of those, what one user's requests may hold together (UPLOAD_MEMORY_USER_SHARE_PERCENT of them, at least one upload). */
+  readonly uploadMemoryUserMaxBytes: number;
   readonly allowSignup: boolean;
   readonly fileUrlAllowPrivate: boolean;
   readonly migrationsRun: boolean;
@@ -123,6 +125,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
   const host = env.HOST?.trim() || '127.0.0.1';
   if (/\s/.test(host)) throw new ConfigError('HOST', `must be a host name or address, got "${host}"`);
   const maxUploadBytes = readInt(env, 'MAX_UPLOAD_BYTES', 20 * 1024 * 1024, 1, 2 ** 40);
+  const uploadMemoryMaxBytes = readUploadMemory(env, maxUploadBytes);
   return new AppConfig({
     port: readInt(env, 'PORT', 3000, 0, 65535),
     host,
@@ -132,7 +135,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     baseUrl: readUrl(env, 'BASE_URL', 'http://localhost:3000/api/1.0', ['http:', 'https:'])!,
     authUrl: readUrl(env, 'AUTH_URL', 'http://localhost:3000', ['http:', 'https:'])!,
     maxUploadBytes,
-    uploadMemoryMaxBytes: readUploadMemory(env, maxUploadBytes),
+    uploadMemoryMaxBytes,
+    uploadMemoryUserMaxBytes: readUserShare(env, uploadMemoryMaxBytes, maxUploadBytes),
     allowSignup: readBool(env, 'ALLOW_SIGNUP', true),
     fileUrlAllowPrivate: readBool(env, 'FILE_URL_ALLOW_PRIVATE', false),
     migrationsRun: readBool(env, 'MIGRATIONS_RUN', true),
@@ -164,6 +168,16 @@ function readUploadMemory(env: Env, maxUploadBytes: number): number {
     throw new ConfigError('UPLOAD_MEMORY_MAX_BYTES', `must hold one upload at MAX_UPLOAD_BYTES with its multipart envelope (at least ${least}), got ${value}`);
   }
   return value;
+}
+
+/**
+ * A quarter by default: one user's slow uploads (a slow body holds its bytes
+ * as long as it takes) can no longer hold the whole budget. Never less than
+ * one upload at the cap with its envelope, which could otherwise never be taken.
+ */
+function readUserShare(env: Env, budget: number, maxUploadBytes: number): number {
+  const percent = readInt(env, 'UPLOAD_MEMORY_USER_SHARE_PERCENT', 25, 1, 100);
+  return Math.min(budget, Math.max(Math.floor((budget * percent) / 100), maxUploadBytes + UPLOAD_ENVELOPE_BYTES));
 }
 
 function readImportLimits(env: Env): ImportLimits {

@@ -17,7 +17,7 @@ export class SharedModule {
       imports: [DiscoveryModule],
       providers: [
         { provide: AppConfig, useValue: config },
-        { provide: UploadMemoryBudget, useValue: new UploadMemoryBudget(config.uploadMemoryMaxBytes) },
+        { provide: UploadMemoryBudget, useValue: new UploadMemoryBudget(config.uploadMemoryMaxBytes, config.uploadMemoryUserMaxBytes) },
         UnitOfWork,
         Sql,
         EventBus,

@@ -25,3 +25,28 @@ describe('UploadMemoryBudget', () => {
     expect(budget.inUse).toBe(0);
   });
 });
+
+describe('UploadMemoryBudget: one user\'s share', () => {
+  it('refuses a user past their share (429), others go on, and a full budget is a 503 first', () => {
+    const budget = new UploadMemoryBudget(100, 40);
+    const ann = [budget.hold(1), budget.hold(1)];
+    expect(ann[0].take(30)).toBe(true);
+    expect(ann[1].take(11)).toBe(false);
+    expect(ann[1].refusal()).toMatchObject({ code: 'RATE.CONCURRENT_UPLOADS', kind: 'rate_limited', retryAfterSeconds: 5 });
+    expect(ann[1].take(10)).toBe(true);
+    expect(budget.inUseBy(1)).toBe(40);
+    const bob = budget.hold(2);
+    expect(bob.take(40)).toBe(true);
+    const nobody = budget.hold();
+    expect(nobody.take(21)).toBe(false);
+    expect(nobody.refusal()).toMatchObject({ code: 'SERVICE.BUSY', kind: 'unavailable' });
+    expect(nobody.take(20)).toBe(true);
+    // the process is full: that is the answer, even past a share
+    expect(ann[0].take(1)).toBe(false);
+    expect(ann[0].refusal()).toMatchObject({ code: 'SERVICE.BUSY' });
+    expect(budget.refusals).toBe(3);
+    ann.forEach((h) => h.release());
+    expect(budget.inUseBy(1)).toBe(0);
+    expect(budget.inUse).toBe(60);
+  });
+});

@@ -1,10 +1,13 @@
-import { ServiceBusyError } from './domain/domain-error.js';
+import { ConcurrencyLimitedError, ServiceBusyError, type DomainError } from './domain/domain-error.js';
 
 /**
  * Seconds a client refused for memory waits before trying again: uploads
  * and downloads held by other requests end within seconds.
  */
 export const UPLOAD_MEMORY_RETRY_AFTER_SECONDS = 5;
+
+/** Who a hold's bytes count against besides the process: a user id, or nobody (requests no user made). */
+export type MemoryOwner = number | undefined;
 
 /**
  * Bytes of uploads and file-URL downloads the whole process holds in memory
@@ -13,45 +16,74 @@ export const UPLOAD_MEMORY_RETRY_AFTER_SECONDS = 5;
  * the process hold gigabytes and die of it, taking every other user down.
  * A request takes its bytes as they arrive through a `MemoryHold` and gives
  * them all back when it ends; one that cannot fit is refused (503, retry).
+ *
+ * One user's holds together take at most `perOwnerBytes`
+ * (UPLOAD_MEMORY_USER_SHARE_PERCENT of the budget): a slow upload holds its
+ * bytes for as long as its body takes, so a dozen slow uploads from one user
+ * held the whole budget and everyone else got 503s. Past their share a user
+ * is refused (429) while the others go on. Per user rather than per
+ * credential: a user holds many API keys and OAuth tokens.
  */
 export class UploadMemoryBudget {
   private used = 0;
   private refused = 0;
-  /** What holds may do to the figures; nobody else changes them. */
-  private readonly account: MemoryAccount = {
-    take: (bytes) => {
-      if (this.used + bytes > this.maxBytes) {
-        this.refused++;
-        return false;
-      }
-      this.used += bytes;
-      return true;
-    },
-    giveBack: (bytes) => {
-      this.used -= bytes;
-    },
-  };
+  private readonly usedBy = new Map<number, number>();
 
-  constructor(readonly maxBytes: number) {}
+  constructor(
+    readonly maxBytes: number,
+    readonly perOwnerBytes = maxBytes,
+  ) {}
 
   /** Bytes held now, by every request. */
   get inUse(): number {
     return this.used;
   }
 
-  /** Takes refused since the start (a metric). */
+  /** Bytes held now by one user's requests. */
+  inUseBy(owner: number): number {
+    return this.usedBy.get(owner) ?? 0;
+  }
+
+  /** Takes refused since the start, for the budget or a share (a metric). */
   get refusals(): number {
     return this.refused;
   }
 
-  /** A request's share, empty until it takes bytes. */
-  hold(): MemoryHold {
-    return new MemoryHold(this.account);
+  /** A request's share, empty until it takes bytes; `owner`: the user it counts against too. */
+  hold(owner?: MemoryOwner): MemoryHold {
+    return new MemoryHold(this.account(owner));
+  }
+
+  /** What one owner's holds may do to the figures; nobody else changes them. */
+  private account(owner: MemoryOwner): MemoryAccount {
+    return {
+      take: (bytes) => {
+        const mine = owner === undefined ? 0 : this.inUseBy(owner);
+        // A full process is a 503 for everyone, whoever holds it; only then is the user's own share the reason.
+        const refusal = this.used + bytes > this.maxBytes ? 'budget' : mine + bytes > this.perOwnerBytes ? 'share' : undefined;
+        if (refusal) {
+          this.refused++;
+          return refusal;
+        }
+        this.used += bytes;
+        if (owner !== undefined) this.usedBy.set(owner, mine + bytes);
+        return undefined;
+      },
+      giveBack: (bytes) => {
+        this.used -= bytes;
+        if (owner === undefined) return;
+        const left = this.inUseBy(owner) - bytes;
+        if (left > 0) this.usedBy.set(owner, left);
+        else this.usedBy.delete(owner);
+      },
+    };
   }
 }
 
+type Refusal = 'budget' | 'share';
+
 interface MemoryAccount {
-  take(bytes: number): boolean;
+  take(bytes: number): Refusal | undefined;
   giveBack(bytes: number): void;
 }
 
@@ -63,14 +95,25 @@ interface MemoryAccount {
 export class MemoryHold {
   private held = 0;
   private released = false;
+  private refusedFor: Refusal = 'budget';
 
   constructor(private readonly account: MemoryAccount) {}
 
-  /** Counts `bytes` more; false, counting nothing, when the budget cannot fit them or the hold was released. */
+  /** Counts `bytes` more; false, counting nothing, when the budget or the user's share cannot fit them or the hold was released. */
   take(bytes: number): boolean {
-    if (this.released || !this.account.take(bytes)) return false;
+    if (this.released) return false;
+    const refusal = this.account.take(bytes);
+    if (refusal) {
+      this.refusedFor = refusal;
+      return false;
+    }
     this.held += bytes;
     return true;
+  }
+
+  /** The answer to the take refused last: 503 when the process's budget is full, 429 when the user's share is. */
+  refusal(): DomainError {
+    return this.refusedFor === 'share' ? userShareFull() : uploadMemoryFull();
   }
 
   /** Gives back all it holds; later calls do nothing, and later takes are refused. */
@@ -83,9 +126,18 @@ export class MemoryHold {
 }
 
 /** The 503 of a request refused for memory. */
-export function uploadMemoryFull(): ServiceBusyError {
+function uploadMemoryFull(): ServiceBusyError {
   return new ServiceBusyError(
     `The server holds as many uploads in memory as it may; retry in ${UPLOAD_MEMORY_RETRY_AFTER_SECONDS} s`,
     UPLOAD_MEMORY_RETRY_AFTER_SECONDS,
+  );
+}
+
+/** The 429 of a request refused because its user's uploads in progress hold their whole share. */
+function userShareFull(): ConcurrencyLimitedError {
+  return new ConcurrencyLimitedError(
+    `Your uploads and file-URL downloads in progress hold as much memory as one user may; retry in ${UPLOAD_MEMORY_RETRY_AFTER_SECONDS} s, or once they are done`,
+    UPLOAD_MEMORY_RETRY_AFTER_SECONDS,
+    'RATE.CONCURRENT_UPLOADS',
   );
 }

@@ -17,6 +17,14 @@ export function expectBusy(answer: Answer): void {
   expect(answer.body).toMatchObject({ type: 'SERVICE.BUSY', status: 503 });
 }
 
+/** The 429 of a request refused because its user's uploads in progress hold their share of the upload memory: problem+json, Retry-After. */
+export function expectOverShare(answer: Answer): void {
+  expect(answer.status).toBe(429);
+  expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
+  expect(answer.headers['retry-after']).toBe('5');
+  expect(answer.body).toMatchObject({ type: 'RATE.CONCURRENT_UPLOADS', status: 429 });
+}
+
 /** A multipart/form-data body holding one file in `part`. */
 export function multipartBody(part: string, fileName: string, bytes: Buffer): { type: string; body: Buffer } {
   const boundary = `held${Math.random().toString(36).slice(2)}`;

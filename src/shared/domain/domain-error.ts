@@ -94,6 +94,24 @@ export class RateLimitedError extends DomainError {
   }
 }
 
+/**
+ * One user has as much in progress at once as one user may (their share of
+ * something every request draws on); a 429 like a rate limit, since waiting
+ * for their own requests to end is the cure.
+ */
+export class ConcurrencyLimitedError extends DomainError {
+  readonly code: string;
+  readonly kind = 'rate_limited' as const;
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+    code: string,
+  ) {
+    super(message);
+    this.code = code;
+  }
+}
+
 /** The server cannot take the request now (no memory left for it); the client may retry after `retryAfterSeconds`. */
 export class ServiceBusyError extends DomainError {
   readonly code = 'SERVICE.BUSY';

@@ -150,7 +150,7 @@ export function inputErrors(limits: BodyLimits): ErrorRule {
     if (op.parameters('path').length) reasons.push({ status: 404, why: NOT_FOUND });
     const upload = body !== undefined && 'content' in body && 'multipart/form-data' in body.content;
     if (body) reasons.push({ status: 413, why: tooLarge(limits, upload) });
-    if (upload) reasons.push(UPLOAD_MEMORY_BUSY);
+    if (upload) reasons.push(UPLOAD_MEMORY_BUSY, UPLOAD_MEMORY_SHARE);
     return reasons;
   };
 }
@@ -164,6 +164,17 @@ export function inputErrors(limits: BodyLimits): ErrorRule {
 export const UPLOAD_MEMORY_BUSY: ErrorReason = {
   status: 503,
   why: 'SERVICE.BUSY: the uploads and file-URL downloads in progress hold all the memory they may (UPLOAD_MEMORY_MAX_BYTES); nothing was stored, retry after `Retry-After` seconds',
+  headers: { 'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer' } } },
+};
+
+/**
+ * The 429 of an upload that would pass what one user's requests may hold of
+ * that memory together (UPLOAD_MEMORY_USER_SHARE_PERCENT). Multipart routes
+ * only: file-URL downloads count against the budget, not yet a user's share.
+ */
+export const UPLOAD_MEMORY_SHARE: ErrorReason = {
+  status: 429,
+  why: 'RATE.CONCURRENT_UPLOADS: this user\'s uploads in progress hold as much of that memory as one user may (UPLOAD_MEMORY_USER_SHARE_PERCENT); nothing was stored, retry after `Retry-After` seconds or once they are done',
   headers: { 'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer' } } },
 };
 

@@ -3,8 +3,9 @@ import type { Request, Response } from 'express';
 import multer, { type StorageEngine } from 'multer';
 import type { Observable } from 'rxjs';
 import { AppConfig, UPLOAD_ENVELOPE_BYTES } from '../../config/app-config.js';
+import type { Actor } from '../domain/actor.js';
 import { InvalidInputError, PayloadTooLargeError, type DomainError } from '../domain/domain-error.js';
-import { uploadMemoryFull, UploadMemoryBudget, type MemoryHold } from '../upload-memory.js';
+import { UploadMemoryBudget, type MemoryHold } from '../upload-memory.js';
 import { checkUtf8Fields, type CheckedMultipart } from './invalid-utf8.js';
 import { ProblemDetailsFilter } from './problem-details.filter.js';
 import { sendProblem } from './problem.js';
@@ -35,9 +36,13 @@ function refuseNow(req: Request, res: Response, error: DomainError): void {
   req.once('end', () => clearTimeout(timer));
 }
 
-/** A share of the upload memory budget given back when the response ends, answered, failed or cut by the client. */
-function holdUntilAnswered(memory: UploadMemoryBudget, res: Response): MemoryHold {
-  const hold = memory.hold();
+/**
+ * A share of the upload memory budget given back when the response ends,
+ * answered, failed or cut by the client; counted against the user the
+ * request authenticated as (the guard ran before), within their share.
+ */
+function holdUntilAnswered(memory: UploadMemoryBudget, req: Request, res: Response): MemoryHold {
+  const hold = memory.hold((req as Request & { user?: Actor }).user?.userId);
   if (res.closed) hold.release();
   else res.once('close', () => hold.release());
   return hold;
@@ -52,7 +57,7 @@ function takeAsItArrives(req: Request, res: Response, hold: MemoryHold): { stop(
   const counting: { stop(): void; refusal?: DomainError } = { stop: () => req.off('data', take) };
   function take(chunk: Buffer): void {
     if (res.headersSent || hold.take(chunk.length)) return;
-    counting.refusal = uploadMemoryFull();
+    counting.refusal = hold.refusal();
     refuseNow(req, res, counting.refusal);
   }
   req.on('data', take);
@@ -111,8 +116,9 @@ const MULTER_MESSAGES: Record<string, string> = {
  * anything is read, and again while the file streams in. The body's bytes
  * are held against the process's upload memory budget until the response
  * ends: the declared Content-Length up front, or else each chunk as it
- * comes; a body that cannot fit is a 503 with Retry-After, answered before
- * the rest is read. Errors are domain errors (413, 503, 400 naming the part,
+ * comes; a body that cannot fit is a 503 with Retry-After (a 429 when it is
+ * its user's share that it passes), answered before the rest is read.
+ * Errors are domain errors (413, 503, 429, 400 naming the part,
  * 400 naming a text field that is not UTF-8; the file's bytes are its own).
  * Used by `FileUploadInterceptor`, or called by a handler itself where an
  * interceptor would cost too much.
@@ -137,7 +143,7 @@ export class MultipartUpload {
   async receive(req: Request, res: Response): Promise<UploadedFilePart | undefined> {
     if (!req.is('multipart/form-data')) return undefined;
     const declared = Number(req.headers['content-length']);
-    const hold = holdUntilAnswered(this.memory, res);
+    const hold = holdUntilAnswered(this.memory, req, res);
     const refusal = this.refusalUnread(declared, hold);
     if (refusal) {
       refuseNow(req, res, refusal);
@@ -165,12 +171,12 @@ export class MultipartUpload {
     });
   }
 
-  /** Refused from Content-Length alone: too large for the cap (413), or for the memory left now (503). */
+  /** Refused from Content-Length alone: too large for the cap (413), or for the memory left now (503) or the user's share of it (429). */
   private refusalUnread(declared: number, hold: MemoryHold): DomainError | undefined {
     if (!Number.isFinite(declared)) return undefined;
     const cap = this.config.maxUploadBytes;
     if (declared > cap + UPLOAD_ENVELOPE_BYTES) return tooLarge(cap);
-    return hold.take(declared) ? undefined : uploadMemoryFull();
+    return hold.take(declared) ? undefined : hold.refusal();
   }
 
   private toDomainError(error: unknown): unknown {

@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { DomainError, NotFoundError, RateLimitedError, ServiceBusyError, UnauthorizedError, type DomainErrorKind } from '../domain/domain-error.js';
+import { ConcurrencyLimitedError, DomainError, NotFoundError, RateLimitedError, ServiceBusyError, UnauthorizedError, type DomainErrorKind } from '../domain/domain-error.js';
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../persistence/database-availability.js';
 import { constraintViolation, sqlState, violationAsDomainError } from '../persistence/sql-errors.js';
 import { sendProblem, titleFor, type Problem } from './problem.js';
@@ -74,7 +74,7 @@ function fromDomainError(error: DomainError): Problem {
   const status = STATUS_BY_KIND[error.kind];
   const headers: Record<string, string> = {};
   if (status === 401) headers['WWW-Authenticate'] = error instanceof UnauthorizedError ? error.challenge : BASIC_CHALLENGE;
-  if (error instanceof RateLimitedError || error instanceof ServiceBusyError) headers['Retry-After'] = String(error.retryAfterSeconds);
+  if (error instanceof RateLimitedError || error instanceof ServiceBusyError || error instanceof ConcurrencyLimitedError) headers['Retry-After'] = String(error.retryAfterSeconds);
   return {
     status,
     type: error.code,

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Metrics } from '../../../src/observability/metrics.js';
 import { UploadMemoryBudget } from '../../../src/shared/upload-memory.js';
-import { expectBusy, holdUpload, multipartBody, storedFileCount, until, type HeldUpload } from '../../support/held-uploads.js';
+import { expectBusy, expectOverShare, holdUpload, multipartBody, storedFileCount, until, type HeldUpload } from '../../support/held-uploads.js';
 import { DISCOVER } from '../../support/import-client.js';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, fieldsClient, type World } from '../fields/fields-fixtures.js';
@@ -14,6 +14,20 @@ import { API, fieldsClient, type World } from '../fields/fields-fixtures.js';
 const CAP = 100_000;
 const BUDGET = 300_000;
 const FILE_BYTES = 90_000;
+
+/** The app on a data directory of its own, listening on a port (held uploads need a real socket). */
+async function listeningApp(prefix: string, env: Record<string, string>, metrics?: Metrics) {
+  const dataDir = mkdtempSync(path.join(tmpdir(), prefix));
+  const t = await createTestApp({ env: { DATA_DIR: dataDir, MAX_UPLOAD_BYTES: String(CAP), ...env }, observe: metrics ? { metrics } : undefined });
+  const server = t.app.getHttpServer() as Server;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  const close = async () => {
+    await t.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  return { t, port, dataDir, budget: t.app.get(UploadMemoryBudget), close };
+}
 
 /**
  * Uploads held in memory are bounded across requests (UPLOAD_MEMORY_MAX_BYTES),
@@ -30,31 +44,26 @@ describe('upload memory budget: multipart uploads', () => {
   let port: number;
   let dataDir: string;
   let budget: UploadMemoryBudget;
+  let close: () => Promise<void>;
   const metrics = new Metrics();
   const file = Buffer.alloc(FILE_BYTES, 3);
   const upload = multipartBody('value', 'held.bin', file);
   const appendPath = (card: number) => `${API}/cards/${card}/attributes/Attachments/append`;
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(path.join(tmpdir(), 'cardwork-upload-memory-'));
-    t = await createTestApp({
-      env: { DATA_DIR: dataDir, MAX_UPLOAD_BYTES: String(CAP), UPLOAD_MEMORY_MAX_BYTES: String(BUDGET) },
-      observe: { metrics },
-    });
-    budget = t.app.get(UploadMemoryBudget);
+    // One user's uploads may hold the whole budget here: what is tested is the budget itself.
+    ({ t, port, dataDir, budget, close } = await listeningApp(
+      'cardwork-upload-memory-',
+      { UPLOAD_MEMORY_MAX_BYTES: String(BUDGET), UPLOAD_MEMORY_USER_SHARE_PERCENT: '100' },
+      metrics,
+    ));
     c = fieldsClient(t);
     ann = await t.user();
     w = await c.world(ann);
     await c.field(ann, w.project, 'Attachments', 'files');
     await c.field(ann, w.project, 'Note', 'text');
-    const server = t.app.getHttpServer() as Server;
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    port = (server.address() as AddressInfo).port;
   });
-  afterAll(async () => {
-    await t.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  afterAll(() => close());
 
   const hold = (card: number, options: { chunked?: boolean; firstBytes?: number } = {}) =>
     holdUpload(port, appendPath(card), { 'X-Api-Key': ann.apiKey }, upload, options);
@@ -165,5 +174,80 @@ describe('upload memory budget: multipart uploads', () => {
     await finishAll(held);
     await backToZero();
     expect(await value('cardwork_upload_memory_bytes')).toBe(0);
+  });
+});
+
+/**
+ * A slow upload holds its bytes for as long as its body takes, so one user's
+ * dozen slow uploads held the whole budget and every other user got 503s.
+ * One user's uploads together hold at most their share
+ * (UPLOAD_MEMORY_USER_SHARE_PERCENT, a quarter by default), whichever of
+ * their keys sends them; past it they get a 429 while the others go on.
+ */
+describe('upload memory budget: one user\'s share', () => {
+  const SHARE_BUDGET = 800_000;
+  let t: TestApp;
+  let c: ReturnType<typeof fieldsClient>;
+  let ann: TestUser;
+  let bob: TestUser;
+  let w: World;
+  let port: number;
+  let budget: UploadMemoryBudget;
+  let close: () => Promise<void>;
+  const upload = multipartBody('value', 'held.bin', Buffer.alloc(FILE_BYTES, 5));
+  const appendPath = (card: number) => `${API}/cards/${card}/attributes/Attachments/append`;
+
+  beforeAll(async () => {
+    ({ t, port, budget, close } = await listeningApp('cardwork-upload-share-', { UPLOAD_MEMORY_MAX_BYTES: String(SHARE_BUDGET) }));
+    c = fieldsClient(t);
+    ann = await t.user();
+    bob = await t.user();
+    w = await c.world(ann);
+    await c.addMember(ann, w.org, bob, 'member');
+    await c.field(ann, w.project, 'Attachments', 'files');
+  });
+  afterAll(() => close());
+
+  const hold = (who: TestUser | string, card: number) =>
+    holdUpload(port, appendPath(card), { 'X-Api-Key': typeof who === 'string' ? who : who.apiKey }, upload);
+  const card = async (title: string) => (await c.card(ann, w.root, title)).id;
+
+  it('is a quarter of the budget by default, refused with a 429 whichever key sends it, while other users upload', async () => {
+    expect(budget.perOwnerBytes).toBe(SHARE_BUDGET / 4);
+    // two uploads of ann's fill her share (2 x ~90 KB of 200 KB), a third would not fit
+    const held = [hold(ann, await card('ann 1')), hold(ann, await card('ann 2'))];
+    await until(() => budget.inUseBy(ann.id) === 2 * upload.body.length, 'ann\'s two uploads to hold their bytes');
+    const third = await card('ann 3');
+    const refused = await hold(ann, third).answer;
+    expectOverShare(refused);
+    // another key of hers is the same user
+    const otherKey = (await t.http.post(`${API}/me/api-keys`).set(as(ann)).send({ name: 'second' }).expect(201)).body.api_key as string;
+    expectOverShare(await hold(otherKey, third).answer);
+    // bob is not starved: his upload goes through while hers are held
+    const bobs = hold(bob, await card('bob'));
+    bobs.finish();
+    expect((await bobs.answer).status).toBe(200);
+    expect(budget.inUse).toBe(2 * upload.body.length);
+    held.forEach((h) => h.finish());
+    expect((await Promise.all(held.map((h) => h.answer))).map((a) => a.status)).toEqual([200, 200]);
+    await until(() => budget.inUse === 0, 'the budget to be back to zero');
+    expect(budget.inUseBy(ann.id)).toBe(0);
+    // her share is free again
+    const again = hold(ann, third);
+    again.finish();
+    expect((await again.answer).status).toBe(200);
+    expect(((await c.get(ann, third)).attributes.Attachments as unknown[]).length).toBe(1);
+  });
+
+  it('refuses a chunked upload past the share as soon as a chunk does not fit', async () => {
+    const held = [hold(ann, await card('chunk 1')), hold(ann, await card('chunk 2'))];
+    await until(() => budget.inUseBy(ann.id) === 2 * upload.body.length, 'ann\'s two uploads to hold their bytes');
+    const late = await card('chunked late');
+    const chunked = holdUpload(port, appendPath(late), as(ann), upload, { chunked: true, firstBytes: 40_000 });
+    expectOverShare(await chunked.answer);
+    held.forEach((h) => h.finish());
+    await Promise.all(held.map((h) => h.answer));
+    await until(() => budget.inUse === 0, 'the budget to be back to zero');
+    expect((await c.get(ann, late)).attributes.Attachments).toEqual([]);
   });
 });

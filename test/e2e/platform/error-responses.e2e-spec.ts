@@ -146,6 +146,8 @@ describe('the error answers of the OpenAPI document', () => {
       // Uploads, and the two JSON writes that may name files by URL, hold memory (hardening/upload-memory, fields/file-url-memory answer it).
       const holdsUploads = isUpload(o) || URL_FILE_WRITES.has(o.name);
       expectThat(o, '503 SERVICE.BUSY iff it takes uploads or file URLs', /SERVICE\.BUSY/.test(reasons(o, 503)) === holdsUploads);
+      // One user's share of that memory (hardening/upload-memory answers it).
+      expectThat(o, '429 RATE.CONCURRENT_UPLOADS iff it takes uploads', /RATE\.CONCURRENT_UPLOADS/.test(reasons(o, 429)) === isUpload(o));
     }
     expect(wrong).toEqual([]);
     expect(Object.keys(doc.paths[`${API}/health`].get.responses)).toEqual(['200']);

@@ -4,8 +4,8 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
-import type { ServiceBusyError } from '../../../../shared/domain/domain-error.js';
-import { uploadMemoryFull, type MemoryHold } from '../../../../shared/upload-memory.js';
+import type { DomainError } from '../../../../shared/domain/domain-error.js';
+import type { MemoryHold } from '../../../../shared/upload-memory.js';
 import { invalidValue, isValidFileName } from '../../domain/values/index.js';
 import { isForbiddenAddress, isHostAddress } from './forbidden-address.policy.js';
 
@@ -151,8 +151,8 @@ function requestOnce(url: URL, pinned: ResolvedAddress[], opts: FetchFileOptions
       signal,
       headers: { accept: '*/*', 'accept-encoding': 'identity', 'user-agent': 'cardwork-file-fetcher' },
     });
-    // A refusal for memory (ServiceBusyError) is the 503 it is, not a 400 about the URL.
-    const fail = (error: FetchAbort | ServiceBusyError): void => {
+    // A refusal for memory (503, or 429 past the user's share) is what it is, not a 400 about the URL.
+    const fail = (error: FetchAbort | DomainError): void => {
       request.destroy();
       reject(error);
     };
@@ -175,13 +175,13 @@ function requestOnce(url: URL, pinned: ResolvedAddress[], opts: FetchFileOptions
       const known = Number.isFinite(declared);
       if (known && declared > opts.maxBytes) return fail(new FetchAbort(tooLarge));
       // A declared length is taken whole: Node never reads past it.
-      if (known && opts.memory && !opts.memory.take(declared)) return fail(uploadMemoryFull());
+      if (known && opts.memory && !opts.memory.take(declared)) return fail(opts.memory.refusal());
       const chunks: Buffer[] = [];
       let received = 0;
       response.on('data', (chunk: Buffer) => {
         received += chunk.length;
         if (received > opts.maxBytes) return fail(new FetchAbort(tooLarge));
-        if (!known && opts.memory && !opts.memory.take(chunk.length)) return fail(uploadMemoryFull());
+        if (!known && opts.memory && !opts.memory.take(chunk.length)) return fail(opts.memory.refusal());
         chunks.push(chunk);
       });
       response.on('error', networkError('connection closed early'));
