@@ -167,4 +167,33 @@ describe('the lock order under concurrent writes', () => {
       t.http.post(`${API}/cards/${mover}/relocate`).set(as(ann)).send({ parent_id: elsewhere, group_id: column.id }).then((r) => r);
     await meetUnderSibling('move', group, relocate, { title: 'under', group_id: column.id });
   }, 30_000);
+
+  /**
+   * A card's model change while a deletion before it under the same parent
+   * holds the parent (step 1) and waits for the card. The change used to
+   * touch the card, then update it again; a second update of a row the
+   * transaction already updated makes PostgreSQL check its parent_id
+   * foreign key again, FOR KEY SHARE on the parent, held by the deletion:
+   * a deadlock. A third transaction holds the card FOR KEY SHARE, which a
+   * deletion's FOR UPDATE waits for and an update does not.
+   */
+  it("changes a card's model while a deletion of its earlier sibling waits for it: no deadlock", async () => {
+    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
+    const root = project.top_level_card_id;
+    const parent = await c.card(ann, root, 'model parent');
+    const first = await c.card(ann, parent.id, 'model first');
+    const card = await c.card(ann, parent.id, 'model card');
+    const model = await t.http.post(`${API}/projects/${project.id}/models`).set(as(ann)).send({ name: 'Bug' });
+    expect(model.status).toBe(201);
+    const before = await deadlocks(t.app);
+    const [deleted, modelled] = await sendWhileHeld(t.app, { sql: `SELECT 1 FROM cards.cards WHERE id = $1 FOR KEY SHARE`, params: [card.id] }, [
+      () => t.http.delete(`${API}/cards/${first.id}`).set(as(ann)).then((r) => r),
+      () => t.http.post(`${API}/cards/${card.id}/model`).set(as(ann)).send({ model_id: model.body.id }).then((r) => r),
+    ]);
+    expect(deleted.status).toBe(200);
+    expect(modelled.status).toBe(200);
+    const after = await c.get(ann, card.id);
+    expect({ position: after.position, model: after.model_id }).toEqual({ position: 0, model: model.body.id });
+    expect(await deadlocksSince(t.app, before)).toBe(0);
+  }, 30_000);
 });

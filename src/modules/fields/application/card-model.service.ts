@@ -32,7 +32,13 @@ export class CardModelService {
     if (extra !== undefined) throw new InvalidFieldInputError(extra, 'is not a known property');
     const modelId = input.model_id === undefined || input.model_id === null ? null : requireId(input.model_id, 'model_id');
     await this.uow.run(async () => {
-      const { card } = await this.cards.touchChecked(cardId, actor, 'write');
+      // Locked, not touched: the model's update is the card's one update in
+      // this transaction. A second update of a row this transaction already
+      // updated makes PostgreSQL check the parent_id foreign key again,
+      // which takes the parent FOR KEY SHARE after the card, out of the lock
+      // order: a tree write holding the parent and waiting for the card
+      // deadlocked with it (lock-order.ts).
+      const [card] = await this.cards.lockCards([cardId], actor, 'write');
       const modelName = await this.modelName(modelId, card.projectId);
       if (card.modelId === modelId) return;
       await this.cards.setModelId(cardId, modelId);
