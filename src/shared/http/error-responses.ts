@@ -156,6 +156,21 @@ export function inputErrors(limits: BodyLimits): ErrorRule {
 }
 
 /**
+ * The 503 of a write that kept meeting other writes of the same rows
+ * (deadlocks, serialization failures, rows held for longer than the unit
+ * of work polls for them) after all its attempts: it changed nothing, and
+ * may be sent again (UnitOfWork). Any write may meet one.
+ */
+export const WRITE_CONTENTION: ErrorReason = {
+  status: 503,
+  why: 'SERVICE.BUSY: other changes of the same rows kept this one from being made after all its attempts; nothing was changed, retry after `Retry-After` seconds',
+  headers: { 'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer' } } },
+};
+
+/** Every write (any method but GET) runs in a unit of work, which may give up as WRITE_CONTENTION says. */
+export const contentionErrors: ErrorRule = (op) => (op.method === 'GET' ? [] : [WRITE_CONTENTION]);
+
+/**
  * The 503 of an upload, or of a file URL's download, that would pass what
  * all requests may hold in memory at once (UPLOAD_MEMORY_MAX_BYTES). Listed
  * by rule on multipart routes; routes whose JSON may name file URLs declare

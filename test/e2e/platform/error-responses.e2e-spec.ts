@@ -145,7 +145,9 @@ describe('the error answers of the OpenAPI document', () => {
       expectThat(o, 'cross-site 403 iff a write', /AUTH\.CROSS_SITE_WRITE/.test(reasons(o, 403)) === (authenticated && o.method !== 'get'));
       // Uploads, and the two JSON writes that may name files by URL, hold memory (hardening/upload-memory, fields/file-url-memory answer it).
       const holdsUploads = isUpload(o) || URL_FILE_WRITES.has(o.name);
-      expectThat(o, '503 SERVICE.BUSY iff it takes uploads or file URLs', /SERVICE\.BUSY/.test(reasons(o, 503)) === holdsUploads);
+      expectThat(o, '503 SERVICE.BUSY for memory iff it takes uploads or file URLs', /UPLOAD_MEMORY_MAX_BYTES/.test(reasons(o, 503)) === holdsUploads);
+      // A write's unit of work that still meets other writes after all its attempts (unit-of-work.int-spec answers it).
+      expectThat(o, '503 SERVICE.BUSY for contention iff a write', /SERVICE\.BUSY: other changes of the same rows/.test(reasons(o, 503)) === (o.method !== 'get'));
       // One user's share of that memory (hardening/upload-memory answers it).
       expectThat(o, '429 RATE.CONCURRENT_UPLOADS iff it takes uploads', /RATE\.CONCURRENT_UPLOADS/.test(reasons(o, 429)) === isUpload(o));
     }
