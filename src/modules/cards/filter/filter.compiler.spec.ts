@@ -57,6 +57,35 @@ describe('compileFilter', () => {
     expect(and.sql).toBe('(field($1) AND NOT (group($2)))');
   });
 
+  it('leaves the planner at most four subquery tests to join, and checks the others on each card', () => {
+    const state: Condition = { kind: 'card', term: { kind: 'state', state: 'closed' } };
+    const parent: Condition = { kind: 'card', term: { kind: 'parent', ref: 3 } };
+    const group: Condition = { kind: 'group', term: tag };
+    const union: Condition = { kind: 'or', items: [member(null), group] };
+    const four = compile({ kind: 'and', items: [member(null), { kind: 'not', item: group }, parent, state, union] });
+    expect(four.sql).toBe('(field($1) AND NOT (group($2)) AND card(parent, $3) AND card(state, $4) AND c.id IN (SELECT field_ids($5) UNION ALL SELECT group_ids($6)))');
+    // Nested ands are one list; an or of tests on the card row counts each (two here, the last that fit).
+    const many = compile({
+      kind: 'and',
+      items: [
+        { kind: 'and', items: [member(null), state, union] },
+        { kind: 'or', items: [member(9), group] },
+        group,
+        { kind: 'not', item: { kind: 'or', items: [member(null), member(null)] } },
+        member(9),
+        state,
+      ],
+    });
+    expect(many.sql).toBe(
+      '(field($1) AND card(state, $2) AND c.id IN (SELECT field_ids($3) UNION ALL SELECT group_ids($4))' +
+        ' AND (field($5) OR group($6)) AND (SELECT group($7)) AND (SELECT NOT (c.id IN (SELECT field_ids($8) UNION ALL SELECT field_ids($9))))' +
+        ' AND (SELECT field($10)) AND card(state, $11))',
+    );
+    expect(many.values).toEqual(['member', 'state', 'member', [40], 'member', [40], [40], 'member', 'member', 'member', 'state']);
+    const lone = compile({ kind: 'not', item: { kind: 'or', items: [member(9), member(9), member(9), member(9), member(9)] } });
+    expect(lone.sql).toBe('(SELECT NOT ((field($1) OR field($2) OR field($3) OR field($4) OR field($5))))');
+  });
+
   it('refuses a group term whose groups were not looked up', () => {
     const parts: FilterSqlParts = { cards, fields, groups, groupIds: new Map() };
     expect(() => compileFilter({ kind: 'group', term: tag }, parts)(ROW, new SqlParams())).toThrow(/not looked up/);

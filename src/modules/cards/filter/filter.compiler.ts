@@ -50,13 +50,71 @@ export function fromTermSets(c: Condition): boolean {
 }
 
 /**
+ * How many of a filter's subquery tests (a field or group term's EXISTS, a
+ * parent's, an `or`'s set of ids) the planner may turn into joins. It plans
+ * every order of the joins it is given: the planning time roughly doubles
+ * with each one (5 took 90 ms, 8 took 600 ms, 16 took 3 s and 64 took
+ * minutes on 100 000 cards, for a filter of 300 characters); the tests past
+ * these are checked on each card the joins leave, as a subquery of their
+ * own (planned in a few ms whatever their number). No filter of the
+ * benchmarks has more than two. A constant object: tests lower it.
+ */
+export const FILTER_JOIN_LIMITS = { joinedTests: 4 };
+
+/**
  * Compiles a resolved filter into the WHERE condition of card-hierarchy's
  * filter query: `and`/`or`/`not` here, each leaf by the module that owns its
  * data. Every predicate is a boolean that is never NULL, so `not` is the
- * exact complement (`!=` includes cards where the field is unset).
+ * exact complement (`!=` includes cards where the field is unset). Past
+ * `FILTER_JOIN_LIMITS.joinedTests` subquery tests, the filter's further
+ * `and`ed items are each written as a scalar `(SELECT …)`, which the planner
+ * does not turn into joins.
  */
 export function compileFilter(condition: Condition, parts: FilterSqlParts): FilterCondition {
-  return (card, params) => toSql(condition, parts, card, params);
+  return (card, params) => {
+    if (subqueryTests(condition, parts) <= FILTER_JOIN_LIMITS.joinedTests) return toSql(condition, parts, card, params);
+    let joinable = FILTER_JOIN_LIMITS.joinedTests;
+    const items = conjuncts(condition).map((item) => {
+      const tests = subqueryTests(item, parts);
+      const sql = toSql(item, parts, card, params);
+      if (tests <= joinable) {
+        joinable -= tests;
+        return sql;
+      }
+      return `(SELECT ${sql})`;
+    });
+    return items.length === 1 ? items[0] : `(${items.join(' AND ')})`;
+  };
+}
+
+/** The items of nested `and`s, in order. */
+function conjuncts(c: Condition): Condition[] {
+  return c.kind === 'and' ? c.items.flatMap(conjuncts) : [c];
+}
+
+/**
+ * At most how many subqueries the planner could turn into joins in a
+ * condition's SQL (an `or` of tests is not joined, but is counted: wrapped, it
+ * is checked on each card as it already was).
+ */
+function subqueryTests(c: Condition, parts: FilterSqlParts): number {
+  switch (c.kind) {
+    case 'all':
+    case 'none':
+      return 0;
+    case 'card':
+      return c.term.kind === 'parent' || c.term.kind === 'hlevel' ? 1 : 0;
+    case 'field':
+    case 'group':
+      return 1;
+    case 'not':
+      return subqueryTests(c.item, parts);
+    case 'or':
+      if (hasCandidates(c, parts)) return 1;
+      return c.items.reduce((n, item) => n + subqueryTests(item, parts), 0);
+    case 'and':
+      return c.items.reduce((n, item) => n + subqueryTests(item, parts), 0);
+  }
 }
 
 function toSql(c: Condition, parts: FilterSqlParts, card: FilterCardColumns, params: SqlParams): string {
