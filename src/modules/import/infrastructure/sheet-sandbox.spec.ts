@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { createRequire } from 'node:module';
@@ -6,7 +7,7 @@ import XLSX from 'xlsx';
 import { SpreadsheetTooLargeError, UnreadableSpreadsheetError } from '../domain/import.errors.js';
 import { prototypePollutionXlsx, sheetFile, writeZip, zipEntries, type Cell } from '../../../../test/support/spreadsheets.js';
 import type { SheetRow } from './row-store.js';
-import { SheetSandbox } from './sheet-sandbox.js';
+import { SheetSandbox, WORKER_SOURCE } from './sheet-sandbox.js';
 import { sheetWindows } from './sheet-worker.js';
 
 // A generous timeout: loading SheetJS in a fresh worker takes seconds on a busy machine.
@@ -17,6 +18,15 @@ async function parse(bytes: Buffer, sandbox = new SheetSandbox(limits)): Promise
   const rows: SheetRow[] = [];
   await sandbox.parse(bytes, (batch) => rows.push(...batch));
   return rows;
+}
+
+/** An ODS file of `rows` in which each cell whose text is a key of `cells` is that key's XML instead. */
+function odsWith(rows: Cell[][], cells: Record<string, string>): Buffer {
+  const cell = /<table:table-cell[^>]*>\s*<text:p>([A-Z]+)<\/text:p>\s*<\/table:table-cell>/g;
+  const entries = zipEntries(sheetFile(rows, 'ods')).map((e) =>
+    e.name === 'content.xml' ? { ...e, data: Buffer.from(e.data.toString('utf8').replace(cell, (xml, key: string) => cells[key] ?? xml)) } : e,
+  );
+  return writeZip(entries);
 }
 
 describe('SheetSandbox', () => {
@@ -77,21 +87,38 @@ describe('SheetSandbox', () => {
     expect(await parse(writeZip(entries))).toEqual([['Title', 'N'], ['a', '#DIV/0!'], ['#N/A', '1']]);
   });
 
+  it('posts ODS dates as the calendar values they are, in a process of any time zone', () => {
+    // As LibreOffice writes them: a day alone, or a day and a time, without a zone.
+    const date = (value: string) => `<table:table-cell office:value-type="date" office:date-value="${value}"><text:p>x</text:p></table:table-cell>`;
+    const file = odsWith([['Title', 'Day', 'Stamp', 'Zoned'], ['a', 'DAY', 'STAMP', 'ZONED']], {
+      DAY: date('2026-01-05'),
+      STAMP: date('2026-01-05T10:30:00'),
+      ZONED: date('2026-07-01T00:00:00.000Z'),
+    });
+    // The worker as the sandbox starts it, in a child process whose zone is not UTC.
+    const script = `
+      const { Worker } = require('node:worker_threads');
+      const input = JSON.parse(process.env.SHEET_INPUT);
+      input.bytes = new Uint8Array(Buffer.from(input.bytes, 'base64'));
+      const worker = new Worker(process.env.SHEET_WORKER, { eval: true, workerData: input });
+      const rows = [];
+      worker.on('message', (m) => {
+        if (m.type === 'rows') return rows.push(...m.rows);
+        process.stdout.write(JSON.stringify(m.type === 'done' ? rows : m));
+        worker.terminate();
+      });`;
+    const input = { bytes: file.toString('base64'), parserPath: createRequire(import.meta.url).resolve('xlsx/xlsx.mjs'), maxRows: 10, maxColumns: 10, batchRows: 100, windowBytes: 1 << 20 };
+    for (const zone of ['America/New_York', 'Asia/Tokyo', 'UTC']) {
+      const out = execFileSync(process.execPath, ['-e', script], { env: { ...process.env, TZ: zone, SHEET_WORKER: WORKER_SOURCE, SHEET_INPUT: JSON.stringify(input) } });
+      expect([zone, JSON.parse(out.toString())]).toEqual([zone, [['Title', 'Day', 'Stamp', 'Zoned'], ['a', '2026-01-05', '2026-01-05T10:30:00', '2026-07-01']]]);
+    }
+  });
+
   it('posts an ODS time cell as a time of day', async () => {
-    const ods = sheetFile([['Title', 'At'], ['a', 'TIME']], 'ods');
-    const entries = zipEntries(ods).map((e) =>
-      e.name === 'content.xml'
-        ? {
-            ...e,
-            data: Buffer.from(
-              e.data
-                .toString('utf8')
-                .replace(/<table:table-cell[^>]*>\s*<text:p>TIME<\/text:p>\s*<\/table:table-cell>/, '<table:table-cell office:value-type="time" office:time-value="PT09H30M00S"><text:p>09:30</text:p></table:table-cell>'),
-            ),
-          }
-        : e,
-    );
-    expect(await parse(writeZip(entries))).toEqual([['Title', 'At'], ['a', '09:30:00']]);
+    const file = odsWith([['Title', 'At'], ['a', 'TIME']], {
+      TIME: '<table:table-cell office:value-type="time" office:time-value="PT09H30M00S"><text:p>09:30</text:p></table:table-cell>',
+    });
+    expect(await parse(file)).toEqual([['Title', 'At'], ['a', '09:30:00']]);
   });
 
   it('refuses a sheet over the row or column cap without posting rows', async () => {

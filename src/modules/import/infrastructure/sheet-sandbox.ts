@@ -12,8 +12,8 @@ import {
   type SheetWorkerMessage,
 } from './sheet-worker.js';
 
-/** The worker's code: its main function and the functions it calls, from their own source. */
-const WORKER_SOURCE = [sheetCellText, xmlRootIs, sheetWindows].map(String).join('\n') + `\n(${String(sheetWorkerMain)})();`;
+/** The worker's code: its main function and the functions it calls, from their own source (a test runs it in a process of another time zone). */
+export const WORKER_SOURCE = [sheetCellText, xmlRootIs, sheetWindows].map(String).join('\n') + `\n(${String(sheetWorkerMain)})();`;
 const BATCH_ROWS = 2000;
 /**
  * Worksheet XML handed to SheetJS at a time. Measured on a 100 000-row sheet

@@ -255,10 +255,29 @@ export function sheetWorkerMain(): void {
     return (await import(pathToFileURL(workerData.parserPath).href)) as Parser;
   };
 
+  /**
+   * ODS dates are calendar values (`office:date-value="2026-01-05"`, or with
+   * a time and no zone), which SheetJS reads through the process's time
+   * zone: a day alone as UTC midnight shown in local time (the evening
+   * before in New York, 09:00 in Tokyo). Written as a time without a zone,
+   * every value is read back as the wall-clock value it is, in any zone
+   * (a zone written after it is dropped: the cell shows a calendar value).
+   */
+  const calendarDates = (zip: Zip) => {
+    if (/^(?:UTC|Etc\/UTC|Etc\/GMT|GMT|Etc\/Universal|Universal|Etc\/Zulu|Zulu)$/.test(Intl.DateTimeFormat().resolvedOptions().timeZone)) return;
+    const value = /(:date-value\s*=\s*)(["'])([+-]?\d{4,}-\d\d-\d\d)(?:T(\d\d:\d\d(?::\d\d(?:\.\d+)?)?))?(?:Z|[+-]\d\d:?\d\d)?\2/g;
+    for (const entry of zip.FileIndex) {
+      if (!isPart(entry.content, 'document-content')) continue;
+      const xml = entry.content.toString('latin1');
+      entry.content = Buffer.from(xml.replace(value, (_, name, quote, day, time) => `${name}${quote}${day}T${time ?? '00:00:00'}${quote}`), 'latin1');
+    }
+  };
+
   const parse = async () => {
     const parser = await loadParser();
     const bytes = workerData.bytes;
     const zip = parser.CFB.read(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length), { type: 'buffer' });
+    calendarDates(zip);
     if (!parseFirstSheet(parser, zip)) return;
     post({ type: 'rows', rows: batch });
     post({ type: 'done' });
