@@ -23,8 +23,8 @@ describe('grouping in the lock order', () => {
   });
   afterAll(() => t.close());
 
-  const send = (method: 'post' | 'delete', path: string, body?: object) =>
-    (method === 'post' ? t.http.post(`${API}${path}`).send(body) : t.http.delete(`${API}${path}`)).set(as(ann)).then((r) => r);
+  const send = (method: 'post' | 'put' | 'delete', path: string, body?: object) =>
+    (method === 'delete' ? t.http.delete(`${API}${path}`) : t.http[method](`${API}${path}`).send(body)).set(as(ann)).then((r) => r);
 
   /**
    * A card joins a group after the group's deletion read its members and
@@ -84,6 +84,41 @@ describe('grouping in the lock order', () => {
     expect(added.status).toBeLessThan(500);
     expect(added.status).not.toBe(200); // the group went with its type
     expect((await c.get(ann, card.id)).groups).toEqual([]);
+    expect(await deadlocksSince(t.app, before)).toBe(0);
+  }, 30_000);
+
+  /**
+   * PUT /groups/{id} with a title and a position holds the type and the
+   * scope's groups, then changes the group. Renaming and then moving it in a
+   * second statement updated the row twice, and the second update checked
+   * the group's foreign key again: FOR KEY SHARE on the scope card, after
+   * the type and out of the lock order. A deletion of a card under that scope
+   * holds the scope card (its parent, step 1) and waits for the type (a
+   * member's group's, step 3): a deadlock. One statement takes no card.
+   */
+  it('renames and moves a group while a card under its scope is deleted: no deadlock', async () => {
+    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
+    const type = await c.type(ann, project.id, 'Phase', false);
+    const board = await c.card(ann, project.top_level_card_id, 'phase board');
+    const first = await c.group(ann, board.id, type.id, 'one');
+    const second = await c.group(ann, board.id, type.id, 'two'); // locked after `first`
+    const member = await c.card(ann, board.id, 'phase member', { group_id: second.id });
+    const before = await deadlocks(t.app);
+    // The group's update locks the type and `first` and waits for `second` (held); the card's
+    // deletion locks the board and the card and waits for the type. Let go: the update moves
+    // `first` past `second` and renames it, then the deletion goes on.
+    const held = { sql: `SELECT 1 FROM grouping.groups WHERE id = $1 FOR UPDATE`, params: [second.id] };
+    const [updated, deleted] = await sendWhileHeld(t.app, held, [
+      () => send('put', `/groups/${first.id}`, { title: 'one renamed', position: 1 }),
+      () => send('delete', `/cards/${member.id}`),
+    ]);
+    expect(updated.status).toBe(200);
+    expect(updated.body).toMatchObject({ title: 'one renamed', position: 1 });
+    expect(deleted.status).toBe(200);
+    expect((await c.groups(ann, board.id, type.id)).filter((g) => g.card_id === board.id).map((g) => [g.title, g.position])).toEqual([
+      ['two', 0],
+      ['one renamed', 1],
+    ]);
     expect(await deadlocksSince(t.app, before)).toBe(0);
   }, 30_000);
 });

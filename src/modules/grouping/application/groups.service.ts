@@ -103,11 +103,14 @@ export class GroupsService {
       const siblings = await this.groups.lockScope(found.typeId, found.cardId);
       const group = siblings.find((g) => g.id === found.id);
       if (!group) throw new GroupNotFoundError();
-      if (title !== undefined && title !== group.title) {
-        if (siblings.some((g) => g.id !== group.id && sameTitle(g.title, title))) throw new DuplicateGroupTitleError(title);
-        await this.unique(title, () => this.groups.rename(group.id, title));
+      const renamed = title !== undefined && title !== group.title ? title : undefined;
+      if (renamed !== undefined && siblings.some((g) => g.id !== group.id && sameTitle(g.title, renamed))) {
+        throw new DuplicateGroupTitleError(renamed);
       }
-      if (position !== undefined) await this.groups.reorder(group, slot(position, siblings.length - 1));
+      const to = position === undefined ? undefined : slot(position, siblings.length - 1);
+      // One statement: a second update of the group would take its scope card out of order (see GroupsRepository.update).
+      const change = () => this.groups.update(group, { title: renamed, position: to });
+      await (renamed === undefined ? change() : this.unique(renamed, change));
       const updated = await this.groups.find(group.id);
       return toGroupView(updated!);
     });

@@ -67,19 +67,22 @@ export class GroupsRepository {
     return toGroup(row);
   }
 
-  async rename(id: number, title: string): Promise<void> {
-    await this.sql.run(`UPDATE grouping.groups SET title = $2 WHERE id = $1`, [id, title]);
-  }
-
-  /** Moves a group to another place among its scope's groups, in one statement. */
-  async reorder(group: Group, to: number): Promise<void> {
+  /**
+   * A new title and/or another place among its scope's groups, in one
+   * statement, so that no row is updated twice in the transaction: a second
+   * update of a row would check its foreign keys again, FOR KEY SHARE on the
+   * scope card, after the type and groups and out of the lock order.
+   */
+  async update(group: Group, changes: { title?: string; position?: number }): Promise<void> {
     const from = group.position;
-    if (from === to) return;
+    const to = changes.position ?? from;
+    if (from === to && changes.title === undefined) return;
     await this.sql.run(
       `UPDATE grouping.groups
-          SET position = CASE WHEN id = $3 THEN $5::int WHEN $5::int < $4::int THEN position + 1 ELSE position - 1 END
-        WHERE type_id = $1 AND card_id = $2 AND position BETWEEN least($4::int, $5::int) AND greatest($4::int, $5::int)`,
-      [group.typeId, group.cardId, group.id, from, to],
+          SET position = CASE WHEN id = $3 THEN $5::int WHEN $5::int < $4::int THEN position + 1 ELSE position - 1 END,
+              title = CASE WHEN id = $3 THEN coalesce($6::text, title) ELSE title END
+        WHERE type_id = $1 AND card_id = $2 AND (id = $3 OR position BETWEEN least($4::int, $5::int) AND greatest($4::int, $5::int))`,
+      [group.typeId, group.cardId, group.id, from, to, changes.title ?? null],
     );
   }
 
