@@ -493,3 +493,37 @@ describe('/search', () => {
     expect(third.headers['x-service-total']).toBe('4');
   }
 });
+
+describe('long filters on the embedded database', () => {
+  let t: TestApp;
+  let ann: TestUser;
+  let project: number;
+
+  beforeAll(async () => {
+    t = await createTestApp({ embedded: true });
+    ann = await t.user();
+    const ws = workspaceClient(t);
+    const p = await ws.project(ann, await ws.team(ann), 'Long');
+    project = p.id;
+    const type = (await t.http.post(`${API}/projects/${project}/group-types`).set(as(ann)).send({ name: 'Tags', one_group_per_card: false }).expect(201)).body.id;
+    const b = (await t.http.post(`${API}/cards/${p.top_level_card_id}/groups`).set(as(ann)).send({ type_id: type, title: 'b' }).expect(201)).body.id;
+    await t.http.post(`${API}/cards/${p.top_level_card_id}/children`).set(as(ann)).send({ title: 'tagged', group_id: b }).expect(201);
+    await t.http.post(`${API}/cards/${p.top_level_card_id}/children`).set(as(ann)).send({ title: 'plain' }).expect(201);
+  });
+  afterAll(() => t.close());
+
+  const titles = async (url: string, filter: string) =>
+    ((await t.http.get(`${API}${url}`).query({ filter }).set(as(ann)).expect(200)).body as Card[]).map((c) => c.title);
+
+  it('answers a group named 1 300 times, and an or of 600 groups (their UNION ALLs passed its parser stack: 500)', async () => {
+    const named = '#x '.repeat(1333).trim();
+    const either = `${'#b or '.repeat(599)}#b`;
+    expect(named.length).toBeLessThanOrEqual(4000);
+    expect(either.length).toBeLessThanOrEqual(4000);
+    for (const url of [`/projects/${project}/cards`, '/search']) {
+      expect(await titles(url, named)).toEqual([]);
+      expect(await titles(url, `not (${either})`)).toEqual(['plain']);
+      expect(await titles(url, either)).toEqual(['tagged']);
+    }
+  });
+});

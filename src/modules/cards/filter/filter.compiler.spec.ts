@@ -86,6 +86,18 @@ describe('compileFilter', () => {
     expect(lone.sql).toBe('(SELECT NOT ((field($1) OR field($2) OR field($3) OR field($4) OR field($5))))');
   });
 
+  it('writes the union of a long or as groups of 50 sets, not as a chain of hundreds', () => {
+    const or = (n: number): Condition => ({ kind: 'or', items: Array.from({ length: n }, () => member(null)) });
+    const sets = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `SELECT field_ids($${from + i})`).join(' UNION ALL ');
+    expect(compile(or(50)).sql).toBe(`c.id IN (${sets(1, 50)})`);
+    const long = compile({ kind: 'or', items: [or(60), or(60)] });
+    expect(long.sql).toBe(`c.id IN ((${sets(1, 50)}) UNION ALL (${sets(51, 100)}) UNION ALL (${sets(101, 120)}))`);
+    expect(long.values).toHaveLength(120);
+    const huge = compile(or(2600)).sql;
+    expect(huge.startsWith(`c.id IN (((${sets(1, 50)}) UNION ALL (`)).toBe(true);
+    expect(huge.match(/UNION ALL/g)).toHaveLength(2599);
+  });
+
   it('refuses a group term whose groups were not looked up', () => {
     const parts: FilterSqlParts = { cards, fields, groups, groupIds: new Map() };
     expect(() => compileFilter({ kind: 'group', term: tag }, parts)(ROW, new SqlParams())).toThrow(/not looked up/);

@@ -171,28 +171,52 @@ function hasCandidates(c: Condition, parts: FilterSqlParts): boolean {
  * when a term depends on the card row (a card term, a model's field, …).
  */
 function cardSet(c: Condition, parts: FilterSqlParts, params: SqlParams): string | null {
+  const sets = termSets(c, parts, params);
+  return sets && unionAll(sets);
+}
+
+/** The `SELECT card_id` of each term of an `or` (nested ones included), or null (see `cardSet`). */
+function termSets(c: Condition, parts: FilterSqlParts, params: SqlParams): string[] | null {
   switch (c.kind) {
     case 'or': {
       const mark = params.values.length;
       const sets: string[] = [];
       for (const item of c.items) {
-        const set = cardSet(item, parts, params);
+        const set = termSets(item, parts, params);
         if (set === null) {
           params.truncate(mark);
           return null;
         }
-        sets.push(set);
+        sets.push(...set);
       }
-      return sets.join(' UNION ALL ');
+      return sets;
     }
     case 'group':
-      return parts.groups.cardIds(groupIdsOf(c.term, parts), params);
-    case 'field':
-      return c.term.kind === 'relationship' ? null : parts.fields.cardIds(c.term, params);
+      return [parts.groups.cardIds(groupIdsOf(c.term, parts), params)];
+    case 'field': {
+      const set = c.term.kind === 'relationship' ? null : parts.fields.cardIds(c.term, params);
+      return set === null ? null : [set];
+    }
     default:
       return null;
   }
 }
+
+/**
+ * Sets joined by UNION ALL, in parenthesised groups of at most
+ * `UNION_WIDTH`, and groups of those: the database nests a chain of them one
+ * level deeper per set, and a chain of 600 (`#b or #b or …`, a filter of
+ * 3 600 characters) passed the embedded database's stack (a 500). The
+ * planner appends them all alike.
+ */
+function unionAll(sets: string[]): string {
+  if (sets.length <= UNION_WIDTH) return sets.join(' UNION ALL ');
+  const groups: string[] = [];
+  for (let i = 0; i < sets.length; i += UNION_WIDTH) groups.push(`(${sets.slice(i, i + UNION_WIDTH).join(' UNION ALL ')})`);
+  return unionAll(groups);
+}
+
+const UNION_WIDTH = 50;
 
 function groupIdsOf(term: GroupTerm, parts: FilterSqlParts): number[] {
   const groupIds = parts.groupIds.get(term);
