@@ -6,8 +6,35 @@ import { API, groupingClient, type GroupJson, type ProjectJson } from '../groupi
 
 const WRITERS = 8;
 const RUN_MS = 10_000;
+const MIXED_RUN_MS = 12_000;
 /** What a write may answer while others race it: done, or refused because of what the others did. */
 const EXPECTED = new Set([200, 201, 400, 404, 409]);
+
+/** A kind of write of a race: its name, and one write of it that answers its HTTP status. */
+type RaceOperation = [string, () => Promise<number>];
+
+/**
+ * `writers` loops, each sending writes of kinds picked at random until `ms`
+ * have passed; then asserts that every answer was an expected one (no 5xx)
+ * and each kind was done at least once. Returns how many writes went out.
+ */
+async function raceWrites(operations: RaceOperation[], writers: number, ms: number): Promise<number> {
+  const statuses = new Map<string, number[]>();
+  const stopAt = Date.now() + ms;
+  await Promise.all(
+    Array.from({ length: writers }, async () => {
+      while (Date.now() < stopAt) {
+        const [op, run] = operations[Math.floor(Math.random() * operations.length)];
+        const status = await run();
+        statuses.set(op, [...(statuses.get(op) ?? []), status]);
+      }
+    }),
+  );
+  const unexpected = [...statuses].flatMap(([op, list]) => list.filter((s) => !EXPECTED.has(s)).map((s) => `${op}: ${s}`));
+  expect(unexpected).toEqual([]);
+  for (const [op] of operations) expect(statuses.get(op)?.filter((s) => s < 300).length ?? 0).toBeGreaterThan(0);
+  return [...statuses.values()].reduce((n, list) => n + list.length, 0);
+}
 
 /**
  * The one lock order of src/modules/cards/application/lock-order.ts under
@@ -47,15 +74,22 @@ describe('the lock order under concurrent writes', () => {
   }, 120_000);
   afterAll(() => t.close());
 
+  /** A race's deletion: one of the live cards (none while fewer than 15 are left), dropped from them if deleted. */
+  async function deleteOneOf(live: number[]): Promise<number> {
+    if (live.length < 15) return 200;
+    const id = live[Math.floor(Math.random() * live.length)];
+    const res = await t.http.delete(`${API}/cards/${id}`).set(as(ann));
+    if (res.status === 200) live.splice(live.indexOf(id), 1);
+    return res.status;
+  }
+
   it('answers every write without a 5xx and leaves the tree and the columns consistent', async () => {
     const deadlocksBefore = await deadlocks(t.app);
     const live = (await c.allCards(ann, project.id)).map((x) => x.id);
-    const statuses = new Map<string, number[]>();
     const pick = <T>(list: T[]): T => list[Math.floor(Math.random() * list.length)];
     const somewhere = () => (Math.random() < 0.3 ? project.top_level_card_id : pick(live));
-    const record = (op: string, status: number) => statuses.set(op, [...(statuses.get(op) ?? []), status]);
 
-    const operations: Array<[string, () => Promise<number>]> = [
+    const operations: RaceOperation[] = [
       ['create with group', async () => {
         const res = await t.http.post(`${API}/cards/${somewhere()}/children`).set(as(ann)).send({ title: 'new', group_id: pick(columns).id });
         if (res.status === 201) live.push(res.body.id);
@@ -68,13 +102,7 @@ describe('the lock order under concurrent writes', () => {
         if (Math.random() < 0.5) body.parent_id = somewhere();
         return (await t.http.post(`${API}/cards/${pick(live)}/relocate`).set(as(ann)).send(body)).status;
       }],
-      ['delete', async () => {
-        if (live.length < 15) return 200;
-        const id = pick(live);
-        const res = await t.http.delete(`${API}/cards/${id}`).set(as(ann));
-        if (res.status === 200) live.splice(live.indexOf(id), 1);
-        return res.status;
-      }],
+      ['delete', () => deleteOneOf(live)],
       ['group moves', async () => {
         const card = pick(live);
         const roll = Math.random();
@@ -84,20 +112,7 @@ describe('the lock order under concurrent writes', () => {
       }],
     ];
 
-    const stopAt = Date.now() + RUN_MS;
-    await Promise.all(
-      Array.from({ length: WRITERS }, async () => {
-        while (Date.now() < stopAt) {
-          const [op, run] = pick(operations);
-          record(op, await run());
-        }
-      }),
-    );
-
-    const unexpected = [...statuses].flatMap(([op, list]) => list.filter((s) => !EXPECTED.has(s)).map((s) => `${op}: ${s}`));
-    expect(unexpected).toEqual([]);
-    for (const [op] of operations) expect(statuses.get(op)?.filter((s) => s < 300).length ?? 0).toBeGreaterThan(0);
-    const total = [...statuses.values()].reduce((n, list) => n + list.length, 0);
+    const total = await raceWrites(operations, WRITERS, RUN_MS);
     expect(total).toBeGreaterThan(WRITERS * 5);
     const broken = await deadlocksSince(t.app, deadlocksBefore);
     process.stdout.write(`lock-order run: ${total} writes, ${broken} deadlocks\n`);
@@ -118,6 +133,105 @@ describe('the lock order under concurrent writes', () => {
     for (const card of cards) {
       for (const g of card.groups) expect(ancestors(card.id)).toContain(scopeOf.get(g.id));
       expect(card.groups.filter((g) => columns.some((col) => col.id === g.id)).length).toBeLessThanOrEqual(1);
+    }
+  }, 120_000);
+
+  /**
+   * The writes the race above does not mix in, those a random write storm
+   * over one project found in its deadlocks: a group's rename and move
+   * (PUT /groups/{id}), deletions and creations of groups and group types,
+   * membership additions and removals, model changes, and value sets that
+   * name cards (relationships), among creations (with a group and values),
+   * relocations and deletions. 8 writers for 12 s, no 5xx, no deadlock.
+   * (With a group's rename and move in two statements: 17 to 21 deadlocks in
+   * a run of 100 to 400 writes; 2 000 to 4 000 writes and none since.)
+   * Afterwards the tree and the columns of the groups that stayed are intact.
+   */
+  it('answers grouping, model and value writes among tree writes without a 5xx or a deadlock', async () => {
+    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
+    const post = (path: string, body: object) => t.http.post(`${API}${path}`).set(as(ann)).send(body);
+    const root = project.top_level_card_id;
+    const lasting = [...columns, ...labels];
+    const passingTypes: number[] = [];
+    let passing: GroupJson[] = [];
+    for (const lane of (await c.allCards(ann, project.id)).filter((x) => x.parent_id === root).slice(0, 3)) {
+      passing.push(await c.group(ann, lane.id, labels[0].type_id, `label of ${lane.id}`));
+    }
+    const relatedId: number = (await post(`/projects/${project.id}/attributes`, { name: 'Race links', type: 'relationships' }).expect(201)).body.id;
+    const models: number[] = [];
+    for (const name of ['Race bug', 'Race task']) models.push((await post(`/projects/${project.id}/models`, { name }).expect(201)).body.id);
+    const deadlocksBefore = await deadlocks(t.app);
+    const live = (await c.allCards(ann, project.id)).map((x) => x.id).filter((id) => id !== root);
+    const rnd = (n: number) => Math.floor(Math.random() * n);
+    const pick = <T>(list: T[]): T => list[rnd(list.length)];
+    const somewhere = () => (Math.random() < 0.3 ? root : pick(live));
+    const groups = () => [...lasting, ...passing];
+
+    const operations: RaceOperation[] = [
+      ['create with a group and values', async () => {
+        const res = await post(`/cards/${somewhere()}/children`, { title: 'new', group_id: pick(groups()).id, attributes: { 'Race links': [pick(live), pick(live)] } });
+        if (res.status === 201) live.push(res.body.id);
+        return res.status;
+      }],
+      ['relocate', async () => {
+        const body: Record<string, unknown> = { parent_id: somewhere(), position: rnd(4) };
+        if (Math.random() < 0.4) body.group_id = pick(groups()).id;
+        return (await post(`/cards/${pick(live)}/relocate`, body)).status;
+      }],
+      ['delete', () => deleteOneOf(live)],
+      ['membership', async () => {
+        const card = pick(live);
+        const roll = Math.random();
+        if (roll < 0.5) return (await post(`/cards/${card}/add-to-group`, { group_id: pick(groups()).id, position: rnd(3) })).status;
+        if (roll < 0.8) return (await post(`/cards/${card}/remove-from-group`, { group_id: pick(groups()).id })).status;
+        return (await post(`/cards/${card}/remove-from-group-type`, { type_id: pick(groups()).type_id })).status;
+      }],
+      ['group rename and move', async () =>
+        (await t.http.put(`${API}/groups/${pick(groups()).id}`).set(as(ann)).send({ title: `G${rnd(1e6)}`, position: rnd(3) })).status],
+      ['group and type comings and goings', async () => {
+        const roll = Math.random();
+        if (roll < 0.35 && passing.length) {
+          const group = pick(passing);
+          const res = await t.http.delete(`${API}/groups/${group.id}`).set(as(ann));
+          if (res.status === 200) passing.splice(passing.indexOf(group), 1);
+          return res.status;
+        }
+        if (roll < 0.5 && passingTypes.length) {
+          const type = pick(passingTypes);
+          const res = await t.http.delete(`${API}/group-types/${type}`).set(as(ann));
+          if (res.status === 200) {
+            passingTypes.splice(passingTypes.indexOf(type), 1);
+            passing = passing.filter((g) => g.type_id !== type);
+          }
+          return res.status;
+        }
+        if (roll < 0.65) {
+          const res = await post(`/projects/${project.id}/group-types`, { name: `T${rnd(1e6)}`, one_group_per_card: Math.random() < 0.5 });
+          if (res.status === 201) passingTypes.push(res.body.id);
+          return res.status;
+        }
+        const typeId = passingTypes.length && Math.random() < 0.6 ? pick(passingTypes) : labels[0].type_id;
+        const res = await post(`/cards/${somewhere()}/groups`, { type_id: typeId, title: `P${rnd(1e6)}`, position: rnd(3) });
+        if (res.status === 201) passing.push(res.body);
+        return res.status;
+      }],
+      ['model change', async () =>
+        (await post(`/cards/${pick(live)}/model`, { model_id: Math.random() < 0.8 ? pick(models) : null })).status],
+      ['values naming cards', async () => {
+        const card = pick(live);
+        if (Math.random() < 0.5) return (await post(`/cards/${card}/attributes/${relatedId}`, { value: [pick(live), pick(live)] })).status;
+        return (await post(`/cards/${card}/attributes/${relatedId}/${pick(['append', 'pop'])}`, { value: pick(live) })).status;
+      }],
+    ];
+
+    const total = await raceWrites(operations, WRITERS, MIXED_RUN_MS);
+    const broken = await deadlocksSince(t.app, deadlocksBefore);
+    process.stdout.write(`lock-order mixed run: ${total} writes, ${broken} deadlocks\n`);
+    expect(broken).toBe(0);
+
+    const tree = await expectConsistentTree(t, ann, project);
+    for (const group of lasting) {
+      for (const id of await c.column(ann, project.id, group.id)) expect(tree.has(id)).toBe(true); // positions 0..n-1
     }
   }, 120_000);
 
