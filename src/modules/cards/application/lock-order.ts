@@ -36,6 +36,14 @@
  *     again), as is a card below the written one learned only after step 1.
  *  5. touching the cards (`updated_at`), ascending id: cards held since 1.
  *
+ * A foreign key locks too: FOR KEY SHARE on the row it names when a row is
+ * inserted (taken in its step first), and again when the transaction updates
+ * a row it already inserted or updated, then out of order (a card's parent;
+ * a group's scope card and type; a membership's card, group and type). So a
+ * write changes such a row once (a model change locks its card rather than
+ * touching it; a group's rename and move is one statement), unless it holds
+ * what the key names already (a tree write holds its cards' parents).
+ *
  * Files named by URL are downloaded before step 1 (FieldsApi.prepareValues),
  * so no lock is held while a remote server is slow. See docs/ARCHITECTURE.md.
  */
