@@ -8,7 +8,7 @@ import { SpreadsheetTooLargeError, UnreadableSpreadsheetError } from '../domain/
 import { prototypePollutionXlsx, sheetFile, writeZip, zipEntries, type Cell } from '../../../../test/support/spreadsheets.js';
 import type { SheetRow } from './row-store.js';
 import { SheetSandbox, WORKER_SOURCE } from './sheet-sandbox.js';
-import { sheetWindows } from './sheet-worker.js';
+import { lastRowNumber, sheetWindows } from './sheet-worker.js';
 
 // A generous timeout: loading SheetJS in a fresh worker takes seconds on a busy machine.
 const limits = { maxRows: 1000, maxColumns: 50, parseTimeoutMs: 30_000, workerHeapMb: 64, parallelParses: 2 };
@@ -126,6 +126,35 @@ describe('SheetSandbox', () => {
     await expect(parse(sheetFile([['a'], ['b'], ['c']], 'ods'), new SheetSandbox(small))).rejects.toThrow(/IMPORT_MAX_ROWS/);
     const narrow = { ...limits, maxColumns: 2 };
     await expect(parse(sheetFile([['a', 'b', 'c']], 'xlsx'), new SheetSandbox(narrow))).rejects.toThrow(/IMPORT_MAX_COLUMNS/);
+  });
+
+  it('refuses an XLSX sheet with a row past the cap that declares no <dimension>, which SheetJS would skip unseen', async () => {
+    const sheet = XLSX.utils.aoa_to_sheet([['Title'], ['a'], ['b']]);
+    sheet.A50 = { t: 's', v: 'far' };
+    sheet['!ref'] = 'A1:A50';
+    const book = XLSX.utils.book_new();
+    XLSX.utils.book_append_sheet(book, sheet, 'Sheet1');
+    const written = XLSX.write(book, { type: 'buffer', bookType: 'xlsx' }) as Buffer;
+    const entries = zipEntries(written).map((e) =>
+      /worksheets\/sheet1\.xml$/.test(e.name) ? { ...e, data: Buffer.from(e.data.toString('utf8').replace(/<dimension[^>]*\/>/, '')) } : e,
+    );
+    const undeclared = writeZip(entries);
+    expect(zipEntries(undeclared).some((e) => /<dimension/.test(e.data.toString('utf8')))).toBe(false);
+    await expect(parse(undeclared, new SheetSandbox({ ...limits, maxRows: 10 }))).rejects.toThrow(/IMPORT_MAX_ROWS/);
+    // Under the cap, the far row arrives, after the blank rows before it.
+    const rows = await parse(undeclared, new SheetSandbox({ ...limits, maxRows: 50 }));
+    expect(rows.length).toBe(50);
+    expect(rows[49]).toEqual(['far']);
+  });
+
+  it('counts rows as SheetJS does: a row without r follows the one before it, with any namespace prefix', () => {
+    const xml = (rows: string) => Buffer.from(`<x:worksheet><x:sheetData>${rows}</x:sheetData><x:rowBreaks/></x:worksheet>`);
+    expect(lastRowNumber(xml('<x:row r="3"><x:c/></x:row><x:row><x:c/></x:row><x:row/>'))).toBe(5);
+    expect(lastRowNumber(xml('<row r="7" spans="1:2"></row>'))).toBe(7);
+    expect(lastRowNumber(xml(''))).toBe(0);
+    // A tag cut by the end of a 1 MiB slice is read once, whole.
+    const filler = '<row r="1"/>'.padEnd((1 << 20) - 5, ' ');
+    expect(lastRowNumber(Buffer.from(`${filler}<row r="2000001"></row><row></row>`))).toBe(2000002);
   });
 
   it('the CVE-2023-30533 file really pollutes an unguarded SheetJS', async () => {

@@ -118,6 +118,31 @@ export function sheetWindows(part: Buffer, windowBytes: number): SheetWindows | 
 }
 
 /**
+ * The number (1-based) of a worksheet part's last row, as SheetJS numbers
+ * rows: a row's `r`, or one more than the row before it. Read from the XML
+ * a slice at a time, so a large part is never one string. SheetJS, told to
+ * stop after a number of rows (`sheetRows`), skips the rows past it without
+ * a word when the part declares no `<dimension>`: this is how the worker
+ * tells that the sheet had more.
+ */
+export function lastRowNumber(part: Buffer): number {
+  const slice = 1 << 20;
+  // A row's start tag, any namespace prefix; the overlap holds a tag cut by a slice's end.
+  const tag = /<(?:[\w.-]+:)?row(?=[\s>/])([^>]*)>?/g;
+  const overlap = 4096;
+  let last = 0;
+  for (let start = 0; start < part.length; start += slice) {
+    const text = part.toString('latin1', start, Math.min(part.length, start + slice + overlap));
+    tag.lastIndex = 0;
+    for (let m = tag.exec(text); m && m.index < slice; m = tag.exec(text)) {
+      const r = /\sr\s*=\s*["'](\d+)["']/.exec(m[1]);
+      last = r ? Number(r[1]) : last + 1;
+    }
+  }
+  return last;
+}
+
+/**
  * The body of the parsing worker. It runs as an `eval` worker (so the same
  * code serves the built server and the TypeScript test run), from the source
  * of this function and of the exported functions above it (sheet-sandbox.ts
@@ -179,14 +204,13 @@ export function sheetWorkerMain(): void {
   };
 
   /** The first sheet's part and its windows, when it is larger than a window (at least twice the shared strings). */
-  const windowsOfFirstSheet = (parser: Parser, zip: Zip) => {
+  const windowsOfFirstSheet = (zip: Zip, index: number | null) => {
     const shared = zip.FileIndex.reduce((n, entry) => (isPart(entry.content, 'sst') ? n + entry.content.length : n), 0);
     const windowBytes = Math.max(workerData.windowBytes, 2 * shared);
-    if (!zip.FileIndex.some((entry) => isPart(entry.content, 'worksheet') && entry.content.length > windowBytes)) return null;
-    const index = firstSheetEntry(parser, zip);
     const entry = index === null ? undefined : zip.FileIndex[index];
-    const windows = entry ? sheetWindows(entry.content as Buffer, windowBytes) : null;
-    return entry && windows ? { entry, part: entry.content as Buffer, windows } : null;
+    if (!entry || (entry.content as Buffer).length <= windowBytes) return null;
+    const windows = sheetWindows(entry.content as Buffer, windowBytes);
+    return windows ? { entry, part: entry.content as Buffer, windows } : null;
   };
 
   let batch: string[][] = [];
@@ -233,7 +257,15 @@ export function sheetWorkerMain(): void {
 
   /** Parses the first sheet, a window at a time when it is large; false when it passes a cap. */
   const parseFirstSheet = (parser: Parser, zip: Zip): boolean => {
-    const plan = windowsOfFirstSheet(parser, zip);
+    // An XLSX sheet's rows are counted in its XML first: past the cap, a row
+    // SheetJS would skip unseen (no <dimension>) makes the sheet too large.
+    const index = zip.FileIndex.some((entry) => isPart(entry.content, 'worksheet')) ? firstSheetEntry(parser, zip) : null;
+    const rows = index === null ? 0 : lastRowNumber(zip.FileIndex[index].content as Buffer);
+    if (rows > workerData.maxRows) {
+      post({ type: 'too_many', what: 'rows', count: rows });
+      return false;
+    }
+    const plan = windowsOfFirstSheet(zip, index);
     if (!plan) return postRows(parser, parser.parse_zip(zip, readOptions(workerData.maxRows + 1)), true);
     const { entry, part, windows } = plan;
     for (let w = 0; w + 1 < windows.cuts.length; w++) {
