@@ -1,8 +1,8 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { DataSource } from 'typeorm';
 import { loadConfig, type AppConfig } from '../config/app-config.js';
 import { dataSourceOptions } from '../database/data-source.js';
+import { applyMigrations } from '../database/migrate.js';
 import { claimEmbedded } from '../database/embedded-lock.js';
 import { IdentityAdminApi } from '../modules/identity/index.js';
 import { DomainError } from '../shared/domain/domain-error.js';
@@ -78,14 +78,8 @@ async function run(args: ParsedArgs, config: AppConfig): Promise<void> {
 }
 
 async function migrate(config: AppConfig): Promise<void> {
-  const ds = new DataSource({ ...dataSourceOptions(config), migrationsRun: false });
-  await ds.initialize();
-  try {
-    const applied = await ds.runMigrations({ transaction: 'each' });
-    process.stderr.write(`applied ${applied.length} migration(s)\n`);
-  } finally {
-    await ds.destroy();
-  }
+  const applied = await applyMigrations(config);
+  process.stderr.write(`applied ${applied} migration(s)\n`);
 }
 
 async function main(): Promise<number> {

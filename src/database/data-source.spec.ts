@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { ConfigError, loadConfig } from '../config/app-config.js';
 import { PreparingClient } from '../shared/persistence/prepared-statements.js';
-import { dataSourceOptions } from './data-source.js';
+import { dataSourceOptions, type ConnectionUse } from './data-source.js';
 import { poolTypes } from './type-parsers.js';
 
 const SERVER = 'postgres://u@localhost/db';
@@ -24,5 +24,35 @@ describe('dataSourceOptions on a PostgreSQL server', () => {
 
   it('refuses a value that is not a boolean', () => {
     expect(() => loadConfig({ DATABASE_URL: SERVER, DATABASE_PREPARED_STATEMENTS: 'sometimes' })).toThrow(ConfigError);
+  });
+
+  describe('statement timeout (DATABASE_STATEMENT_TIMEOUT_MS)', () => {
+    const extraOf = (env: Record<string, string>, use?: ConnectionUse) =>
+      (dataSourceOptions(loadConfig({ DATABASE_URL: SERVER, ...env }), undefined, use) as { extra: { options: string; max: number } }).extra;
+
+    it('bounds the requests\' statements, 60 s by default', () => {
+      expect(extraOf({}).options).toBe('-c default_transaction_isolation=read\\ committed -c statement_timeout=60000');
+      expect(extraOf({ DATABASE_STATEMENT_TIMEOUT_MS: '1500' }).options).toContain('-c statement_timeout=1500');
+    });
+
+    it('leaves the server\'s own setting with 0', () => {
+      expect(extraOf({ DATABASE_STATEMENT_TIMEOUT_MS: '0' }).options).not.toContain('statement_timeout');
+    });
+
+    it('runs migrations on one connection without a timeout, whatever the server\'s setting', () => {
+      const extra = extraOf({ DATABASE_STATEMENT_TIMEOUT_MS: '1500' }, 'migrations');
+      expect(extra.options).toBe('-c default_transaction_isolation=read\\ committed -c statement_timeout=0');
+      expect(extra.max).toBe(1);
+    });
+
+    it('leaves pending migrations to applyMigrations: the requests\' data source does not run them', () => {
+      expect(dataSourceOptions(loadConfig({ DATABASE_URL: SERVER })).migrationsRun).toBe(false);
+    });
+
+    it('refuses a value that is not a whole number of milliseconds', () => {
+      for (const bad of ['-1', '1.5', '30s', '2147483648']) {
+        expect(() => loadConfig({ DATABASE_URL: SERVER, DATABASE_STATEMENT_TIMEOUT_MS: bad })).toThrow(ConfigError);
+      }
+    });
   });
 });

@@ -11,15 +11,27 @@ import { SnakeNamingStrategy } from './snake-naming.strategy.js';
 export const EMBEDDED_MEMORY = 'memory://';
 
 /**
+ * What a data source's connections are for. `requests`: the app's pool, whose
+ * statements are bound by DATABASE_STATEMENT_TIMEOUT_MS. `migrations`: one
+ * connection without that bound (an upgrade may build an index for minutes),
+ * used by `applyMigrations` (the server's start, `cardwork migrate`),
+ * ormconfig.ts and the tests' template.
+ */
+export type ConnectionUse = 'requests' | 'migrations';
+
+/**
  * One definition of the connection for the app, the CLI and ormconfig.ts.
  * No DATABASE_URL → PGlite under DATA_DIR/db (or in memory for tests).
  */
-export function dataSourceOptions(config: AppConfig, embeddedDir?: string): DataSourceOptions {
+export function dataSourceOptions(config: AppConfig, embeddedDir?: string, use: ConnectionUse = 'requests'): DataSourceOptions {
   const common = {
     type: 'postgres' as const,
     synchronize: false,
     migrations: MIGRATIONS,
-    migrationsRun: config.migrationsRun,
+    // On a server the app applies pending migrations before its pool opens, on a
+    // connection of their own (applyMigrations). The embedded database has one
+    // connection and no statement timeout: its data source applies them itself.
+    migrationsRun: config.embedded && config.migrationsRun,
     migrationsTransactionMode: 'each' as const,
     namingStrategy: new SnakeNamingStrategy(),
     // Failed statements are logged unless logs are off (LOG_LEVEL=silent, as in tests).
@@ -28,6 +40,14 @@ export function dataSourceOptions(config: AppConfig, embeddedDir?: string): Data
   if (!config.embedded) {
     // Transactions run at the session's default level (UnitOfWork sends no SET
     // TRANSACTION): pin it to READ COMMITTED, whatever the server's setting.
+    // A request's statement that runs past DATABASE_STATEMENT_TIMEOUT_MS
+    // (waiting for a lock included) is cancelled by PostgreSQL (57014), so a
+    // runaway no longer holds a pooled connection and a core after its client
+    // gave up (docs/RELIABILITY.md, "Statements are bounded in time").
+    // Migrations say 0 (none) whatever the role's or database's own setting;
+    // requests with DATABASE_STATEMENT_TIMEOUT_MS=0 keep the server's.
+    const timeout = use === 'migrations' ? 0 : config.databaseStatementTimeoutMs || undefined;
+    const options = `-c default_transaction_isolation=read\\ committed${timeout === undefined ? '' : ` -c statement_timeout=${timeout}`}`;
     return {
       ...common,
       url: config.databaseUrl,
@@ -35,10 +55,10 @@ export function dataSourceOptions(config: AppConfig, embeddedDir?: string): Data
       // A connection attempt to an unreachable database fails after 5 s, so a
       // request gets its 503 instead of waiting (DESIGN.md §10).
       extra: {
-        max: 20,
+        max: use === 'requests' ? 20 : 1,
         connectionTimeoutMillis: 5000,
         keepAlive: true,
-        options: '-c default_transaction_isolation=read\\ committed',
+        options,
         types: poolTypes,
         // Statements marked `prepared(…)` go out named: parsed and planned once per connection.
         ...(config.preparedStatements ? { Client: PreparingClient } : {}),

@@ -2,6 +2,7 @@ import { DynamicModule, Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { dataSourceOptions } from './data-source.js';
+import { applyMigrations } from './migrate.js';
 
 @Global()
 @Module({})
@@ -12,7 +13,13 @@ export class DatabaseModule {
       imports: [
         TypeOrmModule.forRootAsync({
           inject: [AppConfig],
-          useFactory: (config: AppConfig) => ({ ...dataSourceOptions(config, embeddedDir), autoLoadEntities: true }),
+          useFactory: async (config: AppConfig) => {
+            // On PostgreSQL, pending migrations are applied before the pool opens, on a
+            // connection without the requests' statement timeout (the embedded data
+            // source applies them itself: dataSourceOptions).
+            if (!config.embedded && config.migrationsRun) await applyMigrations(config);
+            return { ...dataSourceOptions(config, embeddedDir), autoLoadEntities: true };
+          },
         }),
       ],
     };

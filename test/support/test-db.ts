@@ -41,7 +41,7 @@ async function ensureTemplate(serverUrl: string, template: string): Promise<void
     if (rowCount) return;
     await client.query(`CREATE DATABASE "${template}"`);
     const ds = new DataSource(
-      dataSourceOptions(loadConfig({ DATABASE_URL: withDatabase(serverUrl, template), MIGRATIONS_RUN: 'false' })),
+      dataSourceOptions(loadConfig({ DATABASE_URL: withDatabase(serverUrl, template), MIGRATIONS_RUN: 'false' }), undefined, 'migrations'),
     );
     await ds.initialize();
     await ds.runMigrations({ transaction: 'each' });

@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { ConcurrencyLimitedError, DomainError, NotFoundError, RateLimitedError, ServiceBusyError, UnauthorizedError, type DomainErrorKind } from '../domain/domain-error.js';
-import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../persistence/database-availability.js';
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable, isStatementCancelled } from '../persistence/database-availability.js';
 import { constraintViolation, sqlState, violationAsDomainError } from '../persistence/sql-errors.js';
 import { sendProblem, titleFor, type Problem } from './problem.js';
 
@@ -43,13 +43,15 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       // PostgreSQL is away (restart, failover, network): the client may retry
       // shortly, and the pool reconnects by itself (DESIGN.md §10).
       attachForLog(req, error);
-      return {
-        status: 503,
-        type: 'SERVICE.UNAVAILABLE',
-        title: titleFor(503),
-        detail: 'The database is not reachable; retry shortly',
-        headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) },
-      };
+      return retryLater('SERVICE.UNAVAILABLE', 'The database is not reachable; retry shortly');
+    }
+    if (isStatementCancelled(error)) {
+      // Past DATABASE_STATEMENT_TIMEOUT_MS (a runaway statement, or a lock held
+      // longer than that): PostgreSQL cancelled it and rolled its transaction
+      // back. Busy rather than broken: the client may retry. Logged with the
+      // statement, as a 5xx is.
+      attachForLog(req, error);
+      return retryLater('SERVICE.BUSY', 'The request\'s database work ran past its time limit and was cancelled; retry after Retry-After seconds');
     }
     if (sqlState(error).startsWith('22')) {
       // A PostgreSQL data exception (value out of range, bad encoding…) is bad
@@ -60,6 +62,11 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     attachForLog(req, error);
     return { status: 500, type: 'SERVER.ERROR', title: titleFor(500), detail: 'Internal server error' };
   }
+}
+
+/** A 503 the client may retry after DATABASE_RETRY_AFTER_SECONDS. */
+function retryLater(type: string, detail: string): Problem {
+  return { status: 503, type, title: titleFor(503), detail, headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) } };
 }
 
 /**

@@ -1,3 +1,5 @@
+import { sqlState } from './sql-errors.js';
+
 /**
  * Whether an error means "the database cannot be reached right now" rather
  * than "this statement is wrong": the server answers those with 503 and
@@ -19,3 +21,14 @@ export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
 
 /** Seconds a client is told to wait before retrying while the database is away. */
 export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * A statement PostgreSQL cancelled (57014): it ran past the requests'
+ * DATABASE_STATEMENT_TIMEOUT_MS (waiting for a lock counts), or an operator
+ * cancelled it. Its transaction is rolled back. The unit of work does not run
+ * it again (the same work would most likely meet the same limit); the client
+ * gets a 503 and may retry.
+ */
+export function isStatementCancelled(error: unknown): boolean {
+  return sqlState(error) === '57014';
+}

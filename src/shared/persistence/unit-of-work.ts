@@ -190,6 +190,18 @@ export class UnitOfWork {
     );
   }
 
+  /**
+   * Lifts the requests' statement timeout (DATABASE_STATEMENT_TIMEOUT_MS) for
+   * the rest of the open transaction (`SET LOCAL`): for a use case whose
+   * statements take as long as the data it was asked to change, with no cap on
+   * that data (deleting a project), which a bound would make impossible to do
+   * at all. Harmless on the embedded database, which has no timeout.
+   */
+  async liftStatementTimeout(): Promise<void> {
+    if (!this.inTransaction) throw new Error('liftStatementTimeout called outside a transaction (uow.run)');
+    await this.manager.query('SET LOCAL statement_timeout = 0');
+  }
+
   /** Queues work for after the outermost commit; dropped on rollback. */
   afterCommit(fn: () => Promise<void> | void): void {
     const ctx = this.storage.getStore();

@@ -59,6 +59,10 @@ export class ProjectsService {
     return this.uow.run(async () => {
       await this.repo.lockProjectForDeletion(projectId);
       const { organizationId } = await this.access.project(projectId, actor, 'admin');
+      // The cascades take as long as the project is big (its cards, values,
+      // memberships and stream, with no cap): a statement timeout would make a
+      // big project impossible to delete. Team admins only, one at a time (the row lock).
+      await this.uow.liftStatementTimeout();
       await this.events.publish(new ProjectDeleted(projectId, organizationId, actor.userId));
       await this.repo.deleteProject(projectId);
     });
