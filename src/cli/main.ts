@@ -78,7 +78,8 @@ async function run(args: ParsedArgs, config: AppConfig): Promise<void> {
 }
 
 async function migrate(config: AppConfig): Promise<void> {
-  const applied = await applyMigrations(config);
+  // The CLI says at once when the database is away; the server's start waits for it.
+  const applied = await applyMigrations(config, undefined, 1);
   process.stderr.write(`applied ${applied} migration(s)\n`);
 }
 
