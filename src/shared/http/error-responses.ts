@@ -183,13 +183,14 @@ export const UPLOAD_MEMORY_BUSY: ErrorReason = {
 };
 
 /**
- * The 429 of an upload that would pass what one user's requests may hold of
- * that memory together (UPLOAD_MEMORY_USER_SHARE_PERCENT). Multipart routes
- * only: file-URL downloads count against the budget, not yet a user's share.
+ * The 429 of an upload, or of a file URL's download, that would pass what
+ * one user's requests may hold of that memory together
+ * (UPLOAD_MEMORY_USER_SHARE_PERCENT). Listed by rule on multipart routes;
+ * routes whose JSON may name file URLs declare it with UPLOAD_MEMORY_BUSY.
  */
 export const UPLOAD_MEMORY_SHARE: ErrorReason = {
   status: 429,
-  why: 'RATE.CONCURRENT_UPLOADS: this user\'s uploads in progress hold as much of that memory as one user may (UPLOAD_MEMORY_USER_SHARE_PERCENT); nothing was stored, retry after `Retry-After` seconds or once they are done',
+  why: 'RATE.CONCURRENT_UPLOADS: this user\'s uploads and file-URL downloads in progress hold as much of that memory as one user may (UPLOAD_MEMORY_USER_SHARE_PERCENT); nothing was stored, retry after `Retry-After` seconds or once they are done',
   headers: { 'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer' } } },
 };
 

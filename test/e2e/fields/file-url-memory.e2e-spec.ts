@@ -1,10 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { UploadMemoryBudget } from '../../../src/shared/upload-memory.js';
+import { startFileUrlSource, type FileUrlSource } from '../../support/file-url-source.js';
 import { expectBusy, storedFileCount, until } from '../../support/held-uploads.js';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, fieldsClient, type World } from './fields-fixtures.js';
@@ -31,40 +30,11 @@ describe('upload memory budget: file by URL', () => {
   let w: World;
   let dataDir: string;
   let budget: UploadMemoryBudget;
-  let source: Server;
-  let base: string;
-  const held: ServerResponse[] = [];
-
-  /** `/held/…` sends half its declared body and waits for `releaseHeld`; `/chunked/…` declares no length. */
-  const serve = (url: string, res: ServerResponse): void => {
-    if (url.startsWith('/missing')) {
-      res.writeHead(404).end();
-    } else if (url.startsWith('/held/')) {
-      res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': HELD_BYTES });
-      res.write(Buffer.alloc(HELD_BYTES / 2, 1));
-      held.push(res);
-    } else if (url.startsWith('/chunked/')) {
-      res.writeHead(200, { 'Content-Type': 'application/octet-stream' });
-      let sent = 0;
-      const next = (): void => {
-        if (res.destroyed || sent >= FILE_BYTES) return void res.end();
-        sent += CHUNK;
-        res.write(Buffer.alloc(CHUNK, 2));
-        setTimeout(next, 20);
-      };
-      next();
-    } else {
-      res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': FILE_BYTES });
-      res.end(Buffer.alloc(FILE_BYTES, 3));
-    }
-  };
-  const releaseHeld = () => held.splice(0).forEach((res) => res.end(Buffer.alloc(HELD_BYTES / 2, 1)));
+  let source: FileUrlSource;
 
   beforeAll(async () => {
     dataDir = mkdtempSync(path.join(tmpdir(), 'cardwork-url-memory-'));
-    source = createServer((req, res) => serve(req.url ?? '/', res));
-    await new Promise<void>((resolve) => source.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(source.address() as AddressInfo).port}`;
+    source = await startFileUrlSource({ heldBytes: HELD_BYTES, fileBytes: FILE_BYTES, chunkBytes: CHUNK });
     t = await createTestApp({
       env: { FILE_URL_ALLOW_PRIVATE: 'true', DATA_DIR: dataDir, MAX_UPLOAD_BYTES: String(CAP), UPLOAD_MEMORY_MAX_BYTES: String(BUDGET) },
     });
@@ -77,14 +47,14 @@ describe('upload memory budget: file by URL', () => {
     await c.field(ann, w.project, 'Owners', 'members');
   });
   afterAll(async () => {
-    releaseHeld();
+    source.releaseHeld();
     await t.close();
-    source.closeAllConnections();
-    await new Promise((resolve) => source.close(resolve));
+    await source.close();
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const url = (route: string) => `${base}/${route}/${Math.random().toString(36).slice(2)}.bin`;
+  const url = (route: string) => source.url(route);
+  const releaseHeld = () => source.releaseHeld();
   const backToZero = () => until(() => budget.inUse === 0, 'the upload memory budget to be back to zero');
   const children = async () => (await t.http.get(`${API}/cards/${w.root}/children`).set(as(ann)).expect(200)).body.length as number;
   const create = (attributes: Record<string, unknown>) =>
@@ -131,7 +101,7 @@ describe('upload memory budget: file by URL', () => {
     const before = await c.get(ann, card);
     const stored = storedFileCount(dataDir);
     // a URL that fails after one that came in; two that pass the request's cap
-    expect((await c.set(ann, card, 'Docs', [url('file'), `${base}/missing`])).status).toBe(400);
+    expect((await c.set(ann, card, 'Docs', [url('file'), `${source.base}/missing`])).status).toBe(400);
     await backToZero();
     expect((await c.set(ann, card, 'Docs', [url('file'), url('file')])).status).toBe(400);
     await backToZero();

@@ -36,7 +36,7 @@ export class CreateCardsService {
     // Values are parsed and their files fetched before the transaction: a slow
     // URL never holds the parent's or the project counter's lock.
     const { card: parent } = await this.hierarchy.requireCard(parentId, actor, 'write');
-    const [prepared] = await this.fields.prepareValues(parent.projectId, [{ attributes: input.attributes, property: 'attributes' }]);
+    const [prepared] = await this.fields.prepareValues(parent.projectId, [{ attributes: input.attributes, property: 'attributes' }], actor);
     try {
       return await this.createWith(parentId, input, prepared, actor);
     } finally {
@@ -69,7 +69,7 @@ export class CreateCardsService {
     if (!plan.length) return [];
     // The parent, the caller's access and the project's field definitions, in one statement.
     const { card: parent, read } = await this.hierarchy.requireCard(parentId, actor, 'write', this.views.readAlong('c.project_id'));
-    const batch = await this.prepare(parent.projectId, plan, read.fields);
+    const batch = await this.prepare(parent.projectId, plan, read.fields, actor);
     try {
       return await this.write(parentId, batch, actor, options);
     } finally {
@@ -78,7 +78,8 @@ export class CreateCardsService {
   }
 
   async prepareMany(projectId: number, cards: NewCard[], projectFields: ProjectFields): Promise<PreparedCards> {
-    return this.prepare(projectId, flatten(cards), projectFields);
+    // An import's batches: it maps no files field, so nothing is downloaded for anyone.
+    return this.prepare(projectId, flatten(cards), projectFields, undefined);
   }
 
   createPrepared(parentId: number, batch: PreparedCards, actor: Actor, options: { system?: boolean } = {}): Promise<CreatedCard[]> {
@@ -121,9 +122,10 @@ export class CreateCardsService {
   /**
    * The batch's values, parsed a slice of cards at a time: between slices the
    * event loop handles other work (an import's statements for the batch
-   * before, other requests).
+   * before, other requests). Downloads count against `actor`'s share of the
+   * upload memory (undefined: an import's batches, which name no file).
    */
-  private async prepare(projectId: number, plan: PlannedCard[], projectFields: unknown): Promise<PreparedBatch> {
+  private async prepare(projectId: number, plan: PlannedCard[], projectFields: unknown, actor: Actor | undefined): Promise<PreparedBatch> {
     const batch = new PreparedBatch(projectId, plan, []);
     try {
       for (let at = 0; at < plan.length; at += PREPARE_SLICE) {
@@ -133,6 +135,7 @@ export class CreateCardsService {
           ...(await this.fields.prepareValues(
             projectId,
             slice.map((p) => ({ attributes: p.card.attributes, property: `${p.path}.attributes` })),
+            actor,
             projectFields,
           )),
         );

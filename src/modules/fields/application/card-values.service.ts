@@ -263,10 +263,16 @@ export class CardValuesService {
 
   /**
    * Values of new cards of a project (card creation, imports): parsed and
-   * their files fetched now, before any transaction. `known`: the project's
-   * definitions, when the caller read them along.
+   * their files fetched now, before any transaction, against `actor`'s share
+   * of the upload memory. `known`: the project's definitions, when the caller
+   * read them along.
    */
-  async prepare(projectId: number, entries: Array<{ attributes: unknown; property: string }>, known?: FieldDefinition[]): Promise<PreparedWrites[]> {
+  async prepare(
+    projectId: number,
+    entries: Array<{ attributes: unknown; property: string }>,
+    actor: Actor | undefined,
+    known?: FieldDefinition[],
+  ): Promise<PreparedWrites[]> {
     const fields = known ?? (await this.definitions.fieldsOfProjects([projectId]));
     const prepared: PreparedWrites[] = [];
     let budget: UrlDownloadBudget | undefined;
@@ -274,7 +280,7 @@ export class CardValuesService {
       for (const entry of entries) {
         const writes = this.newCardWrites(fields, entry);
         // Only files need preparing (and a budget); an import's thousands of cards have none, and skip the await.
-        if (writes.some((w) => w.field.type === 'files')) await this.prepareFiles(writes, (budget ??= this.fileInputs.downloadBudget()));
+        if (writes.some((w) => w.field.type === 'files')) await this.prepareFiles(writes, (budget ??= this.fileInputs.downloadBudget(actor?.userId)));
         prepared.push(new PreparedWrites(projectId, writes, budget?.memory));
       }
     } catch (error) {
@@ -466,10 +472,11 @@ export class CardValuesService {
   /**
    * Writes planned from a read before any lock: their files fetched first
    * (a slow URL never holds locks), then a transaction that locks the card
-   * and checks access again on the locked row.
+   * and checks access again on the locked row. The downloads count against
+   * the actor's share of the upload memory, as their uploads do.
    */
   private async writePlanned(card: PlanningCard, writes: Write[], actor: Actor): Promise<void> {
-    const budget = this.fileInputs.downloadBudget();
+    const budget = this.fileInputs.downloadBudget(actor.userId);
     try {
       await this.prepareFiles(writes, budget);
       await this.writeLocked(card, writes, actor);

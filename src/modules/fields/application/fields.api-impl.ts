@@ -72,8 +72,13 @@ export class FieldsApiImpl extends FieldsApi {
     return this.reader.blankAttributes(card, fieldsFromJson(projectFields));
   }
 
-  prepareValues(projectId: number, entries: Array<{ attributes: unknown; property: string }>, projectFields?: unknown): Promise<PreparedValues[]> {
-    return this.values.prepare(projectId, entries, knownFields(projectId, projectFields));
+  prepareValues(
+    projectId: number,
+    entries: Array<{ attributes: unknown; property: string }>,
+    actor: Actor | undefined,
+    projectFields?: unknown,
+  ): Promise<PreparedValues[]> {
+    return this.values.prepare(projectId, entries, actor, knownFields(projectId, projectFields));
   }
 
   async projectFields(projectId: number): Promise<ProjectFields> {

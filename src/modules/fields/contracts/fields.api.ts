@@ -184,11 +184,15 @@ export abstract class FieldsApi {
    * `projectFieldsSql` read for the project, or what `projectFields` returned,
    * which spares reading them again (and then nothing is read: no statement).
    * Downloads are held against the upload memory budget (503 when it is
-   * full) until the caller releases the values (`PreparedValues.release`).
+   * full) and against `actor`'s share of it, with the user's uploads (429
+   * when it is full), until the caller releases the values
+   * (`PreparedValues.release`). `actor`: the user the request acts for;
+   * undefined only where no value can name a file (an import's batches).
    */
   abstract prepareValues(
     projectId: number,
     entries: Array<{ attributes: unknown; property: string }>,
+    actor: Actor | undefined,
     projectFields?: unknown,
   ): Promise<PreparedValues[]>;
   /**

@@ -546,6 +546,7 @@ export class ImportSpreadsheetService {
       const prepared = await this.fields.prepareValues(
         write.projectId,
         withValues.map((u) => ({ attributes: this.attributesOf(u.plan, write), property: 'attributes' })),
+        actor,
       );
       await this.fields.writeValuesMany(
         withValues.map((u, i) => ({ card: byId.get(u.cardId)!, prepared: prepared[i] })),

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../../../config/app-config.js';
 import { PayloadTooLargeError } from '../../../../shared/domain/domain-error.js';
-import { UploadMemoryBudget, type MemoryHold } from '../../../../shared/upload-memory.js';
+import { UploadMemoryBudget, type MemoryHold, type MemoryOwner } from '../../../../shared/upload-memory.js';
 import type { UploadedFile } from '../../contracts/fields.api.js';
 import { invalidValue, isValidFileName, type FileInput } from '../../domain/values/index.js';
 import { isHostAddress, type NetworkInterfaces } from '../infrastructure/forbidden-address.policy.js';
@@ -73,8 +73,9 @@ export interface UrlDownloadBudget {
   deadline: number;
   /**
    * The downloaded bytes' share of the memory all requests' uploads may hold
-   * (UPLOAD_MEMORY_MAX_BYTES): whoever asked for the budget releases it, in
-   * a finally, once the request is done with the files.
+   * (UPLOAD_MEMORY_MAX_BYTES), and of the acting user's share of it: whoever
+   * asked for the budget releases it, in a finally, once the request is done
+   * with the files.
    */
   readonly memory: MemoryHold;
 }
@@ -88,9 +89,13 @@ export class FileInputs {
     private readonly memory: UploadMemoryBudget,
   ) {}
 
-  /** One per request: every `prepare` of the request takes it, and the caller releases its `memory`. */
-  downloadBudget(): UrlDownloadBudget {
-    return { bytesLeft: this.config.maxUploadBytes, deadline: Date.now() + this.policy.timeoutMs, memory: this.memory.hold() };
+  /**
+   * One per request: every `prepare` of the request takes it, and the caller
+   * releases its `memory`. `owner`: the user the request acts for, whose
+   * share of the memory the downloads count against with their uploads.
+   */
+  downloadBudget(owner: MemoryOwner): UrlDownloadBudget {
+    return { bytesLeft: this.config.maxUploadBytes, deadline: Date.now() + this.policy.timeoutMs, memory: this.memory.hold(owner) };
   }
 
   async prepare(field: string, input: FileInput, budget: UrlDownloadBudget): Promise<PreparedFile> {
