@@ -17,7 +17,7 @@ import { answerClientErrors, limitParsedBodies, refuseDeepJson } from './shared/
 import { EarlyKeyLookup, guardErrorResponses } from './modules/identity/index.js';
 import { roleErrorResponses } from './modules/workspace/index.js';
 import { answerWebPageErrors, OAUTH_ENDPOINT_PATHS, readOAuthEndpointBodies, WEB_PATHS } from './modules/web/index.js';
-import { contentionErrors, declaredErrors, documentErrors, inputErrors } from './shared/http/error-responses.js';
+import { databaseBusyErrors, declaredErrors, documentErrors, inputErrors } from './shared/http/error-responses.js';
 import { ProblemDetailsFilter } from './shared/http/problem-details.filter.js';
 import { sendProblem } from './shared/http/problem.js';
 import { multipartFields } from './shared/http/multipart-fields.middleware.js';
@@ -153,7 +153,7 @@ function apiDocument(app: NestExpressApplication, config: AppConfig): OpenAPIObj
     inputErrors({ bodyBytes: JSON_LIMIT_BYTES, uploadBytes: config.maxUploadBytes }),
     guardErrorResponses(config),
     roleErrorResponses,
-    contentionErrors,
+    databaseBusyErrors,
   ]);
   return document;
 }

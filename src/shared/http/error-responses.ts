@@ -3,6 +3,7 @@ import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import type { HeaderObject, OpenAPIObject, OperationObject, ResponseObject } from '@nestjs/swagger';
+import { IS_PUBLIC } from './actor.decorator.js';
 import { problemResponse } from './problem.js';
 
 /** One reason an operation may answer an error status, with the headers that answer carries. */
@@ -167,8 +168,23 @@ export const WRITE_CONTENTION: ErrorReason = {
   headers: { 'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer' } } },
 };
 
-/** Every write (any method but GET) runs in a unit of work, which may give up as WRITE_CONTENTION says. */
-export const contentionErrors: ErrorRule = (op) => (op.method === 'GET' ? [] : [WRITE_CONTENTION]);
+/**
+ * The 503 of a request whose database statement ran past
+ * DATABASE_STATEMENT_TIMEOUT_MS and was cancelled (its transaction rolled back).
+ */
+export const STATEMENT_TIMEOUT: ErrorReason = {
+  status: 503,
+  why: 'SERVICE.BUSY: a database statement of this request ran past DATABASE_STATEMENT_TIMEOUT_MS (a row held that long by another change, or a runaway query) and was cancelled; nothing was changed, retry after `Retry-After` seconds',
+  headers: { 'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer' } } },
+};
+
+/**
+ * The database's busy answers: every authenticated operation reads it (the
+ * credential at least) under the statement timeout, and every write (any
+ * method but GET) runs in a unit of work, which may give up as WRITE_CONTENTION says.
+ */
+export const databaseBusyErrors: ErrorRule = (op) =>
+  op.declared<boolean>(IS_PUBLIC) ? [] : [STATEMENT_TIMEOUT, ...(op.method === 'GET' ? [] : [WRITE_CONTENTION])];
 
 /**
  * The 503 of an upload, or of a file URL's download, that would pass what

@@ -148,6 +148,8 @@ describe('the error answers of the OpenAPI document', () => {
       expectThat(o, '503 SERVICE.BUSY for memory iff it takes uploads or file URLs', /UPLOAD_MEMORY_MAX_BYTES/.test(reasons(o, 503)) === holdsUploads);
       // A write's unit of work that still meets other writes after all its attempts (unit-of-work.int-spec answers it).
       expectThat(o, '503 SERVICE.BUSY for contention iff a write', /SERVICE\.BUSY: other changes of the same rows/.test(reasons(o, 503)) === (o.method !== 'get'));
+      // A statement past DATABASE_STATEMENT_TIMEOUT_MS (hardening/statement-timeout answers it).
+      expectThat(o, '503 SERVICE.BUSY for the statement timeout iff authenticated', /DATABASE_STATEMENT_TIMEOUT_MS/.test(reasons(o, 503)) === authenticated);
       // One user's share of that memory (hardening/upload-memory, fields/file-url-share answer it).
       expectThat(o, '429 RATE.CONCURRENT_UPLOADS iff it takes uploads or file URLs', /RATE\.CONCURRENT_UPLOADS/.test(reasons(o, 429)) === holdsUploads);
     }
