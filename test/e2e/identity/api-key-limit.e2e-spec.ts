@@ -43,6 +43,7 @@ describe('API keys per user', () => {
   });
 
   it('counts racing creations one after the other: the cap is met exactly, with no 5xx', async () => {
+    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time: nothing races
     const racer = await t.user();
     // authenticated once, so the racers' authentication writes nothing (last_used_at is fresh)
     expect(await live(racer)).toBe(1);
