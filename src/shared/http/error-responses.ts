@@ -156,6 +156,9 @@ export function inputErrors(limits: BodyLimits): ErrorRule {
   };
 }
 
+/** The header of every answer that asks the client to come back later. */
+const RETRY_AFTER: Record<string, HeaderObject> = { 'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer' } } };
+
 /**
  * The 503 of a write that kept meeting other writes of the same rows
  * (deadlocks, serialization failures, rows held for longer than the unit
@@ -165,7 +168,7 @@ export function inputErrors(limits: BodyLimits): ErrorRule {
 export const WRITE_CONTENTION: ErrorReason = {
   status: 503,
   why: 'SERVICE.BUSY: other changes of the same rows kept this one from being made after all its attempts; nothing was changed, retry after `Retry-After` seconds',
-  headers: { 'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer' } } },
+  headers: RETRY_AFTER,
 };
 
 /**
@@ -175,7 +178,7 @@ export const WRITE_CONTENTION: ErrorReason = {
 export const STATEMENT_TIMEOUT: ErrorReason = {
   status: 503,
   why: 'SERVICE.BUSY: a database statement of this request ran past DATABASE_STATEMENT_TIMEOUT_MS (a row held that long by another change, or a runaway query) and was cancelled; nothing was changed, retry after `Retry-After` seconds',
-  headers: { 'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer' } } },
+  headers: RETRY_AFTER,
 };
 
 /**
@@ -195,7 +198,7 @@ export const databaseBusyErrors: ErrorRule = (op) =>
 export const UPLOAD_MEMORY_BUSY: ErrorReason = {
   status: 503,
   why: 'SERVICE.BUSY: the uploads and file-URL downloads in progress hold all the memory they may (UPLOAD_MEMORY_MAX_BYTES); nothing was stored, retry after `Retry-After` seconds',
-  headers: { 'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer' } } },
+  headers: RETRY_AFTER,
 };
 
 /**
@@ -207,7 +210,7 @@ export const UPLOAD_MEMORY_BUSY: ErrorReason = {
 export const UPLOAD_MEMORY_SHARE: ErrorReason = {
   status: 429,
   why: 'RATE.CONCURRENT_UPLOADS: this user\'s uploads and file-URL downloads in progress hold as much of that memory as one user may (UPLOAD_MEMORY_USER_SHARE_PERCENT); nothing was stored, retry after `Retry-After` seconds or once they are done',
-  headers: { 'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer' } } },
+  headers: RETRY_AFTER,
 };
 
 const INVALID_BODY =
