@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import pg from 'pg';
 import { ConfigError, loadConfig } from '../config/app-config.js';
 import { PreparingClient } from '../shared/persistence/prepared-statements.js';
 import { dataSourceOptions, type ConnectionUse } from './data-source.js';
@@ -9,12 +10,18 @@ const clientOf = (env: Record<string, string>) =>
   (dataSourceOptions(loadConfig({ DATABASE_URL: SERVER, ...env })) as { extra?: { Client?: unknown } }).extra?.Client;
 
 describe('dataSourceOptions on a PostgreSQL server', () => {
-  it('names the marked statements by default (the pool uses PreparingClient)', () => {
-    expect(clientOf({})).toBe(PreparingClient);
+  it('names the marked statements by default (the pool\'s client derives from PreparingClient)', () => {
+    expect(Object.getPrototypeOf(clientOf({}))).toBe(PreparingClient);
   });
 
   it('sends every statement unnamed with DATABASE_PREPARED_STATEMENTS=false (poolers in transaction mode)', () => {
-    expect(clientOf({ DATABASE_PREPARED_STATEMENTS: 'false' })).toBeUndefined();
+    expect(Object.getPrototypeOf(clientOf({ DATABASE_PREPARED_STATEMENTS: 'false' }))).toBe(pg.Client);
+  });
+
+  it('uses a client that cancels a request\'s statements when its client goes away, either way', () => {
+    for (const env of [{}, { DATABASE_PREPARED_STATEMENTS: 'false' }] as Array<Record<string, string>>) {
+      expect((clientOf(env) as { name: string }).name).toBe('CancellingClient');
+    }
   });
 
   it('reads timestamptz with the fast parser (poolTypes)', () => {

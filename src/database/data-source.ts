@@ -4,11 +4,17 @@ import type { DataSourceOptions } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { MIGRATIONS } from '../../migrations/index.js';
 import { poolTypes } from './type-parsers.js';
+import pg from 'pg';
 import { PreparingClient } from '../shared/persistence/prepared-statements.js';
+import { cancellingClient } from '../shared/persistence/request-cancellation.js';
 import { embeddedDriver } from './embedded-driver.js';
 import { SnakeNamingStrategy } from './snake-naming.strategy.js';
 
 export const EMBEDDED_MEMORY = 'memory://';
+
+/** The pool's connection classes: a request's statements stop when its client goes away; marked ones go out named. */
+const NAMING_POOL_CLIENT = cancellingClient(PreparingClient);
+const PLAIN_POOL_CLIENT = cancellingClient(pg.Client);
 
 /**
  * What a data source's connections are for. `requests`: the app's pool, whose
@@ -60,8 +66,9 @@ export function dataSourceOptions(config: AppConfig, embeddedDir?: string, use: 
         keepAlive: true,
         options,
         types: poolTypes,
-        // Statements marked `prepared(…)` go out named: parsed and planned once per connection.
-        ...(config.preparedStatements ? { Client: PreparingClient } : {}),
+        // Statements marked `prepared(…)` go out named: parsed and planned once per
+        // connection. A request's statements stop when its client goes away.
+        Client: config.preparedStatements ? NAMING_POOL_CLIENT : PLAIN_POOL_CLIENT,
       },
     };
   }
