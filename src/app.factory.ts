@@ -16,7 +16,7 @@ import { documentPagination, PAGE_LINK_SETTING, type PageLinkSetting } from './s
 import { answerClientErrors, limitParsedBodies, refuseDeepJson } from './shared/http/body-limits.js';
 import { EarlyKeyLookup, guardErrorResponses } from './modules/identity/index.js';
 import { roleErrorResponses } from './modules/workspace/index.js';
-import { answerWebPageErrors, OAUTH_ENDPOINT_PATHS, readOAuthEndpointBodies, WEB_PATHS } from './modules/web/index.js';
+import { answerWebPageErrors, OAUTH_ENDPOINT_PATHS, readOAuthEndpointBodies, WEB_PATHS, webPageTooLarge } from './modules/web/index.js';
 import { databaseBusyErrors, declaredErrors, documentErrors, inputErrors } from './shared/http/error-responses.js';
 import { ProblemDetailsFilter } from './shared/http/problem-details.filter.js';
 import { sendProblem } from './shared/http/problem.js';
@@ -80,7 +80,8 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, obs
   // The OAuth token and revocation endpoints read their form bodies first and
   // answer every refusal in RFC 6749 JSON; the parsers below find them read.
   app.use(OAUTH_ENDPOINT_PATHS, readOAuthEndpointBodies(JSON_LIMIT_BYTES));
-  app.use(limitParsedBodies(JSON_LIMIT_BYTES));
+  // A page's 413 is its HTML error page, like its other refusals (answerWebPageErrors below).
+  app.use(limitParsedBodies(JSON_LIMIT_BYTES, webPageTooLarge));
   // Text that is not UTF-8 is a 400 naming where it is (a body, a form field, a query parameter).
   app.use(express.json({ limit: JSON_LIMIT_BYTES, type: ['application/json', 'application/*+json'], verify: verifyUtf8Json }));
   app.use(express.urlencoded({ limit: JSON_LIMIT_BYTES, extended: false, verify: verifyUtf8Form }));

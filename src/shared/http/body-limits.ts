@@ -45,16 +45,20 @@ function tooLargeProblem(res: Response, limit: number): void {
   sendProblem(res, { status: 413, type: 'INPUT.TOO_LARGE', title: titleFor(413), detail: tooLargeDetail(limit) });
 }
 
+/** The 413 answer a request gets, by what it is (a web page's path); `undefined` for problem+json. */
+export type TooLargeAnswerFor = (req: Request) => TooLargeAnswer | undefined;
+
 /**
  * Runs before the body parsers: a declared Content-Length over the limit is
  * refused at once, and a chunked body as soon as the bytes read pass it. The
  * byte counter is attached in the same tick as the parser's own listener, so
- * the parser sees every chunk.
+ * the parser sees every chunk. `answerFor` picks the answer's form (the web
+ * pages' HTML error page); problem+json otherwise.
  */
-export function limitParsedBodies(limit: number) {
+export function limitParsedBodies(limit: number, answerFor: TooLargeAnswerFor = () => undefined) {
   return (req: Request, res: Response, next: NextFunction): void => {
     if (!req.is(PARSED_BODY_TYPES)) return next();
-    if (capBody(req, res, limit)) next();
+    if (capBody(req, res, limit, answerFor(req))) next();
   };
 }
 
@@ -131,7 +135,10 @@ const PARSE_ERROR_STATUS: Record<string, number> = {
 /**
  * Requests Node's HTTP parser refuses before any route runs (headers over
  * 16 KiB, malformed request lines) get a problem+json answer instead of Node's
- * bare status line or a reset (DESIGN.md §2).
+ * bare status line or a reset (DESIGN.md §2). The web pages' too: the path
+ * is not known here. The parser reads the socket itself, and the error
+ * carries only the chunk it was parsing (`rawPacket`), whose first line is
+ * the request line only when the whole head came in one read.
  */
 export function answerClientErrors(server: Server): void {
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {

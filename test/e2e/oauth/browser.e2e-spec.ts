@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { createTestApp, type TestApp } from '../../support/test-app.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -85,6 +85,15 @@ class TestClient {
   }
 }
 
+/** A browser context that reaches loopback only: any other host's request is blocked. */
+async function loopbackContext(browser: Browser): Promise<BrowserContext> {
+  const context = await browser.newContext();
+  await context.route('**/*', (route) =>
+    new URL(route.request().url()).hostname === '127.0.0.1' ? route.continue() : route.abort('blockedbyclient'),
+  );
+  return context;
+}
+
 describe('the whole flow in a real browser (Chromium, headless, loopback only)', () => {
   let t: TestApp;
   let authUrl: string;
@@ -104,11 +113,7 @@ describe('the whole flow in a real browser (Chromium, headless, loopback only)',
       // No name resolution at all: the browser can only reach loopback addresses.
       args: ['--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1'],
     });
-    const context = await browser.newContext();
-    await context.route('**/*', (route) =>
-      new URL(route.request().url()).hostname === '127.0.0.1' ? route.continue() : route.abort('blockedbyclient'),
-    );
-    page = await context.newPage();
+    page = await (await loopbackContext(browser)).newPage();
   }, 60_000);
 
   afterAll(async () => {
@@ -179,5 +184,25 @@ describe('the whole flow in a real browser (Chromium, headless, loopback only)',
     await page.click('button:has-text("Deny")');
     await page.waitForURL(/\/callback\?/);
     expect(client.last.error).toBe('access_denied');
+  });
+
+  // Refused by the body limit before the page's code runs: the browser showed problem+json as raw text.
+  it('shows the error page for a form over 1 MiB, in the site\'s look', async () => {
+    const fresh = await (await loopbackContext(browser)).newPage();
+    await fresh.goto(`${authUrl}/login`);
+    // A pasted value the field does not cap; set directly, as typing a megabyte would take minutes.
+    await fresh.$eval('input[name=login]', (input, size) => void ((input as unknown as { value: string }).value = 'a'.repeat(size)), 1024 * 1024);
+    await fresh.fill('input[name=password]', PASSWORD);
+    const [response] = await Promise.all([
+      fresh.waitForResponse((r) => r.url() === `${authUrl}/login` && r.request().method() === 'POST'),
+      fresh.click('button:has-text("Log in")'),
+    ]);
+    expect({ status: response.status(), type: response.headers()['content-type'] }).toEqual({ status: 413, type: 'text/html; charset=utf-8' });
+    await fresh.waitForLoadState();
+    expect(await fresh.textContent('h1')).toBe('Payload Too Large');
+    expect(await fresh.textContent('.error')).toBe('Request body is larger than 1048576 bytes');
+    // the site's stylesheet applies, as on every page
+    expect(await fresh.$eval('link[rel=stylesheet]', (link) => (link as unknown as { sheet: object | null }).sheet !== null)).toBe(true);
+    await fresh.context().close();
   });
 });

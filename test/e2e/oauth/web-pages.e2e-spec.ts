@@ -1,7 +1,9 @@
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { csrfOf, PASSWORD, webUser, type WebUser } from '../../support/oauth-client.js';
+import { rawExchange, type RawResponse } from '../../support/raw-http.js';
 import { createTestApp, type TestApp } from '../../support/test-app.js';
 
 const API = '/api/1.0';
@@ -122,6 +124,48 @@ describe('web pages on AUTH_URL', () => {
     expect(api.headers['content-type']).toMatch(/^application\/problem\+json/);
     const token = await t.http.post('/oauth/token').type('form').send('grant_type=refresh_token&refresh_token=%FF').expect(400);
     expect(token.body.error).toBe('invalid_request');
+  });
+
+  // Refused by the body limit before any page's code runs, these were
+  // answered in the API's problem+json too.
+  it('answers a form body over 1 MiB with the HTML error page, status 413, declared or chunked, read or not', async () => {
+    await t.app.listen(0, '127.0.0.1');
+    const { port } = t.app.getHttpServer().address() as AddressInfo;
+    const MiB = 1024 * 1024;
+    const head = (path: string, type: string, framing: string) =>
+      `POST ${path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: ${type}\r\n${framing}\r\n`;
+    const data = Buffer.alloc(64 * 1024, 0x61);
+    const chunk = Buffer.concat([Buffer.from(`${data.length.toString(16)}\r\n`), data, Buffer.from('\r\n')]);
+    const pages = ['/login', '/signup', '/logout', '/oauth/authorize', '/developer/apps', '/account/api-keys', '/account/api-keys/5/revoke', '/developer/apps/7/delete/'];
+    const answers: Array<[string, RawResponse | undefined]> = [];
+    for (const path of pages) {
+      // the head alone, declaring the length: answered before any of the body is sent
+      answers.push([`${path} declared`, (await rawExchange(port, head(path, 'application/x-www-form-urlencoded', `Content-Length: ${MiB + 1}\r\n`))).response]);
+      answers.push([`${path} chunked`, (await rawExchange(port, head(path, 'application/x-www-form-urlencoded', 'Transfer-Encoding: chunked\r\n'), { chunk, times: 40 })).response]);
+    }
+    answers.push(['/login JSON', (await rawExchange(port, head('/login', 'application/json', `Content-Length: ${MiB + 1}\r\n`))).response]);
+    for (const [what, res] of answers) {
+      expect({ what, status: res?.status, type: res?.headers['content-type'], csp: res?.headers['content-security-policy'], connection: res?.headers.connection }).toEqual({
+        what,
+        status: 413,
+        type: 'text/html; charset=utf-8',
+        csp: expect.stringMatching(/default-src 'none'/),
+        connection: 'close',
+      });
+      expect({ what, page: res!.body }).toEqual({ what, page: expect.stringMatching(/<h1>Payload Too Large<\/h1>.*<p class="error" role="alert">Request body is larger than 1048576 bytes<\/p>/s) });
+    }
+    // A browser's form sent whole, as it is: it reads the page.
+    const page = await ann.agent.get('/account').expect(200);
+    const big = await ann.agent.post('/account/api-keys').type('form').send({ _csrf: csrfOf(page.text), name: 'x'.repeat(MiB) });
+    expect({ status: big.status, type: big.headers['content-type'] }).toEqual({ status: 413, type: 'text/html; charset=utf-8' });
+    expect(big.text).toContain('Request body is larger than 1048576 bytes');
+    expect((await ann.agent.get('/account').expect(200)).text).not.toContain('x'.repeat(100));
+    // The API and the token endpoints keep their own forms.
+    const api = (await rawExchange(port, head(`${API}/organizations`, 'application/json', `Content-Length: ${MiB + 1}\r\n`))).response;
+    expect({ status: api?.status, type: api?.headers['content-type'] }).toEqual({ status: 413, type: expect.stringMatching(/^application\/problem\+json/) });
+    expect(JSON.parse(api!.body).type).toBe('INPUT.TOO_LARGE');
+    const token = (await rawExchange(port, head('/oauth/token', 'application/x-www-form-urlencoded', `Content-Length: ${MiB + 1}\r\n`))).response;
+    expect({ status: token?.status, error: token && JSON.parse(token.body).error }).toEqual({ status: 413, error: 'invalid_request' });
   });
 
   it('refuses a form without the right CSRF field, and changes nothing', async () => {

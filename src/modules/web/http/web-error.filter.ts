@@ -1,5 +1,7 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
+import { PayloadTooLargeError } from '../../../shared/domain/domain-error.js';
+import { tooLargeDetail, type TooLargeAnswer } from '../../../shared/http/body-limits.js';
 import { ProblemDetailsFilter } from '../../../shared/http/problem-details.filter.js';
 import { errorPage } from '../views/pages.js';
 import { CsrfError, sendPage } from './web-context.js';
@@ -41,3 +43,17 @@ export function answerWebPageErrors() {
     sendErrorPage(error, req, res);
   };
 }
+
+/**
+ * limitParsedBodies' 413 for a page: a form (or JSON) body over the limit,
+ * refused before any route runs (at once for a declared Content-Length, or
+ * once the bytes read pass it), is the HTML error page too.
+ */
+export function webPageTooLarge(req: Request): TooLargeAnswer | undefined {
+  return WEB_PAGE_PATHS.test(req.path) ? sendTooLargePage : undefined;
+}
+
+const sendTooLargePage: TooLargeAnswer = (res, limit) => {
+  if (res.headersSent) return;
+  sendErrorPage(new PayloadTooLargeError(tooLargeDetail(limit)), res.req, res);
+};
