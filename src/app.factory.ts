@@ -9,6 +9,7 @@ import type { AppConfig } from './config/app-config.js';
 import { AppModule, type AppModuleOptions } from './app.module.js';
 import { createRootLogger, PinoNestLogger, requestLogging } from './observability/logging.js';
 import { Metrics, type PoolStats } from './observability/metrics.js';
+import { cancelWhenClientGoes } from './shared/http/client-gone.js';
 import { closeConnectionsWhileDraining, DrainState } from './shared/http/draining.js';
 import { ExpressHttpAdapter } from './shared/http/express-http-adapter.js';
 import { rejectUndecodableQueries, verifyUtf8Form, verifyUtf8Json } from './shared/http/invalid-utf8.js';
@@ -93,6 +94,8 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, obs
   // field itself (from the path or the body key) as DESIGN.md §5 asks; the
   // OAuth token and revocation endpoints answer RFC 6749 JSON errors only.
   app.use(rejectUnsafeStrings({ except: [/^\/api\/1\.0\/cards\/[^/]+\/attributes(\/|$)/, OAUTH_ENDPOINTS] }));
+  // Last before the routes: a request whose client leaves stops its statements.
+  app.use(cancelWhenClientGoes());
   // A page's refusals are the web module's HTML error page, for a browser; the rest problem+json.
   app.use(answerWebPageErrors());
   const filter = new ProblemDetailsFilter();

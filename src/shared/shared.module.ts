@@ -1,8 +1,7 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
-import { APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
+import { DiscoveryModule } from '@nestjs/core';
 import { AppConfig } from '../config/app-config.js';
 import { EventBus } from './events/event-bus.js';
-import { ClientGoneInterceptor } from './http/client-gone.interceptor.js';
 import { DrainState } from './http/draining.js';
 import { Sql } from './persistence/sql.js';
 import { UnitOfWork } from './persistence/unit-of-work.js';
@@ -23,8 +22,6 @@ export class SharedModule {
         Sql,
         EventBus,
         DrainState,
-        // A handler whose client left stops its statements (persistence/request-cancellation.ts).
-        { provide: APP_INTERCEPTOR, useClass: ClientGoneInterceptor },
       ],
       exports: [AppConfig, UploadMemoryBudget, UnitOfWork, Sql, EventBus, DrainState],
     };

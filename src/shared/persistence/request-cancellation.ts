@@ -6,7 +6,7 @@ import pg from 'pg';
  * Database work of a request whose client went away is cancelled
  * (docs/RELIABILITY.md, "A request whose client left stops its statements").
  *
- * The HTTP layer runs each request's handler with the request's signal in
+ * The HTTP layer (`shared/http/client-gone.ts`) runs each request's route with its signal in
  * this storage (`whileClientWaits`); the signal is aborted when the client
  * closes its connection before the answer. The pool's connections
  * (`cancellingClient`) read it at every statement:
