@@ -19,11 +19,15 @@ export class ApiClient {
   }
 
   request(method: string, path: string, body?: unknown): Promise<HttpResult> {
-    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    return this.send(method, path, body === undefined ? undefined : Buffer.from(JSON.stringify(body)), 'application/json');
+  }
+
+  /** A request with a body already encoded as `contentType` (a multipart upload). */
+  send(method: string, path: string, payload: Buffer | undefined, contentType: string): Promise<HttpResult> {
     const headers: Record<string, string | number> = { accept: 'application/json' };
     if (this.apiKey) headers['x-api-key'] = this.apiKey;
     if (payload) {
-      headers['content-type'] = 'application/json';
+      headers['content-type'] = contentType;
       headers['content-length'] = payload.length;
     }
     return new Promise((resolve, reject) => {
