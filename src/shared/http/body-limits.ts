@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { maxHeaderSize, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { NextFunction, Request, Response } from 'express';
 import { InvalidInputError } from '../domain/domain-error.js';
@@ -126,6 +126,9 @@ export function refuseDeepJson(req: Request, _res: Response, next: NextFunction)
   );
 }
 
+/** Node's limit on a request's head (16 KiB unless --max-http-header-size says otherwise), as the 431 says it. */
+export const HEADER_LIMIT = maxHeaderSize % 1024 === 0 ? `${maxHeaderSize / 1024} KiB` : `${maxHeaderSize} bytes`;
+
 const PARSE_ERROR_STATUS: Record<string, number> = {
   HPE_HEADER_OVERFLOW: 431,
   ERR_HTTP_REQUEST_TIMEOUT: 408,
@@ -148,7 +151,7 @@ export function answerClientErrors(server: Server): void {
       return;
     }
     const status = PARSE_ERROR_STATUS[error.code ?? ''] ?? 400;
-    const detail = status === 431 ? 'Request headers are larger than 16 KiB' : status === 408 ? 'Request timed out' : 'Malformed HTTP request';
+    const detail = status === 431 ? `Request headers are larger than ${HEADER_LIMIT}` : status === 408 ? 'Request timed out' : 'Malformed HTTP request';
     const body = JSON.stringify({ type: `HTTP.${status}`, title: titleFor(status), status, detail, error: detail });
     socket.end(
       `HTTP/1.1 ${status} ${titleFor(status)}\r\nContent-Type: application/problem+json\r\n` +

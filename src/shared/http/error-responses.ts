@@ -4,6 +4,7 @@ import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import type { HeaderObject, OpenAPIObject, OperationObject, ResponseObject } from '@nestjs/swagger';
 import { IS_PUBLIC } from './actor.decorator.js';
+import { HEADER_LIMIT } from './body-limits.js';
 import { problemResponse } from './problem.js';
 
 /** One reason an operation may answer an error status, with the headers that answer carries. */
@@ -139,13 +140,15 @@ export interface BodyLimits {
 /**
  * What the body parsers, the validation pipe and the id pipe answer: 400 for
  * input that is read and refused (a body, a query string), 404 for a path
- * naming nothing the caller sees, 413 for a body over its limit.
+ * naming nothing the caller sees, 413 for a body over its limit; and the
+ * HTTP server's parser, before any route runs: 431 for headers over its
+ * limit, on every operation.
  */
 export function inputErrors(limits: BodyLimits): ErrorRule {
   return (op) => {
     const body = op.operation.requestBody;
     const query = op.readsQuery || op.parameters('query').length > 0;
-    const reasons: ErrorReason[] = [];
+    const reasons: ErrorReason[] = [HEADERS_TOO_LARGE];
     if (body) reasons.push({ status: 400, why: INVALID_BODY });
     if (query) reasons.push({ status: 400, why: INVALID_QUERY });
     if (op.parameters('path').length) reasons.push({ status: 404, why: NOT_FOUND });
@@ -155,6 +158,16 @@ export function inputErrors(limits: BodyLimits): ErrorRule {
     return reasons;
   };
 }
+
+/**
+ * The 431 of a request whose headers pass Node's limit: refused by the HTTP
+ * server's parser before the request is routed (answerClientErrors), so any
+ * operation may answer it, a public one too.
+ */
+export const HEADERS_TOO_LARGE: ErrorReason = {
+  status: 431,
+  why: `HTTP.431: the request's headers (cookies included) are larger than ${HEADER_LIMIT} in all; the request is not read further and the connection is closed`,
+};
 
 /** The header of every answer that asks the client to come back later. */
 const RETRY_AFTER: Record<string, HeaderObject> = { 'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer' } } };

@@ -48,6 +48,12 @@ const pathParams = (o: Op) => (o.op.parameters ?? []).filter((p) => p.in === 'pa
 const hasBody = (o: Op) => o.op.requestBody !== undefined;
 const isUpload = (o: Op) => 'multipart/form-data' in (o.op.requestBody?.content ?? {});
 
+/** The port the app listens on, loopback; it starts listening on the first call. */
+async function listening(t: TestApp): Promise<number> {
+  if (!t.app.getHttpServer().listening) await t.app.listen(0, '127.0.0.1');
+  return (t.app.getHttpServer().address() as AddressInfo).port;
+}
+
 /** What an answer was, with where it came from, so a failing walk names the operation. */
 function answered(o: Op, res: Response) {
   return { op: o.name, status: res.status, problem: /^application\/problem\+json/.test(res.headers['content-type'] ?? ''), type: res.body?.type };
@@ -141,6 +147,8 @@ describe('the error answers of the OpenAPI document', () => {
       }
       expectThat(o, '400 with a body', !hasBody(o) || lists(o, 400));
       expectThat(o, '413 iff a body', lists(o, 413) === hasBody(o));
+      // Refused by the HTTP server's parser before routing, whatever the operation.
+      expectThat(o, '431 for headers over 16 KiB', /^HTTP\.431: .*16 KiB/.test(reasons(o, 431)));
       expectThat(o, '404 iff an id in the path', lists(o, 404) === pathParams(o).length > 0);
       expectThat(o, 'cross-site 403 iff a write', /AUTH\.CROSS_SITE_WRITE/.test(reasons(o, 403)) === (authenticated && o.method !== 'get'));
       // Uploads, and the two JSON writes that may name files by URL, hold memory (hardening/upload-memory, fields/file-url-memory answer it).
@@ -154,8 +162,8 @@ describe('the error answers of the OpenAPI document', () => {
       expectThat(o, '429 RATE.CONCURRENT_UPLOADS iff it takes uploads or file URLs', /RATE\.CONCURRENT_UPLOADS/.test(reasons(o, 429)) === holdsUploads);
     }
     expect(wrong).toEqual([]);
-    expect(Object.keys(doc.paths[`${API}/health`].get.responses)).toEqual(['200']);
-    expect(Object.keys(doc.paths[`${API}/ready`].get.responses)).toEqual(['200', '503']);
+    expect(Object.keys(doc.paths[`${API}/health`].get.responses)).toEqual(['200', '431']);
+    expect(Object.keys(doc.paths[`${API}/ready`].get.responses)).toEqual(['200', '431', '503']);
     // the query-only listings that name no parameter still refuse any: 400
     expect(lists(ops.find((o) => o.name === `GET ${API}/projects/{id}/attributes`)!, 400)).toBe(true);
     expect(lists(ops.find((o) => o.name === `GET ${API}/cards/{id}`)!, 400)).toBe(false);
@@ -197,8 +205,7 @@ describe('the error answers of the OpenAPI document', () => {
 
   it('413: every operation that lists it refuses a JSON body over 1 MiB at once, and an upload operation a file over MAX_UPLOAD_BYTES', async () => {
     // Raw: the head alone, declaring the length, is answered before any of the body is sent.
-    await t.app.listen(0, '127.0.0.1');
-    const { port } = t.app.getHttpServer().address() as AddressInfo;
+    const port = await listening(t);
     expect(ops.filter((o) => lists(o, 413) !== hasBody(o)).map((o) => o.name)).toEqual([]);
     for (const o of ops.filter((x) => lists(x, 413))) {
       const head = `${o.method.toUpperCase()} ${urlFor(o.path)} HTTP/1.1\r\nHost: localhost\r\nX-Api-Key: ${owner.apiKey}\r\nContent-Type: application/json\r\nContent-Length: ${1024 * 1024 + 1}\r\n\r\n`;
@@ -214,6 +221,22 @@ describe('the error answers of the OpenAPI document', () => {
       const part = o.path.endsWith('discover') ? 'file' : 'value';
       const res = await t.http.post(urlFor(o.path).replace('/Notes', '/Docs')).set(as(owner)).attach(part, Buffer.alloc(UPLOAD_CAP + 1, 'a'), 'big.csv');
       expect(answered(o, res)).toEqual({ op: o.name, status: 413, problem: true, type: 'INPUT.TOO_LARGE' });
+    }
+  });
+
+  it('431: every operation lists it and answers it to headers over 16 KiB, as problem+json, before any route runs', async () => {
+    // Raw: a client library may refuse to send such headers.
+    const port = await listening(t);
+    for (const o of ops) {
+      expect({ op: o.name, listed: lists(o, 431) }).toEqual({ op: o.name, listed: true });
+      const head = `${o.method.toUpperCase()} ${urlFor(o.path)} HTTP/1.1\r\nHost: localhost\r\nX-Api-Key: ${owner.apiKey}\r\nCookie: big=${'a'.repeat(17 * 1024)}\r\n\r\n`;
+      const { response } = await rawExchange(port, head);
+      expect({ op: o.name, status: response?.status, type: response?.headers['content-type'], problem: response && JSON.parse(response.body).type }).toEqual({
+        op: o.name,
+        status: 431,
+        type: 'application/problem+json',
+        problem: 'HTTP.431',
+      });
     }
   });
 
