@@ -82,6 +82,15 @@ export function writeZip(entries: ZipEntry[]): Buffer {
   return Buffer.concat([...locals, directory, end]);
 }
 
+/** The XLSX `file` with the XML of its first worksheet (as SheetJS names it) edited. */
+export function withSheetXml(file: Buffer, edit: (xml: string) => string, name = 'xl/worksheets/sheet1.xml'): Buffer {
+  const entries = zipEntries(file);
+  const found = entries.find((e) => e.name === name);
+  if (!found) throw new Error(`no entry ${name}`);
+  found.data = Buffer.from(edit(found.data.toString('utf8')));
+  return writeZip(entries);
+}
+
 function replaceEntry(zip: Buffer, name: string, data: Buffer): Buffer {
   const entries = zipEntries(zip);
   const found = entries.find((e) => e.name === name);

@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import { describe, expect, it } from '@jest/globals';
 import XLSX from 'xlsx';
 import { SpreadsheetTooLargeError, UnreadableSpreadsheetError } from '../domain/import.errors.js';
-import { prototypePollutionXlsx, sheetFile, writeZip, zipEntries, type Cell } from '../../../../test/support/spreadsheets.js';
+import { prototypePollutionXlsx, sheetFile, withSheetXml, writeZip, zipEntries, type Cell } from '../../../../test/support/spreadsheets.js';
 import type { SheetRow } from './row-store.js';
 import { SheetSandbox, WORKER_SOURCE } from './sheet-sandbox.js';
 import { lastRowNumber, sheetWindows } from './sheet-worker.js';
@@ -27,6 +27,26 @@ function odsWith(rows: Cell[][], cells: Record<string, string>): Buffer {
     e.name === 'content.xml' ? { ...e, data: Buffer.from(e.data.toString('utf8').replace(cell, (xml, key: string) => cells[key] ?? xml)) } : e,
   );
   return writeZip(entries);
+}
+
+const sheetXml = (file: Buffer) => zipEntries(file).find((e) => e.name === 'xl/worksheets/sheet1.xml')!.data.toString('utf8');
+
+/** The rows of `file` as the worker posts them, run as the sandbox starts it in a child process of the time zone `zone`. */
+function parseIn(zone: string, file: Buffer): unknown {
+  const script = `
+    const { Worker } = require('node:worker_threads');
+    const input = JSON.parse(process.env.SHEET_INPUT);
+    input.bytes = new Uint8Array(Buffer.from(input.bytes, 'base64'));
+    const worker = new Worker(process.env.SHEET_WORKER, { eval: true, workerData: input });
+    const rows = [];
+    worker.on('message', (m) => {
+      if (m.type === 'rows') return rows.push(...m.rows);
+      process.stdout.write(JSON.stringify(m.type === 'done' ? rows : m));
+      worker.terminate();
+    });`;
+  const input = { bytes: file.toString('base64'), parserPath: createRequire(import.meta.url).resolve('xlsx/xlsx.mjs'), maxRows: 10, maxColumns: 10, batchRows: 100, windowBytes: 1 << 20 };
+  const out = execFileSync(process.execPath, ['-e', script], { env: { ...process.env, TZ: zone, SHEET_WORKER: WORKER_SOURCE, SHEET_INPUT: JSON.stringify(input) } });
+  return JSON.parse(out.toString());
 }
 
 describe('SheetSandbox', () => {
@@ -95,22 +115,8 @@ describe('SheetSandbox', () => {
       STAMP: date('2026-01-05T10:30:00'),
       ZONED: date('2026-07-01T00:00:00.000Z'),
     });
-    // The worker as the sandbox starts it, in a child process whose zone is not UTC.
-    const script = `
-      const { Worker } = require('node:worker_threads');
-      const input = JSON.parse(process.env.SHEET_INPUT);
-      input.bytes = new Uint8Array(Buffer.from(input.bytes, 'base64'));
-      const worker = new Worker(process.env.SHEET_WORKER, { eval: true, workerData: input });
-      const rows = [];
-      worker.on('message', (m) => {
-        if (m.type === 'rows') return rows.push(...m.rows);
-        process.stdout.write(JSON.stringify(m.type === 'done' ? rows : m));
-        worker.terminate();
-      });`;
-    const input = { bytes: file.toString('base64'), parserPath: createRequire(import.meta.url).resolve('xlsx/xlsx.mjs'), maxRows: 10, maxColumns: 10, batchRows: 100, windowBytes: 1 << 20 };
     for (const zone of ['America/New_York', 'Asia/Tokyo', 'UTC']) {
-      const out = execFileSync(process.execPath, ['-e', script], { env: { ...process.env, TZ: zone, SHEET_WORKER: WORKER_SOURCE, SHEET_INPUT: JSON.stringify(input) } });
-      expect([zone, JSON.parse(out.toString())]).toEqual([zone, [['Title', 'Day', 'Stamp', 'Zoned'], ['a', '2026-01-05', '2026-01-05T10:30:00', '2026-07-01']]]);
+      expect([zone, parseIn(zone, file)]).toEqual([zone, [['Title', 'Day', 'Stamp', 'Zoned'], ['a', '2026-01-05', '2026-01-05T10:30:00', '2026-07-01']]]);
     }
   });
 
@@ -145,6 +151,44 @@ describe('SheetSandbox', () => {
     const rows = await parse(undeclared, new SheetSandbox({ ...limits, maxRows: 50 }));
     expect(rows.length).toBe(50);
     expect(rows[49]).toEqual(['far']);
+  });
+
+  it('does not trust a declared <dimension> for rows: a huge one over a few rows imports them, a short one loses none', async () => {
+    const file = sheetFile([['Title', 'N'], ['a', 1], [], ['b', 2]], 'xlsx');
+    expect(sheetXml(file)).toMatch(/<dimension ref="A1:B4"\/>/);
+    const huge = withSheetXml(file, (xml) => xml.replace(/<dimension[^>]*\/>/, '<dimension ref="A1:Z1048576"/>'));
+    expect(await parse(huge)).toEqual([['Title', 'N'], ['a', '1'], [], ['b', '2']]);
+    // A declared range within the cap posted its blank rows too; the sheet is as long as its rows.
+    const long = withSheetXml(file, (xml) => xml.replace(/<dimension[^>]*\/>/, '<dimension ref="A1:B900"/>'));
+    expect(await parse(long)).toHaveLength(4);
+    // Row elements without cells after the last filled row are blank rows of the sheet, as before.
+    const trailing = withSheetXml(file, (xml) => xml.replace('</sheetData>', '<row r="6"/></sheetData>'));
+    expect(await parse(trailing)).toEqual([['Title', 'N'], ['a', '1'], [], ['b', '2'], [], []]);
+    const short = withSheetXml(file, (xml) => xml.replace(/<dimension[^>]*\/>/, '<dimension ref="A1:B2"/>'));
+    expect(await parse(short)).toEqual([['Title', 'N'], ['a', '1'], [], ['b', '2']]);
+  });
+
+  it('does not trust a declared <dimension> for columns, but refuses a real cell past the column cap', async () => {
+    const file = sheetFile([['Title', 'N'], ['a', 1]], 'xlsx');
+    const wide = withSheetXml(file, (xml) => xml.replace(/<dimension[^>]*\/>/, '<dimension ref="A1:ZZ2"/>'));
+    expect(await parse(wide, new SheetSandbox({ ...limits, maxColumns: 2 }))).toEqual([['Title', 'N'], ['a', '1']]);
+    // Column BZ (78th) written in a sheet that declares two columns.
+    const far = withSheetXml(file, (xml) => xml.replace('</row></sheetData>', '<c r="BZ2" t="inlineStr"><is><t>far</t></is></c></row></sheetData>'));
+    expect(sheetXml(far)).toMatch(/<dimension ref="A1:B2"\/>/);
+    const error = await parse(far, new SheetSandbox({ ...limits, maxColumns: 50 })).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SpreadsheetTooLargeError);
+    expect((error as Error).message).toBe('The spreadsheet has 78 columns, more than 50 (limit set by IMPORT_MAX_COLUMNS)');
+    expect((await parse(far, new SheetSandbox({ ...limits, maxColumns: 78 })))[1][77]).toBe('far');
+  });
+
+  it('refuses a real row past the cap whatever the sheet declares', async () => {
+    const file = sheetFile([['Title'], ['a']], 'xlsx');
+    const far = withSheetXml(file, (xml) => xml.replace('</sheetData>', '<row r="11"><c r="A11" t="inlineStr"><is><t>far</t></is></c></row></sheetData>'));
+    for (const ref of ['A1:A2', 'A1:Z1048576']) {
+      const declared = withSheetXml(far, (xml) => xml.replace(/<dimension[^>]*\/>/, `<dimension ref="${ref}"/>`));
+      await expect(parse(declared, new SheetSandbox({ ...limits, maxRows: 10 }))).rejects.toThrow(/IMPORT_MAX_ROWS/);
+      expect(await parse(declared, new SheetSandbox({ ...limits, maxRows: 11 }))).toEqual([['Title'], ['a'], ...Array(8).fill([]), ['far']]);
+    }
   });
 
   it('counts rows as SheetJS does: a row without r follows the one before it, with any namespace prefix', () => {
@@ -255,6 +299,16 @@ describe('SheetSandbox, a worksheet larger than a window', () => {
       for (const cut of cuts.slice(1, -1)) expect(part.toString('latin1', cut, cut + 8)).toBe('<row r="');
       expect(await parse(stripped, windowed())).toEqual(await parse(stripped, new SheetSandbox(roomy)));
     }
+  });
+
+  it('reads a sheet declaring a huge range window by window as it reads it without one', async () => {
+    const file = sheetFile(variedRows(1500), 'xlsx');
+    const huge = withSheetXml(file, (xml) => xml.replace(/<dimension[^>]*\/>/, '<dimension ref="A1:Z1048576"/>'));
+    const undeclared = withSheetXml(file, (xml) => xml.replace(/<dimension[^>]*\/>/, ''));
+    const rows = await parse(huge, windowed());
+    expect(rows).toHaveLength(1501);
+    expect(rows).toEqual(await parse(undeclared, windowed()));
+    expect(rows).toEqual(await parse(file, new SheetSandbox(roomy)));
   });
 
   it('refuses a sheet over the row cap in whichever window passes it', async () => {

@@ -215,7 +215,7 @@ export function sheetWorkerMain(): void {
 
   let batch: string[][] = [];
   let next = 0;
-  /** The cap a parsed sheet passes, if any (`!fullref` is its range before `sheetRows` cut it short). */
+  /** The cap a parsed ODS sheet passes, if any (`!fullref` is its range before `sheetRows` cut it short). */
   const capPassed = (parser: Parser, sheet: Sheet & { '!ref': string }): SheetWorkerMessage | null => {
     const full = parser.utils.decode_range(sheet['!fullref'] ?? sheet['!ref']);
     if (full.e.r + 1 > workerData.maxRows) return { type: 'too_many', what: 'rows', count: full.e.r + 1 };
@@ -224,22 +224,57 @@ export function sheetWorkerMain(): void {
   };
 
   /**
-   * Posts a parsed sheet's rows from `next` on: up to its declared range in
-   * the last window (blank rows included, as for a whole sheet), up to its
-   * last row with cells in the others. False when the sheet passes a cap
-   * (posted as such).
+   * The last row (0-based) to post from a parsed sheet, or a cap it passes.
+   *
+   * An XLSX sheet (`rows` counted in its XML, already within the row cap) is
+   * as long as its last row element, and as wide as its cells: its declared
+   * range (`<dimension>`, SheetJS's `!ref`, and `!fullref` once `sheetRows`
+   * cut it) is not trusted for either. Some exporters declare `A1:Z1048576`
+   * over a few rows: the range made such a file pass the row cap (413), or,
+   * under a higher cap, post a million blank rows; a range wider than the
+   * column cap refused cells all within it; and a range shorter than the
+   * rows (SheetJS still reads their cells) dropped the rows past it without
+   * a word. So a window ends at its last row with cells, and the last window
+   * at the sheet's last row element: blank rows between rows, and the rows
+   * (with or without cells) written after the last filled one, are posted
+   * as blank rows as before, but no row the XML does not hold. A stored
+   * cell past the column cap still refuses the sheet, before any of its
+   * window is posted (a cell far to the right must not be walked to either).
+   * A cell whose reference names a row past its sheet's last row element
+   * (malformed) is not posted, as when no range covered it.
+   *
+   * An ODS sheet (`rows` null: nothing counted, and no declared range to
+   * distrust) is posted up to SheetJS's range, as before.
    */
-  const postRows = (parser: Parser, book: Book, lastWindow: boolean): boolean => {
+  const lastRowToPost = (parser: Parser, sheet: Sheet, lastWindow: boolean, rows: number | null): number | SheetWorkerMessage => {
+    if (rows === null) {
+      if (!sheet['!ref']) return -1;
+      const cap = capPassed(parser, sheet as Sheet & { '!ref': string });
+      if (cap) return cap;
+      const declared = parser.utils.decode_range(sheet['!ref']).e.r;
+      return lastWindow ? declared : Math.min(declared, sheet.length - 1);
+    }
+    const last = lastWindow ? rows - 1 : Math.min(rows, sheet.length) - 1;
+    for (let r = next; r <= last; r++) {
+      const width = sheet[r]?.length ?? 0;
+      if (width > workerData.maxColumns) return { type: 'too_many', what: 'columns', count: width };
+    }
+    return last;
+  };
+
+  /**
+   * Posts a parsed sheet's rows from `next` on, up to `lastRowToPost`. False
+   * when the sheet passes a cap (posted as such).
+   */
+  const postRows = (parser: Parser, book: Book, lastWindow: boolean, rows: number | null): boolean => {
     const sheet = book.SheetNames.length ? book.Sheets[book.SheetNames[0]] : undefined;
-    if (!sheet || !sheet['!ref']) return true;
-    const cap = capPassed(parser, sheet as Sheet & { '!ref': string });
-    if (cap) {
-      post(cap);
+    if (!sheet) return true;
+    const last = lastRowToPost(parser, sheet, lastWindow, rows);
+    if (typeof last !== 'number') {
+      post(last);
       return false;
     }
     const date1904 = Boolean(book.Workbook?.WBProps?.date1904);
-    const declared = parser.utils.decode_range(sheet['!ref']).e.r;
-    const last = lastWindow ? declared : Math.min(declared, sheet.length - 1);
     for (; next <= last; next++) {
       const cells = sheet[next] ?? [];
       const row: string[] = [];
@@ -260,19 +295,19 @@ export function sheetWorkerMain(): void {
     // An XLSX sheet's rows are counted in its XML first: past the cap, a row
     // SheetJS would skip unseen (no <dimension>) makes the sheet too large.
     const index = zip.FileIndex.some((entry) => isPart(entry.content, 'worksheet')) ? firstSheetEntry(parser, zip) : null;
-    const rows = index === null ? 0 : lastRowNumber(zip.FileIndex[index].content as Buffer);
-    if (rows > workerData.maxRows) {
+    const rows = index === null ? null : lastRowNumber(zip.FileIndex[index].content as Buffer);
+    if (rows !== null && rows > workerData.maxRows) {
       post({ type: 'too_many', what: 'rows', count: rows });
       return false;
     }
     const plan = windowsOfFirstSheet(zip, index);
-    if (!plan) return postRows(parser, parser.parse_zip(zip, readOptions(workerData.maxRows + 1)), true);
+    if (!plan) return postRows(parser, parser.parse_zip(zip, readOptions(workerData.maxRows + 1)), true, rows);
     const { entry, part, windows } = plan;
     for (let w = 0; w + 1 < windows.cuts.length; w++) {
       const lastWindow = w + 2 === windows.cuts.length;
       const body = part.subarray(windows.cuts[w], windows.cuts[w + 1]);
       entry.content = Buffer.concat([windows.head, body, lastWindow ? windows.tail : windows.closing]);
-      if (!postRows(parser, parser.parse_zip(zip, readOptions(workerData.maxRows + 1)), lastWindow)) return false;
+      if (!postRows(parser, parser.parse_zip(zip, readOptions(workerData.maxRows + 1)), lastWindow, rows)) return false;
     }
     return true;
   };

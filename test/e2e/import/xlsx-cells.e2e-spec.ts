@@ -1,0 +1,65 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, workspaceClient } from '../../support/workspace-client.js';
+import { sheetFile, withSheetXml } from '../../support/spreadsheets.js';
+
+const DISCOVER = `${API}/importers/spreadsheet/discover`;
+const IMPORT = `${API}/importers/spreadsheet/import`;
+
+/** XLSX files as other exporters write them: what the worksheet declares. */
+describe('XLSX sheets as other exporters write them', () => {
+  let t: TestApp;
+  let alice: TestUser;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    alice = await t.user();
+  });
+  afterAll(() => t.close());
+
+  const upload = (file: Buffer) => t.http.post(DISCOVER).set(as(alice)).attach('file', file, 'sheet.xlsx');
+  const declaring = (file: Buffer, ref: string) => withSheetXml(file, (xml) => xml.replace(/<dimension[^>]*\/>/, `<dimension ref="${ref}"/>`));
+  const withRow = (file: Buffer, row: string) => withSheetXml(file, (xml) => xml.replace('</sheetData>', `${row}</sheetData>`));
+  const text = (ref: string, value: string) => `<c r="${ref}" t="inlineStr"><is><t>${value}</t></is></c>`;
+
+  it('imports the rows of a sheet that declares a range of a million rows and more columns than the cap', async () => {
+    const file = sheetFile([['Title', 'Estimate'], ['Write docs', 3], ['Ship', 5]], 'xlsx');
+    for (const ref of ['A1:Z1048576', 'A1:XFD3']) {
+      const res = await upload(declaring(file, ref)).expect(201);
+      expect([ref, res.body]).toEqual([
+        ref,
+        {
+          file_id: expect.any(Number),
+          format: 'xlsx',
+          rows: 3,
+          fields: [
+            { column: 0, name: 'Title', samples: ['Write docs', 'Ship'] },
+            { column: 1, name: 'Estimate', samples: ['3', '5'] },
+          ],
+        },
+      ]);
+    }
+    const ws = workspaceClient(t);
+    const project = await ws.project(alice, await ws.team(alice), 'Declared');
+    const fileId = (await upload(declaring(file, 'A1:Z1048576')).expect(201)).body.file_id;
+    const res = await t.http
+      .post(IMPORT)
+      .set(as(alice))
+      .send({ discover_file_id: fileId, project_id: project.id, options: { ignore_header: true }, mapping: { '0': { type: 'title' } } })
+      .expect(200);
+    expect(res.body).toEqual({ project_id: project.id, created: 2, updated: 0, skipped: 0, children_created: 0 });
+  });
+
+  it('refuses a real row past IMPORT_MAX_ROWS or a real cell past IMPORT_MAX_COLUMNS, whatever the sheet declares', async () => {
+    const file = sheetFile([['Title'], ['a']], 'xlsx');
+    const farRow = declaring(withRow(file, `<row r="200001">${text('A200001', 'far')}</row>`), 'A1:A2');
+    const rows = await upload(farRow).expect(413);
+    expect(rows.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(rows.body).toMatchObject({ status: 413, limit: 'IMPORT_MAX_ROWS', detail: 'The spreadsheet has more than 200000 rows (limit set by IMPORT_MAX_ROWS)' });
+    // Column GT is the 202nd; the cap is 200.
+    const farCell = declaring(withRow(file, `<row r="3">${text('GT3', 'far')}</row>`), 'A1:A3');
+    const columns = await upload(farCell).expect(413);
+    expect(columns.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(columns.body).toMatchObject({ status: 413, limit: 'IMPORT_MAX_COLUMNS', detail: expect.stringMatching(/202 columns, more than 200/) });
+  });
+});
