@@ -6,7 +6,7 @@ import { sheetFile, withSheetXml } from '../../support/spreadsheets.js';
 const DISCOVER = `${API}/importers/spreadsheet/discover`;
 const IMPORT = `${API}/importers/spreadsheet/import`;
 
-/** XLSX files as other exporters write them: what the worksheet declares. */
+/** XLSX files as other exporters write them: what the worksheet declares, and ISO date cells. */
 describe('XLSX sheets as other exporters write them', () => {
   let t: TestApp;
   let alice: TestUser;
@@ -61,5 +61,37 @@ describe('XLSX sheets as other exporters write them', () => {
     const columns = await upload(farCell).expect(413);
     expect(columns.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(columns.body).toMatchObject({ status: 413, limit: 'IMPORT_MAX_COLUMNS', detail: expect.stringMatching(/202 columns, more than 200/) });
+  });
+
+  it('reads ISO date cells (t="d") as calendar dates, which a date field takes', async () => {
+    const rows =
+      `<row r="2">${text('A2', 'Write docs')}<c r="B2" t="d"><v>2026-01-05T00:00:00</v></c><c r="C2" t="d"><v>2026-01-05T10:30:00</v></c></row>` +
+      `<row r="3">${text('A3', 'Ship')}<c r="B3" t="d"><v>2026-02-28</v></c></row>`;
+    const file = declaring(withRow(sheetFile([['Title', 'Due', 'Stamp']], 'xlsx'), rows), 'A1:C3');
+    const discovered = await upload(file).expect(201);
+    expect(discovered.body.fields).toEqual([
+      { column: 0, name: 'Title', samples: ['Write docs', 'Ship'] },
+      { column: 1, name: 'Due', samples: ['2026-01-05', '2026-02-28'] },
+      { column: 2, name: 'Stamp', samples: ['2026-01-05T10:30:00'] },
+    ]);
+    const ws = workspaceClient(t);
+    const project = await ws.project(alice, await ws.team(alice), 'ISO dates');
+    await t.http
+      .post(IMPORT)
+      .set(as(alice))
+      .send({
+        discover_file_id: discovered.body.file_id,
+        project_id: project.id,
+        options: { ignore_header: true },
+        mapping: { '0': { type: 'title' }, '1': { type: 'attribute', attr_type: 'date', name: 'Due' } },
+      })
+      .expect(200);
+    const cards = (await t.http.get(`${API}/projects/${project.id}/cards`).set(as(alice)).expect(200)).body as Array<{
+      title: string;
+      parent_id: number;
+      attributes: Record<string, unknown>;
+    }>;
+    const due = Object.fromEntries(cards.filter((c) => c.parent_id === project.top_level_card_id).map((c) => [c.title, c.attributes.Due]));
+    expect(due).toEqual({ 'Write docs': '2026-01-05', Ship: '2026-02-28' });
   });
 });

@@ -120,6 +120,52 @@ describe('SheetSandbox', () => {
     }
   });
 
+  it('posts ISO date cells (t="d") as calendar dates, with or without a date format, in a process of any time zone', () => {
+    const dated = (ref: string, value: string) => `<c r="${ref}" t="d"><v>${value}</v></c>`;
+    const cells = [
+      dated('B2', '2026-01-05T00:00:00'),
+      dated('C2', '2026-01-05T10:30:00'),
+      dated('D2', '2026-01-05'),
+      dated('E2', '2026-07-01T00:00:00.000Z'),
+      dated('F2', '13:45:30'),
+      dated('G2', 'soon'),
+      '<c r="H2" t="d"/><c r="I2" t="d"></c>',
+    ];
+    const plain = withSheetXml(sheetFile([['Title', 'A', 'B', 'C', 'D', 'E', 'F', 'G', 'H']], 'xlsx'), (xml) =>
+      xml
+        .replace('</sheetData>', `<row r="2"><c r="A2" t="inlineStr"><is><t>a</t></is></c>${cells.join('')}</row></sheetData>`)
+        .replace(/<dimension[^>]*\/>/, '<dimension ref="A1:I2"/>'),
+    );
+    // As SheetJS writes a Date with cellDates: t="d", an instant in UTC, and a date format.
+    const sheet = XLSX.utils.aoa_to_sheet([['Title', 'Due'], ['b', new Date(Date.UTC(2026, 0, 5))]], { cellDates: true });
+    const book = XLSX.utils.book_new();
+    XLSX.utils.book_append_sheet(book, sheet, 'Sheet1');
+    const formatted = XLSX.write(book, { type: 'buffer', bookType: 'xlsx', cellDates: true }) as Buffer;
+    expect(sheetXml(formatted)).toMatch(/<c r="B2" s="1" t="d"><v>2026-01-05T00:00:00.000Z<\/v><\/c>/);
+    for (const zone of ['America/New_York', 'Asia/Tokyo', 'UTC']) {
+      expect([zone, parseIn(zone, plain)]).toEqual([
+        zone,
+        [
+          ['Title', 'A', 'B', 'C', 'D', 'E', 'F', 'G', 'H'],
+          ['a', '2026-01-05', '2026-01-05T10:30:00', '2026-01-05', '2026-07-01', '13:45:30', 'soon'],
+        ],
+      ]);
+      expect([zone, parseIn(zone, formatted)]).toEqual([zone, [['Title', 'Due'], ['b', '2026-01-05']]]);
+    }
+  });
+
+  it('posts ISO date cells as calendar dates in a sheet read window by window', async () => {
+    const rows: Cell[][] = [['Title', 'Due']];
+    for (let i = 1; i <= 600; i++) rows.push([`row ${i}`, i]);
+    const file = withSheetXml(sheetFile(rows, 'xlsx'), (xml) =>
+      xml.replace(/<c r="B(\d+)"><v>(\d+)<\/v><\/c>/g, (_, r: string, n: string) => `<c r="B${r}" t="d"><v>2026-01-${String(1 + (Number(n) % 28)).padStart(2, '0')}T00:00:00</v></c>`),
+    );
+    const parsed = await parse(file, new SheetSandbox(limits, { windowBytes: 4096 }));
+    expect(parsed).toHaveLength(601);
+    expect(parsed[600]).toEqual(['row 600', `2026-01-${String(1 + (600 % 28)).padStart(2, '0')}`]);
+    expect(parsed.slice(1).every(([, due]) => /^2026-01-\d\d$/.test(due))).toBe(true);
+  });
+
   it('posts an ODS time cell as a time of day', async () => {
     const file = odsWith([['Title', 'At'], ['a', 'TIME']], {
       TIME: '<table:table-cell office:value-type="time" office:time-value="PT09H30M00S"><text:p>09:30</text:p></table:table-cell>',

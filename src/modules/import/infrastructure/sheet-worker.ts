@@ -78,6 +78,51 @@ export function sheetCellText(cell: Cell | undefined, parser: Parser, date1904: 
   return String(cell.v);
 }
 
+/**
+ * The text of an ISO 8601 date cell (`t="d"`, which holds a calendar value
+ * rather than a serial number) as date-formatted numbers arrive: the day
+ * (`2026-01-05`), with the time when it is not midnight
+ * (`2026-01-05T10:30:00`), or a time alone (`10:30:00`). A zone written
+ * after it is dropped, as for ODS dates: the cell shows a calendar value.
+ * Anything else is left as written, for a typed column to refuse by name.
+ */
+export function isoCellText(value: string): string {
+  const iso = /^\s*(?:(\d{4}-\d\d-\d\d)(?:[Tt ](\d\d):(\d\d)(?::(\d\d))?(?:[.,]\d+)?)?|[Tt]?(\d\d):(\d\d)(?::(\d\d))?(?:[.,]\d+)?)(?:[Zz]|[+-]\d\d(?::?\d\d)?)?\s*$/.exec(value);
+  if (!iso) return value;
+  const [, day, h, m, s, th, tm, ts] = iso;
+  if (!day) return `${th}:${tm}:${ts ?? '00'}`;
+  const time = `${h ?? '00'}:${m ?? '00'}:${s ?? '00'}`;
+  return time === '00:00:00' ? day : `${day}T${time}`;
+}
+
+/**
+ * A worksheet part (or a window of it) whose ISO date cells (`t="d"`) are
+ * text cells of `isoCellText`'s value. SheetJS, told not to make Date
+ * objects (cellDates false), turns such a cell into a serial number through
+ * the process's time zone (`2026-01-05T00:00:00` is 46027.2, 05:00, in New
+ * York and 15:00 the day before in Tokyo), and without a date format it
+ * arrived as that number. A `t="d"` cell with no value is left empty (SheetJS made
+ * NaN of it). Parts without a `"d"` are returned as they are, uncopied.
+ */
+export function isoDateCells(part: Buffer): Buffer {
+  if (!part.includes('"d"') && !part.includes("'d'")) return part;
+  // A tag stops at the next `<`, and a cell's content at the next cell's tag: an unclosed one costs a scan to them, not to the end.
+  const cell = /<((?:[\w.-]+:)?)c((?:\s[^<>]*?)?)(?:\/>|>((?:[^<]|<(?!\/?(?:[\w.-]+:)?c[\s/>]))*?)<\/\1c>)/g;
+  // SheetJS reads an attribute of any prefix and any case of its name as `t`.
+  const dated = /\s(?:[\w.-]+:)?[tT]\s*=\s*(["'])d\1/;
+  const value = /(<(?:[\w.-]+:)?v(?:\s[^<>]*)?>)([^<]*)(<\/(?:[\w.-]+:)?v>)/;
+  let changed = false;
+  const xml = part.toString('latin1').replace(cell, (whole: string, prefix: string, attributes: string, content: string | undefined) => {
+    if (!dated.test(attributes)) return whole;
+    changed = true;
+    const rest = attributes.replace(dated, '');
+    const v = content === undefined ? null : value.exec(content);
+    if (!v) return `<${prefix}c${rest}>${content ?? ''}</${prefix}c>`;
+    return `<${prefix}c${rest} t="str">${content!.replace(value, (_, open: string, text: string, close: string) => `${open}${isoCellText(text)}${close}`)}</${prefix}c>`;
+  });
+  return changed ? Buffer.from(xml, 'latin1') : part;
+}
+
 /** Whether an XML part's root element is `name` (any namespace prefix), judged from its first bytes. */
 export function xmlRootIs(part: Buffer, name: string): boolean {
   const start = part.toString('latin1', 0, Math.min(part.length, 4096)).replace(/^\xEF\xBB\xBF/, '');
@@ -301,11 +346,14 @@ export function sheetWorkerMain(): void {
       return false;
     }
     const plan = windowsOfFirstSheet(zip, index);
-    if (!plan) return postRows(parser, parser.parse_zip(zip, readOptions(workerData.maxRows + 1)), true, rows);
+    if (!plan) {
+      if (index !== null) zip.FileIndex[index].content = isoDateCells(zip.FileIndex[index].content as Buffer);
+      return postRows(parser, parser.parse_zip(zip, readOptions(workerData.maxRows + 1)), true, rows);
+    }
     const { entry, part, windows } = plan;
     for (let w = 0; w + 1 < windows.cuts.length; w++) {
       const lastWindow = w + 2 === windows.cuts.length;
-      const body = part.subarray(windows.cuts[w], windows.cuts[w + 1]);
+      const body = isoDateCells(part.subarray(windows.cuts[w], windows.cuts[w + 1]));
       entry.content = Buffer.concat([windows.head, body, lastWindow ? windows.tail : windows.closing]);
       if (!postRows(parser, parser.parse_zip(zip, readOptions(workerData.maxRows + 1)), lastWindow, rows)) return false;
     }
