@@ -83,6 +83,22 @@ describeWithServer('statements of a request whose client went away', () => {
     await sql.run('DROP TABLE public.client_gone_kept');
   });
 
+  it('runs the after-commit work of a change whose client left after it was made', async () => {
+    const gone = new AbortController();
+    let after: number | undefined;
+    await whileClientWaits(gone.signal, () =>
+      uow.run(async () => {
+        await sql.run('SELECT 1');
+        // The file clean-up and after-commit handlers read and write once the change is in.
+        uow.afterCommit(async () => {
+          after = (await sql.one<{ n: number }>('SELECT 2 AS n'))?.n;
+        });
+        gone.abort();
+      }),
+    );
+    expect(after).toBe(2);
+  });
+
   it('hands the connection back only once the cancel was taken: the next statement on it is not cancelled', async () => {
     for (let i = 0; i < 20; i++) {
       const gone = new AbortController();

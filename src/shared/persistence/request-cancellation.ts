@@ -33,6 +33,15 @@ export function whileClientWaits<T>(signal: AbortSignal, work: () => T): T {
   return requestSignal.run(signal, work);
 }
 
+/**
+ * Runs `work` with no request's signal: work that must finish once a change
+ * committed, whoever is still waiting for the answer (after-commit hooks:
+ * the file clean-up, after-commit event handlers).
+ */
+export function apartFromClient<T>(work: () => T): T {
+  return requestSignal.exit(work);
+}
+
 /** A statement refused because its request's client had gone; 57014 like a cancelled one. */
 export class ClientGoneError extends Error {
   readonly code = '57014';

@@ -3,6 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { ServiceBusyError } from '../domain/domain-error.js';
+import { apartFromClient } from './request-cancellation.js';
 import { constraintViolation, sqlState, violationAsDomainError } from './sql-errors.js';
 
 type Hook = () => Promise<void> | void;
@@ -137,7 +138,8 @@ export class UnitOfWork {
       const ctx: TxContext = { manager: this.dataSource.manager, afterCommit: [], afterRollback: [], single };
       try {
         const result = await attempt(ctx);
-        await this.runHooks(ctx.afterCommit, 'after-commit');
+        // The change is made: what follows it runs even if the client has left.
+        await apartFromClient(() => this.runHooks(ctx.afterCommit, 'after-commit'));
         return result;
       } catch (error) {
         await this.runHooks(ctx.afterRollback, 'after-rollback');
