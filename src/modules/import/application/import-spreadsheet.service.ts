@@ -4,11 +4,12 @@ import { ForbiddenError, NotFoundError } from '../../../shared/domain/domain-err
 import { ImportCompleted } from '../../../shared/events/card.events.js';
 import { EventBus } from '../../../shared/events/event-bus.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
-import { CardHierarchyApi, type ProjectCardCounters } from '../../card-hierarchy/index.js';
+import { CardHierarchyApi, type CardSummary, type ProjectCardCounters } from '../../card-hierarchy/index.js';
 import { CardsApi, type NewCard, type PreparedCards } from '../../cards/index.js';
 import { FieldsApi, type ProjectFields } from '../../fields/index.js';
 import { GroupingApi } from '../../grouping/index.js';
 import { WorkspaceApi } from '../../workspace/index.js';
+import { findByName, foldCase } from '../domain/fold-case.js';
 import { ImportFieldDeletedError, ImportRowsInvalidError, invalidImportInput } from '../domain/import.errors.js';
 import { parseMapping, parseUpdateField, type ImportMapping, type UpdateMatch } from '../domain/import-mapping.js';
 import { parseImportRequest, type ImportRequest, type ImportTarget } from '../domain/import-request.js';
@@ -152,7 +153,7 @@ export class ImportSpreadsheetService {
       match,
       updateOnly: request.updateOnly,
       parseValue: (field, text) => this.fields.parseValue(field, text),
-      modelIdByName: (name) => state.models.find((m) => m.name.toLowerCase() === name.toLowerCase())?.id,
+      modelIdByName: (name) => findByName(state.models, name, (m) => m.name)?.id,
       groupTitleProblem: (title) => this.grouping.groupTitleProblem(title),
     };
     const checked = await this.check(upload, request, ctx, project, targets);
@@ -186,9 +187,9 @@ export class ImportSpreadsheetService {
 
   /** Whether a field the import would create exists now (one query, and only when the import creates fields). */
   private async fieldsCreatedSince(targets: ImportTargets, projectId: number): Promise<boolean> {
-    const creating = [...targets.fields.values()].filter((field) => field.attributeId === null).map((field) => field.name.toLowerCase());
+    const creating = [...targets.fields.values()].filter((field) => field.attributeId === null).map((field) => foldCase(field.name));
     if (!creating.length) return false;
-    const existing = new Set((await this.fields.fieldsOf(projectId)).map((field) => field.name.toLowerCase()));
+    const existing = new Set((await this.fields.fieldsOf(projectId)).map((field) => foldCase(field.name)));
     return creating.some((name) => existing.has(name));
   }
 
@@ -275,7 +276,7 @@ export class ImportSpreadsheetService {
         report.children_created += outcome.children.length;
         for (const g of outcome.groups) {
           const titles = groupTitles.get(g.column) ?? groupTitles.set(g.column, new Map()).get(g.column)!;
-          for (const t of g.titles) if (!titles.has(t.toLowerCase())) titles.set(t.toLowerCase(), t);
+          for (const t of g.titles) if (!titles.has(foldCase(t))) titles.set(foldCase(t), t);
         }
       });
       batch = [];
@@ -400,15 +401,27 @@ export class ImportSpreadsheetService {
       groupIds: new Map(),
       projectFields: await this.fields.projectFields(projectId!),
     };
+    // The groups a row's card may join: those scoped at the top-level card.
+    const rowCard = target.kind === 'new' || !targets.contexts.size ? null : await this.cardUnderTop(write.topLevelCardId, actor);
     for (const [column, context] of targets.contexts) {
       const type = await this.cards.ensureGroupType(write.projectId, context.name, false, actor);
+      const stored = rowCard ? storedTitles((await this.grouping.groupChoices(type.id, rowCard)).map(([, title]) => title)) : null;
       const groups = new Map<string, number>();
-      for (const [lower, title] of checked.groupTitles.get(column) ?? []) {
-        groups.set(lower, (await this.grouping.ensureGroup(type.id, write.topLevelCardId, title, actor)).id);
+      for (const [key, title] of checked.groupTitles.get(column) ?? []) {
+        // An existing group of the same title in any case (foldCase) is named as it is stored, which
+        // ensureGroup's look-up (PostgreSQL's lower()) finds, rather than as the cell spells it.
+        const name = stored?.exact.has(title) ? title : (stored?.byKey.get(key) ?? title);
+        groups.set(key, (await this.grouping.ensureGroup(type.id, write.topLevelCardId, name, actor)).id);
       }
       write.groupIds.set(column, groups);
     }
     return write;
+  }
+
+  /** A card as if directly under the top-level card: what `groupChoices` takes to list the groups scoped there. */
+  private async cardUnderTop(topLevelCardId: number, actor: Actor): Promise<CardSummary> {
+    const { card } = await this.hierarchy.requireCard(topLevelCardId, actor, 'read');
+    return { ...card, parentId: card.id, ancestorIds: [...card.ancestorIds, card.id], depth: card.depth + 1 };
   }
 
   /**
@@ -504,7 +517,7 @@ export class ImportSpreadsheetService {
   }
 
   private groupIdsOf(plan: RowPlan, write: WriteTargets): number[] {
-    return plan.groups.flatMap((g) => g.titles.map((t) => write.groupIds.get(g.column)!.get(t.toLowerCase())!));
+    return plan.groups.flatMap((g) => g.titles.map((t) => write.groupIds.get(g.column)!.get(foldCase(t))!));
   }
 
   private async createCards(plans: RowPlan[], prepared: PreparedCards, write: WriteTargets, actor: Actor): Promise<void> {
@@ -561,6 +574,13 @@ export class ImportSpreadsheetService {
     const children = updates.flatMap((u) => u.plan.children.map((title) => ({ parentId: u.cardId, title })));
     if (children.length) await this.hierarchy.createChildren(children, actor, system);
   }
+}
+
+/** Existing group titles, exactly and by `foldCase` (the first of a key). */
+function storedTitles(titles: string[]): { exact: Set<string>; byKey: Map<string, string> } {
+  const byKey = new Map<string, string>();
+  for (const title of titles) if (!byKey.has(foldCase(title))) byKey.set(foldCase(title), title);
+  return { exact: new Set(titles), byKey };
 }
 
 /** A match key as a map key: values compare as their JSON with sorted object keys (jsonb equality). */

@@ -1,4 +1,5 @@
 import { isReservedName, RESERVED_NAME_MESSAGE } from '../../../shared/domain/safe-text.js';
+import { foldCase } from './fold-case.js';
 import { invalidImportInput } from './import.errors.js';
 
 /** Field types a cell can fill (`group_type` is a context by another name). */
@@ -94,7 +95,7 @@ function checkNames(columns: MappedColumn[]): void {
   const seen = new Map<string, number>();
   for (const { column, spec } of columns) {
     if (spec.type !== 'attribute' && spec.type !== 'context') continue;
-    const key = spec.name.toLowerCase();
+    const key = foldCase(spec.name);
     const other = seen.get(key);
     if (other !== undefined) throw invalidImportInput(`mapping.${column}.name`, `"${spec.name}" is mapped from column ${other} already`);
     seen.set(key, column);
@@ -139,7 +140,7 @@ export function parseUpdateField(raw: unknown, mapping: ImportMapping): UpdateMa
     if (!ref) throw invalidImportInput('update_field', 'matching by ref needs a column mapped to ref');
     return { kind: 'ref', column: ref.column };
   }
-  const attribute = mapping.columns.find((c) => c.spec.type === 'attribute' && c.spec.name.toLowerCase() === raw.trim().toLowerCase());
+  const attribute = mapping.columns.find((c) => c.spec.type === 'attribute' && foldCase(c.spec.name) === foldCase(raw.trim()));
   if (!attribute || attribute.spec.type !== 'attribute') {
     throw invalidImportInput('update_field', `"${raw.slice(0, 100)}" is neither title, ref nor a mapped attribute`);
   }

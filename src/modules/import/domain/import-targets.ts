@@ -1,3 +1,4 @@
+import { findByName } from './fold-case.js';
 import { invalidImportInput } from './import.errors.js';
 import type { ImportMapping } from './import-mapping.js';
 import type { TargetContext, TargetField } from './row-checker.js';
@@ -19,26 +20,25 @@ export interface ImportTargets {
   contexts: Map<number, TargetContext>;
 }
 
-const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
-
 /**
  * Matches the mapping's attributes and contexts with the project's fields and
- * group types (names compare in any case): an existing one must have the
- * mapped type (DESIGN.md §8: 400 otherwise, naming the mapping key); missing
- * ones are to be created. Model fields are not filled by imports.
+ * group types (names compare in any case, as `foldCase` folds them, the exact
+ * name first): an existing one must have the mapped type (DESIGN.md §8: 400
+ * otherwise, naming the mapping key); missing ones are to be created. Model
+ * fields are not filled by imports.
  */
 export function resolveTargets(mapping: ImportMapping, state: ProjectState): ImportTargets {
   const targets: ImportTargets = { fields: new Map(), contexts: new Map() };
   for (const { column, spec } of mapping.columns) {
     if (spec.type !== 'attribute' && spec.type !== 'context') continue;
     const at = `mapping.${column}`;
-    const field = state.fields.find((f) => same(f.name, spec.name));
+    const field = findByName(state.fields, spec.name, (f) => f.name);
     if (field?.modelId !== null && field !== undefined) {
       throw invalidImportInput(`${at}.name`, `"${field.name}" is a field of a model; an import fills project fields only`);
     }
     if (spec.type === 'context') {
       if (field && field.groupTypeId === null) throw invalidImportInput(`${at}.name`, `"${field.name}" exists as a ${field.type} field, not a context`);
-      const type = state.groupTypes.find((t) => same(t.name, spec.name));
+      const type = findByName(state.groupTypes, spec.name, (t) => t.name);
       // A type the import creates allows several groups per card (DESIGN.md §8).
       targets.contexts.set(column, { name: type?.name ?? spec.name, groupTypeId: type?.id ?? null, oneGroupPerCard: type?.oneGroupPerCard ?? false });
       continue;

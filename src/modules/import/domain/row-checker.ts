@@ -1,4 +1,5 @@
 import { hasUnsafeText, UNSAFE_TEXT_MESSAGE } from '../../../shared/domain/safe-text.js';
+import { foldCase } from './fold-case.js';
 import type { RowProblem } from './import.errors.js';
 import type { AttributeImportType, ImportMapping, UpdateMatch } from './import-mapping.js';
 
@@ -98,7 +99,7 @@ function splitCell(text: string, separators: RegExp): string[] {
 /** Case-insensitively distinct, first spelling kept. */
 function distinct(values: string[]): string[] {
   const seen = new Set<string>();
-  return values.filter((v) => !seen.has(v.toLowerCase()) && seen.add(v.toLowerCase()));
+  return values.filter((v) => !seen.has(foldCase(v)) && seen.add(foldCase(v)));
 }
 
 /**
@@ -370,7 +371,7 @@ export class RowChecker {
   checkHeldGroups(plan: RowPlan, held: HeldGroup[]): RowOutcome {
     let clashes = 0;
     for (const { column, typeId, title } of this.oneGroupColumns(plan)) {
-      const other = held.find((g) => g.typeId === typeId && g.title.toLowerCase() !== title.toLowerCase());
+      const other = held.find((g) => g.typeId === typeId && foldCase(g.title) !== foldCase(title));
       if (!other) continue;
       clashes++;
       const name = this.ctx.contexts.get(column)!.name;

@@ -1,0 +1,39 @@
+/**
+ * The importer's key for names and group titles that compare in any case
+ * (fields, contexts, models, groups): two texts are the same when their
+ * keys are.
+ *
+ * The modules the import writes through compare such names two ways.
+ * PostgreSQL's lower() (the unique indexes, `findByTitle`, the field and
+ * group type look-ups) maps each character on its own: with the libc
+ * provider (the server's C.UTF-8, and PGlite) 'İ' is 'i' and 'Σ' is 'σ'
+ * everywhere. JavaScript's toLowerCase() (grouping's `sameTitle`, which
+ * refuses a second group of the "same" title) makes 'İ' 'i̇' (i and a
+ * combining dot) and a word's last 'Σ' 'ς'. So "İTEM" and "item" are one
+ * name to the database and two to JavaScript, and "ΟΔΟΣ" and "οδος" two to
+ * the database and one to JavaScript. An importer folding one way only
+ * decided in its check pass (and `dry_run`) what the write then refused: a
+ * new field "İTEM" beside "item" (409 FIELDS.NAME_TAKEN), a group "οδος"
+ * beside "ΟΔΟΣ" (409 GROUPING.DUPLICATE_GROUP_TITLE), a context "İTEM" taken
+ * for a new type when "item" allows one group per card (409), and a card
+ * in "İstanbul" told it would move to "istanbul".
+ *
+ * This key is JavaScript's lowercase with those two differences taken out
+ * ('i̇' is 'i', 'ς' is 'σ'): texts the same to either side are the same to
+ * the importer, which then writes an existing name or title as it is
+ * stored, found by every look-up. (Unicode's only unconditional lowercase
+ * mapping of more than one character is 'İ', and the only condition that
+ * applies outside Lithuanian, Turkish and Azeri is the final sigma; the
+ * database's C locale, which folds ASCII only, and ICU, which folds as
+ * JavaScript does, are covered too.) Where several existing names share a
+ * key, the exact one is taken first (`findByName`).
+ */
+export function foldCase(text: string): string {
+  return text.toLowerCase().replace(/i\u0307/g, 'i').replace(/ς/g, 'σ');
+}
+
+/** The item whose name is `name` exactly, else the first whose name folds as it does. */
+export function findByName<T>(items: readonly T[], name: string, nameOf: (item: T) => string): T | undefined {
+  const key = foldCase(name);
+  return items.find((item) => nameOf(item) === name) ?? items.find((item) => foldCase(nameOf(item)) === key);
+}
