@@ -69,8 +69,11 @@ type Endpoint = { host: string; port: number; processID: number | null; secretKe
  * submittable (cursors, streams) are sent as `Base` sends them.
  */
 export function cancellingClient(Base: typeof pg.Client): typeof pg.Client {
-  const send = Base.prototype.query as AnyQuery;
   class CancellingClient extends Base {}
+  // Looked up at each call, not kept: a test's probe may wrap `Base`'s query after this class is made.
+  const send: AnyQuery = function (config, ...rest) {
+    return (Base.prototype.query as AnyQuery).call(this, config, ...rest);
+  };
   // Assigned rather than declared, as in prepared-statements.ts: `query` has a dozen overloads.
   (CancellingClient.prototype as unknown as { query: AnyQuery }).query = function query(config, ...rest) {
     const signal = requestSignal.getStore();
