@@ -94,7 +94,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, obs
   // field itself (from the path or the body key) as DESIGN.md §5 asks; the
   // OAuth token and revocation endpoints answer RFC 6749 JSON errors only.
   app.use(rejectUnsafeStrings({ except: [/^\/api\/1\.0\/cards\/[^/]+\/attributes(\/|$)/, OAUTH_ENDPOINTS] }));
-  // Last before the routes: a request whose client leaves stops its statements.
+  // Last before the routes: a request whose client leaves stops its work (statements, a spreadsheet's parse).
   app.use(cancelWhenClientGoes());
   // A page's refusals are the web module's HTML error page, for a browser; the rest problem+json.
   app.use(answerWebPageErrors());

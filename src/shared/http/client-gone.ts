@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { whileClientWaits } from '../persistence/request-cancellation.js';
+import { whileClientWaits } from '../client-gone-signal.js';
 
 /**
  * Runs the rest of a request (guards, pipes, its handler) with a signal that

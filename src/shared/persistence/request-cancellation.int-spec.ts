@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { createTestKernel, type TestKernel } from '../../../test/support/test-kernel.js';
-import { whileClientWaits } from './request-cancellation.js';
+import { whileClientWaits } from '../client-gone-signal.js';
 import type { Sql } from './sql.js';
 import type { UnitOfWork } from './unit-of-work.js';
 

@@ -1,15 +1,13 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { Logger } from '@nestjs/common';
 import pg from 'pg';
+import { ClientGoneError, clientGoneSignal } from '../client-gone-signal.js';
 
 /**
  * Database work of a request whose client went away is cancelled
- * (docs/RELIABILITY.md, "A request whose client left stops its statements").
+ * (docs/RELIABILITY.md, "A request whose client left stops its work").
  *
- * The HTTP layer (`shared/http/client-gone.ts`) runs each request's route with its signal in
- * this storage (`whileClientWaits`); the signal is aborted when the client
- * closes its connection before the answer. The pool's connections
- * (`cancellingClient`) read it at every statement:
+ * The pool's connections (`cancellingClient`) read the request's signal
+ * (`client-gone-signal.ts`) at every statement:
  *
  * - a statement running when the signal aborts is cancelled with the
  *   protocol's CancelRequest, sent on a connection of its own, so a pool
@@ -26,30 +24,6 @@ import pg from 'pg';
  * DATABASE_STATEMENT_TIMEOUT_MS later. The embedded database does not use
  * these connections: its statements run to their end.
  */
-const requestSignal = new AsyncLocalStorage<AbortSignal>();
-
-/** Runs `work` (a request's handler) so that its statements are cancelled once `signal` aborts. */
-export function whileClientWaits<T>(signal: AbortSignal, work: () => T): T {
-  return requestSignal.run(signal, work);
-}
-
-/**
- * Runs `work` with no request's signal: work that must finish once a change
- * committed, whoever is still waiting for the answer (after-commit hooks:
- * the file clean-up, after-commit event handlers).
- */
-export function apartFromClient<T>(work: () => T): T {
-  return requestSignal.exit(work);
-}
-
-/** A statement refused because its request's client had gone; 57014 like a cancelled one. */
-export class ClientGoneError extends Error {
-  readonly code = '57014';
-  constructor() {
-    super('canceling statement: the request\'s client closed its connection');
-    this.name = 'ClientGoneError';
-  }
-}
 
 /** Statements that end a transaction: always sent, never cancelled. */
 const ENDS_TRANSACTION = /^\s*(?:COMMIT|ROLLBACK|RELEASE|END|ABORT)\b/i;
@@ -76,7 +50,7 @@ export function cancellingClient(Base: typeof pg.Client): typeof pg.Client {
   };
   // Assigned rather than declared, as in prepared-statements.ts: `query` has a dozen overloads.
   (CancellingClient.prototype as unknown as { query: AnyQuery }).query = function query(config, ...rest) {
-    const signal = requestSignal.getStore();
+    const signal = clientGoneSignal();
     const text = typeof config === 'string' ? config : (config as { text?: unknown } | null)?.text;
     const plain = typeof text === 'string' && typeof (config as { submit?: unknown }).submit !== 'function';
     if (!signal || !plain || rest.some((arg) => typeof arg === 'function') || ENDS_TRANSACTION.test(text)) {

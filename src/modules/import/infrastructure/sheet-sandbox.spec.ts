@@ -4,6 +4,7 @@ import { Worker } from 'node:worker_threads';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from '@jest/globals';
 import XLSX from 'xlsx';
+import { ClientGoneError } from '../../../shared/client-gone-signal.js';
 import { SpreadsheetTooLargeError, UnreadableSpreadsheetError } from '../domain/import.errors.js';
 import { prototypePollutionXlsx, sheetFile, withSheetXml, writeZip, zipEntries, type Cell } from '../../../../test/support/spreadsheets.js';
 import type { SheetRow } from './row-store.js';
@@ -286,6 +287,27 @@ describe('SheetSandbox', () => {
     const results = await Promise.allSettled([parse(Buffer.from('x'), sandbox), parse(Buffer.from('x'), sandbox)]);
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
     expect(Date.now() - started).toBeGreaterThanOrEqual(800);
+  });
+
+  it('stops a parse whose client went away, and gives its slot to the next at once', async () => {
+    const sandbox = new SheetSandbox({ ...limits, parallelParses: 1, parseTimeoutMs: 1500 }, { parserPath: fixture('spinning-parser.cjs') });
+    const gone = new AbortController();
+    const queuedGone = new AbortController();
+    const started = Date.now();
+    const running = sandbox.parse(Buffer.from('x'), () => undefined, gone.signal).catch((e: unknown) => e);
+    // Waits for the one slot, and its client leaves too: it never parses.
+    const queued = sandbox.parse(Buffer.from('x'), () => undefined, queuedGone.signal).catch((e: unknown) => e);
+    setTimeout(() => queuedGone.abort(), 100);
+    setTimeout(() => gone.abort(), 300);
+    const [runningError, queuedError] = await Promise.all([running, queued]);
+    expect(runningError).toBeInstanceOf(ClientGoneError);
+    expect(queuedError).toBeInstanceOf(ClientGoneError);
+    // Stopped at the abort, not at the 1.5 s timeout.
+    expect(Date.now() - started).toBeLessThan(1200);
+    // The slot is free again: the next parse runs (to the timeout, this parser never ends).
+    await expect(sandbox.parse(Buffer.from('x'), () => undefined)).rejects.toThrow(/longer than 1500 ms/);
+    // A parse whose client had left before it asked never starts.
+    await expect(sandbox.parse(Buffer.from('x'), () => undefined, AbortSignal.abort())).rejects.toThrow(ClientGoneError);
   });
 });
 
