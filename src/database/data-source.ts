@@ -8,6 +8,7 @@ import pg from 'pg';
 import { PreparingClient } from '../shared/persistence/prepared-statements.js';
 import { cancellingClient } from '../shared/persistence/request-cancellation.js';
 import { embeddedDriver } from './embedded-driver.js';
+import { QueryLogger } from './query-logger.js';
 import { SnakeNamingStrategy } from './snake-naming.strategy.js';
 
 export const EMBEDDED_MEMORY = 'memory://';
@@ -40,8 +41,10 @@ export function dataSourceOptions(config: AppConfig, embeddedDir?: string, use: 
     migrationsRun: config.embedded && config.migrationsRun,
     migrationsTransactionMode: 'each' as const,
     namingStrategy: new SnakeNamingStrategy(),
-    // Failed statements are logged unless logs are off (LOG_LEVEL=silent, as in tests).
+    // Failed statements are logged, as JSON lines through the app's logger
+    // (QueryLogger), unless logs are off (LOG_LEVEL=silent, as in tests).
     logging: config.logLevel === 'silent' ? (false as const) : ['error' as const],
+    logger: new QueryLogger(),
   };
   if (!config.embedded) {
     // Transactions run at the session's default level (UnitOfWork sends no SET

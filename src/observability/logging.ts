@@ -113,7 +113,13 @@ export class PinoNestLogger implements LoggerService {
   private write(level: Exclude<LogLevel, 'silent'>, message: unknown, rest: unknown[]): void {
     const context = typeof rest.at(-1) === 'string' ? (rest.at(-1) as string) : undefined;
     if (message instanceof Error) this.logger[level]({ context, err: message }, message.message);
+    else if (isEntry(message)) this.logger[level]({ context, ...message, msg: undefined }, message.msg);
     else this.logger[level]({ context }, typeof message === 'string' ? message : JSON.stringify(message));
     writeNow(this.logger);
   }
+}
+
+/** A message with fields of its own (`{ msg, ...fields }`): the fields become the line's, beside `msg`. */
+function isEntry(message: unknown): message is { msg: string } & Record<string, unknown> {
+  return typeof message === 'object' && message !== null && Object.getPrototypeOf(message) === Object.prototype && typeof (message as { msg?: unknown }).msg === 'string';
 }
