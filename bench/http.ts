@@ -6,6 +6,15 @@ export interface HttpResult {
   body: string;
 }
 
+export interface SendOptions {
+  /** The client closes the connection if no whole answer came within this long (a client giving up). */
+  giveUpAfterMs?: number;
+}
+
+/** What a request the client gave up on "answers": nginx's code for a client that closed its request. */
+export const GAVE_UP_STATUS = 499;
+const GAVE_UP: HttpResult = { status: GAVE_UP_STATUS, headers: {}, body: '' };
+
 /** A small keep-alive client for the API on 127.0.0.1 (node's http only). */
 export class ApiClient {
   private readonly agent: http.Agent;
@@ -18,12 +27,12 @@ export class ApiClient {
     this.agent = new http.Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets });
   }
 
-  request(method: string, path: string, body?: unknown): Promise<HttpResult> {
-    return this.send(method, path, body === undefined ? undefined : Buffer.from(JSON.stringify(body)), 'application/json');
+  request(method: string, path: string, body?: unknown, options: SendOptions = {}): Promise<HttpResult> {
+    return this.send(method, path, body === undefined ? undefined : Buffer.from(JSON.stringify(body)), 'application/json', options);
   }
 
   /** A request with a body already encoded as `contentType` (a multipart upload). */
-  send(method: string, path: string, payload: Buffer | undefined, contentType: string): Promise<HttpResult> {
+  send(method: string, path: string, payload: Buffer | undefined, contentType: string, options: SendOptions = {}): Promise<HttpResult> {
     const headers: Record<string, string | number> = { accept: 'application/json' };
     if (this.apiKey) headers['x-api-key'] = this.apiKey;
     if (payload) {
@@ -41,6 +50,14 @@ export class ApiClient {
         },
       );
       req.on('error', reject);
+      if (options.giveUpAfterMs !== undefined) {
+        // Settled as given up first: the errors destroying the request raises come after and change nothing.
+        const timer = setTimeout(() => {
+          resolve(GAVE_UP);
+          req.destroy();
+        }, options.giveUpAfterMs);
+        req.once('close', () => clearTimeout(timer));
+      }
       if (payload) req.write(payload);
       req.end();
     });

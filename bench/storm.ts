@@ -21,7 +21,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { ApiClient, type HttpResult } from './http.js';
+import { ApiClient, GAVE_UP_STATUS, type HttpResult, type SendOptions } from './http.js';
 import { machineInfo } from './machine.js';
 import { createScratchDatabase, databaseUrl, dropScratchDatabase } from './raw-sql.js';
 import { createUser, startServer, type RunningServer } from './server.js';
@@ -35,13 +35,20 @@ const WORKERS = Number(process.env.BENCH_STORM_WORKERS ?? 24);
 const SECONDS = Number(process.env.BENCH_STORM_SECONDS ?? 60);
 const CARDS = Number(process.env.BENCH_STORM_CARDS ?? 300);
 const KEEP_DB = process.env.BENCH_KEEP_DB === '1';
+/**
+ * Share of writes (percent) whose client gives up after 1 to 40 ms and
+ * closes its connection: the server then cancels their statements mid-way
+ * (docs/RELIABILITY.md, "A request whose client left stops its work"), at
+ * whatever point each had reached.
+ */
+const GIVE_UP_PERCENT = Number(process.env.BENCH_STORM_GIVE_UP_PERCENT ?? 10);
 /** The server's PostgreSQL log, searched for the deadlocks' own lines (readable by root or the adm group). */
 const PG_LOG = process.env.BENCH_PG_LOG ?? '/var/log/postgresql/postgresql-15-main.log';
 const DOC = process.env.BENCH_DOC ?? path.join(ROOT, 'docs/PERFORMANCE.md');
 const BEGIN = '<!-- bench:storm:begin (written by `npm run bench:storm`; edits inside are overwritten) -->';
 const END = '<!-- bench:storm:end -->';
 /** What a write may answer while others race it: done, or refused because of what the others did. */
-const EXPECTED = new Set([200, 201, 400, 404, 409]);
+const EXPECTED = new Set([200, 201, 400, 404, 409, GAVE_UP_STATUS]);
 
 const log = (msg: string) => process.stderr.write(`[bench:storm] ${msg}\n`);
 const rnd = (n: number) => Math.floor(Math.random() * n);
@@ -116,6 +123,13 @@ interface CheckResult {
  * the grouping migration say which rows each must hold.
  */
 const CHECKS: Check[] = [
+  {
+    // Clients that gave up had their statements cancelled mid-transaction: each transaction still ended.
+    name: 'no connection left inside a transaction (clients that gave up included)',
+    over: `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()`,
+    sql: `SELECT pid, state, left(query, 120) AS query FROM pg_stat_activity
+           WHERE datname = current_database() AND pid <> pg_backend_pid() AND state LIKE 'idle in transaction%'`,
+  },
   {
     name: 'one top-level card per project (parent NULL, ref 0, depth 0, the project row names it)',
     over: `SELECT count(*) FROM workspace.projects`,
@@ -315,13 +329,13 @@ function someValues(s: Setup, w: World): Record<string, unknown> {
 }
 
 /** One small file in the part "value" of a multipart body (a files field's append). */
-function uploadFile(api: ApiClient, urlPath: string): Promise<HttpResult> {
+function uploadFile(api: ApiClient, urlPath: string, options: SendOptions = {}): Promise<HttpResult> {
   const boundary = `----storm${rnd(1e9)}`;
   const body = Buffer.from(
     `--${boundary}\r\nContent-Disposition: form-data; name="value"; filename="f${rnd(1e6)}.txt"\r\n` +
       `Content-Type: text/plain\r\n\r\nstorm file ${rnd(1e9)}\n\r\n--${boundary}--\r\n`,
   );
-  return api.send('POST', urlPath, body, `multipart/form-data; boundary=${boundary}`);
+  return api.send('POST', urlPath, body, `multipart/form-data; boundary=${boundary}`, options);
 }
 
 function operations(): Operation[] {
@@ -607,6 +621,11 @@ interface StormResult {
   seconds: number;
 }
 
+/** Whether this write's client gives up, and when. */
+function giveUp(): SendOptions {
+  return Math.random() * 100 < GIVE_UP_PERCENT ? { giveUpAfterMs: 1 + rnd(40) } : {};
+}
+
 async function storm(server: RunningServer, setup: Setup, db: pg.Client): Promise<StormResult> {
   const ops = operations();
   const weights = ops.reduce((n, [, w]) => n + w, 0);
@@ -625,11 +644,11 @@ async function storm(server: RunningServer, setup: Setup, db: pg.Client): Promis
     last: '',
     send(method, urlPath, body) {
       this.last = `${method} ${urlPath}${body === undefined ? '' : ` ${JSON.stringify(body)}`}`;
-      return api.request(method, urlPath, body);
+      return api.request(method, urlPath, body, giveUp());
     },
     upload(urlPath) {
       this.last = `POST ${urlPath} (multipart)`;
-      return uploadFile(api, urlPath);
+      return uploadFile(api, urlPath, giveUp());
     },
   });
   const tallies = new Map<string, Tally>(ops.map(([name]) => [name, { statuses: new Map(), refusals: new Map(), latencies: [] }]));
@@ -666,7 +685,7 @@ async function storm(server: RunningServer, setup: Setup, db: pg.Client): Promis
       if (res === null) continue;
       tally.latencies.push(performance.now() - t0);
       tally.statuses.set(res.status, (tally.statuses.get(res.status) ?? 0) + 1);
-      if (res.status >= 300) {
+      if (res.status >= 300 && res.status !== GAVE_UP_STATUS) {
         const key = `${res.status} ${problemType(res.body)}`;
         tally.refusals.set(key, (tally.refusals.get(key) ?? 0) + 1);
       }
@@ -727,19 +746,20 @@ function block(r: Report): string {
       `load average (1 min) ${m.loadAtStart.toFixed(2)} at start, ${r.loadAtEnd.toFixed(2)} at the end.`,
     '',
     `**${ok ? 'Passed' : 'FAILED'}**: ${total} writes in ${result.seconds.toFixed(1)} s (${(total / result.seconds).toFixed(0)} per s); ` +
+      `clients gave up on ${all.reduce((n, t) => n + statusCount(t, (s) => s === GAVE_UP_STATUS), 0)} (BENCH_STORM_GIVE_UP_PERCENT ${GIVE_UP_PERCENT} %, after 1–40 ms); ` +
       `5xx: ${fiveHundreds}; dropped connections: ${result.networkErrors}; other unexpected statuses: ${unexpected}; ` +
       `deadlocks (\`pg_stat_database.deadlocks\`): ${r.deadlocks}` +
       (r.pgLog.readable ? `, 'deadlock detected' in the PostgreSQL log: ${r.pgLog.deadlocks.length}` : ', PostgreSQL log not readable') +
       `; invariants broken: ${broken.length} of ${r.checks.length}.`,
     '',
-    '| write kind | sent | 2xx | 400 | 404 | 409 | 5xx | other | median ms | p95 ms | most frequent refusals |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+    '| write kind | sent | 2xx | 400 | 404 | 409 | gave up | 5xx | other | median ms | p95 ms | most frequent refusals |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
   ];
   for (const [name, t] of result.tallies) {
     const sorted = [...t.latencies].sort((a, b) => a - b);
     const c = (s: number) => statusCount(t, (x) => x === s);
     lines.push(
-      `| ${name} | ${t.latencies.length} | ${statusCount(t, (s) => s >= 200 && s < 300)} | ${c(400)} | ${c(404)} | ${c(409)} | ` +
+      `| ${name} | ${t.latencies.length} | ${statusCount(t, (s) => s >= 200 && s < 300)} | ${c(400)} | ${c(404)} | ${c(409)} | ${c(GAVE_UP_STATUS)} | ` +
         `${statusCount(t, (s) => s >= 500)} | ${statusCount(t, (s) => (s < 200 || s >= 300) && !EXPECTED.has(s) && s < 500)} | ` +
         `${percentile(sorted, 50).toFixed(1)} | ${percentile(sorted, 95).toFixed(1)} | ` +
         [...t.refusals]
@@ -800,6 +820,8 @@ lanes). Then \`BENCH_STORM_WORKERS\` (24) writers send random writes for \`BENCH
 each picked by weight from the kinds below, their targets read from the database once a second. A run
 fails (exit 1) on any 5xx or dropped connection, any deadlock PostgreSQL broke in the database, or any
 broken invariant; 200, 201, 400, 404 and 409 are what a write may answer while others change what it names.
+\`BENCH_STORM_GIVE_UP_PERCENT\` (10) of the writes are left by their client after 1 to 40 ms, so the server
+cancels their statements wherever they are (the "gave up" column).
 The deadlocks' own lines come from \`BENCH_PG_LOG\` (\`/var/log/postgresql/postgresql-15-main.log\`).
 The block below is rewritten by each run.
 `;
