@@ -230,6 +230,41 @@ describe('card tree under concurrency', () => {
   // Every write takes its row locks in one order (tree rows by id, then the
   // project counters, then other modules' rows), so none of the races above
   // should have needed a deadlock and a retry. PostgreSQL counts them.
+  it('moves a card without locking the new parent\'s ancestors, so moves in other branches do not queue on them', async () => {
+    if (!process.env.DATABASE_URL) return; // needs a second connection holding a row
+    const p = await c.project(ann, org, 'Branches');
+    const left = await c.create(ann, p.top_level_card_id, 'left');
+    const right = await c.create(ann, p.top_level_card_id, 'right');
+    const deep = await c.create(ann, right.id, 'deep');
+    const mover = await c.create(ann, left.id, 'mover');
+    const sibling = await c.create(ann, left.id, 'sibling');
+    // A third transaction holds the top-level card and "right" as a child's
+    // foreign key does (a creation under them, a value naming them): KEY SHARE.
+    const holder = t.app.get(DataSource).createQueryRunner();
+    await holder.connect();
+    await holder.startTransaction();
+    let released: Promise<void> | undefined;
+    const release = () => (released ??= holder.rollbackTransaction());
+    // Let go after 3 s whatever happens, so a move that waits still ends (and fails the timing below).
+    const timer = setTimeout(() => void release(), 3000);
+    try {
+      await holder.query('SELECT id FROM cards.cards WHERE id = ANY($1::bigint[]) FOR KEY SHARE', [[p.top_level_card_id, right.id]]);
+      const started = Date.now();
+      // Under another parent (deep, under right, under the top-level card), then among its siblings.
+      const moved = await post(`/cards/${mover.id}/relocate`, { parent_id: deep.id, position: 0 });
+      const reordered = await post(`/cards/${sibling.id}/relocate`, { position: 0 });
+      expect([moved.status, reordered.status]).toEqual([200, 200]);
+      // Neither waited for the held ancestors (they locked them FOR UPDATE before, and waited).
+      expect(Date.now() - started).toBeLessThan(2000);
+    } finally {
+      clearTimeout(timer);
+      await release();
+      await holder.release();
+    }
+    expect(await ancestry(t, ann, mover.id)).toEqual([mover.id, deep.id, right.id, p.top_level_card_id]);
+    await expectConsistentTree(t, ann, p);
+  });
+
   it('needed no deadlock along the way', async () => {
     if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
     const [row] = await t.app.get(DataSource).query(`SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()`);

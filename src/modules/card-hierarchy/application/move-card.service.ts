@@ -43,10 +43,10 @@ export class MoveCardService {
   ) {}
 
   /**
-   * Locks the card rows the move changes and the new parent's whole ancestor
-   * chain before the cycle check, so two racing moves can never make a
-   * cycle (`lockTree`); and the project's counter row when the move will
-   * change what is hidden. Writes nothing.
+   * Locks the card rows the move changes (its subtree and the new parent
+   * among them) before the cycle check, so two racing moves can never make
+   * a cycle (`lockTree`, `moveLocks`); and the project's counter row when the
+   * move will change what is hidden. Writes nothing.
    */
   async prepare(cardId: number, request: TreeMove, actor: Actor): Promise<PreparedMove> {
     // Row locks outside a transaction would be released at once: a caller's bug.
@@ -92,9 +92,9 @@ export class MoveCardService {
 
   /**
    * Step 1 of the move (`moveLocks`): the card, its old parent, the new
-   * parent and its chain, the subtree when the parent changes, and every
-   * sibling whose position the move shifts; then the cycle check, on the
-   * locked chain.
+   * parent, the subtree when the parent changes, and every sibling whose
+   * position the move shifts; then the cycle check, on the locked new
+   * parent's ancestry (any move that could change it waits for ours).
    */
   private async lockTree(
     found: CardRow,

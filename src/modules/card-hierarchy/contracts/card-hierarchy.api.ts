@@ -155,7 +155,7 @@ export interface MovedCard {
 
 /**
  * A relocation's tree part, locked by `prepareMove` and not yet written: the
- * card, its old parent, the new parent's chain, the siblings it shifts (and
+ * card, its old parent, the new parent, the siblings it shifts (and
  * the subtree when the parent changes; the project's counter row too when
  * the move changes what is hidden) are held in the caller's transaction.
  */
@@ -371,7 +371,7 @@ export abstract class CardHierarchyApi {
   abstract setArchived(cardId: number, archived: boolean, actor: Actor): Promise<void>;
   /**
    * First step of the tree part of a relocation (inside the caller's unit of
-   * work): locks the card, its old parent, the new parent's chain, the
+   * work): locks the card, its old parent, the new parent, the
    * siblings whose positions the move will shift (and the subtree when the
    * parent changes), checks for a cycle, and locks the project's counter row
    * when the move will change what is hidden. Writes nothing: other modules

@@ -15,16 +15,16 @@ describe('tree lock plans', () => {
     expect(() => deletionLocks(8)(place)).toThrow(CardNotFoundError);
   });
 
-  it('locks the siblings a move passes under the same parent, and nothing more without a position', () => {
-    expect(moveLocks(7, 3, 0)(place)).toEqual({ ids: [7, 1, 3], siblings: [{ parentId: 3, from: 0, to: 1 }] });
-    expect(moveLocks(7, 3, 5)(place)).toEqual({ ids: [7, 1, 3], siblings: [{ parentId: 3, from: 3, to: 5 }] });
+  it('locks the card, its parent and the siblings a move passes under the same parent, and no ancestor above', () => {
+    expect(moveLocks(7, 3, 0)(place)).toEqual({ ids: [7, 3], siblings: [{ parentId: 3, from: 0, to: 1 }] });
+    expect(moveLocks(7, 3, 5)(place)).toEqual({ ids: [7, 3], siblings: [{ parentId: 3, from: 3, to: 5 }] });
     expect(moveLocks(7, 3, 2)(place).siblings).toEqual([]);
     expect(moveLocks(7, 3, undefined)(place).siblings).toEqual([]);
   });
 
-  it('locks a move to another parent with its subtree, the gap it leaves and the one it opens', () => {
+  it('locks a move to another parent with its subtree, the gap it leaves and the one it opens, not the new parent\'s ancestors', () => {
     expect(moveLocks(7, 20, 1)(place)).toEqual({
-      ids: [7, 3, 1, 20],
+      ids: [7, 3, 20],
       subtreeOf: 7,
       siblings: [
         { parentId: 3, from: 3, to: null },

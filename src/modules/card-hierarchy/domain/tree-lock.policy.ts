@@ -51,23 +51,32 @@ export function deletionLocks(cardId: number): TreeLockPlan {
 /**
  * A relocation under `parentId` (the same parent or another), to `position`
  * (as requested: clamping to the siblings' range only ever shortens the
- * ranges) or last: the card, its parent, the new parent and its chain (no
- * cycle can form meanwhile); to another parent also the subtree (its paths
- * are rewritten), the old siblings after the card (their gap closes) and
- * the new ones from the slot on (a gap opens; last opens none); under the
- * same parent the siblings between the two slots.
+ * ranges) or last: the card and its parent; to another parent also the new
+ * parent, the subtree (its paths are rewritten), the old siblings after the
+ * card (their gap closes) and the new ones from the slot on (a gap opens;
+ * last opens none); under the same parent the siblings between the two
+ * slots.
+ *
+ * Not the new parent's ancestors: the card's subtree and the new parent
+ * held are what keeps a cycle from forming. A move that would put the new
+ * parent under the card must move the new parent or one of its ancestors
+ * (so lock the new parent, in its subtree) under a card of this card's
+ * subtree (locked here): the two wait for each other, and the second checks
+ * the new parent's ancestry as the first left it. The same holds for an
+ * archive of an ancestor (its subtree holds the new parent) changing what
+ * the move hides. Locking the whole chain, as this did, queued every move
+ * of a project on its top-level card (docs/PERFORMANCE.md, bench:storm).
  */
 export function moveLocks(cardId: number, parentId: number, position: number | undefined): TreeLockPlan {
   return (place) => {
     const card = place(cardId);
     if (!card) throw new CardNotFoundError();
     const oldParentId = card.parentId!;
-    if (oldParentId === parentId) return { ids: [cardId, ...card.ancestorIds], siblings: between(parentId, card.position, position) };
-    const parent = place(parentId);
-    if (!parent) throw new InvalidCardInputError('parent_id', 'must be a card of the same project');
+    if (oldParentId === parentId) return { ids: [cardId, parentId], siblings: between(parentId, card.position, position) };
+    if (!place(parentId)) throw new InvalidCardInputError('parent_id', 'must be a card of the same project');
     const opened = position === undefined ? [] : [{ parentId, from: position, to: null }];
     return {
-      ids: [cardId, oldParentId, ...parent.ancestorIds, parentId],
+      ids: [cardId, oldParentId, parentId],
       subtreeOf: cardId,
       siblings: [{ parentId: oldParentId, from: card.position + 1, to: null }, ...opened],
     };

@@ -208,7 +208,9 @@ export class MembershipsService {
   /**
    * After the move put `card` and its subtree (`subtreeIds`) under another
    * parent, in the relocation's transaction (the subtree, the old parent and
-   * the new parent's chain are held FOR UPDATE). A group scoped at S is usable by the cards strictly under
+   * the new parent are held FOR UPDATE; a move or deletion of one of the new
+   * parent's ancestors locks its subtree, so it waits for this one). A group
+   * scoped at S is usable by the cards strictly under
    * S. The subtree's own structure is unchanged, so the scopes it lost are
    * exactly the old ancestors of the moved card that are no longer its
    * ancestors: every membership of a subtree card in a group scoped at one of
