@@ -1,9 +1,9 @@
 import type { NextFunction, Request, Response } from 'express';
-import { whileClientWaits } from '../client-gone-signal.js';
+import { ClientWatch, whileClientWaits } from '../client-gone-signal.js';
 
 /**
- * Runs the rest of a request (guards, pipes, its handler) with a signal that
- * aborts when its client closes the connection before the answer went out:
+ * Runs the rest of a request (guards, pipes, its handler) with a watch that
+ * is told when its client closes the connection before the answer went out:
  * the request's statements are then cancelled
  * (persistence/request-cancellation.ts). A response that ended is not a
  * client that left: 'close' follows 'finish' on every response.
@@ -12,13 +12,13 @@ import { whileClientWaits } from '../client-gone-signal.js';
  * a Nest interceptor: any interceptor puts every request through Nest's RxJS
  * pipeline, which cost 9 % of a cheap request's CPU (docs/PERFORMANCE.md,
  * ninth pass). The route runs inside `next()`, so everything it awaits
- * carries the signal.
+ * sees the watch.
  */
 export function cancelWhenClientGoes() {
   return (_req: Request, res: Response, next: NextFunction): void => {
-    const gone = new AbortController();
-    if (res.destroyed) gone.abort();
-    else res.once('close', () => res.writableFinished || gone.abort());
-    whileClientWaits(gone.signal, next);
+    const watch = new ClientWatch();
+    if (res.destroyed) watch.leave();
+    else res.once('close', () => res.writableFinished || watch.leave());
+    whileClientWaits(watch, next);
   };
 }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { createTestKernel, type TestKernel } from '../../../test/support/test-kernel.js';
-import { whileClientWaits } from '../client-gone-signal.js';
+import { ClientWatch, whileClientWaits } from '../client-gone-signal.js';
 import type { Sql } from './sql.js';
 import type { UnitOfWork } from './unit-of-work.js';
 
@@ -28,23 +28,23 @@ describeWithServer('statements of a request whose client went away', () => {
   afterAll(() => k.close());
 
   it('cancels the statement running when the signal aborts, at once (57014)', async () => {
-    const gone = new AbortController();
+    const gone = new ClientWatch();
     const started = Date.now();
-    const sleeping = whileClientWaits(gone.signal, () => sql.run('SELECT pg_sleep(20)'));
-    setTimeout(() => gone.abort(), 200);
+    const sleeping = whileClientWaits(gone, () => sql.run('SELECT pg_sleep(20)'));
+    setTimeout(() => gone.leave(), 200);
     const error = await sleeping.then(() => undefined, (e: unknown) => e);
     expect(sqlState(error)).toBe('57014');
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
   it('refuses the statements sent after the signal aborted, and still ends the transaction', async () => {
-    const gone = new AbortController();
+    const gone = new ClientWatch();
     let beforeAbort: number | undefined;
-    const error = await whileClientWaits(gone.signal, () =>
+    const error = await whileClientWaits(gone, () =>
       uow.run(async () => {
         await sql.run('CREATE TEMP TABLE client_gone_probe (n int) ON COMMIT DROP');
         beforeAbort = 1;
-        gone.abort();
+        gone.leave();
         await sql.run('INSERT INTO client_gone_probe VALUES (1)');
       }),
     ).then(() => undefined, (e: unknown) => e);
@@ -64,12 +64,12 @@ describeWithServer('statements of a request whose client went away', () => {
 
   it('keeps work that reached its COMMIT', async () => {
     await sql.run('CREATE TABLE IF NOT EXISTS public.client_gone_kept (n int)');
-    const gone = new AbortController();
-    await whileClientWaits(gone.signal, () =>
+    const gone = new ClientWatch();
+    await whileClientWaits(gone, () =>
       uow.run(async () => {
         await sql.run('INSERT INTO public.client_gone_kept VALUES (7)');
         // The client leaves between the last statement and COMMIT.
-        gone.abort();
+        gone.leave();
       }),
     ).catch(() => undefined);
     // Read on a connection of its own: committed, not only seen by the transaction's own.
@@ -84,16 +84,16 @@ describeWithServer('statements of a request whose client went away', () => {
   });
 
   it('runs the after-commit work of a change whose client left after it was made', async () => {
-    const gone = new AbortController();
+    const gone = new ClientWatch();
     let after: number | undefined;
-    await whileClientWaits(gone.signal, () =>
+    await whileClientWaits(gone, () =>
       uow.run(async () => {
         await sql.run('SELECT 1');
         // The file clean-up and after-commit handlers read and write once the change is in.
         uow.afterCommit(async () => {
           after = (await sql.one<{ n: number }>('SELECT 2 AS n'))?.n;
         });
-        gone.abort();
+        gone.leave();
       }),
     );
     expect(after).toBe(2);
@@ -101,10 +101,10 @@ describeWithServer('statements of a request whose client went away', () => {
 
   it('hands the connection back only once the cancel was taken: the next statement on it is not cancelled', async () => {
     for (let i = 0; i < 20; i++) {
-      const gone = new AbortController();
+      const gone = new ClientWatch();
       // A short statement that may well end before the cancel arrives.
-      const first = whileClientWaits(gone.signal, () => sql.run('SELECT pg_sleep(0.005)'));
-      setTimeout(() => gone.abort(), i % 5);
+      const first = whileClientWaits(gone, () => sql.run('SELECT pg_sleep(0.005)'));
+      setTimeout(() => gone.leave(), i % 5);
       await first.catch(() => undefined);
       // The pool's one idle connection is the one just used; its next statement must run.
       await expect(sql.run('SELECT pg_sleep(0.02)')).resolves.toBeUndefined();

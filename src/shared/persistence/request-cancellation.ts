@@ -1,18 +1,18 @@
 import { Logger } from '@nestjs/common';
 import pg from 'pg';
-import { ClientGoneError, clientGoneSignal } from '../client-gone-signal.js';
+import { ClientGoneError, clientWatch } from '../client-gone-signal.js';
 
 /**
  * Database work of a request whose client went away is cancelled
  * (docs/RELIABILITY.md, "A request whose client left stops its work").
  *
- * The pool's connections (`cancellingClient`) read the request's signal
- * (`client-gone-signal.ts`) at every statement:
+ * The pool's connections (`cancellingClient`) read the request's
+ * `ClientWatch` (`client-gone-signal.ts`) at every statement:
  *
- * - a statement running when the signal aborts is cancelled with the
+ * - a statement running when the client leaves is cancelled with the
  *   protocol's CancelRequest, sent on a connection of its own, so a pool
  *   whose every connection runs a runaway filter can still stop them;
- * - a statement sent after it aborted is refused without being sent;
+ * - a statement sent after it left is refused without being sent;
  * - statements that end a transaction (COMMIT, ROLLBACK, RELEASE) always go
  *   out: a transaction is always ended, and work that reached its COMMIT
  *   is kept.
@@ -50,33 +50,31 @@ export function cancellingClient(Base: typeof pg.Client): typeof pg.Client {
   };
   // Assigned rather than declared, as in prepared-statements.ts: `query` has a dozen overloads.
   (CancellingClient.prototype as unknown as { query: AnyQuery }).query = function query(config, ...rest) {
-    const signal = clientGoneSignal();
+    const watch = clientWatch();
+    if (!watch) return send.call(this, config, ...rest);
     const text = typeof config === 'string' ? config : (config as { text?: unknown } | null)?.text;
     const plain = typeof text === 'string' && typeof (config as { submit?: unknown }).submit !== 'function';
-    if (!signal || !plain || rest.some((arg) => typeof arg === 'function') || ENDS_TRANSACTION.test(text)) {
-      return send.call(this, config, ...rest);
-    }
-    if (signal.aborted) return Promise.reject(new ClientGoneError());
+    if (!plain || rest.some((arg) => typeof arg === 'function') || ENDS_TRANSACTION.test(text)) return send.call(this, config, ...rest);
+    if (watch.gone) return Promise.reject(new ClientGoneError());
     let cancelled: Promise<void> | undefined;
     const endpoint = this as unknown as Endpoint;
-    const onAbort = () => {
+    const stopListening = watch.onLeave(() => {
       logger.log(`the client of a request went away: cancelling its statement on backend ${String(endpoint.processID)}`);
       cancelled = sendCancelRequest(endpoint);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    const settled = (send.call(this, config, ...rest) as Promise<unknown>).finally(() => signal.removeEventListener('abort', onAbort));
+    });
     // A cancel still on its way could reach the backend's NEXT statement (the
     // connection back in the pool, another request's): the statement's
     // caller, and so the pool, get the connection back only once the server
     // has taken the CancelRequest and closed its connection.
-    return settled.then(
-      async (result) => {
-        await cancelled;
-        return result;
+    return (send.call(this, config, ...rest) as Promise<unknown>).then(
+      (result) => {
+        stopListening();
+        return cancelled ? cancelled.then(() => result) : result;
       },
-      async (error: unknown) => {
-        await cancelled;
-        throw error;
+      (error: unknown) => {
+        stopListening();
+        if (!cancelled) throw error;
+        return cancelled.then(() => Promise.reject(error));
       },
     );
   };

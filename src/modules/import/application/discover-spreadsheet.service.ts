@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../../config/app-config.js';
-import { clientGoneSignal } from '../../../shared/client-gone-signal.js';
+import { clientWatch } from '../../../shared/client-gone-signal.js';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { invalidImportInput } from '../domain/import.errors.js';
 import { SheetSummary, trimRow, type DiscoveredField } from '../domain/sheet-summary.js';
@@ -71,7 +71,7 @@ export class DiscoverSpreadsheetService {
     const listing = await prescanZip(bytes, this.config.importLimits);
     const format = classifyZip(listing.entryNames, listing.mimetype);
     // Stopped if the uploader leaves: nobody would read the file's id.
-    await this.sandbox.parse(bytes, collect, clientGoneSignal());
+    await this.sandbox.parse(bytes, collect, clientWatch()?.signal());
     return format;
   }
 }

@@ -109,7 +109,7 @@ export class SheetSandbox {
 
   /**
    * Parses `bytes`, handing the rows to `onRows` a batch at a time. When
-   * `signal` aborts (the request's client went away: `clientGoneSignal`), a
+   * `signal` aborts (the request's client went away: `ClientWatch.signal`), a
    * parse waiting for its turn leaves the queue and a running one's worker
    * is terminated, so its slot and core go to the next upload at once
    * rather than when the parse ends or times out.
