@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import pg from 'pg';
 import type { DataSourceOptions } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { MIGRATIONS } from '../../migrations/index.js';
 import { poolTypes } from './type-parsers.js';
-import pg from 'pg';
 import { PreparingClient } from '../shared/persistence/prepared-statements.js';
 import { cancellingClient } from '../shared/persistence/request-cancellation.js';
 import { embeddedDriver } from './embedded-driver.js';

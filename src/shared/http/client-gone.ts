@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { ClientWatch, whileClientWaits } from '../client-gone-signal.js';
+import { ClientWatch, whileClientWaits } from '../client-watch.js';
 
 /**
  * Runs the rest of a request (guards, pipes, its handler) with a watch that

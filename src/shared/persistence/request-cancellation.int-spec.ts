@@ -2,14 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { createTestKernel, type TestKernel } from '../../../test/support/test-kernel.js';
-import { ClientWatch, whileClientWaits } from '../client-gone-signal.js';
+import { ClientWatch, whileClientWaits } from '../client-watch.js';
 import type { Sql } from './sql.js';
 import type { UnitOfWork } from './unit-of-work.js';
 
 /**
  * The pool's connections stop a request's statements once its client is gone
- * (`cancellingClient`), on the app's own pool. The HTTP side (the signal
- * aborting when a client leaves) is test/e2e/hardening/client-gone. The
+ * (`cancellingClient`), on the app's own pool. The HTTP side (the watch told
+ * when a client leaves) is test/e2e/hardening/client-gone. The
  * embedded database does not use these connections: nothing to test there.
  */
 const describeWithServer = process.env.DATABASE_URL ? describe : describe.skip;

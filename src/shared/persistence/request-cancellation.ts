@@ -1,13 +1,13 @@
 import { Logger } from '@nestjs/common';
 import pg from 'pg';
-import { ClientGoneError, clientWatch } from '../client-gone-signal.js';
+import { ClientGoneError, clientWatch } from '../client-watch.js';
 
 /**
  * Database work of a request whose client went away is cancelled
  * (docs/RELIABILITY.md, "A request whose client left stops its work").
  *
  * The pool's connections (`cancellingClient`) read the request's
- * `ClientWatch` (`client-gone-signal.ts`) at every statement:
+ * `ClientWatch` (`client-watch.ts`) at every statement:
  *
  * - a statement running when the client leaves is cancelled with the
  *   protocol's CancelRequest, sent on a connection of its own, so a pool

@@ -3,7 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { ServiceBusyError } from '../domain/domain-error.js';
-import { apartFromClient } from '../client-gone-signal.js';
+import { apartFromClient } from '../client-watch.js';
 import { constraintViolation, sqlState, violationAsDomainError } from './sql-errors.js';
 
 type Hook = () => Promise<void> | void;

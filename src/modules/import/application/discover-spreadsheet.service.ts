@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../../config/app-config.js';
-import { clientWatch } from '../../../shared/client-gone-signal.js';
+import { clientWatch } from '../../../shared/client-watch.js';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { invalidImportInput } from '../domain/import.errors.js';
 import { SheetSummary, trimRow, type DiscoveredField } from '../domain/sheet-summary.js';

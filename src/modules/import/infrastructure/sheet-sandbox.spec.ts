@@ -4,7 +4,7 @@ import { Worker } from 'node:worker_threads';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from '@jest/globals';
 import XLSX from 'xlsx';
-import { ClientGoneError } from '../../../shared/client-gone-signal.js';
+import { ClientGoneError } from '../../../shared/client-watch.js';
 import { SpreadsheetTooLargeError, UnreadableSpreadsheetError } from '../domain/import.errors.js';
 import { prototypePollutionXlsx, sheetFile, withSheetXml, writeZip, zipEntries, type Cell } from '../../../../test/support/spreadsheets.js';
 import type { SheetRow } from './row-store.js';

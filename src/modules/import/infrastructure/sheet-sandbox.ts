@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { ImportLimits } from '../../../config/app-config.js';
-import { ClientGoneError } from '../../../shared/client-gone-signal.js';
+import { ClientGoneError } from '../../../shared/client-watch.js';
 import { SpreadsheetTooLargeError, UnreadableSpreadsheetError } from '../domain/import.errors.js';
 import type { SheetRow } from './row-store.js';
 import {
