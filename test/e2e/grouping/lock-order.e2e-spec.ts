@@ -88,6 +88,42 @@ describe('grouping in the lock order', () => {
   }, 30_000);
 
   /**
+   * A group type's deletion removes memberships, then marks their cards
+   * changed. A relationship set on a member card marks that card changed
+   * first (a plain UPDATE) and then waits for the card it names, which a
+   * relocation into one of the type's groups holds while it waits for the
+   * type. Had the deletion only key-shared its members (which lets the set's
+   * UPDATE through), it would wait for the set's card when it touches it: a
+   * three-way deadlock, seen once in CI's mixed lock-order race. Taking the
+   * members with the touch's own lock first makes the set wait at its start.
+   */
+  it('deletes a group type while a member card\'s relationship set waits for a relocation into the type: no deadlock', async () => {
+    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
+    const type = await c.type(ann, project.id, 'Stage', false);
+    const root = project.top_level_card_id;
+    const column = await c.group(ann, root, type.id, 'stage column');
+    const member = await c.card(ann, root, 'stage member', { group_id: column.id });
+    const named = await c.card(ann, root, 'stage named'); // above `member`: the set waits for it in order
+    expect((await send('post', `/projects/${project.id}/attributes`, { name: 'Stage link', type: 'relationships' })).status).toBe(201);
+    const before = await deadlocks(t.app);
+    // The type's deletion takes `member` and waits for the type (held); the relocation of `named`
+    // into `column` holds `named` and waits for the type behind it; the set on `member` waits
+    // (for `member` now; before, it touched `member` and waited for `named`). Let go: the
+    // deletion gets the type first.
+    const held = { sql: `SELECT 1 FROM grouping.group_types WHERE id = $1 FOR UPDATE`, params: [type.id] };
+    const [deleted, relocated, linked] = await sendWhileHeld(t.app, held, [
+      () => send('delete', `/group-types/${type.id}`),
+      () => send('post', `/cards/${named.id}/relocate`, { group_id: column.id }),
+      () => send('post', `/cards/${member.id}/attributes/${encodeURIComponent('Stage link')}`, { value: [named.id] }),
+    ]);
+    expect(deleted.status).toBe(200);
+    expect(relocated.status).toBeLessThan(500); // its group went with the type
+    expect(linked.status).toBe(200);
+    expect((await c.get(ann, member.id)).groups).toEqual([]);
+    expect(await deadlocksSince(t.app, before)).toBe(0);
+  }, 30_000);
+
+  /**
    * PUT /groups/{id} with a title and a position holds the type and the
    * scope's groups, then changes the group. Renaming and then moving it in a
    * second statement updated the row twice, and the second update checked

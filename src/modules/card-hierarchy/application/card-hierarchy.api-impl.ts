@@ -205,6 +205,11 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
     await this.cards.keyShareMany(cardIds, options.wait ?? true);
   }
 
+  async lockCardsToTouch(cardIds: number[], options: { wait?: boolean } = {}): Promise<void> {
+    if (!this.uow.inTransaction) throw new Error('lockCardsToTouch must run inside a unit of work');
+    await this.cards.noKeyUpdateMany(cardIds, options.wait ?? true);
+  }
+
   lockTeamCardsShared(cardIds: number[], organizationId: number, options: { wait?: boolean } = {}): Promise<number[]> {
     if (!this.uow.inTransaction) throw new Error('lockTeamCardsShared must run inside a unit of work');
     return this.cards.keyShareMany(cardIds, options.wait ?? true, organizationId);

@@ -422,6 +422,18 @@ export abstract class CardHierarchyApi {
    */
   abstract lockCardsShared(cardIds: number[], options?: { wait?: boolean }): Promise<void>;
   /**
+   * Takes FOR NO KEY UPDATE on the given cards, in ascending id order, inside
+   * the caller's transaction: the lock the `touch` that marks them changed
+   * will take, taken in step 1 of the lock order instead of at the end. A
+   * use case that key-shares cards first and touches them last lets a value
+   * write (a plain UPDATE of the card, which KEY SHARE does not exclude) in
+   * between, and then waits for it at the touch, out of order: with the
+   * value write waiting for a card that a relocation holds while it waits
+   * for this use case's group type, that was a deadlock. `wait: false` as
+   * for `lockCardsShared`. Missing cards are skipped.
+   */
+  abstract lockCardsToTouch(cardIds: number[], options?: { wait?: boolean }): Promise<void>;
+  /**
    * `lockCardsShared` for the cards among `cardIds` that belong to the team
    * `organizationId` (what relationship values may name); the ids locked,
    * ascending. Other teams' cards are neither locked nor returned.

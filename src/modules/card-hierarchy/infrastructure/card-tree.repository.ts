@@ -205,11 +205,24 @@ export class CardTreeRepository {
    * (55P03) on a card another transaction holds FOR UPDATE. The ids locked.
    */
   async keyShareMany(ids: number[], wait: boolean, organizationId?: number): Promise<number[]> {
+    return this.lockRows(ids, 'KEY SHARE', wait, organizationId);
+  }
+
+  /**
+   * FOR NO KEY UPDATE on the given cards in ascending id order: the lock the
+   * UPDATE that marks them changed takes, taken first (see
+   * `CardHierarchyApi.lockCardsToTouch`). Missing cards are skipped; the ids locked.
+   */
+  async noKeyUpdateMany(ids: number[], wait: boolean): Promise<number[]> {
+    return this.lockRows(ids, 'NO KEY UPDATE', wait);
+  }
+
+  private async lockRows(ids: number[], mode: 'KEY SHARE' | 'NO KEY UPDATE', wait: boolean, organizationId?: number): Promise<number[]> {
     const unique = [...new Set(ids)].sort((a, b) => a - b);
     if (!unique.length) return [];
     const team = organizationId === undefined ? '' : ' AND organization_id = $2';
     const rows = await this.sql.rows<{ id: number | string }>(
-      `SELECT id FROM cards.cards WHERE id = ANY($1::bigint[])${team} ORDER BY id FOR KEY SHARE${wait ? '' : ' NOWAIT'}`,
+      `SELECT id FROM cards.cards WHERE id = ANY($1::bigint[])${team} ORDER BY id FOR ${mode}${wait ? '' : ' NOWAIT'}`,
       organizationId === undefined ? [unique] : [unique, organizationId],
     );
     return rows.map((r) => Number(r.id));

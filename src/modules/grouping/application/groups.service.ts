@@ -139,21 +139,22 @@ export class GroupsService {
 
   /**
    * For removals of many memberships at once (a group, a group type): locks
-   * the member cards first (KEY SHARE, see CardLocks), then runs `lock` (type
-   * and groups), then reads the members again. A card that joined in between
-   * is locked late, out of order, so only if no tree write holds it; if one
-   * does, the unit of work runs the whole removal again rather than wait for
-   * that write, which may be waiting for these groups.
+   * the member cards first (NO KEY UPDATE, the lock of the touch that ends
+   * the removal: `CardLocks.toTouch`), then runs `lock` (type and groups),
+   * then reads the members again. A card that joined in between is locked
+   * late, out of order, so only if no other write holds it; if one does, the
+   * unit of work runs the whole removal again rather than wait for that
+   * write, which may be waiting for these groups.
    */
   async lockMembers<T>(
     read: () => Promise<CardMembership[]>,
     lock: () => Promise<T>,
   ): Promise<{ rows: CardMembership[]; locked: T }> {
     const before = new Set((await read()).map((m) => m.cardId));
-    await this.cardLocks.keyShare([...before]);
+    await this.cardLocks.toTouch([...before]);
     const locked = await lock();
     const rows = await read();
-    await this.cardLocks.keyShare(rows.map((m) => m.cardId).filter((id) => !before.has(id)), { wait: false });
+    await this.cardLocks.toTouch(rows.map((m) => m.cardId).filter((id) => !before.has(id)), { wait: false });
     return { rows, locked };
   }
 

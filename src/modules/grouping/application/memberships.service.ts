@@ -258,7 +258,8 @@ export class MembershipsService {
   /** Locks a card for a membership change made outside card-hierarchy, then reads it afresh (its ancestry may have moved). */
   private async lockCard(cardId: number, actor: Actor): Promise<CardSummary> {
     await this.hierarchy.requireCard(cardId, actor, 'write');
-    await this.cardLocks.keyShare([cardId]);
+    // The touch's own lock, first: the membership change marks the card changed last.
+    await this.cardLocks.toTouch([cardId]);
     await this.cardLocks.memberships(cardId);
     return (await this.hierarchy.requireCard(cardId, actor, 'write')).card;
   }

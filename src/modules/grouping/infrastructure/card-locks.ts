@@ -7,8 +7,9 @@ const CARD_MEMBERSHIPS_LOCK = 0x47525043;
 
 /**
  * Card-level locks of grouping's own use cases. Lock order of every grouping
- * transaction: cards (KEY SHARE, ascending id) → the card's advisory lock →
- * group type row → group rows (ascending id) → writes → touching the cards.
+ * transaction: cards (KEY SHARE, or NO KEY UPDATE for the cards it will
+ * touch; ascending id) → the card's advisory lock → group type row → group
+ * rows (ascending id) → writes → touching the cards.
  *
  * KEY SHARE is the lock our foreign keys take anyway. Taking it first means a
  * `cards` use case that holds the card FOR UPDATE (a tree write, which also
@@ -28,6 +29,16 @@ export class CardLocks {
 
   keyShare(cardIds: number[], options: { wait?: boolean } = {}): Promise<void> {
     return this.hierarchy.lockCardsShared(cardIds, options);
+  }
+
+  /**
+   * For cards the use case will mark changed (touch) at its end: the touch's
+   * own lock (NO KEY UPDATE), taken in this first step instead of KEY SHARE.
+   * KEY SHARE lets a value write's UPDATE of the card through, and the touch
+   * would then wait for that write out of order (CardHierarchyApi.lockCardsToTouch).
+   */
+  toTouch(cardIds: number[], options: { wait?: boolean } = {}): Promise<void> {
+    return this.hierarchy.lockCardsToTouch(cardIds, options);
   }
 
   /**
