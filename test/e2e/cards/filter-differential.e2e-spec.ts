@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { DataSource } from 'typeorm';
+import { FILTER_PLAN_LIMITS } from '../../../src/modules/card-hierarchy/infrastructure/card-filter.sql.js';
 import { CardFilterService } from '../../../src/modules/cards/filter/card-filter.service.js';
 import { FilterError } from '../../../src/modules/cards/filter/filter.errors.js';
 import { parseFilter } from '../../../src/modules/cards/filter/filter.parser.js';
@@ -23,6 +24,20 @@ const WORLDS = Number(process.env.FILTER_WORLDS ?? 30);
 const CASES_PER_WORLD = Number(process.env.FILTER_CASES ?? 100);
 
 type Outcome = { ids: number[]; total: number } | { error: number };
+
+/**
+ * The plan limits each case runs under (FILTER_PLAN_LIMITS), so that every
+ * plan of a filter over several projects meets the random filters: the
+ * sorted candidates, each candidate looked up, each project walked, and
+ * limits the small worlds' sets cross. With the defaults alone, a set of
+ * candidates was never walked.
+ */
+const PLAN_LIMITS: Array<typeof FILTER_PLAN_LIMITS> = [
+  { ...FILTER_PLAN_LIMITS },
+  { sortedCandidates: FILTER_PLAN_LIMITS.sortedCandidates, fewCandidates: 0 },
+  { sortedCandidates: 0, fewCandidates: 0 },
+  { sortedCandidates: 4, fewCandidates: 2 },
+];
 
 function expected(world: World, projectIds: number[], me: number, text: string, withArchived: boolean, limit: number, offset: number): Outcome {
   try {
@@ -80,9 +95,11 @@ describe('filter: SQL against the reference evaluator', () => {
           const me = g(fc.constantFrom, ...users);
           const withArchived = g(fc.boolean);
           const [limit, offset] = g(fc.constantFrom, [1000, 0], [1000, 0], [3, 0], [2, 3], [5, 100]);
+          const limits = g(fc.constantFrom, ...PLAN_LIMITS);
           const want = expected(gw.world, gw.projectIds, me.id, text, withArchived, limit, offset);
           let got: Outcome;
           try {
+            Object.assign(FILTER_PLAN_LIMITS, limits);
             got = await service.run(
               { text, parameter: 'filter', projectIds: gw.projectIds, withArchived, limit, from: { offset }, today: TODAY },
               { userId: me.id, username: me.username, isAdmin: false, scopes: null },
@@ -90,6 +107,8 @@ describe('filter: SQL against the reference evaluator', () => {
           } catch (e) {
             if (!(e instanceof FilterError)) throw e;
             got = { error: e.position };
+          } finally {
+            Object.assign(FILTER_PLAN_LIMITS, PLAN_LIMITS[0]);
           }
           cases++;
           if ('error' in want) seen.refused++;
@@ -99,7 +118,7 @@ describe('filter: SQL against the reference evaluator', () => {
           if (JSON.stringify(got) !== JSON.stringify(want)) {
             throw new Error(
               `seed ${SEED}, world ${world} (projects ${gw.projectIds.join(', ')}), filter ${JSON.stringify(text)}` +
-                ` as @${me.username}, with_archived=${withArchived}, limit ${limit} offset ${offset}:\n` +
+                ` as @${me.username}, with_archived=${withArchived}, limit ${limit} offset ${offset}, plan limits ${JSON.stringify(limits)}:\n` +
                 `  SQL       ${JSON.stringify(got)}\n  reference ${JSON.stringify(want)}`,
             );
           }
