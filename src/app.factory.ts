@@ -14,6 +14,7 @@ import { closeConnectionsWhileDraining, DrainState } from './shared/http/drainin
 import { ExpressHttpAdapter } from './shared/http/express-http-adapter.js';
 import { rejectUndecodableQueries, verifyUtf8Form, verifyUtf8Json } from './shared/http/invalid-utf8.js';
 import { documentPagination, PAGE_LINK_SETTING, type PageLinkSetting } from './shared/http/pagination.js';
+import { holdParsedBodies, parsersInTurn } from './shared/http/body-memory.js';
 import { answerClientErrors, limitParsedBodies, refuseDeepJson } from './shared/http/body-limits.js';
 import { EarlyKeyLookup, guardErrorResponses } from './modules/identity/index.js';
 import { roleErrorResponses } from './modules/workspace/index.js';
@@ -84,8 +85,16 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, obs
   // A page's 413 is its HTML error page, like its other refusals (answerWebPageErrors below).
   app.use(limitParsedBodies(JSON_LIMIT_BYTES, webPageTooLarge));
   // Text that is not UTF-8 is a 400 naming where it is (a body, a form field, a query parameter).
-  app.use(express.json({ limit: JSON_LIMIT_BYTES, type: ['application/json', 'application/*+json'], verify: verifyUtf8Json }));
-  app.use(express.urlencoded({ limit: JSON_LIMIT_BYTES, extended: false, verify: verifyUtf8Form }));
+  // The bodies are held against the upload memory budget while their requests run (a 503 past it).
+  app.use(
+    holdParsedBodies(
+      app.get(UploadMemoryBudget),
+      parsersInTurn(
+        express.json({ limit: JSON_LIMIT_BYTES, type: ['application/json', 'application/*+json'], verify: verifyUtf8Json }),
+        express.urlencoded({ limit: JSON_LIMIT_BYTES, extended: false, verify: verifyUtf8Form }),
+      ),
+    ),
+  );
   app.use(`/${API_PREFIX}`, multipartFields({ limit: JSON_LIMIT_BYTES, uploadRoutes: UPLOAD_ROUTES }));
   app.use(refuseDeepJson);
   app.use(queryAsBody);

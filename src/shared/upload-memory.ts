@@ -128,7 +128,7 @@ export class MemoryHold {
 /** The 503 of a request refused for memory. */
 function uploadMemoryFull(): ServiceBusyError {
   return new ServiceBusyError(
-    `The server holds as many uploads in memory as it may; retry in ${UPLOAD_MEMORY_RETRY_AFTER_SECONDS} s`,
+    `The server holds as many uploads and request bodies in memory as it may; retry in ${UPLOAD_MEMORY_RETRY_AFTER_SECONDS} s`,
     UPLOAD_MEMORY_RETRY_AFTER_SECONDS,
   );
 }

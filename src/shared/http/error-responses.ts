@@ -98,7 +98,8 @@ function addErrorResponses(document: OpenAPIObject, operation: OperationObject, 
     const before = operation.responses[status] as ResponseObject | undefined;
     if (before?.content) continue;
     const mine = reasons.filter((r) => String(r.status) === status);
-    const whys = [...(before?.description ? [before.description] : []), ...mine.map((r) => r.why)];
+    // A reason both declared by the route and listed by a rule is said once.
+    const whys = [...new Set([...(before?.description ? [before.description] : []), ...mine.map((r) => r.why)])];
     const headers = Object.assign({}, before?.headers, ...mine.map((r) => r.headers)) as ResponseObject['headers'];
     operation.responses[status] = problemResponse(document, describe(whys), Object.keys(headers!).length ? headers : undefined);
   }
@@ -153,8 +154,8 @@ export function inputErrors(limits: BodyLimits): ErrorRule {
     if (query) reasons.push({ status: 400, why: INVALID_QUERY });
     if (op.parameters('path').length) reasons.push({ status: 404, why: NOT_FOUND });
     const upload = body !== undefined && 'content' in body && 'multipart/form-data' in body.content;
-    if (body) reasons.push({ status: 413, why: tooLarge(limits, upload) });
-    if (upload) reasons.push(UPLOAD_MEMORY_BUSY, UPLOAD_MEMORY_SHARE);
+    if (body) reasons.push({ status: 413, why: tooLarge(limits, upload) }, UPLOAD_MEMORY_BUSY);
+    if (upload) reasons.push(UPLOAD_MEMORY_SHARE);
     return reasons;
   };
 }
@@ -203,14 +204,15 @@ export const databaseBusyErrors: ErrorRule = (op) =>
   op.declared<boolean>(IS_PUBLIC) ? [] : [STATEMENT_TIMEOUT, ...(op.method === 'GET' ? [] : [WRITE_CONTENTION])];
 
 /**
- * The 503 of an upload, or of a file URL's download, that would pass what
- * all requests may hold in memory at once (UPLOAD_MEMORY_MAX_BYTES). Listed
- * by rule on multipart routes; routes whose JSON may name file URLs declare
- * it (`@RouteErrors(UPLOAD_MEMORY_BUSY)`).
+ * The 503 of a body (an upload, JSON, a form), or of a file URL's download,
+ * that would pass what all requests may hold in memory at once
+ * (UPLOAD_MEMORY_MAX_BYTES). Listed by rule on every route that takes a
+ * body; routes whose JSON may name file URLs declare it too
+ * (`@RouteErrors(UPLOAD_MEMORY_BUSY)`).
  */
 export const UPLOAD_MEMORY_BUSY: ErrorReason = {
   status: 503,
-  why: 'SERVICE.BUSY: the uploads and file-URL downloads in progress hold all the memory they may (UPLOAD_MEMORY_MAX_BYTES); nothing was stored, retry after `Retry-After` seconds',
+  why: 'SERVICE.BUSY: the uploads, file-URL downloads and request bodies in progress hold all the memory they may (UPLOAD_MEMORY_MAX_BYTES); nothing was stored, retry after `Retry-After` seconds',
   headers: RETRY_AFTER,
 };
 

@@ -122,6 +122,48 @@ describe('upload memory budget: multipart uploads', () => {
     expect(await Promise.all(ids.map(attachments))).toEqual(ids.map(() => [expect.objectContaining({ size: FILE_BYTES })]));
   });
 
+  it('holds JSON bodies too until they are answered: one that would pass the budget is a 503 before it is read, signed in or not', async () => {
+    const [card] = await cards(1, 'noted');
+    const notePath = `${API}/cards/${card.id}/attributes/Note`;
+    // Valid JSON of any size: a short value and trailing white space.
+    const note = (value: string, bytes: number) => {
+      const text = JSON.stringify({ value });
+      return { type: 'application/json', body: Buffer.from(text + ' '.repeat(bytes - text.length)) };
+    };
+    const sendNote = (body: { type: string; body: Buffer }, options: { chunked?: boolean; firstBytes?: number }, key: string | null = ann.apiKey) =>
+      holdUpload(port, notePath, key ? { 'X-Api-Key': key } : {}, body, options);
+    const noteNow = async () => (await c.get(ann, card.id)).attributes.Note;
+
+    // Alone, a held JSON body counts its declared bytes until its answer.
+    const alone = sendNote(note('alone', 40_000), { firstBytes: 100 });
+    await until(() => budget.inUse === 40_000, 'the JSON body to hold its declared bytes');
+    alone.finish();
+    expect((await alone.answer).status).toBe(200);
+    await backToZero();
+    expect(await noteNow()).toBe('alone');
+
+    const { held } = await holdThree();
+    const late = sendNote(note('late', 40_000), { firstBytes: 100 });
+    expectBusy(await late.answer);
+    const anonymous = sendNote(note('anonymous', 40_000), { firstBytes: 100 }, null);
+    expectBusy(await anonymous.answer);
+    // A chunked body is refused as soon as a chunk does not fit.
+    const chunked = sendNote(note('chunked', 60_000), { chunked: true, firstBytes: 35_000 });
+    expectBusy(await chunked.answer);
+    await until(() => budget.inUse === 3 * upload.body.length, 'the refused bodies to give their bytes back');
+    // What fits goes on beside the held uploads.
+    await t.http.post(notePath).set(as(ann)).send({ value: 'small' }).expect(200);
+    expect((await finishAll(held)).map((a) => a.status)).toEqual([200, 200, 200]);
+    await backToZero();
+    expect(await noteNow()).toBe('small');
+    // Once the uploads are done, the refused body goes through.
+    const again = sendNote(note('again', 40_000), { firstBytes: 100 });
+    again.finish();
+    expect((await again.answer).status).toBe(200);
+    await backToZero();
+    expect(await noteNow()).toBe('again');
+  });
+
   it('gives the bytes back when the client goes away, and after a 413, a 400 or a 404', async () => {
     const [card] = await cards(1, 'endings');
     const stored = storedFileCount(dataDir);

@@ -151,9 +151,12 @@ describe('the error answers of the OpenAPI document', () => {
       expectThat(o, '431 for headers over 16 KiB', /^HTTP\.431: .*16 KiB/.test(reasons(o, 431)));
       expectThat(o, '404 iff an id in the path', lists(o, 404) === pathParams(o).length > 0);
       expectThat(o, 'cross-site 403 iff a write', /AUTH\.CROSS_SITE_WRITE/.test(reasons(o, 403)) === (authenticated && o.method !== 'get'));
-      // Uploads, and the two JSON writes that may name files by URL, hold memory (hardening/upload-memory, fields/file-url-memory answer it).
+      // Bodies (uploads, JSON, forms), and the two JSON writes that may name files by URL, hold memory
+      // (hardening/upload-memory, fields/file-url-memory answer it); said once where both apply.
+      const holdsMemory = hasBody(o) || URL_FILE_WRITES.has(o.name);
       const holdsUploads = isUpload(o) || URL_FILE_WRITES.has(o.name);
-      expectThat(o, '503 SERVICE.BUSY for memory iff it takes uploads or file URLs', /UPLOAD_MEMORY_MAX_BYTES/.test(reasons(o, 503)) === holdsUploads);
+      expectThat(o, '503 SERVICE.BUSY for memory iff it takes a body or file URLs', /UPLOAD_MEMORY_MAX_BYTES/.test(reasons(o, 503)) === holdsMemory);
+      expectThat(o, 'the memory 503 said once', (reasons(o, 503).match(/UPLOAD_MEMORY_MAX_BYTES/g) ?? []).length <= 1);
       // A write's unit of work that still meets other writes after all its attempts (unit-of-work.int-spec answers it).
       expectThat(o, '503 SERVICE.BUSY for contention iff a write', /SERVICE\.BUSY: other changes of the same rows/.test(reasons(o, 503)) === (o.method !== 'get'));
       // A statement past DATABASE_STATEMENT_TIMEOUT_MS (hardening/statement-timeout answers it).
