@@ -212,7 +212,7 @@ export const databaseBusyErrors: ErrorRule = (op) =>
  */
 export const UPLOAD_MEMORY_BUSY: ErrorReason = {
   status: 503,
-  why: 'SERVICE.BUSY: the uploads, file-URL downloads and request bodies in progress hold all the memory they may (UPLOAD_MEMORY_MAX_BYTES); nothing was stored, retry after `Retry-After` seconds',
+  why: 'SERVICE.BUSY: the uploads, file-URL downloads and request bodies being read hold all the memory they may (UPLOAD_MEMORY_MAX_BYTES); nothing was stored, retry after `Retry-After` seconds',
   headers: RETRY_AFTER,
 };
 

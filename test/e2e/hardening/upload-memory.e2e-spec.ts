@@ -122,7 +122,7 @@ describe('upload memory budget: multipart uploads', () => {
     expect(await Promise.all(ids.map(attachments))).toEqual(ids.map(() => [expect.objectContaining({ size: FILE_BYTES })]));
   });
 
-  it('holds JSON bodies too until they are answered: one that would pass the budget is a 503 before it is read, signed in or not', async () => {
+  it('holds JSON bodies too while they are read: one that would pass the budget is a 503 before it is read, signed in or not', async () => {
     const [card] = await cards(1, 'noted');
     const notePath = `${API}/cards/${card.id}/attributes/Note`;
     // Valid JSON of any size: a short value and trailing white space.
@@ -134,7 +134,7 @@ describe('upload memory budget: multipart uploads', () => {
       holdUpload(port, notePath, key ? { 'X-Api-Key': key } : {}, body, options);
     const noteNow = async () => (await c.get(ann, card.id)).attributes.Note;
 
-    // Alone, a held JSON body counts its declared bytes until its answer.
+    // Alone, a JSON body being read counts its declared bytes until it is parsed.
     const alone = sendNote(note('alone', 40_000), { firstBytes: 100 });
     await until(() => budget.inUse === 40_000, 'the JSON body to hold its declared bytes');
     alone.finish();
