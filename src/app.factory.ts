@@ -85,7 +85,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, obs
   // A page's 413 is its HTML error page, like its other refusals (answerWebPageErrors below).
   app.use(limitParsedBodies(JSON_LIMIT_BYTES, webPageTooLarge));
   // Text that is not UTF-8 is a 400 naming where it is (a body, a form field, a query parameter).
-  // The bodies are held against the upload memory budget while their requests run (a 503 past it).
+  // The bodies are held against the upload memory budget while they are read (a 503 past it).
   app.use(
     holdParsedBodies(
       app.get(UploadMemoryBudget),
