@@ -14,7 +14,7 @@ import { closeConnectionsWhileDraining, DrainState } from './shared/http/drainin
 import { ExpressHttpAdapter } from './shared/http/express-http-adapter.js';
 import { rejectUndecodableQueries, verifyUtf8Form, verifyUtf8Json } from './shared/http/invalid-utf8.js';
 import { documentPagination, PAGE_LINK_SETTING, type PageLinkSetting } from './shared/http/pagination.js';
-import { holdParsedBodies, parsersInTurn } from './shared/http/body-memory.js';
+import { holdParsedBodies } from './shared/http/body-memory.js';
 import { answerClientErrors, limitParsedBodies, refuseDeepJson } from './shared/http/body-limits.js';
 import { EarlyKeyLookup, guardErrorResponses } from './modules/identity/index.js';
 import { roleErrorResponses } from './modules/workspace/index.js';
@@ -86,15 +86,11 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, obs
   app.use(limitParsedBodies(JSON_LIMIT_BYTES, webPageTooLarge));
   // Text that is not UTF-8 is a 400 naming where it is (a body, a form field, a query parameter).
   // The bodies are held against the upload memory budget while they are read (a 503 past it).
-  app.use(
-    holdParsedBodies(
-      app.get(UploadMemoryBudget),
-      parsersInTurn(
-        express.json({ limit: JSON_LIMIT_BYTES, type: ['application/json', 'application/*+json'], verify: verifyUtf8Json }),
-        express.urlencoded({ limit: JSON_LIMIT_BYTES, extended: false, verify: verifyUtf8Form }),
-      ),
-    ),
-  );
+  const parsers = express
+    .Router()
+    .use(express.json({ limit: JSON_LIMIT_BYTES, type: ['application/json', 'application/*+json'], verify: verifyUtf8Json }))
+    .use(express.urlencoded({ limit: JSON_LIMIT_BYTES, extended: false, verify: verifyUtf8Form }));
+  app.use(holdParsedBodies(app.get(UploadMemoryBudget), parsers));
   app.use(`/${API_PREFIX}`, multipartFields({ limit: JSON_LIMIT_BYTES, uploadRoutes: UPLOAD_ROUTES }));
   app.use(refuseDeepJson);
   app.use(queryAsBody);

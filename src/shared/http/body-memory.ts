@@ -1,6 +1,43 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { UploadMemoryBudget } from '../upload-memory.js';
+import type { DomainError } from '../domain/domain-error.js';
+import type { MemoryHold, MemoryOwner, UploadMemoryBudget } from '../upload-memory.js';
 import { closeAfterAnswer, PARSED_BODY_TYPES } from './body-limits.js';
+
+/**
+ * A share of the upload memory budget given back when the response ends,
+ * answered, failed or cut by the client (or earlier, by its holder);
+ * counted against `owner` too, within their share.
+ */
+export function holdUntilClosed(memory: UploadMemoryBudget, res: Response, owner?: MemoryOwner): MemoryHold {
+  const hold = memory.hold(owner);
+  if (res.closed) hold.release();
+  else res.once('close', () => hold.release());
+  return hold;
+}
+
+/**
+ * Takes a body of unknown length (chunked) from the budget chunk by chunk as
+ * it arrives; the first chunk that cannot fit is `refuse`d at once, before
+ * the parser sees it. Listening before the parser does puts this first. A
+ * chunk that arrives once the request is answered (a 413, a refusal) or its
+ * hold given back is not refused again.
+ */
+export function takeAsItArrives(
+  req: Request,
+  res: Response,
+  hold: MemoryHold,
+  refuse: (refusal: DomainError) => void,
+): { stop(): void; refusal?: DomainError } {
+  const counting: { stop(): void; refusal?: DomainError } = { stop: () => req.off('data', take) };
+  function take(chunk: Buffer): void {
+    if (counting.refusal || res.headersSent || hold.take(chunk.length)) return;
+    counting.refusal = hold.refusal();
+    counting.stop();
+    refuse(counting.refusal);
+  }
+  req.on('data', take);
+  return counting;
+}
 
 /**
  * Runs the JSON and form body parsers (`parse`) with the body's bytes held
@@ -20,47 +57,21 @@ import { closeAfterAnswer, PARSED_BODY_TYPES } from './body-limits.js';
 export function holdParsedBodies(memory: UploadMemoryBudget, parse: RequestHandler): RequestHandler {
   return (req: Request, res: Response, next: NextFunction): void => {
     if (res.headersSent || !req.is(PARSED_BODY_TYPES)) return void parse(req, res, next);
-    const hold = memory.hold();
-    if (res.closed) hold.release();
-    else res.once('close', () => hold.release());
-    let refused = false;
-    const refuse = (): void => {
-      refused = true;
+    const hold = holdUntilClosed(memory, res);
+    const refuse = (refusal: DomainError): void => {
       // The parser would otherwise read the rest before the answer goes.
       closeAfterAnswer(res);
-      next(hold.refusal());
+      next(refusal);
     };
     const declared = Number(req.headers['content-length']);
-    let take: ((chunk: Buffer) => void) | undefined;
-    if (Number.isFinite(declared)) {
-      // Node never reads past a declared length: it is taken whole.
-      if (!hold.take(declared)) return refuse();
-    } else {
-      // Listening in the same tick as the parser does: it sees every chunk this counts.
-      take = (chunk: Buffer): void => {
-        // Already answered (a 413 for the size), or the client left: nothing to refuse.
-        if (refused || res.headersSent || hold.take(chunk.length)) return;
-        req.off('data', take!);
-        refuse();
-      };
-      req.on('data', take);
-    }
+    // Node never reads past a declared length: it is taken whole.
+    if (Number.isFinite(declared) && !hold.take(declared)) return refuse(hold.refusal());
+    const counting = Number.isFinite(declared) ? undefined : takeAsItArrives(req, res, hold, refuse);
     parse(req, res, (error?: unknown) => {
-      if (take) req.off('data', take);
+      counting?.stop();
       hold.release();
       // Refused while the body came in: that was the answer, whatever the parser made of the rest.
-      if (!refused) next(error);
+      if (!counting?.refusal) next(error);
     });
-  };
-}
-
-/** Runs the parsers one after another, as `app.use` would: the first error ends the chain. */
-export function parsersInTurn(...parsers: RequestHandler[]): RequestHandler {
-  return (req, res, next) => {
-    const run = (i: number, error?: unknown): void => {
-      if (error || i === parsers.length) return next(error);
-      parsers[i](req, res, (e?: unknown) => run(i + 1, e));
-    };
-    run(0);
   };
 }

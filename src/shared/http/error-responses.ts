@@ -98,8 +98,7 @@ function addErrorResponses(document: OpenAPIObject, operation: OperationObject, 
     const before = operation.responses[status] as ResponseObject | undefined;
     if (before?.content) continue;
     const mine = reasons.filter((r) => String(r.status) === status);
-    // A reason both declared by the route and listed by a rule is said once.
-    const whys = [...new Set([...(before?.description ? [before.description] : []), ...mine.map((r) => r.why)])];
+    const whys = [...(before?.description ? [before.description] : []), ...mine.map((r) => r.why)];
     const headers = Object.assign({}, before?.headers, ...mine.map((r) => r.headers)) as ResponseObject['headers'];
     operation.responses[status] = problemResponse(document, describe(whys), Object.keys(headers!).length ? headers : undefined);
   }
@@ -207,8 +206,7 @@ export const databaseBusyErrors: ErrorRule = (op) =>
  * The 503 of a body (an upload, JSON, a form), or of a file URL's download,
  * that would pass what all requests may hold in memory at once
  * (UPLOAD_MEMORY_MAX_BYTES). Listed by rule on every route that takes a
- * body; routes whose JSON may name file URLs declare it too
- * (`@RouteErrors(UPLOAD_MEMORY_BUSY)`).
+ * body, which covers the JSON that may name file URLs.
  */
 export const UPLOAD_MEMORY_BUSY: ErrorReason = {
   status: 503,
@@ -220,7 +218,7 @@ export const UPLOAD_MEMORY_BUSY: ErrorReason = {
  * The 429 of an upload, or of a file URL's download, that would pass what
  * one user's requests may hold of that memory together
  * (UPLOAD_MEMORY_USER_SHARE_PERCENT). Listed by rule on multipart routes;
- * routes whose JSON may name file URLs declare it with UPLOAD_MEMORY_BUSY.
+ * routes whose JSON may name file URLs declare it (`@RouteErrors`).
  */
 export const UPLOAD_MEMORY_SHARE: ErrorReason = {
   status: 429,

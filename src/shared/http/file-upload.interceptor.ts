@@ -6,6 +6,7 @@ import { AppConfig, UPLOAD_ENVELOPE_BYTES } from '../../config/app-config.js';
 import type { Actor } from '../domain/actor.js';
 import { InvalidInputError, PayloadTooLargeError, type DomainError } from '../domain/domain-error.js';
 import { UploadMemoryBudget, type MemoryHold } from '../upload-memory.js';
+import { holdUntilClosed, takeAsItArrives } from './body-memory.js';
 import { checkUtf8Fields, type CheckedMultipart } from './invalid-utf8.js';
 import { ProblemDetailsFilter } from './problem-details.filter.js';
 import { sendProblem } from './problem.js';
@@ -34,34 +35,6 @@ function refuseNow(req: Request, res: Response, error: DomainError): void {
   timer.unref();
   req.once('close', () => clearTimeout(timer));
   req.once('end', () => clearTimeout(timer));
-}
-
-/**
- * A share of the upload memory budget given back when the response ends,
- * answered, failed or cut by the client; counted against the user the
- * request authenticated as (the guard ran before), within their share.
- */
-function holdUntilAnswered(memory: UploadMemoryBudget, req: Request, res: Response): MemoryHold {
-  const hold = memory.hold((req as Request & { user?: Actor }).user?.userId);
-  if (res.closed) hold.release();
-  else res.once('close', () => hold.release());
-  return hold;
-}
-
-/**
- * Takes a body of unknown length (chunked) from the budget chunk by chunk as
- * it arrives; a chunk that cannot fit is answered 503 at once, before the
- * parser sees it. Listening before the parser does puts this first.
- */
-function takeAsItArrives(req: Request, res: Response, hold: MemoryHold): { stop(): void; refusal?: DomainError } {
-  const counting: { stop(): void; refusal?: DomainError } = { stop: () => req.off('data', take) };
-  function take(chunk: Buffer): void {
-    if (res.headersSent || hold.take(chunk.length)) return;
-    counting.refusal = hold.refusal();
-    refuseNow(req, res, counting.refusal);
-  }
-  req.on('data', take);
-  return counting;
 }
 
 /**
@@ -143,7 +116,8 @@ export class MultipartUpload {
   async receive(req: Request, res: Response): Promise<UploadedFilePart | undefined> {
     if (!req.is('multipart/form-data')) return undefined;
     const declared = Number(req.headers['content-length']);
-    const hold = holdUntilAnswered(this.memory, req, res);
+    // Counted against the user the request authenticated as (the guard ran before).
+    const hold = holdUntilClosed(this.memory, res, (req as Request & { user?: Actor }).user?.userId);
     const refusal = this.refusalUnread(declared, hold);
     if (refusal) {
       refuseNow(req, res, refusal);
@@ -151,7 +125,7 @@ export class MultipartUpload {
       throw refusal;
     }
     // A declared length was taken whole: Node never reads past it.
-    const counting = Number.isFinite(declared) ? undefined : takeAsItArrives(req, res, hold);
+    const counting = Number.isFinite(declared) ? undefined : takeAsItArrives(req, res, hold, (refusal) => refuseNow(req, res, refusal));
     try {
       await this.parse(req, res);
     } catch (error) {

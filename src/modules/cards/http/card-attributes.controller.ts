@@ -2,7 +2,7 @@ import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@
 import { ApiBody, ApiConsumes, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { jsonText } from '../../../shared/http/json-text.js';
-import { RouteErrors, UPLOAD_MEMORY_BUSY, UPLOAD_MEMORY_SHARE } from '../../../shared/http/error-responses.js';
+import { RouteErrors, UPLOAD_MEMORY_SHARE } from '../../../shared/http/error-responses.js';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { NoQueryDto } from '../../../shared/http/list-query.dto.js';
@@ -41,7 +41,7 @@ export class CardAttributesController {
   @Post(':id/attributes')
   @HttpCode(200)
   // Files fields among them may be given by URL.
-  @RouteErrors(UPLOAD_MEMORY_BUSY, UPLOAD_MEMORY_SHARE)
+  @RouteErrors(UPLOAD_MEMORY_SHARE)
   @ApiBody({ schema: ATTRIBUTES_BODY_SCHEMA })
   @ApiOkResponse(CARD_RESPONSE)
   async setMany(

@@ -4,7 +4,7 @@ import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
-import { Conflicts, RouteErrors, UPLOAD_MEMORY_BUSY, UPLOAD_MEMORY_SHARE } from '../../../shared/http/error-responses.js';
+import { Conflicts, RouteErrors, UPLOAD_MEMORY_SHARE } from '../../../shared/http/error-responses.js';
 import { jsonText } from '../../../shared/http/json-text.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { CardHierarchyApi } from '../../card-hierarchy/index.js';
@@ -56,7 +56,7 @@ export class CardsController {
 
   @Post(':id/children')
   // Its `attributes` may name files by URL, downloaded before the card is created.
-  @RouteErrors(UPLOAD_MEMORY_BUSY, UPLOAD_MEMORY_SHARE)
+  @RouteErrors(UPLOAD_MEMORY_SHARE)
   create(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: CreateCardDto) {
     return this.creation.create(id, dto, actor);
   }
