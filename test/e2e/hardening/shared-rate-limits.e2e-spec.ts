@@ -1,16 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { awayFromWindowEdge } from '../../support/rate-windows.js';
 import { processDatabase, startServer, type ProcessDatabase, type ServerProcess } from '../../support/server-process.js';
 
 // Two instances of the built server on one database (issue 13, DESIGN.md §3,
 // §10): the counters live in PostgreSQL, so a client cannot double its limit by
 // spreading its requests over the instances behind a balancer.
 const LIMIT = 20;
-
-/** Fixed windows are cut on the minute: wait out the last seconds of one so a test never straddles two. */
-async function awayFromWindowEdge(): Promise<void> {
-  const intoMinute = Date.now() % 60_000;
-  if (intoMinute > 50_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 500));
-}
 
 describe('rate limits shared by two instances', () => {
   let db: ProcessDatabase;

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { credentialWindowKey } from '../../../src/modules/identity/application/api-keys.service.js';
 import { hashLimitKey } from '../../../src/modules/identity/infrastructure/rate-limit.store.js';
+import { awayFromWindowEdge } from '../../support/rate-windows.js';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 
 describe('authentication and /me', () => {
@@ -89,6 +90,7 @@ describe('rate limiting', () => {
   it('answers 429 with Retry-After once a credential exceeds its budget', async () => {
     t = await createTestApp({ env: { RATE_LIMIT_PER_MINUTE: '3' } });
     const u = await t.user();
+    await awayFromWindowEdge();
     for (let i = 0; i < 3; i++) await t.http.get('/api/1.0/me').set(as(u)).expect(200);
     const res = await t.http.get('/api/1.0/me').set(as(u)).expect(429);
     expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
