@@ -164,6 +164,19 @@ describe('upload memory budget: multipart uploads', () => {
     expect(await noteNow()).toBe('again');
   });
 
+  it("refuses a web page's form the same way, as the pages' HTML error page", async () => {
+    const form = { type: 'application/x-www-form-urlencoded', body: Buffer.from(`login=ann&password=${'x'.repeat(40_000)}`) };
+    const { held } = await holdThree();
+    const refused = holdUpload(port, '/login', {}, form, { firstBytes: 100 });
+    const answer = await refused.answer;
+    expect(answer.status).toBe(503);
+    expect(answer.headers['content-type']).toMatch(/^text\/html/);
+    expect(answer.headers['retry-after']).toBe('5');
+    expect(answer.body).toMatch(/<h1>Service Unavailable<\/h1>.*retry in 5 s/);
+    expect((await finishAll(held)).map((a) => a.status)).toEqual([200, 200, 200]);
+    await backToZero();
+  });
+
   it('gives the bytes back when the client goes away, and after a 413, a 400 or a 404', async () => {
     const [card] = await cards(1, 'endings');
     const stored = storedFileCount(dataDir);

@@ -17,6 +17,9 @@ function sendErrorPage(error: unknown, req: Request, res: Response): void {
     return sendPage(res, 403, errorPage(blank, 'Form expired', message));
   }
   const p = problems.toProblem(error, req);
+  // A busy or rate-limited page says when to come back, as the API does; a
+  // Basic challenge would open the browser's own sign-in dialog instead of ours.
+  if (p.headers?.['Retry-After']) res.setHeader('Retry-After', p.headers['Retry-After']);
   sendPage(res, p.status, errorPage(blank, p.title, p.detail));
 }
 
