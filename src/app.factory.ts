@@ -18,12 +18,21 @@ import { holdParsedBodies } from './shared/http/body-memory.js';
 import { answerClientErrors, limitParsedBodies, refuseDeepJson } from './shared/http/body-limits.js';
 import { EarlyKeyLookup, guardErrorResponses } from './modules/identity/index.js';
 import { roleErrorResponses } from './modules/workspace/index.js';
-import { answerWebPageErrors, OAUTH_ENDPOINT_PATHS, readOAuthEndpointBodies, WEB_PATHS, webPageTooLarge } from './modules/web/index.js';
+import {
+  answerWebPageErrors,
+  OAUTH_ENDPOINT_PATHS,
+  oauthEndpointTooSlow,
+  readOAuthEndpointBodies,
+  WEB_PATHS,
+  webPageTooLarge,
+  webPageTooSlow,
+} from './modules/web/index.js';
 import { databaseBusyErrors, declaredErrors, documentErrors, inputErrors } from './shared/http/error-responses.js';
 import { ProblemDetailsFilter } from './shared/http/problem-details.filter.js';
 import { sendProblem } from './shared/http/problem.js';
 import { multipartFields } from './shared/http/multipart-fields.middleware.js';
 import { queryAsBody } from './shared/http/query-as-body.middleware.js';
+import { refuseSlowBodies, type BodyPace } from './shared/http/slow-bodies.js';
 import { rejectUnsafeStrings } from './shared/http/safe-strings.middleware.js';
 import { documentUnreadBodies, refuseUnreadBodies } from './shared/http/unread-bodies.middleware.js';
 import { createValidationPipe } from './shared/http/validation.pipe.js';
@@ -67,6 +76,9 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, obs
     observe.metrics.watchPool(() => poolStats(app.get(DataSource)));
     observe.metrics.watchUploadMemory(app.get(UploadMemoryBudget));
   }
+  // A body that stops arriving or trickles is a 408 before it holds memory for long;
+  // in the form each path's clients read (as for a 413 below).
+  app.use(refuseSlowBodies(bodyPace(config), (req) => (OAUTH_ENDPOINTS.test(req.path) ? oauthEndpointTooSlow : webPageTooSlow(req))));
   // An API request's key is looked up as it arrives, beside the body parsing below.
   app.use(`/${API_PREFIX}`, app.get(EarlyKeyLookup).middleware());
   closeConnectionsWhileDraining(app.get(DrainState), (app.getHttpAdapter().getInstance() as express.Express).response);
@@ -159,7 +171,7 @@ function apiDocument(app: NestExpressApplication, config: AppConfig): OpenAPIObj
   documentUnreadBodies(document);
   documentErrors(document, app, [
     declaredErrors,
-    inputErrors({ bodyBytes: JSON_LIMIT_BYTES, uploadBytes: config.maxUploadBytes }),
+    inputErrors({ bodyBytes: JSON_LIMIT_BYTES, uploadBytes: config.maxUploadBytes, pace: bodyPace(config) }),
     guardErrorResponses(config),
     roleErrorResponses,
     databaseBusyErrors,
@@ -172,4 +184,9 @@ function poolStats(dataSource: DataSource): PoolStats | undefined {
   const pool = (dataSource.driver as { master?: Partial<PoolStats> }).master;
   if (typeof pool?.totalCount !== 'number') return undefined;
   return { totalCount: pool.totalCount, idleCount: pool.idleCount ?? 0, waitingCount: pool.waitingCount ?? 0 };
+}
+
+/** How a request body must keep arriving (REQUEST_BODY_TIMEOUT_MS, REQUEST_BODY_MIN_BYTES_PER_SECOND). */
+function bodyPace(config: AppConfig): BodyPace {
+  return { timeoutMs: config.requestBodyTimeoutMs, minBytesPerSecond: config.requestBodyMinBytesPerSecond };
 }

@@ -27,6 +27,16 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ HEAP_GROWING_PERCENT: 'less' })).toThrow(/HEAP_GROWING_PERCENT/);
   });
 
+  it("reads a request body's pace: 20 s, then 500 bytes a second", () => {
+    expect(loadConfig({})).toMatchObject({ requestBodyTimeoutMs: 20_000, requestBodyMinBytesPerSecond: 500 });
+    expect(loadConfig({ REQUEST_BODY_TIMEOUT_MS: '5000', REQUEST_BODY_MIN_BYTES_PER_SECOND: '100' })).toMatchObject({
+      requestBodyTimeoutMs: 5000,
+      requestBodyMinBytesPerSecond: 100,
+    });
+    expect(() => loadConfig({ REQUEST_BODY_TIMEOUT_MS: '0' })).toThrow(/REQUEST_BODY_TIMEOUT_MS/);
+    expect(() => loadConfig({ REQUEST_BODY_MIN_BYTES_PER_SECOND: '0' })).toThrow(/REQUEST_BODY_MIN_BYTES_PER_SECOND/);
+  });
+
   it('names the bad variable', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
     expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL/);

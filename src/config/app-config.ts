@@ -55,6 +55,10 @@ export class AppConfig {
   readonly uploadMemoryMaxBytes: number;
   /** Of those, what one user's requests may hold together (UPLOAD_MEMORY_USER_SHARE_PERCENT of them, at least one upload). */
   readonly uploadMemoryUserMaxBytes: number;
+  /** A request body's time to arrive, in ms, before it must keep a pace (REQUEST_BODY_TIMEOUT_MS). */
+  readonly requestBodyTimeoutMs: number;
+  /** The pace: each this many bytes received buy a body one more second (REQUEST_BODY_MIN_BYTES_PER_SECOND). */
+  readonly requestBodyMinBytesPerSecond: number;
   readonly allowSignup: boolean;
   readonly fileUrlAllowPrivate: boolean;
   readonly migrationsRun: boolean;
@@ -143,6 +147,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
     maxUploadBytes,
     uploadMemoryMaxBytes,
     uploadMemoryUserMaxBytes: readUserShare(env, uploadMemoryMaxBytes, maxUploadBytes),
+    // Apache's mod_reqtimeout defaults (body=20,MinRate=500): a body that stops
+    // is cut after 20 s instead of Node's 5 minutes for a whole request (which
+    // still bounds a body that keeps the pace).
+    requestBodyTimeoutMs: readInt(env, 'REQUEST_BODY_TIMEOUT_MS', 20_000, 100, 3_600_000),
+    requestBodyMinBytesPerSecond: readInt(env, 'REQUEST_BODY_MIN_BYTES_PER_SECOND', 500, 1, 2 ** 30),
     allowSignup: readBool(env, 'ALLOW_SIGNUP', true),
     fileUrlAllowPrivate: readBool(env, 'FILE_URL_ALLOW_PRIVATE', false),
     migrationsRun: readBool(env, 'MIGRATIONS_RUN', true),

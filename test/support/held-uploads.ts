@@ -1,6 +1,12 @@
-import { readdirSync } from 'node:fs';
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { expect } from '@jest/globals';
+import type { Metrics } from '../../src/observability/metrics.js';
+import { UploadMemoryBudget } from '../../src/shared/upload-memory.js';
+import { createTestApp } from './test-app.js';
 
 /** An answer as supertest gives it: a JSON body parsed. */
 export interface Answer {
@@ -102,4 +108,21 @@ export function storedFileCount(dataDir: string): number {
   } catch {
     return 0;
   }
+}
+
+/**
+ * The app on a data directory of its own, listening on a loopback port:
+ * held uploads need a real socket. `close` closes it and removes the directory.
+ */
+export async function listeningApp(prefix: string, env: Record<string, string>, metrics?: Metrics) {
+  const dataDir = mkdtempSync(path.join(tmpdir(), prefix));
+  const t = await createTestApp({ env: { DATA_DIR: dataDir, ...env }, observe: metrics ? { metrics } : undefined });
+  const server = t.app.getHttpServer() as Server;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  const close = async () => {
+    await t.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  return { t, port, dataDir, budget: t.app.get(UploadMemoryBudget), close };
 }

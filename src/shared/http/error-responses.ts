@@ -6,6 +6,7 @@ import type { HeaderObject, OpenAPIObject, OperationObject, ResponseObject } fro
 import { IS_PUBLIC } from './actor.decorator.js';
 import { HEADER_LIMIT } from './body-limits.js';
 import { problemResponse } from './problem.js';
+import type { BodyPace } from './slow-bodies.js';
 
 /** One reason an operation may answer an error status, with the headers that answer carries. */
 export interface ErrorReason {
@@ -135,12 +136,19 @@ export interface BodyLimits {
   bodyBytes: number;
   /** An uploaded file (MAX_UPLOAD_BYTES). */
   uploadBytes: number;
+  /** How a body must keep arriving (refuseSlowBodies). */
+  pace: BodyPace;
 }
+
+const bodyTooSlow = ({ pace }: BodyLimits): string =>
+  `HTTP.408: the body stopped arriving or came too slowly: it has ${pace.timeoutMs} ms (REQUEST_BODY_TIMEOUT_MS) ` +
+  `and one more second for every ${pace.minBytesPerSecond} bytes received (REQUEST_BODY_MIN_BYTES_PER_SECOND); nothing was changed and the connection is closed`;
 
 /**
  * What the body parsers, the validation pipe and the id pipe answer: 400 for
  * input that is read and refused (a body, a query string), 404 for a path
- * naming nothing the caller sees, 413 for a body over its limit; and the
+ * naming nothing the caller sees, 413 for a body over its limit, 408 for one
+ * that stops arriving (refuseSlowBodies); and the
  * HTTP server's parser, before any route runs: 431 for headers over its
  * limit, on every operation.
  */
@@ -153,7 +161,7 @@ export function inputErrors(limits: BodyLimits): ErrorRule {
     if (query) reasons.push({ status: 400, why: INVALID_QUERY });
     if (op.parameters('path').length) reasons.push({ status: 404, why: NOT_FOUND });
     const upload = body !== undefined && 'content' in body && 'multipart/form-data' in body.content;
-    if (body) reasons.push({ status: 413, why: tooLarge(limits, upload) }, UPLOAD_MEMORY_BUSY);
+    if (body) reasons.push({ status: 413, why: tooLarge(limits, upload) }, { status: 408, why: bodyTooSlow(limits) }, UPLOAD_MEMORY_BUSY);
     if (upload) reasons.push(UPLOAD_MEMORY_SHARE);
     return reasons;
   };

@@ -1,13 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { UploadMemoryBudget } from '../../../src/shared/upload-memory.js';
+import type { UploadMemoryBudget } from '../../../src/shared/upload-memory.js';
 import { startFileUrlSource, type FileUrlSource } from '../../support/file-url-source.js';
-import { expectOverShare, holdUpload, multipartBody, storedFileCount, until } from '../../support/held-uploads.js';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
+import { expectOverShare, holdUpload, listeningApp, multipartBody, storedFileCount, until } from '../../support/held-uploads.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, fieldsClient, type World } from './fields-fixtures.js';
 
 const CAP = 100_000;
@@ -35,19 +30,16 @@ describe('upload memory: a user\'s share takes their file-URL downloads', () => 
   let dataDir: string;
   let budget: UploadMemoryBudget;
   let port: number;
+  let close: () => Promise<void>;
   let source: FileUrlSource;
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(path.join(tmpdir(), 'cardwork-url-share-'));
     source = await startFileUrlSource({ heldBytes: HELD_BYTES, fileBytes: FILE_BYTES });
-    t = await createTestApp({
-      env: { FILE_URL_ALLOW_PRIVATE: 'true', DATA_DIR: dataDir, MAX_UPLOAD_BYTES: String(CAP), UPLOAD_MEMORY_MAX_BYTES: String(BUDGET) },
-    });
-    // Held uploads need a real socket.
-    const server = t.app.getHttpServer() as Server;
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    port = (server.address() as AddressInfo).port;
-    budget = t.app.get(UploadMemoryBudget);
+    ({ t, port, dataDir, budget, close } = await listeningApp('cardwork-url-share-', {
+      FILE_URL_ALLOW_PRIVATE: 'true',
+      MAX_UPLOAD_BYTES: String(CAP),
+      UPLOAD_MEMORY_MAX_BYTES: String(BUDGET),
+    }));
     c = fieldsClient(t);
     ann = await t.user();
     eve = await t.user();
@@ -58,9 +50,8 @@ describe('upload memory: a user\'s share takes their file-URL downloads', () => 
   });
   afterAll(async () => {
     source.releaseHeld();
-    await t.close();
+    await close();
     await source.close();
-    rmSync(dataDir, { recursive: true, force: true });
   });
 
   const backToZero = () => until(() => budget.inUse === 0, 'the upload memory budget to be back to zero');

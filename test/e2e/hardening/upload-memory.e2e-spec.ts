@@ -1,33 +1,14 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Metrics } from '../../../src/observability/metrics.js';
 import { UploadMemoryBudget } from '../../../src/shared/upload-memory.js';
-import { expectBusy, expectOverShare, holdUpload, multipartBody, storedFileCount, until, type HeldUpload } from '../../support/held-uploads.js';
+import { expectBusy, expectOverShare, holdUpload, listeningApp, multipartBody, storedFileCount, until, type HeldUpload } from '../../support/held-uploads.js';
 import { DISCOVER } from '../../support/import-client.js';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, fieldsClient, type World } from '../fields/fields-fixtures.js';
 
 const CAP = 100_000;
 const BUDGET = 300_000;
 const FILE_BYTES = 90_000;
-
-/** The app on a data directory of its own, listening on a port (held uploads need a real socket). */
-async function listeningApp(prefix: string, env: Record<string, string>, metrics?: Metrics) {
-  const dataDir = mkdtempSync(path.join(tmpdir(), prefix));
-  const t = await createTestApp({ env: { DATA_DIR: dataDir, MAX_UPLOAD_BYTES: String(CAP), ...env }, observe: metrics ? { metrics } : undefined });
-  const server = t.app.getHttpServer() as Server;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  const close = async () => {
-    await t.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  };
-  return { t, port, dataDir, budget: t.app.get(UploadMemoryBudget), close };
-}
 
 /**
  * Uploads held in memory are bounded across requests (UPLOAD_MEMORY_MAX_BYTES),
@@ -54,7 +35,7 @@ describe('upload memory budget: multipart uploads', () => {
     // One user's uploads may hold the whole budget here: what is tested is the budget itself.
     ({ t, port, dataDir, budget, close } = await listeningApp(
       'cardwork-upload-memory-',
-      { UPLOAD_MEMORY_MAX_BYTES: String(BUDGET), UPLOAD_MEMORY_USER_SHARE_PERCENT: '100' },
+      { MAX_UPLOAD_BYTES: String(CAP), UPLOAD_MEMORY_MAX_BYTES: String(BUDGET), UPLOAD_MEMORY_USER_SHARE_PERCENT: '100' },
       metrics,
     ));
     c = fieldsClient(t);
@@ -253,7 +234,7 @@ describe('upload memory budget: one user\'s share', () => {
   const appendPath = (card: number) => `${API}/cards/${card}/attributes/Attachments/append`;
 
   beforeAll(async () => {
-    ({ t, port, budget, close } = await listeningApp('cardwork-upload-share-', { UPLOAD_MEMORY_MAX_BYTES: String(SHARE_BUDGET) }));
+    ({ t, port, budget, close } = await listeningApp('cardwork-upload-share-', { MAX_UPLOAD_BYTES: String(CAP), UPLOAD_MEMORY_MAX_BYTES: String(SHARE_BUDGET) }));
     c = fieldsClient(t);
     ann = await t.user();
     bob = await t.user();

@@ -46,6 +46,8 @@ const lists = (o: Op, status: number) => String(status) in o.op.responses;
 const reasons = (o: Op, status: number) => o.op.responses[String(status)]?.description ?? '';
 const pathParams = (o: Op) => (o.op.parameters ?? []).filter((p) => p.in === 'path').map((p) => p.name);
 const hasBody = (o: Op) => o.op.requestBody !== undefined;
+/** Short, so the 408 test waits little; bodies the tests send arrive at once. */
+const BODY_TIMEOUT_MS = 2000;
 const isUpload = (o: Op) => 'multipart/form-data' in (o.op.requestBody?.content ?? {});
 
 /** The port the app listens on, loopback; it starts listening on the first call. */
@@ -106,7 +108,9 @@ describe('the error answers of the OpenAPI document', () => {
   };
 
   beforeAll(async () => {
-    t = await createTestApp({ env: { MAX_UPLOAD_BYTES: String(UPLOAD_CAP), API_KEYS_PER_USER_MAX: String(KEYS_MAX) } });
+    t = await createTestApp({
+      env: { MAX_UPLOAD_BYTES: String(UPLOAD_CAP), API_KEYS_PER_USER_MAX: String(KEYS_MAX), REQUEST_BODY_TIMEOUT_MS: String(BODY_TIMEOUT_MS) },
+    });
     owner = await t.user();
     viewer = await t.user();
     const ws = workspaceClient(t);
@@ -147,6 +151,7 @@ describe('the error answers of the OpenAPI document', () => {
       }
       expectThat(o, '400 with a body', !hasBody(o) || lists(o, 400));
       expectThat(o, '413 iff a body', lists(o, 413) === hasBody(o));
+      expectThat(o, '408 iff a body, naming its settings', lists(o, 408) === hasBody(o) && (!hasBody(o) || /REQUEST_BODY_TIMEOUT_MS/.test(reasons(o, 408))));
       // Refused by the HTTP server's parser before routing, whatever the operation.
       expectThat(o, '431 for headers over 16 KiB', /^HTTP\.431: .*16 KiB/.test(reasons(o, 431)));
       expectThat(o, '404 iff an id in the path', lists(o, 404) === pathParams(o).length > 0);
@@ -225,6 +230,20 @@ describe('the error answers of the OpenAPI document', () => {
       const res = await t.http.post(urlFor(o.path).replace('/Notes', '/Docs')).set(as(owner)).attach(part, Buffer.alloc(UPLOAD_CAP + 1, 'a'), 'big.csv');
       expect(answered(o, res)).toEqual({ op: o.name, status: 413, problem: true, type: 'INPUT.TOO_LARGE' });
     }
+  });
+
+  it('408: every operation that lists it answers a body that stops arriving once its time is used, before any route runs', async () => {
+    // Raw: the head declares a body of which nothing comes. All at once: each waits out the timeout.
+    const port = await listening(t);
+    const answers = await Promise.all(
+      ops.filter((o) => lists(o, 408)).map(async (o) => {
+        const head = `${o.method.toUpperCase()} ${urlFor(o.path)} HTTP/1.1\r\nHost: localhost\r\nX-Api-Key: ${owner.apiKey}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n`;
+        const { response } = await rawExchange(port, head);
+        return { op: o.name, status: response?.status, type: response?.headers['content-type'], problem: response && JSON.parse(response.body).type };
+      }),
+    );
+    expect(answers.length).toBeGreaterThan(20);
+    expect(answers).toEqual(answers.map(({ op }) => ({ op, status: 408, type: expect.stringMatching(/^application\/problem\+json/), problem: 'HTTP.408' })));
   });
 
   it('431: every operation lists it and answers it to headers over 16 KiB, as problem+json, before any route runs', async () => {

@@ -2,6 +2,7 @@ import express, { type NextFunction, type Request, type RequestHandler, type Res
 import type { OAuthEndpointAnswer } from '../../identity/index.js';
 import { capBody, tooLargeDetail } from '../../../shared/http/body-limits.js';
 import { verifyUtf8Form } from '../../../shared/http/invalid-utf8.js';
+import type { SlowBodyAnswer } from '../../../shared/http/slow-bodies.js';
 import { refuseUnreadBodies } from '../../../shared/http/unread-bodies.middleware.js';
 
 /** The token and revocation endpoints: form bodies only (RFC 6749 §3.2, RFC 7009 §2.1). */
@@ -18,11 +19,12 @@ export function sendEndpointAnswer(res: Response, answer: OAuthEndpointAnswer): 
 
 /**
  * A refusal in RFC 6749 §5.2 form: 400 `invalid_request` for a malformed
- * request, 413 (still `invalid_request`) for one too large to read. The
+ * request, 413 or 408 (still `invalid_request`) for one too large or too
+ * slow to read. The
  * description is ours, never a parser's message: it must be printable ASCII
  * without `"` or `\`.
  */
-function refuse(res: Response, status: 400 | 405 | 413 | 500, description: string, headers: Record<string, string> = {}): void {
+function refuse(res: Response, status: 400 | 405 | 408 | 413 | 500, description: string, headers: Record<string, string> = {}): void {
   if (res.headersSent) return;
   const error = status === 500 ? 'server_error' : 'invalid_request';
   sendEndpointAnswer(res, { status, headers: { 'Cache-Control': 'no-store', ...headers }, body: { error, error_description: description } });
@@ -76,3 +78,6 @@ export function readOAuthEndpointBodies(limit: number): RequestHandler {
     });
   };
 }
+
+/** refuseSlowBodies' 408 for the token and revocation endpoints: RFC 6749 JSON, as their other refusals. */
+export const oauthEndpointTooSlow: SlowBodyAnswer = (res, detail) => refuse(res, 408, detail);

@@ -3,6 +3,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { PayloadTooLargeError } from '../../../shared/domain/domain-error.js';
 import { tooLargeDetail, type TooLargeAnswer } from '../../../shared/http/body-limits.js';
 import { ProblemDetailsFilter } from '../../../shared/http/problem-details.filter.js';
+import type { SlowBodyAnswer } from '../../../shared/http/slow-bodies.js';
 import { errorPage } from '../views/pages.js';
 import { CsrfError, sendPage } from './web-context.js';
 import { WEB_PAGE_PATHS } from './web-paths.js';
@@ -60,3 +61,11 @@ const sendTooLargePage: TooLargeAnswer = (res, limit) => {
   if (res.headersSent) return;
   sendErrorPage(new PayloadTooLargeError(tooLargeDetail(limit)), res.req, res);
 };
+
+/** refuseSlowBodies' 408 for a page: the HTML error page too. */
+export function webPageTooSlow(req: Request): SlowBodyAnswer | undefined {
+  if (!WEB_PAGE_PATHS.test(req.path)) return undefined;
+  return (res, detail) => {
+    if (!res.headersSent) sendErrorPage(Object.assign(new Error(detail), { status: 408, expose: true }), res.req, res);
+  };
+}
