@@ -16,6 +16,7 @@ import { FilterError } from '../../../src/modules/cards/filter/filter.errors.js'
 import { parseFilter } from '../../../src/modules/cards/filter/filter.parser.js';
 import { mentionsArchived, resolveFilter, userMap, userRefs } from '../../../src/modules/cards/filter/filter.resolver.js';
 import { ReferenceEvaluator, type World, type WorldUser } from '../../../src/modules/cards/filter/reference-evaluator.test-support.js';
+import { withPlanLimits } from '../../support/plan-limits.js';
 import { createTestApp, type TestApp } from '../../support/test-app.js';
 import { generateFilter, generateWorld, insertWorld, TODAY } from './filter-world.js';
 
@@ -99,16 +100,15 @@ describe('filter: SQL against the reference evaluator', () => {
           const want = expected(gw.world, gw.projectIds, me.id, text, withArchived, limit, offset);
           let got: Outcome;
           try {
-            Object.assign(FILTER_PLAN_LIMITS, limits);
-            got = await service.run(
-              { text, parameter: 'filter', projectIds: gw.projectIds, withArchived, limit, from: { offset }, today: TODAY },
-              { userId: me.id, username: me.username, isAdmin: false, scopes: null },
+            got = await withPlanLimits(limits, () =>
+              service.run(
+                { text, parameter: 'filter', projectIds: gw.projectIds, withArchived, limit, from: { offset }, today: TODAY },
+                { userId: me.id, username: me.username, isAdmin: false, scopes: null },
+              ),
             );
           } catch (e) {
             if (!(e instanceof FilterError)) throw e;
             got = { error: e.position };
-          } finally {
-            Object.assign(FILTER_PLAN_LIMITS, PLAN_LIMITS[0]);
           }
           cases++;
           if ('error' in want) seen.refused++;

@@ -7,20 +7,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { DataSource } from 'typeorm';
-import { FILTER_PLAN_LIMITS } from '../../../src/modules/card-hierarchy/infrastructure/card-filter.sql.js';
+import { withPlanLimits } from '../../support/plan-limits.js';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, workspaceClient } from '../../support/workspace-client.js';
-
-/** Runs `work` with some of the filter query's plan limits changed (to run each plan on small data). */
-async function withPlanLimits(limits: Partial<typeof FILTER_PLAN_LIMITS>, work: () => Promise<void>): Promise<void> {
-  const defaults = { ...FILTER_PLAN_LIMITS };
-  Object.assign(FILTER_PLAN_LIMITS, limits);
-  try {
-    await work();
-  } finally {
-    Object.assign(FILTER_PLAN_LIMITS, defaults);
-  }
-}
 
 interface Card {
   id: number;
