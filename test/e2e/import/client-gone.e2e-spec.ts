@@ -4,6 +4,7 @@ import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sheetFile, type Cell } from '../../support/spreadsheets.js';
 import { DISCOVER } from '../../support/import-client.js';
+import { multipartBody } from '../../support/held-uploads.js';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 
 // An upload whose client leaves while its spreadsheet is parsed stops the
@@ -17,16 +18,6 @@ function bigSheet(n: number): Buffer {
   const rows: Cell[][] = [['Title', 'N', 'Notes', 'Owner', 'Kind']];
   for (let i = 1; i <= n; i++) rows.push([`row ${i}`, i, `note ${i} `.repeat(3), `owner ${i % 50}`, `kind ${i % 7}`]);
   return sheetFile(rows, 'xlsx');
-}
-
-/** A multipart body with one file part named "file". */
-function multipart(file: Buffer, name: string): { body: Buffer; type: string } {
-  const boundary = `----cardwork${Date.now()}`;
-  const head = Buffer.from(
-    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\n` +
-      `Content-Type: application/vnd.openxmlformats-officedocument.spreadsheetml.sheet\r\n\r\n`,
-  );
-  return { body: Buffer.concat([head, file, Buffer.from(`\r\n--${boundary}--\r\n`)]), type: `multipart/form-data; boundary=${boundary}` };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -51,7 +42,7 @@ describe('an upload whose client went away', () => {
 
   /** Sends the big file and leaves `afterMs` after its last byte went out. */
   function sendBigAndLeave(afterMs: number): Promise<void> {
-    const { body, type } = multipart(big, 'big.xlsx');
+    const { body, type } = multipartBody('file', 'big.xlsx', big);
     return new Promise((resolve) => {
       const req = http.request({ port, host: '127.0.0.1', method: 'POST', path: DISCOVER, headers: { ...as(u), 'Content-Type': type, 'Content-Length': body.length } });
       req.on('error', () => resolve());
