@@ -30,7 +30,7 @@ import {
 import { databaseBusyErrors, declaredErrors, documentErrors, inputErrors } from './shared/http/error-responses.js';
 import { ProblemDetailsFilter } from './shared/http/problem-details.filter.js';
 import { sendProblem } from './shared/http/problem.js';
-import { multipartFields } from './shared/http/multipart-fields.middleware.js';
+import { multipartFields, readsFormFields } from './shared/http/multipart-fields.middleware.js';
 import { queryAsBody } from './shared/http/query-as-body.middleware.js';
 import { refuseSlowBodies, type BodyPace } from './shared/http/slow-bodies.js';
 import { rejectUnsafeStrings } from './shared/http/safe-strings.middleware.js';
@@ -103,7 +103,9 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, obs
     .use(express.json({ limit: JSON_LIMIT_BYTES, type: ['application/json', 'application/*+json'], verify: verifyUtf8Json }))
     .use(express.urlencoded({ limit: JSON_LIMIT_BYTES, extended: false, verify: verifyUtf8Form }));
   app.use(holdParsedBodies(app.get(UploadMemoryBudget), parsers));
-  app.use(`/${API_PREFIX}`, multipartFields({ limit: JSON_LIMIT_BYTES, uploadRoutes: UPLOAD_ROUTES }));
+  // A multipart form's text fields, on the routes that take no file, are held the same way.
+  const formFields = multipartFields({ limit: JSON_LIMIT_BYTES, uploadRoutes: UPLOAD_ROUTES });
+  app.use(`/${API_PREFIX}`, holdParsedBodies(app.get(UploadMemoryBudget), formFields, readsFormFields(UPLOAD_ROUTES)));
   app.use(refuseDeepJson);
   app.use(queryAsBody);
   app.use(rejectUndecodableQueries({ except: [OAUTH_ENDPOINTS] }));

@@ -40,7 +40,9 @@ export function takeAsItArrives(
 }
 
 /**
- * Runs the JSON and form body parsers (`parse`) with the body's bytes held
+ * Runs the JSON and form body parsers (`parse`; or another that `reads` the
+ * request's body, the multipart form fields of a route that takes no file)
+ * with the body's bytes held
  * against the process's upload memory budget (UPLOAD_MEMORY_MAX_BYTES)
  * while it is read and parsed. Each body is at most 1 MiB, but nothing
  * bounded how many were being read at once: they are read before any
@@ -54,9 +56,13 @@ export function takeAsItArrives(
  * downloads and uploads it makes take their own bytes. The credential is
  * not known yet, so no user's share applies.
  */
-export function holdParsedBodies(memory: UploadMemoryBudget, parse: RequestHandler): RequestHandler {
+export function holdParsedBodies(
+  memory: UploadMemoryBudget,
+  parse: RequestHandler,
+  reads: (req: Request) => boolean = (req) => Boolean(req.is(PARSED_BODY_TYPES)),
+): RequestHandler {
   return (req: Request, res: Response, next: NextFunction): void => {
-    if (res.headersSent || !req.is(PARSED_BODY_TYPES)) return void parse(req, res, next);
+    if (res.headersSent || !reads(req)) return void parse(req, res, next);
     const hold = holdUntilClosed(memory, res);
     const refuse = (refusal: DomainError): void => {
       // The parser would otherwise read the rest before the answer goes.

@@ -22,14 +22,20 @@ export function multipartFields(options: { limit: number; uploadRoutes: RegExp[]
     }).none(),
     options.limit,
   );
+  const reads = readsFormFields(options.uploadRoutes);
   return (req: Request, res: Response, next: NextFunction): void => {
-    if (!req.is('multipart/form-data') || options.uploadRoutes.some((route) => route.test(req.path))) return next();
+    if (!reads(req)) return next();
     if (!capBody(req, res, options.limit)) return;
     parse(req, res, (error, notUtf8) => {
       if (res.headersSent) return; // answered 413 while the body came in
       next(error ? formError(error) : notUtf8);
     });
   };
+}
+
+/** Whether `multipartFields` reads the request's body: a multipart form on a route that takes no file. */
+export function readsFormFields(uploadRoutes: RegExp[]): (req: Request) => boolean {
+  return (req) => Boolean(req.is('multipart/form-data')) && !uploadRoutes.some((route) => route.test(req.path));
 }
 
 function formError(error: unknown): InvalidInputError {

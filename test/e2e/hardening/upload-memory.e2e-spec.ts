@@ -145,6 +145,34 @@ describe('upload memory budget: multipart uploads', () => {
     expect(await noteNow()).toBe('again');
   });
 
+  it('holds the text fields of a multipart form too, on a route that takes no file', async () => {
+    const [card] = await cards(1, 'commented');
+    const commentsPath = `${API}/cards/${card.id}/comments`;
+    // A comment sent as `curl -F content=…` sends it.
+    const form = (start: string, bytes: number) => {
+      const boundary = 'fieldsboundary';
+      const head = `--${boundary}\r\nContent-Disposition: form-data; name="content"\r\n\r\n${start}`;
+      const tail = `\r\n--${boundary}--\r\n`;
+      return { type: `multipart/form-data; boundary=${boundary}`, body: Buffer.from(head + '.'.repeat(bytes - head.length - tail.length) + tail) };
+    };
+    const comments = async () => {
+      const stream = (await t.http.get(`${API}/cards/${card.id}/stream`).set(as(ann)).expect(200)).body as Array<{ kind: string; content: string }>;
+      return stream.filter((e) => e.kind === 'comment').map((e) => e.content.slice(0, 5));
+    };
+
+    const alone = holdUpload(port, commentsPath, { 'X-Api-Key': ann.apiKey }, form('alone', 40_000), { firstBytes: 100 });
+    await until(() => budget.inUse === 40_000, 'the form to hold its declared bytes');
+    alone.finish();
+    expect(await alone.answer).toMatchObject({ status: 201 });
+    await backToZero();
+
+    const { held } = await holdThree();
+    expectBusy(await holdUpload(port, commentsPath, { 'X-Api-Key': ann.apiKey }, form('late', 40_000), { firstBytes: 100 }).answer);
+    expect((await finishAll(held)).map((a) => a.status)).toEqual([200, 200, 200]);
+    await backToZero();
+    expect(await comments()).toEqual(['alone']);
+  });
+
   it("refuses a web page's form the same way, as the pages' HTML error page", async () => {
     const form = { type: 'application/x-www-form-urlencoded', body: Buffer.from(`login=ann&password=${'x'.repeat(40_000)}`) };
     const { held } = await holdThree();
