@@ -93,7 +93,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, obs
   app.use(`/${API_PREFIX}`, refuseUnreadBodies());
   // The OAuth token and revocation endpoints read their form bodies first and
   // answer every refusal in RFC 6749 JSON; the parsers below find them read.
-  app.use(OAUTH_ENDPOINT_PATHS, readOAuthEndpointBodies(JSON_LIMIT_BYTES));
+  app.use(OAUTH_ENDPOINT_PATHS, readOAuthEndpointBodies(JSON_LIMIT_BYTES, app.get(UploadMemoryBudget)));
   // A page's 413 is its HTML error page, like its other refusals (answerWebPageErrors below).
   app.use(limitParsedBodies(JSON_LIMIT_BYTES, webPageTooLarge));
   // Text that is not UTF-8 is a 400 naming where it is (a body, a form field, a query parameter).

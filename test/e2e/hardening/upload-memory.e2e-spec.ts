@@ -173,7 +173,7 @@ describe('upload memory budget: multipart uploads', () => {
     expect(await comments()).toEqual(['alone']);
   });
 
-  it("refuses a web page's form the same way, as the pages' HTML error page", async () => {
+  it("refuses a web page's form and an OAuth token request the same way, in their own forms: the HTML error page, RFC 6749 JSON", async () => {
     const form = { type: 'application/x-www-form-urlencoded', body: Buffer.from(`login=ann&password=${'x'.repeat(40_000)}`) };
     const { held } = await holdThree();
     const refused = holdUpload(port, '/login', {}, form, { firstBytes: 100 });
@@ -182,6 +182,8 @@ describe('upload memory budget: multipart uploads', () => {
     expect(answer.headers['content-type']).toMatch(/^text\/html/);
     expect(answer.headers['retry-after']).toBe('5');
     expect(answer.body).toMatch(/<h1>Service Unavailable<\/h1>.*retry in 5 s/);
+    const token = await holdUpload(port, '/oauth/token', {}, form, { firstBytes: 100 }).answer;
+    expect(token).toMatchObject({ status: 503, headers: { 'retry-after': '5' }, body: { error: 'temporarily_unavailable' } });
     expect((await finishAll(held)).map((a) => a.status)).toEqual([200, 200, 200]);
     await backToZero();
   });

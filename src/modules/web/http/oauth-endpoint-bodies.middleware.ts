@@ -1,9 +1,12 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { OAuthEndpointAnswer } from '../../identity/index.js';
+import { ServiceBusyError } from '../../../shared/domain/domain-error.js';
 import { capBody, tooLargeDetail } from '../../../shared/http/body-limits.js';
+import { holdParsedBodies } from '../../../shared/http/body-memory.js';
 import { verifyUtf8Form } from '../../../shared/http/invalid-utf8.js';
 import type { SlowBodyAnswer } from '../../../shared/http/slow-bodies.js';
 import { refuseUnreadBodies } from '../../../shared/http/unread-bodies.middleware.js';
+import type { UploadMemoryBudget } from '../../../shared/upload-memory.js';
 
 /** The token and revocation endpoints: form bodies only (RFC 6749 §3.2, RFC 7009 §2.1). */
 export const OAUTH_ENDPOINT_PATHS = ['/oauth/token', '/oauth/revoke'];
@@ -24,14 +27,17 @@ export function sendEndpointAnswer(res: Response, answer: OAuthEndpointAnswer): 
  * description is ours, never a parser's message: it must be printable ASCII
  * without `"` or `\`.
  */
-function refuse(res: Response, status: 400 | 405 | 408 | 413 | 500, description: string, headers: Record<string, string> = {}): void {
+function refuse(res: Response, status: 400 | 405 | 408 | 413 | 500 | 503, description: string, headers: Record<string, string> = {}): void {
   if (res.headersSent) return;
-  const error = status === 500 ? 'server_error' : 'invalid_request';
+  const error = status === 500 ? 'server_error' : status === 503 ? 'temporarily_unavailable' : 'invalid_request';
   sendEndpointAnswer(res, { status, headers: { 'Cache-Control': 'no-store', ...headers }, body: { error, error_description: description } });
 }
 
-/** body-parser's failures on a form (by its `type`), as these endpoints answer them. */
+/** body-parser's failures on a form (by its `type`), and the upload memory's refusal, as these endpoints answer them. */
 function refuseUnparsed(res: Response, error: unknown, limit: number): void {
+  if (error instanceof ServiceBusyError) {
+    return refuse(res, 503, 'The server holds as many request bodies in memory as it may; retry later', { 'Retry-After': String(error.retryAfterSeconds) });
+  }
   const { type, status } = error as { type?: unknown; status?: unknown };
   if (type === 'entity.too.large') return refuse(res, 413, tooLargeDetail(limit));
   if (type === 'parameters.too.many') return refuse(res, 413, 'Request body has too many parameters');
@@ -64,10 +70,11 @@ function refuseOtherMethods(req: Request, res: Response): boolean {
  * or not, multipart, text) is refused unread, as the library refuses a JSON
  * body; a form over `limit` is a 413 at once, as elsewhere.
  */
-export function readOAuthEndpointBodies(limit: number): RequestHandler {
+export function readOAuthEndpointBodies(limit: number, memory: UploadMemoryBudget): RequestHandler {
   const refuseOtherTypes = refuseUnreadBodies([FORM], (_req, res) => refuse(res, 400, NOT_A_FORM));
   // A code or secret sent as `%FF` would otherwise be read as the text "%FF" and answered invalid_grant.
-  const parseForm = express.urlencoded({ limit, extended: false, verify: verifyUtf8Form });
+  // Held against the upload memory while read, as every other form (a 503 past it).
+  const parseForm = holdParsedBodies(memory, express.urlencoded({ limit, extended: false, verify: verifyUtf8Form }));
   const tooLarge = (res: Response): void => refuse(res, 413, tooLargeDetail(limit));
   return (req: Request, res: Response, next: NextFunction): void => {
     if (refuseOtherMethods(req, res)) return;
