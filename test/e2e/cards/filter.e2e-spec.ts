@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { DataSource } from 'typeorm';
+import { awayFromMidnightUtc } from '../../support/clock-edges.js';
 import { withPlanLimits } from '../../support/plan-limits.js';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, workspaceClient } from '../../support/workspace-client.js';
@@ -55,6 +56,8 @@ describe('filter language', () => {
   }
 
   beforeAll(async () => {
+    // The dates below are written relative to today and read back as `today`, `-7d`, `created = today`.
+    await awayFromMidnightUtc();
     t = await createTestApp();
     [alice, bob, carol] = [await t.user(), await t.user(), await t.user()];
     await t.app.get(DataSource).query(`UPDATE identity.users SET display_name = 'Carol King' WHERE id = $1`, [carol.id]);
@@ -124,7 +127,7 @@ describe('filter language', () => {
     await post(carol, `/cards/${login.id}/attributes/Likes`, { value: -1 }, 200);
     await post(alice, `/cards/${login.id}/attributes/Docs/append`, { value: { name: 'trace.log', data: 'boom' } }, 200);
     await post(alice, `/cards/${old.id}/archive`, {}, 200);
-  });
+  }, 180_000);
 
   afterAll(() => t.close());
 

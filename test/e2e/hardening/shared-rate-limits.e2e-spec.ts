@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { awayFromWindowEdge } from '../../support/rate-windows.js';
+import { awayFromWindowEdge } from '../../support/clock-edges.js';
 import { processDatabase, startServer, type ProcessDatabase, type ServerProcess } from '../../support/server-process.js';
 
 // Two instances of the built server on one database (issue 13, DESIGN.md §3,

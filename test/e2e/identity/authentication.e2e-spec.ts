@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { credentialWindowKey } from '../../../src/modules/identity/application/api-keys.service.js';
 import { hashLimitKey } from '../../../src/modules/identity/infrastructure/rate-limit.store.js';
-import { awayFromWindowEdge } from '../../support/rate-windows.js';
+import { awayFromWindowEdge } from '../../support/clock-edges.js';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 
 describe('authentication and /me', () => {
