@@ -40,9 +40,10 @@ async function ensureTemplate(serverUrl: string, template: string): Promise<void
     const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [template]);
     if (rowCount) return;
     await client.query(`CREATE DATABASE "${template}"`);
-    const ds = new DataSource(
-      dataSourceOptions(loadConfig({ DATABASE_URL: withDatabase(serverUrl, template), MIGRATIONS_RUN: 'false' }), undefined, 'migrations'),
-    );
+    // TypeORM's own quiet logger: the app's (QueryLogger) writes through Nest's
+    // static logger, which outside an app prints every migration as a DEBUG line.
+    const options = dataSourceOptions(loadConfig({ DATABASE_URL: withDatabase(serverUrl, template), MIGRATIONS_RUN: 'false' }), undefined, 'migrations');
+    const ds = new DataSource({ ...options, logging: false, logger: 'advanced-console' });
     await ds.initialize();
     await ds.runMigrations({ transaction: 'each' });
     await ds.destroy();
