@@ -1,10 +1,12 @@
 import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { loadConfig, type AppConfig } from '../config/app-config.js';
 import { dataSourceOptions } from '../database/data-source.js';
 import { applyMigrations } from '../database/migrate.js';
 import { claimEmbedded } from '../database/embedded-lock.js';
 import { IdentityAdminApi } from '../modules/identity/index.js';
+import { createCliLogger, PinoNestLogger } from '../observability/logging.js';
 import { DomainError } from '../shared/domain/domain-error.js';
 import { optionalOption, parseArgs, requireOption, UsageError, type ParsedArgs } from './args.js';
 import { CliModule } from './cli.module.js';
@@ -92,6 +94,8 @@ async function main(): Promise<number> {
   let release = () => undefined as void;
   try {
     const config = loadConfig();
+    // What logs outside a Nest context (the migrations' progress) follows LOG_LEVEL, on stderr.
+    Logger.overrideLogger(new PinoNestLogger(createCliLogger(config.logLevel)));
     if (config.embedded) release = claimEmbedded(config.dataDir);
     await run(args, config);
     return 0;

@@ -20,12 +20,24 @@ export const LOG_FLUSH_MS = 250;
  * process is killed outright.
  */
 export function createRootLogger(level: LogLevel, fd = 1): Logger {
-  const options = { level, base: { service: 'cardwork' }, timestamp: pino.stdTimeFunctions.isoTime };
+  const options = loggerOptions(level);
   if (level === 'silent') return pino(options);
   const destination = pino.destination({ dest: fd, sync: false, minLength: LOG_BUFFER_BYTES });
   const timer = setInterval(() => destination.flush(), LOG_FLUSH_MS).unref();
   destination.once('close', () => clearInterval(timer));
   return pino(options, destination);
+}
+
+/**
+ * The CLI's logger: the same JSON lines, on stderr (stdout carries the
+ * command's answer) and written at once, as a command is short and exits.
+ */
+export function createCliLogger(level: LogLevel): Logger {
+  return pino(loggerOptions(level), pino.destination({ dest: 2, sync: true }));
+}
+
+function loggerOptions(level: LogLevel) {
+  return { level, base: { service: 'cardwork' }, timestamp: pino.stdTimeFunctions.isoTime };
 }
 
 /**

@@ -69,6 +69,9 @@ describe('the CLI and the server on an embedded database', () => {
   it('creates a user, serves it, refuses while the server holds the data, and shuts down cleanly', async () => {
     const migrate = runCli(['migrate'], env);
     expect(migrate.code).toBe(0);
+    // At the default LOG_LEVEL (info) the migrations' debug lines stay out of both streams.
+    expect(migrate.stdout).toBe('');
+    expect(migrate.stderr).toMatch(/^applied \d+ migration\(s\)\n$/);
 
     const created = runCli(['user', 'create', '--username', 'alice', '--email', 'alice@example.com'], env);
     expect(created.code).toBe(0);
