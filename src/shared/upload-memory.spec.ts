@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { UploadMemoryBudget } from './upload-memory.js';
+import { clientAddress, UploadMemoryBudget } from './upload-memory.js';
 
 describe('UploadMemoryBudget', () => {
   it('lets holds take bytes up to the budget, and counts what it refuses', () => {
@@ -48,5 +48,18 @@ describe('UploadMemoryBudget: one user\'s share', () => {
     ann.forEach((h) => h.release());
     expect(budget.inUseBy(1)).toBe(0);
     expect(budget.inUse).toBe(60);
+  });
+
+  it("holds a client address's bodies to the same share, apart from its users' holds, refused as RATE.CONCURRENT_BODIES", () => {
+    const budget = new UploadMemoryBudget(100, 40);
+    const address = budget.hold(clientAddress('192.0.2.1'));
+    expect(address.take(40)).toBe(true);
+    const more = budget.hold(clientAddress('192.0.2.1'));
+    expect(more.take(1)).toBe(false);
+    expect(more.refusal()).toMatchObject({ code: 'RATE.CONCURRENT_BODIES', kind: 'rate_limited', retryAfterSeconds: 5 });
+    expect(budget.hold(clientAddress('192.0.2.2')).take(40)).toBe(true);
+    expect(budget.hold(1).take(20)).toBe(true);
+    address.release();
+    expect(budget.inUseBy(clientAddress('192.0.2.1'))).toBe(0);
   });
 });

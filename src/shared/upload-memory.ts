@@ -6,8 +6,16 @@ import { ConcurrencyLimitedError, ServiceBusyError, type DomainError } from './d
  */
 export const UPLOAD_MEMORY_RETRY_AFTER_SECONDS = 5;
 
-/** Who a hold's bytes count against besides the process: a user id, or nobody (requests no user made). */
-export type MemoryOwner = number | undefined;
+/**
+ * Who a hold's bytes count against besides the process: a user id; a client
+ * address (`clientAddress`), for a body read before its credential is
+ * checked; or nobody (work no request made).
+ */
+export type MemoryOwner = number | ClientAddress | undefined;
+type ClientAddress = `address:${string}`;
+
+/** The owner of a body read before its user is known: the client's address (the proxy's `X-Forwarded-For` from loopback). */
+export const clientAddress = (ip: string | undefined): ClientAddress => `address:${ip ?? 'unknown'}`;
 
 /**
  * Bytes of uploads and file-URL downloads the whole process holds in memory
@@ -22,12 +30,15 @@ export type MemoryOwner = number | undefined;
  * bytes for as long as its body takes, so a dozen slow uploads from one user
  * held the whole budget and everyone else got 503s. Past their share a user
  * is refused (429) while the others go on. Per user rather than per
- * credential: a user holds many API keys and OAuth tokens.
+ * credential: a user holds many API keys and OAuth tokens. A body read
+ * before its credential is checked counts against its client's address
+ * instead, with the same share: one client opening many connections can no
+ * longer fill the budget with bodies it declares and never sends.
  */
 export class UploadMemoryBudget {
   private used = 0;
   private refused = 0;
-  private readonly usedBy = new Map<number, number>();
+  private readonly usedBy = new Map<NonNullable<MemoryOwner>, number>();
 
   constructor(
     readonly maxBytes: number,
@@ -39,8 +50,8 @@ export class UploadMemoryBudget {
     return this.used;
   }
 
-  /** Bytes held now by one user's requests. */
-  inUseBy(owner: number): number {
+  /** Bytes held now by one user's requests (or one address's bodies). */
+  inUseBy(owner: NonNullable<MemoryOwner>): number {
     return this.usedBy.get(owner) ?? 0;
   }
 
@@ -51,7 +62,7 @@ export class UploadMemoryBudget {
 
   /** A request's share, empty until it takes bytes; `owner`: the user it counts against too. */
   hold(owner?: MemoryOwner): MemoryHold {
-    return new MemoryHold(this.account(owner));
+    return new MemoryHold(this.account(owner), typeof owner === 'string' ? addressShareFull : userShareFull);
   }
 
   /** What one owner's holds may do to the figures; nobody else changes them. */
@@ -97,7 +108,10 @@ export class MemoryHold {
   private released = false;
   private refusedFor: Refusal = 'budget';
 
-  constructor(private readonly account: MemoryAccount) {}
+  constructor(
+    private readonly account: MemoryAccount,
+    private readonly shareFull: () => DomainError,
+  ) {}
 
   /** Counts `bytes` more; false, counting nothing, when the budget or the user's share cannot fit them or the hold was released. */
   take(bytes: number): boolean {
@@ -111,9 +125,9 @@ export class MemoryHold {
     return true;
   }
 
-  /** The answer to the take refused last: 503 when the process's budget is full, 429 when the user's share is. */
+  /** The answer to the take refused last: 503 when the process's budget is full, 429 when the owner's share is. */
   refusal(): DomainError {
-    return this.refusedFor === 'share' ? userShareFull() : uploadMemoryFull();
+    return this.refusedFor === 'share' ? this.shareFull() : uploadMemoryFull();
   }
 
   /** Gives back all it holds; later calls do nothing, and later takes are refused. */
@@ -139,5 +153,14 @@ function userShareFull(): ConcurrencyLimitedError {
     `Your uploads and file-URL downloads in progress hold as much memory as one user may; retry in ${UPLOAD_MEMORY_RETRY_AFTER_SECONDS} s, or once they are done`,
     UPLOAD_MEMORY_RETRY_AFTER_SECONDS,
     'RATE.CONCURRENT_UPLOADS',
+  );
+}
+
+/** The 429 of a body refused because the bodies its client's address is sending hold that address's whole share. */
+function addressShareFull(): ConcurrencyLimitedError {
+  return new ConcurrencyLimitedError(
+    `The request bodies your address is sending hold as much memory as one client may; retry in ${UPLOAD_MEMORY_RETRY_AFTER_SECONDS} s, or once they are done`,
+    UPLOAD_MEMORY_RETRY_AFTER_SECONDS,
+    'RATE.CONCURRENT_BODIES',
   );
 }

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { DomainError } from '../domain/domain-error.js';
-import type { MemoryHold, MemoryOwner, UploadMemoryBudget } from '../upload-memory.js';
+import { clientAddress, type MemoryHold, type MemoryOwner, type UploadMemoryBudget } from '../upload-memory.js';
 import { closeAfterAnswer, PARSED_BODY_TYPES } from './body-limits.js';
 
 /**
@@ -54,7 +54,8 @@ export function takeAsItArrives(
  * parse (or the response, if the client leaves first): from there the
  * request is authenticated and rate-limited like any other, and the
  * downloads and uploads it makes take their own bytes. The credential is
- * not known yet, so no user's share applies.
+ * not known yet, so the client's address takes the place of the user: its
+ * bodies together take at most a user's share (a 429 past it).
  */
 export function holdParsedBodies(
   memory: UploadMemoryBudget,
@@ -63,7 +64,7 @@ export function holdParsedBodies(
 ): RequestHandler {
   return (req: Request, res: Response, next: NextFunction): void => {
     if (res.headersSent || !reads(req)) return void parse(req, res, next);
-    const hold = holdUntilClosed(memory, res);
+    const hold = holdUntilClosed(memory, res, clientAddress(req.ip));
     const refuse = (refusal: DomainError): void => {
       // The parser would otherwise read the rest before the answer goes.
       closeAfterAnswer(res);

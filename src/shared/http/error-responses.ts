@@ -161,7 +161,7 @@ export function inputErrors(limits: BodyLimits): ErrorRule {
     if (query) reasons.push({ status: 400, why: INVALID_QUERY });
     if (op.parameters('path').length) reasons.push({ status: 404, why: NOT_FOUND });
     const upload = body !== undefined && 'content' in body && 'multipart/form-data' in body.content;
-    if (body) reasons.push({ status: 413, why: tooLarge(limits, upload) }, { status: 408, why: bodyTooSlow(limits) }, UPLOAD_MEMORY_BUSY);
+    if (body) reasons.push({ status: 413, why: tooLarge(limits, upload) }, { status: 408, why: bodyTooSlow(limits) }, UPLOAD_MEMORY_BUSY, BODY_MEMORY_SHARE);
     if (upload) reasons.push(UPLOAD_MEMORY_SHARE);
     return reasons;
   };
@@ -231,6 +231,18 @@ export const UPLOAD_MEMORY_BUSY: ErrorReason = {
 export const UPLOAD_MEMORY_SHARE: ErrorReason = {
   status: 429,
   why: 'RATE.CONCURRENT_UPLOADS: this user\'s uploads and file-URL downloads in progress hold as much of that memory as one user may (UPLOAD_MEMORY_USER_SHARE_PERCENT); nothing was stored, retry after `Retry-After` seconds or once they are done',
+  headers: RETRY_AFTER,
+};
+
+/**
+ * The 429 of a body read before its credential is checked (JSON, a form,
+ * multipart text fields) that would pass what one client address's bodies
+ * may hold of that memory together (the same share as a user's). Listed by
+ * rule on every route that takes a body.
+ */
+export const BODY_MEMORY_SHARE: ErrorReason = {
+  status: 429,
+  why: 'RATE.CONCURRENT_BODIES: the request bodies this client address is sending hold as much of that memory as one client may (UPLOAD_MEMORY_USER_SHARE_PERCENT); nothing was read, retry after `Retry-After` seconds or once they are done',
   headers: RETRY_AFTER,
 };
 

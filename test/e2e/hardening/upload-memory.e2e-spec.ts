@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Metrics } from '../../../src/observability/metrics.js';
-import { UploadMemoryBudget } from '../../../src/shared/upload-memory.js';
+import { clientAddress, UploadMemoryBudget } from '../../../src/shared/upload-memory.js';
 import { expectBusy, expectOverShare, holdUpload, listeningApp, multipartBody, storedFileCount, until, type HeldUpload } from '../../support/held-uploads.js';
 import { DISCOVER } from '../../support/import-client.js';
 import { as, type TestApp, type TestUser } from '../../support/test-app.js';
@@ -315,5 +315,38 @@ describe('upload memory budget: one user\'s share', () => {
     await Promise.all(held.map((h) => h.answer));
     await until(() => budget.inUse === 0, 'the budget to be back to zero');
     expect((await c.get(ann, late)).attributes.Attachments).toEqual([]);
+  });
+
+  it("holds a client address's bodies read before authentication to the same share, signed in or not, while other addresses go on", async () => {
+    // Comments of 90 000 bytes declared and held half sent: two fill an address's share of 200 000, a third would not fit.
+    const target = await card('commented');
+    const comment = (text: string) => ({ type: 'application/json', body: Buffer.from(JSON.stringify({ content: text.padEnd(89_980, '.') })) });
+    const send = (text: string, headers: Record<string, string>) =>
+      holdUpload(port, `${API}/cards/${target}/comments`, { 'X-Api-Key': ann.apiKey, ...headers }, comment(text), { firstBytes: 100 });
+    const local = clientAddress('127.0.0.1');
+    const held = [send('first', {}), send('second', { 'X-Api-Key': bob.apiKey })];
+    await until(() => budget.inUseBy(local) === 2 * comment('').body.length, 'two bodies from this address to hold their bytes');
+    const refused = await send('third', {}).answer;
+    expect(refused).toMatchObject({ status: 429, headers: { 'retry-after': '5' }, body: { type: 'RATE.CONCURRENT_BODIES' } });
+    // Without a credential too: the address is known before the user is. A page's form and a token request, in their own forms.
+    expect((await holdUpload(port, `${API}/cards/${target}/comments`, {}, comment('anonymous'), { firstBytes: 100 }).answer).status).toBe(429);
+    const form = { type: 'application/x-www-form-urlencoded', body: Buffer.from(`login=ann&password=${'x'.repeat(89_000)}`) };
+    const page = await holdUpload(port, '/login', {}, form, { firstBytes: 100 }).answer;
+    expect(page).toMatchObject({ status: 429, headers: { 'retry-after': '5', 'content-type': expect.stringMatching(/^text\/html/) } });
+    const token = await holdUpload(port, '/oauth/token', {}, form, { firstBytes: 100 }).answer;
+    expect(token).toMatchObject({ status: 429, headers: { 'retry-after': '5' }, body: { error: 'temporarily_unavailable' } });
+    // Another client, behind the same loopback proxy, is not starved.
+    const other = send('other', { 'X-Forwarded-For': '203.0.113.9' });
+    await until(() => budget.inUseBy(clientAddress('203.0.113.9')) > 0, 'the other address to hold its bytes');
+    other.finish();
+    expect((await other.answer).status).toBe(201);
+    held.forEach((h) => h.finish());
+    expect((await Promise.all(held.map((h) => h.answer))).map((a) => a.status)).toEqual([201, 201]);
+    await until(() => budget.inUse === 0, 'the budget to be back to zero');
+    const again = send('again', {});
+    again.finish();
+    expect((await again.answer).status).toBe(201);
+    const stream = (await t.http.get(`${API}/cards/${target}/stream`).set(as(ann)).expect(200)).body as Array<{ kind: string; content: string }>;
+    expect(stream.filter((e) => e.kind === 'comment').map((e) => e.content.slice(0, 6).replace(/\.+$/, '')).sort()).toEqual(['again', 'first', 'other', 'second']);
   });
 });

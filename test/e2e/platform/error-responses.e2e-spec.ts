@@ -168,6 +168,8 @@ describe('the error answers of the OpenAPI document', () => {
       expectThat(o, '503 SERVICE.BUSY for the statement timeout iff authenticated', /DATABASE_STATEMENT_TIMEOUT_MS/.test(reasons(o, 503)) === authenticated);
       // One user's share of that memory (hardening/upload-memory, fields/file-url-share answer it).
       expectThat(o, '429 RATE.CONCURRENT_UPLOADS iff it takes uploads or file URLs', /RATE\.CONCURRENT_UPLOADS/.test(reasons(o, 429)) === holdsUploads);
+      // One client address's bodies read before authentication (hardening/upload-memory answers it).
+      expectThat(o, '429 RATE.CONCURRENT_BODIES iff a body', /RATE\.CONCURRENT_BODIES/.test(reasons(o, 429)) === hasBody(o));
     }
     expect(wrong).toEqual([]);
     expect(Object.keys(doc.paths[`${API}/health`].get.responses)).toEqual(['200', '431']);

@@ -1,6 +1,6 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { OAuthEndpointAnswer } from '../../identity/index.js';
-import { ServiceBusyError } from '../../../shared/domain/domain-error.js';
+import { ConcurrencyLimitedError, ServiceBusyError } from '../../../shared/domain/domain-error.js';
 import { capBody, tooLargeDetail } from '../../../shared/http/body-limits.js';
 import { holdParsedBodies } from '../../../shared/http/body-memory.js';
 import { verifyUtf8Form } from '../../../shared/http/invalid-utf8.js';
@@ -27,16 +27,21 @@ export function sendEndpointAnswer(res: Response, answer: OAuthEndpointAnswer): 
  * description is ours, never a parser's message: it must be printable ASCII
  * without `"` or `\`.
  */
-function refuse(res: Response, status: 400 | 405 | 408 | 413 | 500 | 503, description: string, headers: Record<string, string> = {}): void {
+function refuse(res: Response, status: 400 | 405 | 408 | 413 | 429 | 500 | 503, description: string, headers: Record<string, string> = {}): void {
   if (res.headersSent) return;
-  const error = status === 500 ? 'server_error' : status === 503 ? 'temporarily_unavailable' : 'invalid_request';
+  const error = status === 500 ? 'server_error' : status === 503 || status === 429 ? 'temporarily_unavailable' : 'invalid_request';
   sendEndpointAnswer(res, { status, headers: { 'Cache-Control': 'no-store', ...headers }, body: { error, error_description: description } });
 }
 
 /** body-parser's failures on a form (by its `type`), and the upload memory's refusal, as these endpoints answer them. */
 function refuseUnparsed(res: Response, error: unknown, limit: number): void {
-  if (error instanceof ServiceBusyError) {
-    return refuse(res, 503, 'The server holds as many request bodies in memory as it may; retry later', { 'Retry-After': String(error.retryAfterSeconds) });
+  // The upload memory's refusals: the whole budget (503), or this address's share of it (429).
+  if (error instanceof ServiceBusyError || error instanceof ConcurrencyLimitedError) {
+    const [status, description] =
+      error instanceof ServiceBusyError
+        ? ([503, 'The server holds as many request bodies in memory as it may; retry later'] as const)
+        : ([429, 'The request bodies your address is sending hold as much memory as one client may; retry later'] as const);
+    return refuse(res, status, description, { 'Retry-After': String(error.retryAfterSeconds) });
   }
   const { type, status } = error as { type?: unknown; status?: unknown };
   if (type === 'entity.too.large') return refuse(res, 413, tooLargeDetail(limit));
