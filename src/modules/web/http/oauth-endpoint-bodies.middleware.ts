@@ -23,9 +23,9 @@ export function sendEndpointAnswer(res: Response, answer: OAuthEndpointAnswer): 
 /**
  * A refusal in RFC 6749 §5.2 form: 400 `invalid_request` for a malformed
  * request, 413 or 408 (still `invalid_request`) for one too large or too
- * slow to read. The
- * description is ours, never a parser's message: it must be printable ASCII
- * without `"` or `\`.
+ * slow to read, 503 or 429 `temporarily_unavailable` (§4.1.2.1's code) for
+ * one the upload memory cannot take now. The description is ours, never a
+ * parser's message: it must be printable ASCII without `"` or `\`.
  */
 function refuse(res: Response, status: 400 | 405 | 408 | 413 | 429 | 500 | 503, description: string, headers: Record<string, string> = {}): void {
   if (res.headersSent) return;
@@ -78,7 +78,7 @@ function refuseOtherMethods(req: Request, res: Response): boolean {
 export function readOAuthEndpointBodies(limit: number, memory: UploadMemoryBudget): RequestHandler {
   const refuseOtherTypes = refuseUnreadBodies([FORM], (_req, res) => refuse(res, 400, NOT_A_FORM));
   // A code or secret sent as `%FF` would otherwise be read as the text "%FF" and answered invalid_grant.
-  // Held against the upload memory while read, as every other form (a 503 past it).
+  // Held against the upload memory while read, as every other form (a 503 past it, a 429 past the address's share).
   const parseForm = holdParsedBodies(memory, express.urlencoded({ limit, extended: false, verify: verifyUtf8Form }));
   const tooLarge = (res: Response): void => refuse(res, 413, tooLargeDetail(limit));
   return (req: Request, res: Response, next: NextFunction): void => {
