@@ -37,6 +37,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ REQUEST_BODY_MIN_BYTES_PER_SECOND: '0' })).toThrow(/REQUEST_BODY_MIN_BYTES_PER_SECOND/);
   });
 
+  it("reads a request head's time: 20 s, at most Node's 5 minutes for a whole request", () => {
+    expect(loadConfig({}).requestHeadersTimeoutMs).toBe(20_000);
+    expect(loadConfig({ REQUEST_HEADERS_TIMEOUT_MS: '1500' }).requestHeadersTimeoutMs).toBe(1500);
+    expect(() => loadConfig({ REQUEST_HEADERS_TIMEOUT_MS: '300001' })).toThrow(/REQUEST_HEADERS_TIMEOUT_MS/);
+  });
+
   it('names the bad variable', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
     expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL/);

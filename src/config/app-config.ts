@@ -59,6 +59,8 @@ export class AppConfig {
   readonly requestBodyTimeoutMs: number;
   /** The pace: each this many bytes received buy a body one more second (REQUEST_BODY_MIN_BYTES_PER_SECOND). */
   readonly requestBodyMinBytesPerSecond: number;
+  /** How long a request's head (request line and headers) may take to arrive, in ms (REQUEST_HEADERS_TIMEOUT_MS). */
+  readonly requestHeadersTimeoutMs: number;
   readonly allowSignup: boolean;
   readonly fileUrlAllowPrivate: boolean;
   readonly migrationsRun: boolean;
@@ -152,6 +154,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     // still bounds a body that keeps the pace).
     requestBodyTimeoutMs: readInt(env, 'REQUEST_BODY_TIMEOUT_MS', 20_000, 100, 3_600_000),
     requestBodyMinBytesPerSecond: readInt(env, 'REQUEST_BODY_MIN_BYTES_PER_SECOND', 500, 1, 2 ** 30),
+    // mod_reqtimeout's header=20 too, instead of Node's 60 s: a client that
+    // sends its head a byte at a time holds a connection for no longer. At
+    // most Node's 5 minutes for a whole request, which it must not pass.
+    requestHeadersTimeoutMs: readInt(env, 'REQUEST_HEADERS_TIMEOUT_MS', 20_000, 100, 300_000),
     allowSignup: readBool(env, 'ALLOW_SIGNUP', true),
     fileUrlAllowPrivate: readBool(env, 'FILE_URL_ALLOW_PRIVATE', false),
     migrationsRun: readBool(env, 'MIGRATIONS_RUN', true),

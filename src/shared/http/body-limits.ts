@@ -151,7 +151,12 @@ export function answerClientErrors(server: Server): void {
       return;
     }
     const status = PARSE_ERROR_STATUS[error.code ?? ''] ?? 400;
-    const detail = status === 431 ? `Request headers are larger than ${HEADER_LIMIT}` : status === 408 ? 'Request timed out' : 'Malformed HTTP request';
+    const detail =
+      status === 431
+        ? `Request headers are larger than ${HEADER_LIMIT}`
+        : status === 408
+          ? `The request did not arrive in time: its head has ${server.headersTimeout} ms (REQUEST_HEADERS_TIMEOUT_MS), all of it ${server.requestTimeout} ms`
+          : 'Malformed HTTP request';
     const body = JSON.stringify({ type: `HTTP.${status}`, title: titleFor(status), status, detail, error: detail });
     socket.end(
       `HTTP/1.1 ${status} ${titleFor(status)}\r\nContent-Type: application/problem+json\r\n` +

@@ -131,16 +131,28 @@ export const Conflicts = (reasons: Record<string, string>) =>
 /** What the route declares with RouteErrors and Conflicts. */
 export const declaredErrors: ErrorRule = (op) => op.declared<ErrorReason[]>(ROUTE_ERRORS) ?? [];
 
-export interface BodyLimits {
+export interface RequestLimits {
   /** JSON and form bodies (DESIGN.md §2). */
   bodyBytes: number;
   /** An uploaded file (MAX_UPLOAD_BYTES). */
   uploadBytes: number;
   /** How a body must keep arriving (refuseSlowBodies). */
   pace: BodyPace;
+  /** How long a request's head may take (REQUEST_HEADERS_TIMEOUT_MS). */
+  headersTimeoutMs: number;
 }
 
-const bodyTooSlow = ({ pace }: BodyLimits): string =>
+/**
+ * The 408 of a request whose head (request line and headers) did not arrive
+ * in time: refused by the HTTP server before the request is routed
+ * (answerClientErrors), so any operation may answer it, a public one too.
+ */
+const headTooSlow = ({ headersTimeoutMs }: RequestLimits): ErrorReason => ({
+  status: 408,
+  why: `HTTP.408: the request's head (request line and headers) did not arrive within ${headersTimeoutMs} ms (REQUEST_HEADERS_TIMEOUT_MS), or the whole request within Node's 5 minutes; the connection is closed`,
+});
+
+const bodyTooSlow = ({ pace }: RequestLimits): string =>
   `HTTP.408: the body stopped arriving or came too slowly: it has ${pace.timeoutMs} ms (REQUEST_BODY_TIMEOUT_MS) ` +
   `and one more second for every ${pace.minBytesPerSecond} bytes received (REQUEST_BODY_MIN_BYTES_PER_SECOND); nothing was changed and the connection is closed`;
 
@@ -150,13 +162,13 @@ const bodyTooSlow = ({ pace }: BodyLimits): string =>
  * naming nothing the caller sees, 413 for a body over its limit, 408 for one
  * that stops arriving (refuseSlowBodies); and the
  * HTTP server's parser, before any route runs: 431 for headers over its
- * limit, on every operation.
+ * limit and 408 for a head that takes too long, on every operation.
  */
-export function inputErrors(limits: BodyLimits): ErrorRule {
+export function inputErrors(limits: RequestLimits): ErrorRule {
   return (op) => {
     const body = op.operation.requestBody;
     const query = op.readsQuery || op.parameters('query').length > 0;
-    const reasons: ErrorReason[] = [HEADERS_TOO_LARGE];
+    const reasons: ErrorReason[] = [HEADERS_TOO_LARGE, headTooSlow(limits)];
     if (body) reasons.push({ status: 400, why: INVALID_BODY });
     if (query) reasons.push({ status: 400, why: INVALID_QUERY });
     if (op.parameters('path').length) reasons.push({ status: 404, why: NOT_FOUND });
@@ -254,7 +266,7 @@ const INVALID_QUERY =
 const NOT_FOUND =
   'A resource named in the path does not exist or the caller may not see it (`type` says which: CARD.NOT_FOUND…); an id that is not a plain positive decimal integer names none';
 
-function tooLarge(limits: BodyLimits, upload: boolean): string {
+function tooLarge(limits: RequestLimits, upload: boolean): string {
   const file = upload ? `, or the uploaded file over ${limits.uploadBytes} bytes (MAX_UPLOAD_BYTES)` : '';
   return `INPUT.TOO_LARGE: a JSON or form body over ${limits.bodyBytes} bytes${file}; the rest is not read`;
 }

@@ -4,9 +4,10 @@ import { ExpressAdapter } from '@nestjs/platform-express';
 import type express from 'express';
 
 /**
- * Nest's Express adapter with two changes. The HTTP server builds each request
+ * Nest's Express adapter with three changes. The HTTP server builds each request
  * and response on Express's own prototypes (`app.request`, `app.response`),
- * and the handlers' answers carry an ETag only for reads (below).
+ * the handlers' answers carry an ETag only for reads (below), and the server
+ * takes the head timeout the configuration gives (REQUEST_HEADERS_TIMEOUT_MS).
  *
  * Express gives every request and response its prototypes with
  * `Object.setPrototypeOf` (express/lib/application.js, `app.handle`). V8
@@ -23,7 +24,8 @@ export class ExpressHttpAdapter extends ExpressAdapter {
   /** False while a handler's answer to a write is being sent (`reply`). */
   private etagged = true;
 
-  constructor() {
+  /** `timeouts`: how long a request's head may take to arrive (`headersTimeout`), and how often Node looks. */
+  constructor(private readonly timeouts: Pick<http.ServerOptions, 'headersTimeout' | 'connectionsCheckingInterval'> = {}) {
     super();
     // Express hashes every body it sends, whatever the method. A client can
     // use the ETag of a GET or HEAD answer (If-None-Match, 304); that of an
@@ -50,11 +52,15 @@ export class ExpressHttpAdapter extends ExpressAdapter {
     // HTTPS and Nest's connection tracking keep Nest's own server (this app uses
     // neither), and so would a Node whose request classes cannot be called.
     const plain = !options?.httpsOptions && !options?.forceCloseConnections && !options?.return503OnClosing;
-    if (!plain || !callable(http.IncomingMessage) || !callable(http.ServerResponse)) return super.initHttpServer(options);
+    if (!plain || !callable(http.IncomingMessage) || !callable(http.ServerResponse)) {
+      super.initHttpServer(options);
+      if (this.timeouts.headersTimeout !== undefined) (this.getHttpServer() as http.Server).headersTimeout = this.timeouts.headersTimeout;
+      return;
+    }
     const app = this.getInstance<express.Express>();
     const IncomingMessage = onPrototype(http.IncomingMessage, app.request);
     const ServerResponse = onPrototype(http.ServerResponse, app.response);
-    this.setHttpServer(http.createServer({ IncomingMessage, ServerResponse }, app));
+    this.setHttpServer(http.createServer({ IncomingMessage, ServerResponse, ...this.timeouts }, app));
   }
 }
 

@@ -46,8 +46,9 @@ const lists = (o: Op, status: number) => String(status) in o.op.responses;
 const reasons = (o: Op, status: number) => o.op.responses[String(status)]?.description ?? '';
 const pathParams = (o: Op) => (o.op.parameters ?? []).filter((p) => p.in === 'path').map((p) => p.name);
 const hasBody = (o: Op) => o.op.requestBody !== undefined;
-/** Short, so the 408 test waits little; bodies the tests send arrive at once. */
+/** Short, so the 408 tests wait little; heads and bodies the tests send arrive at once. */
 const BODY_TIMEOUT_MS = 2000;
+const HEAD_TIMEOUT_MS = 2000;
 const isUpload = (o: Op) => 'multipart/form-data' in (o.op.requestBody?.content ?? {});
 
 /** The port the app listens on, loopback; it starts listening on the first call. */
@@ -109,7 +110,12 @@ describe('the error answers of the OpenAPI document', () => {
 
   beforeAll(async () => {
     t = await createTestApp({
-      env: { MAX_UPLOAD_BYTES: String(UPLOAD_CAP), API_KEYS_PER_USER_MAX: String(KEYS_MAX), REQUEST_BODY_TIMEOUT_MS: String(BODY_TIMEOUT_MS) },
+      env: {
+        MAX_UPLOAD_BYTES: String(UPLOAD_CAP),
+        API_KEYS_PER_USER_MAX: String(KEYS_MAX),
+        REQUEST_BODY_TIMEOUT_MS: String(BODY_TIMEOUT_MS),
+        REQUEST_HEADERS_TIMEOUT_MS: String(HEAD_TIMEOUT_MS),
+      },
     });
     owner = await t.user();
     viewer = await t.user();
@@ -151,7 +157,9 @@ describe('the error answers of the OpenAPI document', () => {
       }
       expectThat(o, '400 with a body', !hasBody(o) || lists(o, 400));
       expectThat(o, '413 iff a body', lists(o, 413) === hasBody(o));
-      expectThat(o, '408 iff a body, naming its settings', lists(o, 408) === hasBody(o) && (!hasBody(o) || /REQUEST_BODY_TIMEOUT_MS/.test(reasons(o, 408))));
+      // A head too slow is refused by the HTTP server before routing, whatever the operation; a body too slow where there is one.
+      expectThat(o, '408 for a slow head', /^(- )?HTTP\.408: the request's head .*REQUEST_HEADERS_TIMEOUT_MS/m.test(reasons(o, 408)));
+      expectThat(o, '408 for a slow body iff a body', /REQUEST_BODY_TIMEOUT_MS/.test(reasons(o, 408)) === hasBody(o));
       // Refused by the HTTP server's parser before routing, whatever the operation.
       expectThat(o, '431 for headers over 16 KiB', /^HTTP\.431: .*16 KiB/.test(reasons(o, 431)));
       expectThat(o, '404 iff an id in the path', lists(o, 404) === pathParams(o).length > 0);
@@ -172,8 +180,8 @@ describe('the error answers of the OpenAPI document', () => {
       expectThat(o, '429 RATE.CONCURRENT_BODIES iff a body', /RATE\.CONCURRENT_BODIES/.test(reasons(o, 429)) === hasBody(o));
     }
     expect(wrong).toEqual([]);
-    expect(Object.keys(doc.paths[`${API}/health`].get.responses)).toEqual(['200', '431']);
-    expect(Object.keys(doc.paths[`${API}/ready`].get.responses)).toEqual(['200', '431', '503']);
+    expect(Object.keys(doc.paths[`${API}/health`].get.responses)).toEqual(['200', '408', '431']);
+    expect(Object.keys(doc.paths[`${API}/ready`].get.responses)).toEqual(['200', '408', '431', '503']);
     // the query-only listings that name no parameter still refuse any: 400
     expect(lists(ops.find((o) => o.name === `GET ${API}/projects/{id}/attributes`)!, 400)).toBe(true);
     expect(lists(ops.find((o) => o.name === `GET ${API}/cards/{id}`)!, 400)).toBe(false);
@@ -234,11 +242,23 @@ describe('the error answers of the OpenAPI document', () => {
     }
   });
 
-  it('408: every operation that lists it answers a body that stops arriving once its time is used, before any route runs', async () => {
+  it('408: every operation lists it and answers it to a head that stops arriving, as problem+json, before any route runs', async () => {
+    // Raw: a request line and one header, then nothing. All at once: each waits out the timeout.
+    const port = await listening(t);
+    const answers = await Promise.all(
+      ops.map(async (o) => {
+        const { response } = await rawExchange(port, `${o.method.toUpperCase()} ${urlFor(o.path)} HTTP/1.1\r\nHost: localhost\r\n`);
+        return { op: o.name, status: response?.status, type: response?.headers['content-type'], problem: response && JSON.parse(response.body).type };
+      }),
+    );
+    expect(answers).toEqual(ops.map((o) => ({ op: o.name, status: 408, type: 'application/problem+json', problem: 'HTTP.408' })));
+  });
+
+  it('408: every operation with a body answers a body that stops arriving once its time is used, before any route runs', async () => {
     // Raw: the head declares a body of which nothing comes. All at once: each waits out the timeout.
     const port = await listening(t);
     const answers = await Promise.all(
-      ops.filter((o) => lists(o, 408)).map(async (o) => {
+      ops.filter(hasBody).map(async (o) => {
         const head = `${o.method.toUpperCase()} ${urlFor(o.path)} HTTP/1.1\r\nHost: localhost\r\nX-Api-Key: ${owner.apiKey}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n`;
         const { response } = await rawExchange(port, head);
         return { op: o.name, status: response?.status, type: response?.headers['content-type'], problem: response && JSON.parse(response.body).type };
