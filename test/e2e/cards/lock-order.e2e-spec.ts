@@ -10,8 +10,8 @@ const MIXED_RUN_MS = 12_000;
 /** What a write may answer while others race it: done, or refused because of what the others did. */
 const EXPECTED = new Set([200, 201, 400, 404, 409]);
 
-/** A kind of write of a race: its name, and one write of it that answers its HTTP status. */
-type RaceOperation = [string, () => Promise<number>];
+/** A kind of write of a race: its name, and one write of it that answers its HTTP status (`null`: it found nothing to send). */
+type RaceOperation = [string, () => Promise<number | null>];
 
 /**
  * `writers` loops, each sending writes of kinds picked at random until `ms`
@@ -26,13 +26,15 @@ async function raceWrites(operations: RaceOperation[], writers: number, ms: numb
       while (Date.now() < stopAt) {
         const [op, run] = operations[Math.floor(Math.random() * operations.length)];
         const status = await run();
-        statuses.set(op, [...(statuses.get(op) ?? []), status]);
+        if (status !== null) statuses.set(op, [...(statuses.get(op) ?? []), status]);
       }
     }),
   );
   const unexpected = [...statuses].flatMap(([op, list]) => list.filter((s) => !EXPECTED.has(s)).map((s) => `${op}: ${s}`));
   expect(unexpected).toEqual([]);
-  for (const [op] of operations) expect(statuses.get(op)?.filter((s) => s < 300).length ?? 0).toBeGreaterThan(0);
+  // Each kind was done at least once (the failure names the kinds that never were, with how many were sent).
+  const done = operations.map(([op]) => ({ op, done: statuses.get(op)?.filter((s) => s < 300).length ?? 0, sent: statuses.get(op)?.length ?? 0 }));
+  expect(done.filter((d) => d.done === 0)).toEqual([]);
   return [...statuses.values()].reduce((n, list) => n + list.length, 0);
 }
 
@@ -74,12 +76,22 @@ describe('the lock order under concurrent writes', () => {
   }, 120_000);
   afterAll(() => t.close());
 
-  /** A race's deletion: one of the live cards (none while fewer than 15 are left), dropped from them if deleted. */
-  async function deleteOneOf(live: number[]): Promise<number> {
-    if (live.length < 15) return 200;
+  /**
+   * A race's deletion: one of the live cards, while at least 15 are left
+   * (none is sent otherwise). A card goes with its subtree, so the live cards
+   * are read again after it: with only the deleted card dropped, they soon
+   * were mostly ids of cards gone, and the writes that name two of them
+   * (creation with values, relationship sets) succeeded a few times in 700,
+   * and at times not at all.
+   */
+  async function deleteOneOf(live: number[]): Promise<number | null> {
+    if (live.length < 15) return null;
     const id = live[Math.floor(Math.random() * live.length)];
     const res = await t.http.delete(`${API}/cards/${id}`).set(as(ann));
-    if (res.status === 200) live.splice(live.indexOf(id), 1);
+    if (res.status === 200) {
+      const now = (await c.allCards(ann, project.id)).map((x) => x.id).filter((x) => x !== project.top_level_card_id);
+      live.splice(0, live.length, ...now);
+    }
     return res.status;
   }
 
