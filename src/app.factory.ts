@@ -71,10 +71,11 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, obs
   // First: every request gets its id, its log line and (when on) its metrics,
   // whatever answers it; while draining, every answer closes its connection.
   app.use(requestLogging(observe.root));
+  const memory = app.get(UploadMemoryBudget);
   if (observe.metrics) {
     app.use(observe.metrics.middleware());
     observe.metrics.watchPool(() => poolStats(app.get(DataSource)));
-    observe.metrics.watchUploadMemory(app.get(UploadMemoryBudget));
+    observe.metrics.watchUploadMemory(memory);
   }
   // A body that stops arriving or trickles is a 408 before it holds memory for long;
   // in the form each path's clients read (as for a 413 below).
@@ -93,7 +94,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, obs
   app.use(`/${API_PREFIX}`, refuseUnreadBodies());
   // The OAuth token and revocation endpoints read their form bodies first and
   // answer every refusal in RFC 6749 JSON; the parsers below find them read.
-  app.use(OAUTH_ENDPOINT_PATHS, readOAuthEndpointBodies(JSON_LIMIT_BYTES, app.get(UploadMemoryBudget)));
+  app.use(OAUTH_ENDPOINT_PATHS, readOAuthEndpointBodies(JSON_LIMIT_BYTES, memory));
   // A page's 413 is its HTML error page, like its other refusals (answerWebPageErrors below).
   app.use(limitParsedBodies(JSON_LIMIT_BYTES, webPageTooLarge));
   // Text that is not UTF-8 is a 400 naming where it is (a body, a form field, a query parameter).
@@ -102,10 +103,10 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, obs
     .Router()
     .use(express.json({ limit: JSON_LIMIT_BYTES, type: ['application/json', 'application/*+json'], verify: verifyUtf8Json }))
     .use(express.urlencoded({ limit: JSON_LIMIT_BYTES, extended: false, verify: verifyUtf8Form }));
-  app.use(holdParsedBodies(app.get(UploadMemoryBudget), parsers));
+  app.use(holdParsedBodies(memory, parsers));
   // A multipart form's text fields, on the routes that take no file, are held the same way.
   const formFields = multipartFields({ limit: JSON_LIMIT_BYTES, uploadRoutes: UPLOAD_ROUTES });
-  app.use(`/${API_PREFIX}`, holdParsedBodies(app.get(UploadMemoryBudget), formFields, readsFormFields(UPLOAD_ROUTES)));
+  app.use(`/${API_PREFIX}`, holdParsedBodies(memory, formFields, readsFormFields(UPLOAD_ROUTES)));
   app.use(refuseDeepJson);
   app.use(queryAsBody);
   app.use(rejectUndecodableQueries({ except: [OAUTH_ENDPOINTS] }));

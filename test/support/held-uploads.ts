@@ -1,5 +1,5 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import { request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -65,19 +65,9 @@ export function holdUpload(
   const framing = options.chunked ? { 'Transfer-Encoding': 'chunked' } : { 'Content-Length': String(upload.body.length) };
   const req = httpRequest({ host: '127.0.0.1', port, method: 'POST', path, agent: false, headers: { ...headers, 'Content-Type': upload.type, ...framing } });
   let answered = false;
-  const answer = new Promise<Answer>((resolve) => {
-    req.on('response', (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => {
-        answered = true;
-        const json = /json/.test(res.headers['content-type'] ?? '');
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: json ? JSON.parse(body) : body });
-        req.destroy();
-      });
-    });
-    req.on('error', () => resolve({ status: 0, headers: {}, body: '' }));
+  const answer = answerOf(req).then((a) => {
+    answered = true;
+    return a;
   });
   req.write(upload.body.subarray(0, first));
   return {
@@ -90,6 +80,27 @@ export function holdUpload(
     },
     abort: () => req.destroy(),
   };
+}
+
+/**
+ * The server's answer to a request being sent (its JSON body parsed), whenever
+ * it comes, even before the body is all sent; the request is then destroyed.
+ * Status 0 if the socket died first.
+ */
+export function answerOf(req: ClientRequest): Promise<Answer> {
+  return new Promise<Answer>((resolve) => {
+    req.on('response', (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => {
+        const json = /json/.test(res.headers['content-type'] ?? '');
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: json ? JSON.parse(body) : body });
+        req.destroy();
+      });
+    });
+    req.on('error', () => resolve({ status: 0, headers: {}, body: '' }));
+  });
 }
 
 /** Waits for `condition`, checking every 10 ms; fails naming `what` after `timeoutMs`. */

@@ -94,6 +94,11 @@ export function capBody(req: Request, res: Response, limit: number, answer: TooL
 const BYTES_READ = Symbol('bytes of the body read');
 type CountedRequest = Request & { [BYTES_READ]?: number };
 
+/** Whether the request's head announces a body: a Content-Length over 0, or chunked (which may still turn out empty). */
+export function announcesBody(req: Request): boolean {
+  return Number(req.headers['content-length']) > 0 || req.headers['transfer-encoding'] !== undefined;
+}
+
 /**
  * Whether the request carried a body: a Content-Length over 0, or a chunked
  * body of which capBody counted a byte (a chunked body may be empty). An

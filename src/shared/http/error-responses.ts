@@ -152,9 +152,13 @@ const headTooSlow = ({ headersTimeoutMs }: RequestLimits): ErrorReason => ({
   why: `HTTP.408: the request's head (request line and headers) did not arrive within ${headersTimeoutMs} ms (REQUEST_HEADERS_TIMEOUT_MS), or the whole request within Node's 5 minutes; the connection is closed`,
 });
 
-const bodyTooSlow = ({ pace }: RequestLimits): string =>
-  `HTTP.408: the body stopped arriving or came too slowly: it has ${pace.timeoutMs} ms (REQUEST_BODY_TIMEOUT_MS) ` +
-  `and one more second for every ${pace.minBytesPerSecond} bytes received (REQUEST_BODY_MIN_BYTES_PER_SECOND); nothing was changed and the connection is closed`;
+/** The 408 of a body that stopped arriving or trickled (refuseSlowBodies). */
+const bodyTooSlow = ({ pace }: RequestLimits): ErrorReason => ({
+  status: 408,
+  why:
+    `HTTP.408: the body stopped arriving or came too slowly: it has ${pace.timeoutMs} ms (REQUEST_BODY_TIMEOUT_MS) ` +
+    `and one more second for every ${pace.minBytesPerSecond} bytes received (REQUEST_BODY_MIN_BYTES_PER_SECOND); nothing was changed and the connection is closed`,
+});
 
 /**
  * What the body parsers, the validation pipe and the id pipe answer: 400 for
@@ -173,7 +177,7 @@ export function inputErrors(limits: RequestLimits): ErrorRule {
     if (query) reasons.push({ status: 400, why: INVALID_QUERY });
     if (op.parameters('path').length) reasons.push({ status: 404, why: NOT_FOUND });
     const upload = body !== undefined && 'content' in body && 'multipart/form-data' in body.content;
-    if (body) reasons.push({ status: 413, why: tooLarge(limits, upload) }, { status: 408, why: bodyTooSlow(limits) }, UPLOAD_MEMORY_BUSY, BODY_MEMORY_SHARE);
+    if (body) reasons.push({ status: 413, why: tooLarge(limits, upload) }, bodyTooSlow(limits), UPLOAD_MEMORY_BUSY, BODY_MEMORY_SHARE);
     if (upload) reasons.push(UPLOAD_MEMORY_SHARE);
     return reasons;
   };

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { closeAfterAnswer } from './body-limits.js';
+import { announcesBody, closeAfterAnswer } from './body-limits.js';
 import { sendProblem, titleFor } from './problem.js';
 
 /** How a request body must keep arriving (REQUEST_BODY_TIMEOUT_MS, REQUEST_BODY_MIN_BYTES_PER_SECOND). */
@@ -69,16 +69,12 @@ export function refuseSlowBodies(pace: BodyPace, answerFor: (req: Request) => Sl
   };
 
   return (req: Request, res: Response, next: NextFunction): void => {
-    if (hasBody(req) && !req.complete) {
+    if (announcesBody(req) && !req.complete) {
       watched.add({ req, res, startedAt: Date.now(), startBytes: req.socket?.bytesRead ?? 0, notReadingMs: 0, answer: answerFor(req) ?? tooSlowProblem });
       timer ??= setInterval(sweep, SWEEP_MS).unref();
     }
     next();
   };
-}
-
-function hasBody(req: Request): boolean {
-  return Number(req.headers['content-length']) > 0 || req.headers['transfer-encoding'] !== undefined;
 }
 
 /** Writes the 408 answer; problem+json unless the path's clients read another form (the web pages' HTML, the OAuth endpoints' RFC 6749 JSON). */

@@ -1,6 +1,6 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { closeAfterAnswer } from './body-limits.js';
+import { announcesBody, closeAfterAnswer } from './body-limits.js';
 import { problemResponse, sendProblem, titleFor } from './problem.js';
 
 /** The media types of the API's request bodies (DESIGN.md §2): JSON, form fields, multipart form fields and uploads. */
@@ -27,8 +27,8 @@ export function refuseUnreadBodies(accepted: string[] = API_BODY_TYPES, answer: 
     answer(req, res);
   };
   return (req: Request, res: Response, next: NextFunction): void => {
+    if (!announcesBody(req)) return next();
     const chunked = req.headers['transfer-encoding'] !== undefined;
-    if (!chunked && !(Number(req.headers['content-length']) > 0)) return next();
     if (req.headers['content-type'] && req.is(accepted)) return next();
     if (!chunked) return refuse(req, res);
     const onData = (chunk: Buffer): void => {

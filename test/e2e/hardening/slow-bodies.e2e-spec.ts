@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import express from 'express';
 import { refuseSlowBodies } from '../../../src/shared/http/slow-bodies.js';
 import type { UploadMemoryBudget } from '../../../src/shared/upload-memory.js';
-import { holdUpload, listeningApp, multipartBody, storedFileCount, until, type Answer } from '../../support/held-uploads.js';
+import { answerOf, holdUpload, listeningApp, multipartBody, storedFileCount, until, type Answer } from '../../support/held-uploads.js';
 import type { TestApp, TestUser } from '../../support/test-app.js';
 import { API, fieldsClient, type World } from '../fields/fields-fixtures.js';
 
@@ -13,40 +13,25 @@ import { API, fieldsClient, type World } from '../fields/fields-fixtures.js';
  * or the server answers; the answer, with status 0 if the socket died first.
  */
 function pacedBody(port: number, path: string, headers: Record<string, string>, upload: { type: string; body: Buffer }, chunkBytes: number, everyMs: number): Promise<Answer> {
-  return new Promise((resolve) => {
-    const req = httpRequest({
-      host: '127.0.0.1',
-      port,
-      method: 'POST',
-      path,
-      agent: false,
-      headers: { ...headers, 'Content-Type': upload.type, 'Content-Length': String(upload.body.length) },
-    });
-    let sent = 0;
-    let timer: NodeJS.Timeout | undefined;
-    const next = () => {
-      if (req.destroyed) return;
-      req.write(upload.body.subarray(sent, sent + chunkBytes));
-      sent += chunkBytes;
-      if (sent >= upload.body.length) return void req.end();
-      timer = setTimeout(next, everyMs);
-    };
-    req.on('response', (res) => {
-      clearTimeout(timer);
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => {
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: /json/.test(res.headers['content-type'] ?? '') ? JSON.parse(text) : text });
-        req.destroy();
-      });
-    });
-    req.on('error', () => {
-      clearTimeout(timer);
-      resolve({ status: 0, headers: {}, body: '' });
-    });
-    next();
+  const req = httpRequest({
+    host: '127.0.0.1',
+    port,
+    method: 'POST',
+    path,
+    agent: false,
+    headers: { ...headers, 'Content-Type': upload.type, 'Content-Length': String(upload.body.length) },
   });
+  let sent = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const next = () => {
+    if (req.destroyed) return;
+    req.write(upload.body.subarray(sent, sent + chunkBytes));
+    sent += chunkBytes;
+    if (sent >= upload.body.length) return void req.end();
+    timer = setTimeout(next, everyMs);
+  };
+  next();
+  return answerOf(req).finally(() => clearTimeout(timer));
 }
 
 function expectTooSlow(answer: Answer): void {

@@ -36,12 +36,9 @@ function refuse(res: Response, status: 400 | 405 | 408 | 413 | 429 | 500 | 503, 
 /** body-parser's failures on a form (by its `type`), and the upload memory's refusal, as these endpoints answer them. */
 function refuseUnparsed(res: Response, error: unknown, limit: number): void {
   // The upload memory's refusals: the whole budget (503), or this address's share of it (429).
+  // Their messages are ours, printable ASCII without quotes.
   if (error instanceof ServiceBusyError || error instanceof ConcurrencyLimitedError) {
-    const [status, description] =
-      error instanceof ServiceBusyError
-        ? ([503, 'The server holds as many request bodies in memory as it may; retry later'] as const)
-        : ([429, 'The request bodies your address is sending hold as much memory as one client may; retry later'] as const);
-    return refuse(res, status, description, { 'Retry-After': String(error.retryAfterSeconds) });
+    return refuse(res, error instanceof ServiceBusyError ? 503 : 429, error.message, { 'Retry-After': String(error.retryAfterSeconds) });
   }
   const { type, status } = error as { type?: unknown; status?: unknown };
   if (type === 'entity.too.large') return refuse(res, 413, tooLargeDetail(limit));
