@@ -6,7 +6,7 @@ import type { HeaderObject, OpenAPIObject, OperationObject, ResponseObject } fro
 import { IS_PUBLIC } from './actor.decorator.js';
 import { HEADER_LIMIT } from './body-limits.js';
 import { problemResponse } from './problem.js';
-import type { BodyPace } from './slow-bodies.js';
+import { type BodyPace, bodyPaceRule } from './slow-bodies.js';
 
 /** One reason an operation may answer an error status, with the headers that answer carries. */
 export interface ErrorReason {
@@ -155,9 +155,7 @@ const headTooSlow = ({ headersTimeoutMs }: RequestLimits): ErrorReason => ({
 /** The 408 of a body that stopped arriving or trickled (refuseSlowBodies). */
 const bodyTooSlow = ({ pace }: RequestLimits): ErrorReason => ({
   status: 408,
-  why:
-    `HTTP.408: the body stopped arriving or came too slowly: it has ${pace.timeoutMs} ms (REQUEST_BODY_TIMEOUT_MS) ` +
-    `and one more second for every ${pace.minBytesPerSecond} bytes received (REQUEST_BODY_MIN_BYTES_PER_SECOND); nothing was changed and the connection is closed`,
+  why: `HTTP.408: the body stopped arriving or came too slowly (${bodyPaceRule(pace)}); nothing was changed and the connection is closed`,
 });
 
 /**

@@ -10,6 +10,14 @@ export interface BodyPace {
   minBytesPerSecond: number;
 }
 
+/** The pace a body is held to, in words: the 408's detail and OpenAPI's description of it say the same. */
+export function bodyPaceRule(pace: BodyPace): string {
+  return (
+    `a body has ${pace.timeoutMs} ms (REQUEST_BODY_TIMEOUT_MS), ` +
+    `and one more second for every ${pace.minBytesPerSecond} bytes received (REQUEST_BODY_MIN_BYTES_PER_SECOND)`
+  );
+}
+
 /** How often the bodies being read are looked at: a single timer for all of them. */
 const SWEEP_MS = 250;
 
@@ -85,9 +93,5 @@ const tooSlowProblem: SlowBodyAnswer = (res, detail) => sendProblem(res, { statu
 /** The 408, then the connection closes: what the client still sends is dropped (closeAfterAnswer), and its reader fails as if the client had left. */
 function answerTooSlow(res: Response, pace: BodyPace, answer: SlowBodyAnswer): void {
   closeAfterAnswer(res);
-  answer(
-    res,
-    `The request body arrived too slowly: a body has ${pace.timeoutMs} ms (REQUEST_BODY_TIMEOUT_MS), ` +
-      `and one more second for every ${pace.minBytesPerSecond} bytes received (REQUEST_BODY_MIN_BYTES_PER_SECOND)`,
-  );
+  answer(res, `The request body arrived too slowly: ${bodyPaceRule(pace)}`);
 }
