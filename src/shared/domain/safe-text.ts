@@ -37,3 +37,28 @@ export const RESERVED_NAME_MESSAGE = 'must not be "__proto__", which JSON object
 export function isReservedName(name: string): boolean {
   return name.trim() === '__proto__';
 }
+
+/**
+ * Whether `text` has more than `max` characters. Limits on titles, names and
+ * texts count code points, as PostgreSQL's char_length() does: an emoji or
+ * a CJK character beyond the Basic Multilingual Plane is one character,
+ * not the two UTF-16 units JavaScript's `length` counts. Stops early.
+ */
+export function longerThan(text: string, max: number): boolean {
+  if (text.length <= max) return false;
+  let count = 0;
+  for (const _ of text) if (++count > max) return true;
+  return false;
+}
+
+/** The first `max` characters of `text`, counted as `longerThan` counts them: a pair of surrogates is never cut in two. */
+export function firstCharacters(text: string, max: number): string {
+  if (!longerThan(text, max)) return text;
+  let end = 0;
+  let count = 0;
+  for (const character of text) {
+    if (++count > max) break;
+    end += character.length;
+  }
+  return text.slice(0, end);
+}

@@ -85,6 +85,20 @@ describe('relocate', () => {
     await expectConsistentTree(t, ann, p);
   });
 
+  it('clamps any integer position to the siblings (DESIGN.md §4): a negative one is first, one past int4 or 1e9 is last', async () => {
+    const { p, top, a, b, d, b1 } = await tree();
+    expect((await c.relocate(ann, d.id, { position: -5 })).body.position).toBe(0);
+    expect((await c.expectDense(ann, top)).map((x) => x.id)).toEqual([d.id, a.id, b.id]);
+    expect((await c.relocate(ann, d.id, { position: 99_999_999_999 })).body.position).toBe(2);
+    expect((await c.relocate(ann, a.id, { position: Number.MAX_SAFE_INTEGER })).body.position).toBe(2);
+    expect((await c.expectDense(ann, top)).map((x) => x.id)).toEqual([b.id, d.id, a.id]);
+    // Under a new parent too, as a string (the query or a form).
+    expect((await c.relocate(ann, d.id, { parent_id: b.id, position: '-1' })).body).toMatchObject({ parent_id: b.id, position: 0 });
+    expect((await c.relocate(ann, a.id, { parent_id: b.id, position: '99999999999' })).body).toMatchObject({ parent_id: b.id, position: 2 });
+    expect((await c.expectDense(ann, b.id)).map((x) => x.id)).toEqual([d.id, b1.id, a.id]);
+    await expectConsistentTree(t, ann, p);
+  });
+
   it('refuses to move a card under itself or a descendant (409) and changes nothing', async () => {
     const { p, a, a1, a11, a111 } = await tree();
     for (const target of [a, a1, a11, a111]) {
@@ -112,8 +126,8 @@ describe('relocate', () => {
       { parent_id: -1 },
       { parent_id: 0 },
       { parent_id: 1.5 },
-      { parent_id: a.id, position: -1 },
       { parent_id: a.id, position: 'first' },
+      { parent_id: a.id, position: 2 ** 53 },
       { parent_id: a.id, position: 1.5 },
       { parent_id: a.id, colour: 'red' },
       { parent_id: a.id, group_id: 1 },

@@ -153,6 +153,17 @@ describe('card memberships', () => {
       for (const x of cards) await c.removeFromGroup(ann, x.id, { group_id: urgent.id });
     });
 
+    it('clamps any integer position to the column: a negative one is first, a huge one last', async () => {
+      const cards = [await c.card(ann, root, 'm0'), await c.card(ann, root, 'm1'), await c.card(ann, root, 'm2')];
+      for (const x of cards) await c.addToGroup(ann, x.id, { group_id: urgent.id });
+      const ids = cards.map((x) => x.id);
+      await c.addToGroup(ann, cards[2].id, { group_id: urgent.id, position: -1 });
+      expect(await c.column(ann, project.id, urgent.id)).toEqual([ids[2], ids[0], ids[1]]);
+      await c.addToGroup(ann, cards[2].id, { group_id: urgent.id, position: 99_999_999_999 });
+      expect(await c.column(ann, project.id, urgent.id)).toEqual(ids);
+      for (const x of cards) await c.removeFromGroup(ann, x.id, { group_id: urgent.id });
+    });
+
     it.each([
       ['a group scoped at a card it is not under', () => ({ group_id: sprint.id }), 'group_id'],
       ['a group of another project', () => ({ group_id: otherGroup.id }), 'group_id'],
@@ -160,7 +171,7 @@ describe('card memberships', () => {
       ['an unknown group', () => ({ group_id: 999999 }), 'group_id'],
       ['no group_id', () => ({}), 'group_id'],
       ['a string group_id', () => ({ group_id: 'bug' }), 'group_id'],
-      ['a negative position', () => ({ group_id: bug.id, position: -1 }), 'position'],
+      ['a position past the safe integers', () => ({ group_id: bug.id, position: 2 ** 53 }), 'position'],
       ['a fractional position', () => ({ group_id: bug.id, position: 1.5 }), 'position'],
       ['an unknown property', () => ({ group_id: bug.id, colour: 'red' }), 'colour'],
     ])('refuses %s with 400 naming the property, changing nothing', async (_label, body, field) => {

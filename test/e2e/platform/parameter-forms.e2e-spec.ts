@@ -32,12 +32,16 @@ describe('request parameter forms', () => {
     expect(moved.body.parent_id).toBe(json.body.id);
   });
 
-  it('reads a negative number in the query or a form as a number, refused for its range alone', async () => {
+  it('reads a negative number in the query or a form as a number (a position clamped to first), and refuses one past the safe integers', async () => {
     const top = project.top_level_card_id;
     const card = (await t.http.post(`/api/1.0/cards/${top}/children`).set(as(u)).send({ title: 'placed' }).expect(201)).body;
-    const query = await t.http.post(`/api/1.0/cards/${card.id}/relocate`).query({ position: '-1' }).set(as(u)).expect(400);
-    const form = await t.http.post(`/api/1.0/cards/${card.id}/relocate`).set(as(u)).type('form').send({ position: '-1' }).expect(400);
-    for (const res of [query, form]) expect(res.body.errors).toEqual([{ field: 'position', message: 'position must not be less than 0' }]);
+    const query = await t.http.post(`/api/1.0/cards/${card.id}/relocate`).query({ position: '-1' }).set(as(u)).expect(200);
+    expect(query.body.position).toBe(0);
+    await t.http.post(`/api/1.0/cards/${card.id}/relocate`).query({ position: '9' }).set(as(u)).expect(200);
+    const form = await t.http.post(`/api/1.0/cards/${card.id}/relocate`).set(as(u)).type('form').send({ position: '-1' }).expect(200);
+    expect(form.body.position).toBe(0);
+    const huge = await t.http.post(`/api/1.0/cards/${card.id}/relocate`).set(as(u)).type('form').send({ position: '9007199254740993' }).expect(400);
+    expect(huge.body.errors).toEqual([expect.objectContaining({ field: 'position' })]);
   });
 
   it('takes multipart form fields as the body where the route takes no file', async () => {
@@ -49,8 +53,8 @@ describe('request parameter forms', () => {
     // validated like any body: an unknown property, a bad value, a NUL
     const unknown = await t.http.post(`/api/1.0/cards/${top}/children`).set(as(u)).field('title', 'x').field('color', 'red').expect(400);
     expect(unknown.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ field: 'color' })]));
-    const negative = await t.http.post(`/api/1.0/cards/${made.body.id}/relocate`).set(as(u)).field('position', '-1').expect(400);
-    expect(negative.body.errors).toEqual([{ field: 'position', message: 'position must not be less than 0' }]);
+    const fractional = await t.http.post(`/api/1.0/cards/${made.body.id}/relocate`).set(as(u)).field('position', '1.5').expect(400);
+    expect(fractional.body.errors).toEqual([expect.objectContaining({ field: 'position' })]);
     await t.http.post(`/api/1.0/cards/${top}/children`).set(as(u)).field('title', 'a\u0000b').expect(400);
     // Bracketed names nest (`a[b]`); prototype keys are dropped as they are from JSON, polluting nothing.
     for (const key of ['__proto__[polluted]', 'constructor[prototype][polluted]']) {

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
 import type { Page, PageRequest } from '../../../shared/http/pagination.js';
 import { pageOffset } from '../../../shared/http/pagination.js';
-import { hasUnsafeText, UNSAFE_TEXT_MESSAGE } from '../../../shared/domain/safe-text.js';
+import { hasUnsafeText, longerThan, UNSAFE_TEXT_MESSAGE } from '../../../shared/domain/safe-text.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import type { StreamEntryView } from '../activity/card-stream-entry.js';
 import { CardStreamRecorder } from '../activity/card-stream.recorder.js';
@@ -56,7 +56,7 @@ export class CardStreamService {
 
 function validComment(content: unknown, field: string): string {
   if (typeof content !== 'string' || !content.trim()) throw new InvalidCardInputError(field, 'must be a non-empty string');
-  if (content.length > MAX_COMMENT) throw new InvalidCardInputError(field, `must be at most ${MAX_COMMENT} characters`);
+  if (longerThan(content, MAX_COMMENT)) throw new InvalidCardInputError(field, `must be at most ${MAX_COMMENT} characters`);
   if (hasUnsafeText(content)) throw new InvalidCardInputError(field, UNSAFE_TEXT_MESSAGE);
   return content;
 }

@@ -9,6 +9,7 @@ import {
   CardStateChanged,
   CardUpdated,
 } from '../../../shared/events/card.events.js';
+import { firstCharacters, longerThan } from '../../../shared/domain/safe-text.js';
 import { EventBus } from '../../../shared/events/event-bus.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import type {
@@ -38,7 +39,7 @@ export const MAX_TITLE = 1024;
 
 export function validTitle(title: unknown): string {
   if (typeof title !== 'string' || !title.trim()) throw new InvalidCardInputError('title', 'must be a non-empty string');
-  if (title.length > MAX_TITLE) throw new InvalidCardInputError('title', `must be at most ${MAX_TITLE} characters`);
+  if (longerThan(title, MAX_TITLE)) throw new InvalidCardInputError('title', `must be at most ${MAX_TITLE} characters`);
   return title;
 }
 
@@ -164,7 +165,7 @@ export class CardTreeService {
         organizationId,
         parent: null,
         ref: 0,
-        title: title.slice(0, MAX_TITLE),
+        title: firstCharacters(title, MAX_TITLE),
         position: 0,
         createdBy: actorId,
       });

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { isId } from '../../../shared/domain/ids.js';
+import { POSITION_MESSAGE, requestedPosition } from '../../../shared/domain/positions.js';
 import { CardMoved } from '../../../shared/events/card.events.js';
 import { EventBus } from '../../../shared/events/event-bus.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
@@ -143,11 +144,9 @@ function readParentId(value: unknown): number {
   throw new InvalidCardInputError('parent_id', 'must be a card id');
 }
 
+/** A position given in a request (`requestedPosition`: any integer, brought into range); absent → undefined. */
 function readPosition(value: unknown): number | undefined {
-  if (value === undefined || value === null) return undefined;
-  const n = typeof value === 'string' && /^-?\d{1,9}$/.test(value) ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 1_000_000_000) {
-    throw new InvalidCardInputError('position', 'must be a non-negative integer');
-  }
-  return n;
+  const position = requestedPosition(value);
+  if (Number.isNaN(position)) throw new InvalidCardInputError('position', POSITION_MESSAGE);
+  return position;
 }

@@ -1,4 +1,4 @@
-import { CONTROL_CHARACTER_MESSAGE, hasControlCharacter, isReservedName, RESERVED_NAME_MESSAGE } from '../../../shared/domain/safe-text.js';
+import { CONTROL_CHARACTER_MESSAGE, hasControlCharacter, isReservedName, longerThan, RESERVED_NAME_MESSAGE } from '../../../shared/domain/safe-text.js';
 import type { FieldOptions, FieldType } from './values/index.js';
 import { InvalidFieldInputError } from './fields.errors.js';
 
@@ -58,7 +58,7 @@ export function toModelView(m: ModelDefinition): ModelView {
 export function validName(value: unknown, property = 'name'): string {
   if (typeof value !== 'string' || !value.trim()) throw new InvalidFieldInputError(property, 'must be a non-empty string');
   const name = value.trim();
-  if (name.length > MAX_NAME_LENGTH) throw new InvalidFieldInputError(property, `must be at most ${MAX_NAME_LENGTH} characters`);
+  if (longerThan(name, MAX_NAME_LENGTH)) throw new InvalidFieldInputError(property, `must be at most ${MAX_NAME_LENGTH} characters`);
   if (hasControlCharacter(name)) throw new InvalidFieldInputError(property, CONTROL_CHARACTER_MESSAGE);
   if (isReservedName(name)) throw new InvalidFieldInputError(property, RESERVED_NAME_MESSAGE);
   return name;

@@ -3,7 +3,8 @@ import fc from 'fast-check';
 import { Group } from './group.entity.js';
 import { GroupType } from './group-type.entity.js';
 import { InvalidGroupingInputError } from './grouping.errors.js';
-import { MAX_POSITION, readId, readName, readPosition, sameTitle, slot } from './grouping.policy.js';
+import { MAX_POSITION } from '../../../shared/domain/positions.js';
+import { readId, readName, readPosition, sameTitle, slot } from './grouping.policy.js';
 
 const refused = (fn: () => unknown, field: string) => {
   try {
@@ -54,7 +55,15 @@ describe('readPosition', () => {
     fc.assert(fc.property(fc.integer({ min: 0, max: MAX_POSITION }), (n) => expect(readPosition(n)).toBe(n)));
   });
 
-  it.each([-1, 0.5, 'first', '-1', MAX_POSITION + 1, true, {}])('refuses %p naming position', (value) =>
+  it('brings any other integer into [0, MAX_POSITION]: DESIGN.md §4 clamps positions, so -1 is first and a huge one last', () => {
+    expect(readPosition(-1)).toBe(0);
+    expect(readPosition('-5')).toBe(0);
+    expect(readPosition(MAX_POSITION + 1)).toBe(MAX_POSITION);
+    expect(readPosition(Number.MAX_SAFE_INTEGER)).toBe(MAX_POSITION);
+    expect(readPosition(Number.MIN_SAFE_INTEGER)).toBe(0);
+  });
+
+  it.each([0.5, 'first', '1.5', '', Number.MAX_SAFE_INTEGER + 1, 1e300, Number.NaN, true, {}, []])('refuses %p naming position', (value) =>
     refused(() => readPosition(value), 'position'),
   );
 });

@@ -1,4 +1,5 @@
-import { CONTROL_CHARACTER_MESSAGE, hasControlCharacter } from '../../../shared/domain/safe-text.js';
+import { CONTROL_CHARACTER_MESSAGE, hasControlCharacter, longerThan } from '../../../shared/domain/safe-text.js';
+import { POSITION_MESSAGE, requestedPosition } from '../../../shared/domain/positions.js';
 import { InvalidGroupingInputError } from './grouping.errors.js';
 
 /** Clamps a requested 0-based position into [0, max]; no position → last (max). */
@@ -20,17 +21,13 @@ export function readId(value: unknown, field: string): number {
   throw new InvalidGroupingInputError(field, 'must be a positive integer id');
 }
 
-/** A position given in a request: a non-negative integer (or its decimal string); absent → undefined. */
+/** A position given in a request (`requestedPosition`: any integer, brought into range); absent → undefined. */
 export function readPosition(value: unknown, field = 'position'): number | undefined {
-  if (value === undefined || value === null) return undefined;
-  const n = typeof value === 'string' && /^\d{1,10}$/.test(value) ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > MAX_POSITION) {
-    throw new InvalidGroupingInputError(field, 'must be a non-negative integer');
-  }
-  return n;
+  const position = requestedPosition(value);
+  if (Number.isNaN(position)) throw new InvalidGroupingInputError(field, POSITION_MESSAGE);
+  return position;
 }
 
-export const MAX_POSITION = 1_000_000_000;
 export const MAX_NAME = 1024;
 
 /**
@@ -48,7 +45,7 @@ export function readName(value: unknown, field: string): string {
 
 /** Why a trimmed, non-empty name breaks `readName`'s rules, or undefined. */
 export function nameProblem(name: string): string | undefined {
-  if (name.length > MAX_NAME) return `must be at most ${MAX_NAME} characters`;
+  if (longerThan(name, MAX_NAME)) return `must be at most ${MAX_NAME} characters`;
   if (hasControlCharacter(name)) return CONTROL_CHARACTER_MESSAGE;
   return undefined;
 }

@@ -1,3 +1,4 @@
+import { longerThan } from '../../../shared/domain/safe-text.js';
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../../config/app-config.js';
 import type { Actor } from '../../../shared/domain/actor.js';
@@ -54,7 +55,7 @@ export class ApiKeysService {
 
   /** Creates a key; the returned `key` is the only time it is ever shown. 409 once the user holds API_KEYS_PER_USER_MAX live keys. */
   create(userId: number, name = ''): Promise<{ key: string; record: ApiKey }> {
-    if (typeof name !== 'string' || name.length > 200) {
+    if (typeof name !== 'string' || longerThan(name, 200)) {
       throw new InvalidUserError('name must be a string of at most 200 characters', [
         { field: 'name', message: 'must be at most 200 characters' },
       ]);

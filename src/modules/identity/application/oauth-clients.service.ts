@@ -1,3 +1,4 @@
+import { longerThan } from '../../../shared/domain/safe-text.js';
 import { Injectable } from '@nestjs/common';
 import type { FieldProblem } from '../../../shared/domain/domain-error.js';
 import type { NewOAuthClient, OAuthClientSummary } from '../contracts/oauth.api.js';
@@ -57,7 +58,7 @@ export class OAuthClientsService {
 function validate(input: NewOAuthClient): { name: string; redirectUris: string[] } {
   const problems: FieldProblem[] = [];
   const name = typeof input.name === 'string' ? input.name.trim() : '';
-  if (name.length < 1 || name.length > 100) problems.push({ field: 'name', message: 'must be 1 to 100 characters' });
+  if (name.length < 1 || longerThan(name, 100)) problems.push({ field: 'name', message: 'must be 1 to 100 characters' });
   const uris = Array.isArray(input.redirectUris) ? [...new Set(input.redirectUris.map((u) => String(u).trim()).filter(Boolean))] : [];
   if (uris.length < 1 || uris.length > MAX_REDIRECT_URIS) {
     problems.push({ field: 'redirect_uris', message: `must hold 1 to ${MAX_REDIRECT_URIS} URIs` });

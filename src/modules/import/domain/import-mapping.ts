@@ -1,4 +1,4 @@
-import { isReservedName, RESERVED_NAME_MESSAGE } from '../../../shared/domain/safe-text.js';
+import { isReservedName, longerThan, RESERVED_NAME_MESSAGE } from '../../../shared/domain/safe-text.js';
 import { foldCase } from './fold-case.js';
 import { invalidImportInput } from './import.errors.js';
 
@@ -52,7 +52,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 function requireName(raw: Record<string, unknown>, at: string): string {
   const name = raw.name;
   if (typeof name !== 'string' || !name.trim()) throw invalidImportInput(`${at}.name`, 'is required: a non-empty string');
-  if (name.trim().length > MAX_NAME) throw invalidImportInput(`${at}.name`, `must be at most ${MAX_NAME} characters`);
+  if (longerThan(name.trim(), MAX_NAME)) throw invalidImportInput(`${at}.name`, `must be at most ${MAX_NAME} characters`);
   if (isReservedName(name)) throw invalidImportInput(`${at}.name`, RESERVED_NAME_MESSAGE);
   return name.trim();
 }

@@ -1,4 +1,5 @@
 import { requireId } from '../../../shared/domain/ids.js';
+import { longerThan } from '../../../shared/domain/safe-text.js';
 import { invalidImportInput } from './import.errors.js';
 
 /** Where the rows go: an existing project, or a new one made by the import. */
@@ -45,7 +46,7 @@ function target(body: Record<string, unknown>): ImportTarget {
   if (!hasTitle) throw invalidImportInput('project_id', 'is required, unless title and organization_id create a new project');
   const title = body.title;
   if (typeof title !== 'string' || !title.trim()) throw invalidImportInput('title', 'must be a non-empty string');
-  if (title.length > MAX_TITLE) throw invalidImportInput('title', `must be at most ${MAX_TITLE} characters`);
+  if (longerThan(title, MAX_TITLE)) throw invalidImportInput('title', `must be at most ${MAX_TITLE} characters`);
   if (body.organization_id === undefined) throw invalidImportInput('organization_id', 'is required with title (the team of the new project)');
   return { kind: 'new', organizationId: requireId(body.organization_id, 'organization_id'), title: title.trim() };
 }

@@ -1,4 +1,4 @@
-import { hasUnsafeText, UNSAFE_TEXT_MESSAGE } from '../../../shared/domain/safe-text.js';
+import { firstCharacters, hasUnsafeText, longerThan, UNSAFE_TEXT_MESSAGE } from '../../../shared/domain/safe-text.js';
 import { foldCase } from './fold-case.js';
 import type { RowProblem } from './import.errors.js';
 import type { AttributeImportType, ImportMapping, UpdateMatch } from './import-mapping.js';
@@ -206,12 +206,12 @@ export class RowChecker {
 
   private title(text: string, column: number, report: (column: number, message: string) => void): string {
     if (!text) report(column, 'the title is empty');
-    else if (text.length > MAX_TITLE) report(column, `the title is longer than ${MAX_TITLE} characters`);
+    else if (longerThan(text, MAX_TITLE)) report(column, `the title is longer than ${MAX_TITLE} characters`);
     return text;
   }
 
   private titles(titles: string[], column: number, report: (column: number, message: string) => void): string[] {
-    for (const t of titles) if (t.length > MAX_TITLE) report(column, `"${t.slice(0, 40)}…" is longer than ${MAX_TITLE} characters`);
+    for (const t of titles) if (longerThan(t, MAX_TITLE)) report(column, `"${firstCharacters(t, 40)}…" is longer than ${MAX_TITLE} characters`);
     return titles;
   }
 

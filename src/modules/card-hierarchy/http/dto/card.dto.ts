@@ -1,10 +1,11 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsNotEmpty, IsString, MaxLength } from 'class-validator';
+import { IsNotEmpty, IsString } from 'class-validator';
+import { MaxCharacters } from '../../../../shared/http/max-characters.js';
 
 export class CommentDto {
   @ApiProperty({ maxLength: 100000 })
   @IsString()
   @IsNotEmpty()
-  @MaxLength(100_000)
+  @MaxCharacters(100_000)
   content: string;
 }

@@ -9,20 +9,19 @@ import {
   IsObject,
   IsOptional,
   IsString,
-  Max,
-  MaxLength,
   Min,
 } from 'class-validator';
 import { formBool, formInt } from '../../../../shared/http/form-values.js';
 import { CARD_STATES, type CardState } from '../../../card-hierarchy/index.js';
-
-const MAX_POSITION = 1_000_000_000;
+import { MaxCharacters } from '../../../../shared/http/max-characters.js';
+import { IsPosition } from '../../../../shared/http/is-position.js';
+import { POSITION_DESCRIPTION } from '../../../../shared/domain/positions.js';
 
 export class CreateCardDto {
   @ApiProperty({ maxLength: 1024 })
   @IsString()
   @IsNotEmpty()
-  @MaxLength(1024)
+  @MaxCharacters(1024)
   title: string;
 
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'field name or id → value' })
@@ -41,7 +40,7 @@ export class UpdateCardDto {
   @IsOptional()
   @IsString()
   @IsNotEmpty()
-  @MaxLength(1024)
+  @MaxCharacters(1024)
   title?: string;
 
   @ApiPropertyOptional({ enum: CARD_STATES })
@@ -64,12 +63,10 @@ export class RelocateCardDto {
   @Min(1)
   parent_id?: number;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 0 })
+  @ApiPropertyOptional({ type: 'integer', description: POSITION_DESCRIPTION })
   @IsOptional()
   @Transform(formInt)
-  @IsInt()
-  @Min(0)
-  @Max(MAX_POSITION)
+  @IsPosition()
   position?: number;
 
   @ApiPropertyOptional({ type: 'integer', description: 'group (column) to move the card into' })
@@ -108,7 +105,7 @@ export class CreateProjectDto {
   @ApiProperty({ maxLength: 1024 })
   @IsString()
   @IsNotEmpty()
-  @MaxLength(1024)
+  @MaxCharacters(1024)
   title: string;
 }
 
@@ -116,7 +113,7 @@ export class CreateGroupTypeDto {
   @ApiProperty({ maxLength: 1024, description: 'also the name of the group_type field the type owns' })
   @IsString()
   @IsNotEmpty()
-  @MaxLength(1024)
+  @MaxCharacters(1024)
   name: string;
 
   @ApiPropertyOptional({ default: false, description: 'a card may be in one group of this type at most (columns)' })
@@ -131,7 +128,7 @@ export class UpdateGroupTypeDto {
   @IsOptional()
   @IsString()
   @IsNotEmpty()
-  @MaxLength(1024)
+  @MaxCharacters(1024)
   name?: string;
 
   @ApiPropertyOptional()
@@ -148,12 +145,10 @@ export class AddToGroupDto {
   @Min(1)
   group_id: number;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'place in the group’s column; default last' })
+  @ApiPropertyOptional({ type: 'integer', description: `place in the group’s column; default last; ${POSITION_DESCRIPTION}` })
   @IsOptional()
   @Transform(formInt)
-  @IsInt()
-  @Min(0)
-  @Max(MAX_POSITION)
+  @IsPosition()
   position?: number;
 }
 

@@ -1,23 +1,14 @@
+import { longerThan } from '../../../../shared/domain/safe-text.js';
 import { invalidValue } from './field-value.errors.js';
 import { isStorableText } from './json.guards.js';
 
 export const MAX_TEXT_LENGTH = 10_000;
 export const MAX_CONTENT_LENGTH = 100_000;
 
-/** Length in code points, so an emoji counts once; stops early past the limit. */
-function exceeds(value: string, max: number): boolean {
-  if (value.length <= max) return false;
-  let count = 0;
-  for (const _ of value) {
-    if (++count > max) return true;
-  }
-  return false;
-}
-
 function parseString(field: string, input: unknown, max: number, what: string): string | null {
   if (input === null) return null;
   if (typeof input !== 'string') throw invalidValue(field, `expected ${what}`);
-  if (exceeds(input, max)) throw invalidValue(field, `expected ${what} of at most ${max} characters`);
+  if (longerThan(input, max)) throw invalidValue(field, `expected ${what} of at most ${max} characters`);
   if (!isStorableText(input)) throw invalidValue(field, `expected ${what} without NUL characters or invalid Unicode`);
   return input;
 }

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsNotEmpty, IsObject, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsIn, IsNotEmpty, IsObject, IsOptional, IsString } from 'class-validator';
 import { FIELD_TYPES } from '../../domain/values/index.js';
+import { MaxCharacters } from '../../../../shared/http/max-characters.js';
 
 const OPTIONS_DOC = {
   type: 'object',
@@ -13,7 +14,7 @@ export class CreateAttributeDto {
   @ApiProperty({ maxLength: 1024, example: 'Estimate' })
   @IsString()
   @IsNotEmpty()
-  @MaxLength(1024)
+  @MaxCharacters(1024)
   name: string;
 
   @ApiProperty({ enum: FIELD_TYPES.filter((t) => t !== 'group_type'), description: 'group_type fields come with group types' })
@@ -32,7 +33,7 @@ export class UpdateAttributeDto {
   @IsOptional()
   @IsString()
   @IsNotEmpty()
-  @MaxLength(1024)
+  @MaxCharacters(1024)
   name?: string;
 
   @ApiPropertyOptional({ description: 'must equal the current type: the type of a field never changes' })
@@ -50,7 +51,7 @@ export class CreateModelDto {
   @ApiProperty({ maxLength: 1024, example: 'Bug' })
   @IsString()
   @IsNotEmpty()
-  @MaxLength(1024)
+  @MaxCharacters(1024)
   name: string;
 }
 

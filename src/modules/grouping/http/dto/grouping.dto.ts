@@ -1,9 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsInt, IsNotEmpty, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsInt, IsNotEmpty, IsOptional, IsString, Min } from 'class-validator';
 import { formInt } from '../../../../shared/http/form-values.js';
-import { MAX_POSITION } from '../../domain/grouping.policy.js';
-
+import { MaxCharacters } from '../../../../shared/http/max-characters.js';
+import { IsPosition } from '../../../../shared/http/is-position.js';
+import { POSITION_DESCRIPTION } from '../../../../shared/domain/positions.js';
 
 export class CreateGroupDto {
   @ApiProperty({ type: 'integer', description: 'group type (of the card’s project)' })
@@ -15,15 +16,13 @@ export class CreateGroupDto {
   @ApiProperty({ maxLength: 1024, description: 'unique (any case) among the groups of this type scoped at the card' })
   @IsString()
   @IsNotEmpty()
-  @MaxLength(1024)
+  @MaxCharacters(1024)
   title: string;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'place among the groups of this type and scope; default last' })
+  @ApiPropertyOptional({ type: 'integer', description: `place among the groups of this type and scope; default last; ${POSITION_DESCRIPTION}` })
   @IsOptional()
   @Transform(formInt)
-  @IsInt()
-  @Min(0)
-  @Max(MAX_POSITION)
+  @IsPosition()
   position?: number;
 }
 
@@ -32,15 +31,13 @@ export class UpdateGroupDto {
   @IsOptional()
   @IsString()
   @IsNotEmpty()
-  @MaxLength(1024)
+  @MaxCharacters(1024)
   title?: string;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 0 })
+  @ApiPropertyOptional({ type: 'integer', description: POSITION_DESCRIPTION })
   @IsOptional()
   @Transform(formInt)
-  @IsInt()
-  @Min(0)
-  @Max(MAX_POSITION)
+  @IsPosition()
   position?: number;
 }
 

@@ -1,12 +1,13 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsNotEmpty, IsOptional, IsString, MaxLength, Validate, ValidatorConstraint, type ValidatorConstraintInterface } from 'class-validator';
+import { IsIn, IsNotEmpty, IsOptional, IsString, Validate, ValidatorConstraint, type ValidatorConstraintInterface } from 'class-validator';
 import type { Role } from '../../contracts/workspace.api.js';
+import { MaxCharacters } from '../../../../shared/http/max-characters.js';
 
 export class CreateOrganizationDto {
   @ApiProperty({ maxLength: 1024 })
   @IsString()
   @IsNotEmpty()
-  @MaxLength(1024)
+  @MaxCharacters(1024)
   name: string;
 }
 

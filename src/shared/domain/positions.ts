@@ -1,0 +1,28 @@
+/**
+ * The largest position a request's is brought down to: far past any list's
+ * length, and within PostgreSQL's integer, so the statements that lock and
+ * shift siblings never see a number they cannot hold.
+ */
+export const MAX_POSITION = 1_000_000_000;
+
+/**
+ * A 0-based position given in a request (relocate, add-to-group, a group's
+ * place): any integer of JavaScript's safe range, or its decimal string.
+ * DESIGN.md §4 clamps positions to the siblings' range, so a client may send
+ * -1 for "first" or a huge number for "last": the value is brought into
+ * [0, MAX_POSITION] here and clamped to the list's length where it is used.
+ * Absent (or null) → undefined, which means last; anything else → NaN, which
+ * the caller refuses with a 400 naming the property.
+ */
+export function requestedPosition(value: unknown): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  const n = typeof value === 'string' && /^-?\d{1,15}$/.test(value) ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isSafeInteger(n)) return NaN;
+  return Math.min(Math.max(n, 0), MAX_POSITION);
+}
+
+/** What a 400 says of a position that is not an integer. */
+export const POSITION_MESSAGE = 'must be an integer (clamped to the list: 0 or less is first, past the end is last)';
+
+/** How OpenAPI describes such a position. */
+export const POSITION_DESCRIPTION = '0-based; clamped to the list (0 or less is first, past the end is last)';
