@@ -139,6 +139,46 @@ describe('import of members, relationships and likes columns', () => {
     expect(await snapshot(project)).toEqual(before);
   });
 
+  it('a row with a bad cell elsewhere still has its members and relationships checked, and is matched: every problem listed and counted', async () => {
+    const project = await ws.project(alice, team, 'Bad rows, bad lists');
+    await child(project, 'Twin');
+    await child(project, 'Twin');
+    const fileId = await discover([
+      ['Title', 'Est', 'Owners', 'Links'],
+      ['A', 'x', '@nobody', '#999'],
+      ['B', '', '@nobody', '#999'],
+      ['', '', `@${carol.username}`, '#998'],
+      ['Twin', 'y', '@nobody', ''],
+    ]);
+    const before = await snapshot(project);
+    const mapping = {
+      '0': { type: 'title' },
+      '1': { type: 'attribute', attr_type: 'number', name: 'Estimate' },
+      '2': { type: 'attribute', attr_type: 'members', name: 'Owners' },
+      '3': { type: 'attribute', attr_type: 'relationships', name: 'Links' },
+    };
+    const body = { discover_file_id: fileId, project_id: project.id, mapping, options: { ignore_header: true }, update_field: 'title' };
+    for (const dryRun of [true, false]) {
+      const res = await importing({ ...body, dry_run: dryRun }).expect(400);
+      const noCard = (ref: number) => `Links: the project has no card #${ref} (a row can relate only to cards that exist before the import)`;
+      expect(res.body.errors.map((e: { row: number; column: number; message: string }) => [e.row, e.column, e.message])).toEqual([
+        [2, 1, 'Estimate: expected a number'],
+        [2, 2, 'Owners: no user @nobody'],
+        [2, 3, noCard(999)],
+        [3, 2, 'Owners: no user @nobody'],
+        [3, 3, noCard(999)],
+        [4, 0, 'the title is empty'],
+        [4, 2, `Owners: user @${carol.username} is not a member of this project's team`],
+        [4, 3, noCard(998)],
+        [5, 0, 'matches 2 cards; update_field must single out one card'],
+        [5, 1, 'Estimate: expected a number'],
+        [5, 2, 'Owners: no user @nobody'],
+      ]);
+      expect(res.body.error_count).toBe(11);
+    }
+    expect(await snapshot(project)).toEqual(before);
+  });
+
   it('into a new project: members of the chosen team; no card exists to relate to', async () => {
     const fileId = await discover([['Title', 'Owners', 'Related'], ['A', `@${bob.username}`, ''], ['B', '', '#1']]);
     const body = { discover_file_id: fileId, title: 'Fresh', organization_id: team, mapping: { '0': MAPPING['0'], '1': MAPPING['1'], '2': MAPPING['2'] }, options: { ignore_header: true } };

@@ -269,8 +269,8 @@ export class ImportSpreadsheetService {
       const held = await this.checkHeldGroups(checker, batch.map((plan, i) => checker.resolveMatch(plan, ids[i])));
       const outcomes = await this.checkReferences(checker, held, project, relatedCards);
       outcomes.forEach((outcome) => {
-        if (outcome === 'invalid') return;
         if (outcome === 'skip') return void report.skipped++;
+        if (!outcome.valid) return;
         decisions[outcome.row - 1] = outcome.action === 'update' ? outcome.cardId! : CREATE;
         report[outcome.action === 'update' ? 'updated' : 'created']++;
         report.children_created += outcome.children.length;
@@ -283,9 +283,10 @@ export class ImportSpreadsheetService {
     };
     for await (const { rows, first } of this.rows(upload, request)) {
       for (let i = 0; i < rows.length; i++) {
+        // A row with a bad cell goes on to matching and the reference look-ups too: the 400 lists all its problems.
         const outcome = checker.check(rows[i], first + i + 1);
         if (outcome === 'skip') report.skipped++;
-        else if (outcome !== 'invalid') batch.push(outcome);
+        else batch.push(outcome);
         if (batch.length >= BATCH_ROWS) await flush();
       }
     }
@@ -301,7 +302,7 @@ export class ImportSpreadsheetService {
    * batch, only when such a column is mapped.
    */
   private async checkHeldGroups(checker: RowChecker, outcomes: RowOutcome[]): Promise<RowOutcome[]> {
-    const isUpdate = (o: RowOutcome): o is RowPlan => typeof o === 'object' && o.action === 'update';
+    const isUpdate = (o: RowOutcome): o is RowPlan => o !== 'skip' && o.action === 'update';
     const cardIds = outcomes.filter((o) => isUpdate(o) && checker.oneGroupColumns(o).length).map((o) => (o as RowPlan).cardId!);
     if (!cardIds.length) return outcomes;
     const held = new Map<number, HeldGroup[]>();
@@ -321,7 +322,7 @@ export class ImportSpreadsheetService {
    * cards found are kept (`related`) for the write pass.
    */
   private async checkReferences(checker: RowChecker, outcomes: RowOutcome[], project: Project, related: Map<number, number>): Promise<RowOutcome[]> {
-    const plans = outcomes.filter((o): o is RowPlan => typeof o === 'object');
+    const plans = outcomes.filter((o) => o !== 'skip');
     const members = new Set<number | string>();
     const refs = new Set<number>();
     for (const plan of plans) {
@@ -338,7 +339,7 @@ export class ImportSpreadsheetService {
     const problemOf = new Map(asked.map((m, i) => [m, problems[i]]));
     for (const c of cards) related.set(c.ref, c.id);
     const lookup: ReferenceLookup = { memberProblem: (ref) => problemOf.get(ref), cardId: (ref) => related.get(ref) };
-    return outcomes.map((o) => (typeof o === 'object' ? checker.resolveReferences(o, lookup) : o));
+    return outcomes.map((o) => (o === 'skip' ? o : checker.resolveReferences(o, lookup)));
   }
 
   /** The ids of the cards each plan's key matches, looked up for the whole batch at once. */
@@ -477,9 +478,8 @@ export class ImportSpreadsheetService {
           const index = first + i;
           if (decisions[index] === SKIP) continue;
           const cardId = decisions[index] === CREATE ? null : decisions[index];
-          const checkedAgain = checker.resolveReferences({ ...(checker.check(rows[i], index + 1) as RowPlan), cardId }, lookup);
-          if (checkedAgain === 'invalid' || checkedAgain === 'skip') throw new Error(`row ${index + 1} passed the check pass but not the write pass`);
-          const plan = checkedAgain as RowPlan;
+          const plan = checker.resolveReferences({ ...(checker.check(rows[i], index + 1) as RowPlan), cardId }, lookup);
+          if (!plan.valid) throw new Error(`row ${index + 1} passed the check pass but not the write pass`);
           if (cardId === null) batch.creates.push(plan);
           else batch.updates.push({ cardId, plan });
           if (batch.creates.length + batch.updates.length >= BATCH_ROWS) await flush();

@@ -49,6 +49,9 @@ function checker(rawMapping: Record<string, unknown>, options: { updateField?: s
   return new RowChecker(ctx);
 }
 
+/** A plan with a problem: kept for the later checks, never written. */
+const INVALID = { valid: false };
+
 const everyType = {
   '0': { type: 'title' },
   '1': { type: 'attribute', attr_type: 'number', name: 'Estimate' },
@@ -66,6 +69,7 @@ describe('RowChecker.check', () => {
     );
     expect(plan).toEqual({
       row: 2,
+      valid: true,
       action: 'create',
       cardId: null,
       title: 'Write docs',
@@ -82,15 +86,15 @@ describe('RowChecker.check', () => {
     const c = checker(everyType);
     expect(c.check(['a', '', '', '', '', '#12'], 2)).toMatchObject({ ref: 12 });
     expect(c.check(['a', '', '', '', '', '5'], 3)).toMatchObject({ ref: 5 });
-    expect(c.check(['a', '', '', '', '', 'five'], 4)).toBe('invalid');
+    expect(c.check(['a', '', '', '', '', 'five'], 4)).toMatchObject(INVALID);
   });
 
   it('skips blank rows and lists each problem with its row and column', () => {
     const c = checker(everyType);
     expect(c.check(['', '', '', '', '', ''], 2)).toBe('skip');
-    expect(c.check(['', '3'], 3)).toBe('invalid');
-    expect(c.check(['ok', 'three', '', 'Feature'], 4)).toBe('invalid');
-    expect(c.check(['x'.repeat(1025)], 5)).toBe('invalid');
+    expect(c.check(['', '3'], 3)).toMatchObject(INVALID);
+    expect(c.check(['ok', 'three', '', 'Feature'], 4)).toMatchObject(INVALID);
+    expect(c.check(['x'.repeat(1025)], 5)).toMatchObject(INVALID);
     expect(c.problems).toEqual([
       { row: 3, column: 0, message: 'the title is empty' },
       { row: 4, column: 1, message: 'Estimate: expected a number' },
@@ -125,8 +129,8 @@ describe('RowChecker matching', () => {
     const c = checker(everyType, { updateField: 'title' });
     expect(c.resolveMatch(plan(c, ['A'], 2), [41])).toMatchObject({ action: 'update', cardId: 41 });
     expect(c.resolveMatch(plan(c, ['B'], 3), [])).toMatchObject({ action: 'create', cardId: null });
-    expect(c.resolveMatch(plan(c, ['C'], 4), [1, 2])).toBe('invalid');
-    expect(c.resolveMatch(plan(c, ['A'], 5), [41])).toBe('invalid');
+    expect(c.resolveMatch(plan(c, ['C'], 4), [1, 2])).toMatchObject(INVALID);
+    expect(c.resolveMatch(plan(c, ['A'], 5), [41])).toMatchObject(INVALID);
     expect(c.problems).toEqual([
       { row: 4, column: 0, message: 'matches 2 cards; update_field must single out one card' },
       { row: 5, column: 0, message: 'matches the same card as row 2' },
@@ -155,10 +159,10 @@ describe('RowChecker and members and relationships columns', () => {
       { column: 2, value: [5, 6], text: '#5\r\n6, #5' },
     ]);
     expect(c.references(plan)).toEqual({ members: ['@ann', 7], cards: [5, 6] });
-    expect(c.check(['B', 'ann'], 3)).toBe('invalid');
-    expect(c.check(['C', '', '#5, five, six'], 4)).toBe('invalid');
-    expect(c.check(['D', '', '#0'], 5)).toBe('invalid');
-    expect(c.check(['E', '@a, @b, @c, @d'], 6)).toBe('invalid');
+    expect(c.check(['B', 'ann'], 3)).toMatchObject(INVALID);
+    expect(c.check(['C', '', '#5, five, six'], 4)).toMatchObject(INVALID);
+    expect(c.check(['D', '', '#0'], 5)).toMatchObject(INVALID);
+    expect(c.check(['E', '@a, @b, @c, @d'], 6)).toMatchObject(INVALID);
     expect(c.problems).toEqual([
       { row: 3, column: 1, message: 'Owners: expected a user id or @username' },
       { row: 4, column: 2, message: 'Related: "five" is not a card ref such as 5 or #5' },
@@ -171,13 +175,30 @@ describe('RowChecker and members and relationships columns', () => {
     const c = checker(lists, { updateField: 'title' });
     const ok = c.resolveReferences(c.check(['A', '@ann', '5, 6'], 2) as RowPlan, lookup) as RowPlan;
     expect(ok.values[1]).toMatchObject({ value: [5, 6], input: [1005, 1006] });
-    expect(c.resolveReferences(c.check(['B', '@bob, @cid, 8', '5, 500'], 3) as RowPlan, lookup)).toBe('invalid');
+    expect(c.resolveReferences(c.check(['B', '@bob, @cid, 8', '5, 500'], 3) as RowPlan, lookup)).toMatchObject(INVALID);
     const self = c.resolveMatch(c.check(['C', '', '5'], 4) as RowPlan, [1005]) as RowPlan;
-    expect(c.resolveReferences(self, lookup)).toBe('invalid');
+    expect(c.resolveReferences(self, lookup)).toMatchObject(INVALID);
     expect(c.problems).toEqual([
       { row: 3, column: 1, message: 'Owners: no user @bob (and 2 more in this cell)' },
       { row: 3, column: 2, message: 'Related: the project has no card #500 (a row can relate only to cards that exist before the import)' },
       { row: 4, column: 2, message: 'Related: #5 is the card this row updates, and a card cannot be related to itself' },
+    ]);
+  });
+
+  it("checks the members and relationships of a row whose other cells have problems, and matches it", () => {
+    const c = checker({ ...lists, '3': { type: 'attribute', attr_type: 'number', name: 'Estimate' } }, { updateField: 'title' });
+    const bad = c.check(['A', '@bob', '#500', 'x'], 2) as RowPlan;
+    expect(bad).toMatchObject({ valid: false, values: [{ column: 1 }, { column: 2 }] });
+    expect(c.references(bad)).toEqual({ members: ['@bob'], cards: [500] });
+    const matched = c.resolveMatch(bad, [41]);
+    expect(matched).toMatchObject({ valid: false, action: 'update', cardId: 41 });
+    expect(c.resolveReferences(matched as RowPlan, lookup)).toMatchObject(INVALID);
+    expect(c.resolveMatch(c.check(['A'], 3) as RowPlan, [41])).toMatchObject(INVALID);
+    expect(c.problems).toEqual([
+      { row: 2, column: 1, message: 'Owners: no user @bob' },
+      { row: 2, column: 2, message: 'Related: the project has no card #500 (a row can relate only to cards that exist before the import)' },
+      { row: 2, column: 3, message: 'Estimate: expected a number' },
+      { row: 3, column: 0, message: 'matches the same card as row 2' },
     ]);
   });
 
@@ -194,7 +215,7 @@ describe('RowChecker and a group type that allows one group per card', () => {
   it('refuses a cell that names several of its groups', () => {
     const c = checker(everyType, { oneGroupTypeId: 9 });
     expect(c.check(['A', '', 'Doing'], 2)).toMatchObject({ groups: [{ column: 2, titles: ['Doing'] }] });
-    expect(c.check(['B', '', 'Doing, done\nDOING'], 3)).toBe('invalid');
+    expect(c.check(['B', '', 'Doing, done\nDOING'], 3)).toMatchObject(INVALID);
     expect(c.problems).toEqual([{ row: 3, column: 2, message: '"Labels" allows one group per card, and this cell names 2' }]);
     // A type the import creates allows several.
     expect(checker(everyType).check(['B', '', 'Doing, done'], 3)).toMatchObject({ groups: [{ column: 2, titles: ['Doing', 'done'] }] });
@@ -205,7 +226,7 @@ describe('RowChecker and a group type that allows one group per card', () => {
     const update = (cells: string[], row: number, cardId: number) => c.resolveMatch(plan(c, cells, row), [cardId]) as RowPlan;
     const moving = update(['A', '', 'Done'], 2, 41);
     expect(c.oneGroupColumns(moving)).toEqual([{ column: 2, typeId: 9, title: 'Done' }]);
-    expect(c.checkHeldGroups(moving, [{ typeId: 9, title: 'Doing' }])).toBe('invalid');
+    expect(c.checkHeldGroups(moving, [{ typeId: 9, title: 'Doing' }])).toMatchObject(INVALID);
     const staying = update(['B', '', 'doing'], 3, 42);
     expect(c.checkHeldGroups(staying, [{ typeId: 9, title: 'Doing' }, { typeId: 10, title: 'docs' }])).toBe(staying);
     const joining = update(['C', '', 'Done'], 4, 43);

@@ -56,9 +56,15 @@ export interface RowCheckContext {
   groupTitleProblem(title: string): string | undefined;
 }
 
-/** One row that passed every check: what the import will do with it. */
+/** One row's plan: what the import will do with it, once it has passed every check. */
 export interface RowPlan {
   row: number;
+  /**
+   * False once a problem of the row is reported. The later checks (matching,
+   * held groups, members and relationships) still run on such a row, so that
+   * the 400 lists every problem of every row (DESIGN.md §8); it is never written.
+   */
+  valid: boolean;
   action: 'create' | 'update';
   /** The matched card, for updates. */
   cardId: number | null;
@@ -78,7 +84,7 @@ export interface RowPlan {
   children: string[];
 }
 
-export type RowOutcome = RowPlan | 'skip' | 'invalid';
+export type RowOutcome = RowPlan | 'skip';
 
 /** How many problems the 400 lists; `error_count` says how many there were. */
 export const MAX_LISTED_PROBLEMS = 100;
@@ -140,7 +146,7 @@ export class RowChecker {
     return this.total;
   }
 
-  /** A row's plan, before matching: every action is still `create`. */
+  /** A row's plan, before matching: every action is still `create`; `valid` false when a cell has a problem. */
   check(cells: string[], row: number): RowOutcome {
     // Runs twice per row of a sheet of up to IMPORT_MAX_ROWS rows: each mapped cell is trimmed once.
     const { columns, titleColumn } = this.ctx.mapping;
@@ -155,6 +161,7 @@ export class RowChecker {
     const report = (column: number, message: string) => this.report(row, column, message);
     const plan: RowPlan = {
       row,
+      valid: true,
       action: 'create',
       cardId: null,
       title: this.title((cells[titleColumn] ?? '').trim(), titleColumn, report),
@@ -195,7 +202,8 @@ export class RowChecker {
           break;
       }
     }
-    return this.rowProblems ? 'invalid' : plan;
+    plan.valid = this.rowProblems === 0;
+    return plan;
   }
 
   private report(row: number, column: number, message: string): void {
@@ -285,9 +293,10 @@ export class RowChecker {
    * lookup found: an unknown user, a user outside the team, an unknown card
    * ref, or the card itself (an update) is a problem of the cell (the first
    * one, with how many more); the relationships' card ids become what is
-   * written. Run after `resolveMatch`, which says which card a row updates.
+   * written. Run after `resolveMatch`, which says which card a row updates,
+   * on rows with other problems too.
    */
-  resolveReferences(plan: RowPlan, lookup: ReferenceLookup): RowOutcome {
+  resolveReferences(plan: RowPlan, lookup: ReferenceLookup): RowPlan {
     if (!this.namesReferences) return plan;
     let problems = 0;
     const values = plan.values.map((v) => {
@@ -313,7 +322,7 @@ export class RowChecker {
       }
       return field.type === 'relationships' ? { ...v, input: ids } : v;
     });
-    return problems ? 'invalid' : { ...plan, values };
+    return { ...plan, values, valid: plan.valid && !problems };
   }
 
   /** The column `update_field` reads, when there is one. */
@@ -331,19 +340,23 @@ export class RowChecker {
     return value ? { kind: 'attribute', value: value.value } : null;
   }
 
-  /** Applies `update_field` and `update_only` given the ids of the cards that `matchKey(plan)` matched. */
+  /**
+   * Applies `update_field` and `update_only` given the ids of the cards that
+   * `matchKey(plan)` matched. A row that matches several cards, or a card an
+   * earlier row matched, stays a `create` of no card, not valid.
+   */
   resolveMatch(plan: RowPlan, ids: number[]): RowOutcome {
     const match = this.ctx.match;
     if (!match) return plan;
     if (ids.length > 1) {
       this.report(plan.row, match.column, `matches ${ids.length} cards; update_field must single out one card`);
-      return 'invalid';
+      return { ...plan, valid: false };
     }
     if (ids.length === 0) return this.ctx.updateOnly ? 'skip' : plan;
     const earlier = this.matched.get(ids[0]);
     if (earlier !== undefined && earlier !== plan.row) {
       this.report(plan.row, match.column, `matches the same card as row ${earlier}`);
-      return 'invalid';
+      return { ...plan, valid: false };
     }
     this.matched.set(ids[0], plan.row);
     return { ...plan, action: 'update', cardId: ids[0] };
@@ -368,7 +381,7 @@ export class RowChecker {
    * card moves between them with relocate, DESIGN.md §6). Groups compare by
    * title, any case, as the import finds them.
    */
-  checkHeldGroups(plan: RowPlan, held: HeldGroup[]): RowOutcome {
+  checkHeldGroups(plan: RowPlan, held: HeldGroup[]): RowPlan {
     let clashes = 0;
     for (const { column, typeId, title } of this.oneGroupColumns(plan)) {
       const other = held.find((g) => g.typeId === typeId && foldCase(g.title) !== foldCase(title));
@@ -377,6 +390,6 @@ export class RowChecker {
       const name = this.ctx.contexts.get(column)!.name;
       this.report(plan.row, column, `the card is in "${other.title.slice(0, 40)}" of "${name}", which allows one group per card; move it with relocate`);
     }
-    return clashes ? 'invalid' : plan;
+    return clashes ? { ...plan, valid: false } : plan;
   }
 }
