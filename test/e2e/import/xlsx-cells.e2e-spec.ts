@@ -94,4 +94,45 @@ describe('XLSX sheets as other exporters write them', () => {
     const due = Object.fromEntries(cards.filter((c) => c.parent_id === project.top_level_card_id).map((c) => [c.title, c.attributes.Due]));
     expect(due).toEqual({ 'Write docs': '2026-01-05', Ship: '2026-02-28' });
   });
+
+  it("reads cells of Excel's East-Asian built-in date formats (ids 27-36, 50-58) as dates, as id 14", async () => {
+    // As Chinese, Japanese or Korean Excel writes them: a cell style naming the id, and no numFmt of its own.
+    const ids = [14, 27, 30, 31, 36, 50, 57, 58, 56, 32];
+    const book = sheetFile([['Title', ...ids.map((id) => `Format ${id}`)]], 'xlsx');
+    const styles = (file: Buffer, formats: number[], edit = (xml: string) => xml) =>
+      withSheetXml(
+        file,
+        (xml) =>
+          edit(xml).replace(/<cellXfs count="1">(.*?)<\/cellXfs>/, (_, first: string) => {
+            const xfs = formats.map((id) => `<xf numFmtId="${id}" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"/>`);
+            return `<cellXfs count="${formats.length + 1}">${first}${xfs.join('')}</cellXfs>`;
+          }),
+        'xl/styles.xml',
+      );
+    const styled = styles(book, ids, (xml) => xml.replace(/<numFmts[^>]*>[\s\S]*?<\/numFmts>/, ''));
+    const cells = (row: number, serial: number) =>
+      ids.map((_, i) => `<c r="${String.fromCharCode(66 + i)}${row}" s="${i + 1}"><v>${serial}</v></c>`).join('');
+    const rows = `<row r="2">${text('A2', 'Noon')}${cells(2, 46027.5)}</row><row r="3">${text('A3', 'Midnight')}${cells(3, 46027)}</row>`;
+    const file = declaring(withRow(styled, rows), 'A1:K3');
+    const res = await upload(file).expect(201);
+    const samples = Object.fromEntries(res.body.fields.slice(1).map((f: { name: string; samples: string[] }) => [f.name, f.samples]));
+    const dates = ['2026-01-05T12:00:00', '2026-01-05'];
+    expect(samples).toEqual({
+      'Format 14': dates,
+      'Format 27': dates,
+      'Format 30': dates,
+      'Format 31': dates,
+      'Format 36': dates,
+      'Format 50': dates,
+      'Format 57': dates,
+      'Format 58': dates,
+      // A time in Chinese Excel, a date in Japanese and Korean: the day and the time.
+      'Format 56': dates,
+      // h"時"mm"分" in every locale: a time of day, as h:mm.
+      'Format 32': ['12:00:00', '00:00:00'],
+    });
+    // A format the file declares for such an id is the one read (SheetJS writes its own for 56, a time).
+    const declared = declaring(withRow(styles(book, [56]), `<row r="2">${text('A2', 'Noon')}<c r="B2" s="1"><v>46027.5</v></c></row>`), 'A1:B2');
+    expect((await upload(declared).expect(201)).body.fields[1].samples).toEqual(['12:00:00']);
+  });
 });

@@ -9,7 +9,7 @@ import { SpreadsheetTooLargeError, UnreadableSpreadsheetError } from '../domain/
 import { prototypePollutionXlsx, sheetFile, withSheetXml, writeZip, zipEntries, type Cell } from '../../../../test/support/spreadsheets.js';
 import type { SheetRow } from './row-store.js';
 import { SheetSandbox, WORKER_SOURCE } from './sheet-sandbox.js';
-import { lastRowNumber, sheetWindows } from './sheet-worker.js';
+import { eastAsianDateFormats, lastRowNumber, sheetWindows } from './sheet-worker.js';
 
 // A generous timeout: loading SheetJS in a fresh worker takes seconds on a busy machine.
 const limits = { maxRows: 1000, maxColumns: 50, parseTimeoutMs: 30_000, workerHeapMb: 64, parallelParses: 2 };
@@ -381,5 +381,20 @@ describe('SheetSandbox, a worksheet larger than a window', () => {
 
   it('refuses a sheet over the row cap in whichever window passes it', async () => {
     await expect(parse(sheetFile(variedRows(1500), 'xlsx'), windowed({ maxRows: 1200 }))).rejects.toThrow(/IMPORT_MAX_ROWS/);
+  });
+});
+
+describe('eastAsianDateFormats', () => {
+  const declared = (xml: string) => eastAsianDateFormats(Buffer.from(xml)).toString('latin1');
+
+  it("declares ids 27-36 and 50-58 before the part's own formats, or in a numFmts of their own", () => {
+    const own = declared('<styleSheet><numFmts count="1"><numFmt numFmtId="27" formatCode="h:mm"/></numFmts><cellXfs/></styleSheet>');
+    const first = '<styleSheet><numFmts count="1"><numFmt numFmtId="27" formatCode="yyyy-mm-dd"/>';
+    expect(own.startsWith(first)).toBe(true);
+    expect(own).toContain('<numFmt numFmtId="58" formatCode="yyyy-mm-dd"/><numFmt numFmtId="27" formatCode="h:mm"/></numFmts><cellXfs/>');
+    expect(own).toContain('<numFmt numFmtId="32" formatCode="h:mm:ss"/>');
+    const prefixed = declared('<x:styleSheet xmlns:x="s"><x:cellXfs/></x:styleSheet>');
+    expect(prefixed).toMatch(/^<x:styleSheet xmlns:x="s"><numFmts><numFmt numFmtId="27" .*<\/numFmts><x:cellXfs\/>/);
+    expect(declared('<styleSheet/>')).toBe('<styleSheet/>');
   });
 });

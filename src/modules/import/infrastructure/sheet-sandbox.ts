@@ -5,6 +5,7 @@ import { ClientGoneError } from '../../../shared/client-watch.js';
 import { SpreadsheetTooLargeError, UnreadableSpreadsheetError } from '../domain/import.errors.js';
 import type { SheetRow } from './row-store.js';
 import {
+  eastAsianDateFormats,
   isoCellText,
   isoDateCells,
   lastRowNumber,
@@ -17,7 +18,7 @@ import {
 } from './sheet-worker.js';
 
 /** The worker's code: its main function and the functions it calls, from their own source (a test runs it in a process of another time zone). */
-export const WORKER_SOURCE = [sheetCellText, isoCellText, isoDateCells, xmlRootIs, sheetWindows, lastRowNumber].map(String).join('\n') + `\n(${String(sheetWorkerMain)})();`;
+export const WORKER_SOURCE = [sheetCellText, isoCellText, isoDateCells, eastAsianDateFormats, xmlRootIs, sheetWindows, lastRowNumber].map(String).join('\n') + `\n(${String(sheetWorkerMain)})();`;
 const BATCH_ROWS = 2000;
 /**
  * Worksheet XML handed to SheetJS at a time. Measured on a 100 000-row sheet

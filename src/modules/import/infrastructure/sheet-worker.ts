@@ -123,6 +123,34 @@ export function isoDateCells(part: Buffer): Buffer {
   return changed ? Buffer.from(xml, 'latin1') : part;
 }
 
+/**
+ * A styles part that declares Excel's East-Asian built-in number formats
+ * (ids 27-36 and 50-58) before its own formats. Excel in a Chinese,
+ * Japanese or Korean locale writes dates with them (`yyyy"年"m"月"d"日"`,
+ * `ge.m.d`) by id alone, as it writes `m/d/yy` as id 14, and SheetJS 0.18.5
+ * knows no code for them: such a cell got no format, and its serial number
+ * arrived as written (46027.5). They are dates, or times in some locales:
+ * 32 and 33 (`h"時"mm"分"`) are times of day in every one of them, and are
+ * declared as `h:mm:ss`; the others as a day (a locale that shows a time
+ * there, as Chinese does for 34, 35 and 52-56, gets the day and the time,
+ * and a time alone, a serial below 1, stays a time of day). A format the
+ * part declares itself for one of these ids comes after, and SheetJS keeps
+ * the last one.
+ */
+export function eastAsianDateFormats(part: Buffer): Buffer {
+  const ids = [27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 50, 51, 52, 53, 54, 55, 56, 57, 58];
+  const declared = ids.map((id) => `<numFmt numFmtId="${id}" formatCode="${id === 32 || id === 33 ? 'h:mm:ss' : 'yyyy-mm-dd'}"/>`).join('');
+  const xml = part.toString('latin1');
+  // SheetJS reads the formats of the first numFmts element that is closed (its regex's match): the first start tag, when a close follows it.
+  const open = /<(?:\w+:)?numFmts[^>]*>/.exec(xml);
+  const closed = open !== null && /<\/(?:\w+:)?numFmts>/.test(xml.slice(open.index + open[0].length));
+  const at = closed ? open : /<(?:[\w.-]+:)?styleSheet(?:\s[^<>]*)?>/.exec(xml);
+  if (!at || (!closed && at[0].endsWith('/>'))) return part;
+  const insert = closed ? declared : `<numFmts>${declared}</numFmts>`;
+  const end = at.index + at[0].length;
+  return Buffer.from(xml.slice(0, end) + insert + xml.slice(end), 'latin1');
+}
+
 /** Whether an XML part's root element is `name` (any namespace prefix), judged from its first bytes. */
 export function xmlRootIs(part: Buffer, name: string): boolean {
   const start = part.toString('latin1', 0, Math.min(part.length, 4096)).replace(/^\xEF\xBB\xBF/, '');
@@ -393,6 +421,9 @@ export function sheetWorkerMain(): void {
     const bytes = workerData.bytes;
     const zip = parser.CFB.read(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length), { type: 'buffer' });
     calendarDates(zip);
+    zip.FileIndex.forEach((entry) => {
+      if (isPart(entry.content, 'styleSheet')) entry.content = eastAsianDateFormats(entry.content);
+    });
     if (!parseFirstSheet(parser, zip)) return;
     post({ type: 'rows', rows: batch });
     post({ type: 'done' });
