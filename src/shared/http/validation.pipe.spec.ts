@@ -11,7 +11,7 @@ import * as groupingDtos from '../../modules/grouping/http/dto/grouping.dto.js';
 import * as identityDtos from '../../modules/identity/http/dto/create-api-key.dto.js';
 import * as workspaceDtos from '../../modules/workspace/http/dto/workspace.dto.js';
 import { compileRules } from './compiled-rules.js';
-import { createValidationPipe } from './validation.pipe.js';
+import { createValidationPipe, withClientMaps } from './validation.pipe.js';
 
 /** Every DTO class of the API's routes. */
 const DTOS = Object.values({ ...hierarchyDtos, ...cardsDtos, ...fieldsDtos, ...groupingDtos, ...identityDtos, ...workspaceDtos }).filter(
@@ -94,8 +94,9 @@ describe('compiled DTO rules', () => {
 
 describe('the API validation pipe', () => {
   const pipe = createValidationPipe();
-  // Nest's own pipe, with the same options and primitives left as they are.
-  const reference = (v: unknown, m: ArgumentMetadata) => ValidationPipe.prototype.transform.call(pipe, v, m);
+  // Nest's own pipe, with the same options and primitives left as they are, and the clients' maps
+  // (ClientMap) and top-level prototype keys taken care of as the API's pipe does around both its paths.
+  const reference = (v: unknown, m: ArgumentMetadata) => withClientMaps(v, m, (held) => ValidationPipe.prototype.transform.call(pipe, held, m));
 
   it('answers every body and query as Nest’s whole pipe does', async () => {
     for (const dto of DTOS) {
@@ -134,13 +135,31 @@ describe('the API validation pipe', () => {
     }
   });
 
-  it('leaves prototype keys, gaps and binary values to Nest’s pipe', async () => {
+  it('hands a client map over as sent, prototype-named keys included, and refuses such keys at the top', async () => {
     const metadata: ArgumentMetadata = { type: 'body', metatype: cardsDtos.CreateCardDto, data: undefined };
-    const polluted = JSON.parse('{"title":"a","attributes":{"__proto__":{"x":1},"n":1}}') as object;
-    const answer = (await pipe.transform(polluted, metadata)) as { attributes: object };
+    const attributes = JSON.parse('{"constructor":"a","prototype":"b","toString":"c","valueOf":{"start":"x"},"n":1}') as object;
+    const answer = (await pipe.transform({ title: 'a', attributes }, metadata)) as { attributes: object };
+    expect(answer).toBeInstanceOf(cardsDtos.CreateCardDto);
+    expect(answer.attributes).toBe(attributes);
+    expect(Object.keys(attributes)).toEqual(['constructor', 'prototype', 'toString', 'valueOf', 'n']);
+    // A map that is not an object still meets the property's rules.
+    await expect(pipe.transform({ title: 'a', attributes: 'x' }, metadata)).rejects.toThrow('attributes must be an object');
+    for (const key of ['constructor', 'prototype']) {
+      await expect(pipe.transform(JSON.parse(`{"title":"a","${key}":{}}`), metadata)).rejects.toThrow(`${key}: property ${key} should not exist`);
+    }
+  });
+
+  it('leaves prototype keys, gaps and binary values to Nest’s pipe', async () => {
+    const metadata: ArgumentMetadata = { type: 'body', metatype: fieldsDtos.CreateAttributeDto, data: undefined };
+    const polluted = JSON.parse('{"name":"a","type":"text","options":{"__proto__":{"x":1},"n":1}}') as object;
+    const answer = (await pipe.transform(polluted, metadata)) as { options: object };
     // Nest's pipe deleted the key in place: the fast path did not take it.
-    expect(Object.keys(answer.attributes)).toEqual(['n']);
-    const unusual = [{ title: 'a', attributes: { file: Buffer.from('x') } }, { title: 'a', attributes: { list: [1, , 3] } }, { title: 'a', attributes: { at: new Date(0) } }];
+    expect(Object.keys(answer.options)).toEqual(['n']);
+    const unusual = [
+      { name: 'a', type: 'text', options: { file: Buffer.from('x') } },
+      { name: 'a', type: 'text', options: { list: [1, , 3] } },
+      { name: 'a', type: 'text', options: { at: new Date(0) } },
+    ];
     // class-transformer turns a Date from another realm (structuredClone's,
     // outside jest's) into the current time, on both sides, a millisecond
     // apart at times: the instants are not compared.

@@ -31,8 +31,7 @@ class NoCoercionValidationPipe extends ValidationPipe {
    * around the rules (docs/PERFORMANCE.md, issue 15, tenth pass).
    */
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
-    const passed = this.passedAtOnce(value, metadata);
-    return passed ?? super.transform(value, metadata);
+    return withClientMaps(value, metadata, async (held) => this.passedAtOnce(held, metadata) ?? super.transform(held, metadata));
   }
 
   private passedAtOnce(value: unknown, metadata: ArgumentMetadata): object | undefined {
@@ -63,6 +62,50 @@ class NoCoercionValidationPipe extends ValidationPipe {
 
 /** Keys that Nest's pipe deletes from every object of a value (prototype pollution). */
 const PROTO_KEYS = new Set(['__proto__', 'prototype', 'constructor']);
+
+/** Each DTO class's properties that carry a client's map (`ClientMap`). */
+const CLIENT_MAPS = new WeakMap<Function, string[]>();
+
+/**
+ * Marks a DTO property whose value is an object keyed by the client's own
+ * names: a card's `attributes`, field name → value. Nest's pipe deletes the
+ * keys `constructor` and `prototype` from every object of a body, and
+ * class-transformer leaves out every key that Object.prototype holds
+ * (`toString`, `valueOf`, …), so the value of a field of such a name was
+ * silently lost on card creation. Such a map goes through the pipe as an
+ * empty object and is put back as it was sent; the service that reads it
+ * looks the names up and never assigns by them (`__proto__` never arrives:
+ * the body parsers drop it).
+ */
+export function ClientMap(): PropertyDecorator {
+  return (target, property) => {
+    const dto = target.constructor;
+    CLIENT_MAPS.set(dto, [...(CLIENT_MAPS.get(dto) ?? []), String(property)]);
+  };
+}
+
+/**
+ * Validates a DTO body or query with `validate`, keeping its client maps as
+ * sent (`ClientMap`). An own `constructor` or `prototype` key at the top is
+ * refused as any unknown property is (DESIGN.md §2), where Nest's pipe would
+ * delete it without a word; the parsers already drop `__proto__`.
+ */
+export async function withClientMaps(value: unknown, metadata: ArgumentMetadata, validate: (value: unknown) => Promise<unknown>): Promise<unknown> {
+  const { metatype, type } = metadata;
+  if ((type !== 'body' && type !== 'query') || typeof metatype !== 'function' || !isPlainObject(value)) return validate(value);
+  const unknown = ['constructor', 'prototype'].filter((key) => Object.hasOwn(value, key));
+  if (unknown.length) {
+    const problems = unknown.map((field) => ({ field, message: `property ${field} should not exist` }));
+    throw new InvalidInputError(problems.map((p) => `${p.field}: ${p.message}`).join('; '), problems);
+  }
+  const maps = (CLIENT_MAPS.get(metatype) ?? []).filter((key) => isPlainObject(value[key]));
+  if (!maps.length) return validate(value);
+  const held = { ...value };
+  for (const key of maps) held[key] = {};
+  const entity = (await validate(held)) as Record<string, unknown>;
+  for (const key of maps) entity[key] = value[key];
+  return entity;
+}
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;

@@ -118,6 +118,28 @@ describe('field definitions', () => {
     expect(names).toContain('Proto');
   });
 
+  it("keeps the values of fields named as Object.prototype's members (constructor, toString, …) on card creation, and checks them", async () => {
+    // Nest's pipe deleted `constructor` and `prototype` from the body's objects, and class-transformer
+    // left out `toString`, `valueOf` and the like: card creation answered 201 with those values lost.
+    const names = ['constructor', 'prototype', 'toString', 'valueOf', 'hasOwnProperty', '__defineGetter__'];
+    const p = await c.world(ann, 'Prototype names');
+    for (const name of names) await create(ann, p.project, { name, type: 'text' }).expect(201);
+    await create(ann, p.project, { name: 'isPrototypeOf', type: 'number' }).expect(201);
+    const top = p.root;
+    const attributes = Object.fromEntries(names.map((name) => [name, `kept ${name}`]));
+    const made = await t.http.post(`${API}/cards/${top}/children`).set(as(ann)).send({ title: 'c', attributes: { ...attributes, isPrototypeOf: 3 } }).expect(201);
+    expect(made.body.attributes).toEqual({ ...attributes, isPrototypeOf: 3 });
+    const read = await t.http.get(`${API}/cards/${made.body.id}`).set(as(ann)).expect(200);
+    expect(read.body.attributes).toEqual({ ...attributes, isPrototypeOf: 3 });
+    // A bad value under such a name is refused like any other, creating nothing.
+    const bad = await t.http.post(`${API}/cards/${top}/children`).set(as(ann)).send({ title: 'd', attributes: { isPrototypeOf: 'many' } }).expect(400);
+    expect(JSON.stringify(bad.body.errors)).toContain('isPrototypeOf');
+    const only = await t.http.post(`${API}/cards/${top}/children`).set(as(ann)).send({ title: 'e', attributes: { constructor: 'alone' } }).expect(201);
+    expect(only.body.attributes.constructor).toBe('alone');
+    const cards = (await t.http.get(`${API}/projects/${p.project}/cards`).set(as(ann)).expect(200)).body as { title: string }[];
+    expect(cards.map((x) => x.title)).toEqual(['c', 'e']);
+  });
+
   it('keeps date options consistent with stored values', async () => {
     const f = (await create(ann, w.project, { name: 'When', type: 'date' }).expect(201)).body as AttributeJson;
     expect((await update(ann, f.id, { options: { period: true } }).expect(200)).body.options).toEqual({ period: true });

@@ -14,6 +14,7 @@ import {
 import { formBool, formInt } from '../../../../shared/http/form-values.js';
 import { CARD_STATES, type CardState } from '../../../card-hierarchy/index.js';
 import { MaxCharacters } from '../../../../shared/http/max-characters.js';
+import { ClientMap } from '../../../../shared/http/validation.pipe.js';
 import { IsPosition } from '../../../../shared/http/is-position.js';
 import { POSITION_DESCRIPTION } from '../../../../shared/domain/positions.js';
 
@@ -27,6 +28,7 @@ export class CreateCardDto {
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'field name or id → value' })
   @IsOptional()
   @IsObject()
+  @ClientMap()
   attributes?: Record<string, unknown>;
 
   @ApiPropertyOptional({ type: 'integer', description: 'group to put the new card in' })
