@@ -326,6 +326,10 @@ describe('filter language', () => {
     expect(await refusal('{Nope} = 3')).toMatchObject({ position: 0, expected: expect.stringContaining('a field') });
     expect(await refusal('bug and Estimate > soon')).toMatchObject({ position: 19, expected: 'a number' });
     expect(await refusal('state = open')).toMatchObject({ position: 8, expected: expect.stringContaining('a state') });
+    // An operator the field does not take points at the operator, `in` as much as `~=` (docs/FILTERS.md).
+    expect(await refusal('bug in Estimate')).toMatchObject({ position: 4 });
+    expect(await refusal('Estimate ~= 3')).toMatchObject({ position: 9 });
+    expect(await refusal('x in title')).toMatchObject({ position: 2 });
     expect(await refusal('"unterminated')).toMatchObject({ position: 13 });
     const alias = await refusal('Estimate >', 'filters');
     expect(alias).toMatchObject({ position: 10 });

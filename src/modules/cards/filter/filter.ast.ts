@@ -42,4 +42,4 @@ export type FilterExpr =
   /** `field op value`. */
   | { kind: 'compare'; field: FieldName; op: CompareOp; opPosition: number; value: FilterValue; position: number }
   /** `value in field`: a multi-valued field contains the value. */
-  | { kind: 'in'; value: FilterValue; field: FieldName; position: number };
+  | { kind: 'in'; value: FilterValue; field: FieldName; opPosition: number; position: number };

@@ -82,6 +82,7 @@ describe('parseFilter', () => {
       kind: 'in',
       value: { kind: 'user', user: { kind: 'name', name: 'bob', displayName: false }, position: 0 },
       field: { kind: 'custom', name: 'Owners', position: 8 },
+      opPosition: 5,
       position: 0,
     });
     expect(parseFilter('"x y" IN {My tags}')).toMatchObject({

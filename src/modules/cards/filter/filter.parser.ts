@@ -156,10 +156,10 @@ class Parser {
   }
 
   private inTerm(value: FilterValue, position: number): FilterExpr {
-    this.next(); // "in"
+    const opPosition = this.next().position; // "in"
     const t = this.next();
-    if (t.kind === 'braced') return { kind: 'in', value, field: customField(t.text, t.position), position };
-    if (t.kind === 'word' && !keyword(t)) return { kind: 'in', value, field: fieldName(t.text, t.position), position };
+    if (t.kind === 'braced') return { kind: 'in', value, field: customField(t.text, t.position), opPosition, position };
+    if (t.kind === 'word' && !keyword(t)) return { kind: 'in', value, field: fieldName(t.text, t.position), opPosition, position };
     throw new FilterError(t.position, 'a field name after "in"');
   }
 

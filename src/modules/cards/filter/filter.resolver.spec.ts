@@ -118,7 +118,7 @@ describe('resolveFilter', () => {
     ['state = open', 8, 'a state'],
     ['state > closed', 6, '= !='],
     ['title < a', 6, '= != ~='],
-    ['x in title', 5, '= != ~='],
+    ['x in title', 2, '= != ~='],
     ['{Due date} = 2026-02-30', 13, 'a date'],
     ['Owners = alice', 9, 'a user'],
     ['archived = maybe', 11, 'true or false'],

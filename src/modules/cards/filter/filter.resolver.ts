@@ -125,8 +125,7 @@ export function resolveFilter(expr: FilterExpr, ctx: ResolveContext): Condition 
     case 'compare':
     case 'in': {
       const op: Op = expr.kind === 'in' ? 'in' : expr.op === '!=' ? '=' : expr.op;
-      const opPosition = expr.kind === 'in' ? expr.field.position : expr.opPosition;
-      const condition = compare(expr.field, op, opPosition, expr.value, ctx);
+      const condition = compare(expr.field, op, expr.opPosition, expr.value, ctx);
       return expr.kind === 'compare' && expr.op === '!=' ? { kind: 'not', item: condition } : condition;
     }
   }
