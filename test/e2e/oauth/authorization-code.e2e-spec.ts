@@ -289,34 +289,27 @@ describe('OAuth 2.0 authorization code flow', () => {
         for (let round = 0; round < 6; round++) await race(await firstPair());
       });
 
-      it('a reuse lands before the winner stored its new pair: the pair is refused', async () => {
+      // The pair is replaced in the statement that stores the new one: the
+      // first store wins, and each later one finds the pair gone (a reuse).
+      it('all read the token while valid, one stores its pair first: the others end the authorization, that pair included', async () => {
         const first = await firstPair();
         const repo = grants();
-        const insert = repo.insertToken.bind(repo);
-        const losersAnswered = deferred();
-        jest.spyOn(repo, 'insertToken').mockImplementation(async (row) => (await losersAnswered.promise, insert(row)));
-        expect(await race(first, (n) => n === 5 && losersAnswered.resolve())).toBe(0);
-      });
-
-      it('a reuse lands after the winner stored its new pair: the pair is revoked', async () => {
-        const first = await firstPair();
-        const repo = grants();
-        const [find, revoke] = [repo.findRefresh.bind(repo), repo.revokeToken.bind(repo)];
-        // All six read the token while it is still valid; the first to revoke it
-        // wins, and the others try only once the winner has answered.
+        const [find, insert] = [repo.findRefresh.bind(repo), repo.insertToken.bind(repo)];
+        // All six read the token while it is still valid; the first to store
+        // a pair wins, and the others store only once the winner has answered.
         const allRead = deferred();
         const winnerAnswered = deferred();
         let reads = 0;
-        let revocations = 0;
+        let stores = 0;
         jest.spyOn(repo, 'findRefresh').mockImplementation(async (hash) => {
           const row = await find(hash);
           if (++reads === 6) allRead.resolve();
           await allRead.promise;
           return row;
         });
-        jest.spyOn(repo, 'revokeToken').mockImplementation(async (id) => {
-          if (revocations++ > 0) await winnerAnswered.promise;
-          return revoke(id);
+        jest.spyOn(repo, 'insertToken').mockImplementation(async (row, uses) => {
+          if (stores++ > 0) await winnerAnswered.promise;
+          return insert(row, uses);
         });
         expect(await race(first, (n) => n === 1 && winnerAnswered.resolve())).toBe(1);
       });
@@ -343,6 +336,21 @@ describe('OAuth 2.0 authorization code flow', () => {
           await reuse.release();
         }
       });
+    });
+
+    it('ended (revoked by the client) after the refresh read its token: the new pair is refused', async () => {
+      const first = (await exchange(confidential, await ann.code(params(confidential))).expect(200)).body as TokenPair;
+      const repo = t.app.get(OAuthGrantsRepository, { strict: false });
+      const insert = repo.insertToken.bind(repo);
+      jest.spyOn(repo, 'insertToken').mockImplementationOnce(async (row, uses) => {
+        await t.http.post('/oauth/revoke').type('form').auth(confidential.clientId, confidential.clientSecret!).send({ token: first.access_token }).expect(200);
+        return insert(row, uses);
+      });
+      const refused = await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: first.refresh_token }, basic(confidential)).expect(400);
+      expect(refused.body.error).toBe('invalid_grant');
+      await me(first.access_token).expect(401);
+      expect(await tokenRows(t, await grantOf(t, first.refresh_token))).toBe(1);
+      jest.restoreAllMocks();
     });
 
     it('keep working after their code row would have been cleaned up, and only so long', async () => {
@@ -419,10 +427,10 @@ describe('OAuth 2.0 authorization code flow', () => {
       const first = (await exchange(confidential, await ann.code(params(confidential))).expect(200)).body as TokenPair;
       const grantId = await grantOf(t, first.refresh_token);
       await age(t, grantId, '2 days'); // access token long expired, the code too; refresh token valid
-      // The clean-up runs after the refresh revoked the old pair, before it stores the new one.
+      // The clean-up runs after the refresh read the old pair, before it replaces it with the new one.
       const repo = t.app.get(OAuthGrantsRepository, { strict: false });
       const insert = repo.insertToken.bind(repo);
-      jest.spyOn(repo, 'insertToken').mockImplementation(async (row) => (await cleanUp(), insert(row)));
+      jest.spyOn(repo, 'insertToken').mockImplementation(async (row, uses) => (await cleanUp(), insert(row, uses)));
       const second = (await refresh(first.refresh_token).expect(200)).body as TokenPair;
       await me(second.access_token).expect(200);
       expect(await tokenRows(t, grantId)).toBe(1);

@@ -12,13 +12,11 @@ import { isScope } from '../auth/scope.policy.js';
 import { hashSecret } from '../domain/secrets.js';
 import { OAuthClientsRepository } from '../infrastructure/oauth-clients.repository.js';
 import { OAuthGrantsRepository } from '../infrastructure/oauth-grants.repository.js';
-import { ACCESS_TOKEN_PREFIX, GRANT_TYPES, OAuthModel, toModelClient, type ModelClient } from './oauth.model.js';
+import { ACCESS_TOKEN_PREFIX, GRANT_TYPES, OAuthModel, PKCE_VALUE, toModelClient, type ModelClient } from './oauth.model.js';
 
 const CODE_LIFETIME_S = 10 * 60;
 const ACCESS_TOKEN_LIFETIME_S = 60 * 60;
 const REFRESH_TOKEN_LIFETIME_S = 30 * 24 * 60 * 60;
-/** RFC 7636 §4.1: 43 to 128 unreserved characters (S256 challenges are 43). */
-const PKCE_VALUE = /^[A-Za-z0-9\-._~]{43,128}$/;
 /** RFC 6749 `state`: printable ASCII (what the library accepts, returned as sent). */
 const STATE_VALUE = /^[\x20-\x7e]{1,500}$/;
 
@@ -103,7 +101,7 @@ export class OAuthServerService {
     }
     const response = new OAuth2Server.Response();
     try {
-      await this.server.token(libraryRequest(request), response);
+      await this.server.token(libraryRequest(request), response, { model: this.model.forTokenRequest(request.body) } as OAuth2Server.TokenOptions);
     } catch (error) {
       if (!(error instanceof OAuth2Server.OAuthError) || error.code >= 500) {
         this.logger.error(`token endpoint failed: ${String(error)}`);

@@ -1,4 +1,4 @@
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import OAuth2Server from '@node-oauth/oauth2-server';
 import type { Scope } from '../../../shared/domain/actor.js';
@@ -18,11 +18,19 @@ export interface ModelClient extends OAuth2Server.Client {
   confidential: boolean;
 }
 
-/** The library carries the user opaquely; `grantId` is the code the tokens stem from (set once a code exists). */
+/**
+ * The library carries the user opaquely; `grantId` is the code the tokens
+ * stem from (set once a code exists), `uses` what storing the new pair uses
+ * up (set when the library "revokes" the code or the refresh token).
+ */
 export interface ModelUser extends OAuth2Server.User {
   id: number;
   grantId?: number;
+  uses?: { code: true } | { pair: number };
 }
+
+/** RFC 7636 §4.1: 43 to 128 unreserved characters (S256 challenges are 43). */
+export const PKCE_VALUE = /^[A-Za-z0-9\-._~]{43,128}$/;
 
 /** The grants this server issues tokens for (DESIGN.md §3), to every client. */
 export const GRANT_TYPES: readonly string[] = ['authorization_code', 'refresh_token'];
@@ -42,6 +50,13 @@ function sameHash(a: string, b: string): boolean {
   return a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 }
 
+/** What the library's PKCE check accepts (S256 only; no verifier without a challenge). */
+function verifierProves(code: OAuth2Server.AuthorizationCode, verifier: string | undefined): boolean {
+  if (!code.codeChallenge) return !verifier;
+  if ((code.codeChallengeMethod ?? 'S256') !== 'S256' || !verifier || !PKCE_VALUE.test(verifier)) return false;
+  return sameHash(createHash('sha256').update(verifier).digest('base64url'), code.codeChallenge);
+}
+
 /**
  * The storage model of `@node-oauth/oauth2-server`, plus what DESIGN.md §3
  * asks and the library leaves to the model: codes and tokens stored as
@@ -49,9 +64,28 @@ function sameHash(a: string, b: string): boolean {
  * tokens issued from them, and rotation with reuse detection for refresh
  * tokens. (PKCE S256 is checked by the library; the authorize pre-check
  * makes it mandatory for public clients.)
+ *
+ * A refused request changes nothing (DESIGN.md §2), but the library spends
+ * the code (`revokeAuthorizationCode`) before it checks the verifier and the
+ * redirect URI, and revokes the refresh token (`revokeToken`) before it
+ * checks the requested scope; both before the new pair is stored. So those
+ * two only note what the pair will use up, and `saveToken` uses it up in the
+ * statement that stores the pair: whatever the library refuses after them,
+ * or a failure to store, leaves the code and the tokens as they were,
+ * whatever order the library checks things in. (Checking the scope ourselves
+ * before the library runs would cover only that one refusal, and copy the
+ * library's rule. One statement rather than a transaction around the
+ * library's steps: no lock is held while the library runs, and ending an
+ * authorization on a replay is not rolled back with the refusal that
+ * follows it.) A replay still ends the authorization where it is found:
+ * `getAuthorizationCode`, `getRefreshToken`, or `saveToken` finding the code
+ * or pair used up by a request that came first.
  */
 @Injectable()
 export class OAuthModel implements OAuth2Server.AuthorizationCodeModel, OAuth2Server.RefreshTokenModel {
+  /** Set on the model of one token request (`forTokenRequest`). */
+  private codeVerifier?: string;
+
   constructor(
     private readonly clients: OAuthClientsRepository,
     private readonly grants: OAuthGrantsRepository,
@@ -132,16 +166,44 @@ export class OAuthModel implements OAuth2Server.AuthorizationCodeModel, OAuth2Se
     };
   }
 
-  /** Consumes the code; losing a race to another exchange counts as a replay. */
+  /**
+   * The model for one token request: it knows the request's `code_verifier`,
+   * which `revokeAuthorizationCode` needs and the library does not pass it.
+   */
+  forTokenRequest(body: Record<string, unknown>): OAuthModel {
+    const model = Object.create(this) as OAuthModel;
+    model.codeVerifier = typeof body.code_verifier === 'string' ? body.code_verifier : undefined;
+    return model;
+  }
+
+  /**
+   * The code is spent by `saveToken`, with the pair stored. Except when the
+   * request's code_verifier does not prove the code's challenge (the library
+   * refuses it next): that spends the code now, as the library means it to,
+   * against guessing verifiers (docs/OAUTH.md). Losing that to another
+   * exchange counts as a replay.
+   */
   async revokeAuthorizationCode(code: OAuth2Server.AuthorizationCode): Promise<boolean> {
     const id = code.id as number;
+    if (verifierProves(code, this.codeVerifier)) {
+      (code.user as ModelUser).uses = { code: true };
+      return true;
+    }
     if (await this.grants.markCodeUsed(id)) return true;
     await this.grants.endGrant(id);
     return false;
   }
 
+  /**
+   * Stores the pair and uses up the code or the refreshed pair in one
+   * statement. Finding it used up already means another request came first
+   * with the same code or refresh token (both read it while it was valid):
+   * a replay, which ends the authorization, the winner's new pair included
+   * (see `OAuthGrantsRepository.endGrant`).
+   */
   async saveToken(token: OAuth2Server.Token, client: OAuth2Server.Client, user: OAuth2Server.User): Promise<OAuth2Server.Token> {
     const holder = user as ModelUser;
+    if (!holder.uses) throw new Error('saveToken: the library stores a pair without revoking the code or refresh token it was issued for');
     const saved = await this.grants.insertToken({
       accessHash: hashSecret(token.accessToken),
       refreshHash: token.refreshToken ? hashSecret(token.refreshToken) : null,
@@ -151,8 +213,11 @@ export class OAuthModel implements OAuth2Server.AuthorizationCodeModel, OAuth2Se
       scopes: (token.scope ?? []) as Scope[],
       accessExpiresAt: token.accessTokenExpiresAt!,
       refreshExpiresAt: token.refreshTokenExpiresAt ?? null,
-    });
-    if (!saved) throw new OAuth2Server.InvalidGrantError('Invalid grant: the authorization was revoked');
+    }, holder.uses);
+    if (!saved) {
+      await this.grants.endGrant(holder.grantId!);
+      throw new OAuth2Server.InvalidGrantError('Invalid grant: the authorization was revoked');
+    }
     return { ...token, client, user };
   }
 
@@ -185,16 +250,10 @@ export class OAuthModel implements OAuth2Server.AuthorizationCodeModel, OAuth2Se
     };
   }
 
-  /**
-   * Rotation: the used refresh token (and its access token) stop working.
-   * Losing the rotation to another use of the same token (both read it while
-   * it was valid) is a reuse too: it ends the authorization, the winner's new
-   * pair included (see `OAuthGrantsRepository.endGrant`).
-   */
+  /** Rotation: the pair is replaced by `saveToken`, with the new one stored. */
   async revokeToken(token: OAuth2Server.RefreshToken | OAuth2Server.Token): Promise<boolean> {
-    if (await this.grants.revokeToken(token.id as number)) return true;
-    await this.grants.endGrant((token.user as ModelUser).grantId!);
-    return false;
+    (token.user as ModelUser).uses = { pair: token.id as number };
+    return true;
   }
 
   /** Not used: the API's guard reads access tokens itself (`OAuthServerService.authenticateBearer`). */

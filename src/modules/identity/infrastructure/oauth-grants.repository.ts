@@ -80,8 +80,8 @@ export class OAuthGrantsRepository {
    * stopped working (revoked, or both its tokens expired). Until then the
    * hashes of its rotated refresh tokens stay too (`oauth_rotated_refresh_tokens`,
    * same key): presenting any of them again ends the authorization (reuse
-   * detection). The day also covers a refresh between revoking its old pair
-   * and storing the new one (`insertToken` needs the grant row).
+   * detection). A refresh replaces its pair in one statement (`insertToken`),
+   * so a live authorization always has the token row that keeps it.
    */
   private async removeEndedGrants(): Promise<void> {
     await this.query(
@@ -118,18 +118,13 @@ export class OAuthGrantsRepository {
     };
   }
 
-  /** Sets a time column to now() unless it is set already; false when it was (the caller lost a race or came twice). */
-  private async stampOnce(table: 'oauth_codes' | 'oauth_tokens', column: 'used_at' | 'revoked_at', id: number): Promise<boolean> {
-    const rows = await this.query(
-      `UPDATE identity.${table} SET ${column} = now() WHERE id = $1 AND ${column} IS NULL RETURNING id`,
-      [id],
-    );
+  /**
+   * Spends a code without issuing anything (a code_verifier that does not
+   * prove its challenge); false when it was already used (a replay).
+   */
+  async markCodeUsed(id: number): Promise<boolean> {
+    const rows = await this.query(`UPDATE identity.oauth_codes SET used_at = now() WHERE id = $1 AND used_at IS NULL RETURNING id`, [id]);
     return rows.length === 1;
-  }
-
-  /** Consumes a code; false when it was already used (a replay). */
-  markCodeUsed(id: number): Promise<boolean> {
-    return this.stampOnce('oauth_codes', 'used_at', id);
   }
 
   /**
@@ -153,40 +148,57 @@ export class OAuthGrantsRepository {
   }
 
   /**
-   * Stores a token pair unless its authorization has ended; false then. The
-   * grant row is held (FOR SHARE, until this statement commits) against
-   * `endGrant`'s mark: a mark not yet committed makes the insert wait and then
-   * read the row again, and a mark that comes later waits for the pair.
+   * Stores a token pair and, in the same statement, uses up what it was
+   * issued for: the code (`{ code }`, marked used) or the pair it replaces
+   * (`{ pair }`, a refresh). False, with nothing changed, when that was used
+   * up already (another exchange or refresh came first: the caller treats it
+   * as a replay) or the authorization has ended. One statement, so a refusal
+   * or a failure never leaves the code spent or the old pair revoked without
+   * the new pair stored (DESIGN.md §2).
    *
-   * Once the new pair is stored, the pairs it supersedes (the authorization's
-   * revoked rows: while it has not ended, only rotation revokes a pair) leave
-   * `oauth_tokens`; of each only its refresh token's hash stays, in
-   * `oauth_rotated_refresh_tokens`, which is all reuse detection reads
-   * (`findRotatedRefresh`). Until then the revoked row keeps the grant row
-   * from the clean-up (`removeEndedGrants`), so a refresh between revoking the
-   * old pair and storing the new one cannot lose it.
+   * A code exchange takes the grant row (the code's, `used_at`) for update; a
+   * refresh holds it FOR SHARE; either until the statement commits, against
+   * `endGrant`'s mark: a mark not yet committed makes the statement wait and
+   * then read the row again, and a mark that comes later waits for the pair.
+   * The replaced pair's row is deleted; only its refresh token's hash stays,
+   * in `oauth_rotated_refresh_tokens`, which is all reuse detection reads
+   * (`findRotatedRefresh`). Two refreshes of one pair: the second waits for
+   * the first's delete and then finds no row.
    */
-  async insertToken(t: NewToken): Promise<boolean> {
-    const rows = await this.query(
-      `WITH live_grant AS (
-         SELECT g.id FROM identity.oauth_codes g WHERE g.id = $5::bigint AND g.replayed_at IS NULL FOR SHARE
-       ), stored AS (
-         INSERT INTO identity.oauth_tokens
-           (access_token_hash, refresh_token_hash, client_id, user_id, grant_id, scopes, access_expires_at, refresh_expires_at)
-         SELECT $1::text, $2::text, $3::bigint, $4::bigint, g.id, $6::text, $7::timestamptz, $8::timestamptz FROM live_grant g
-         RETURNING id
-       ), superseded AS (
-         DELETE FROM identity.oauth_tokens s
-          WHERE s.grant_id = (SELECT id FROM live_grant) AND s.revoked_at IS NOT NULL AND EXISTS (SELECT 1 FROM stored)
-         RETURNING s.refresh_token_hash, s.grant_id
-       ), rotated AS (
-         INSERT INTO identity.oauth_rotated_refresh_tokens (refresh_token_hash, grant_id)
-         SELECT refresh_token_hash, grant_id FROM superseded WHERE refresh_token_hash IS NOT NULL
-         ON CONFLICT DO NOTHING
-       )
-       SELECT id FROM stored`,
-      [t.accessHash, t.refreshHash, t.clientPk, t.userId, t.grantId, t.scopes.join(' '), t.accessExpiresAt, t.refreshExpiresAt],
-    );
+  async insertToken(t: NewToken, uses: { code: true } | { pair: number }): Promise<boolean> {
+    const params = [t.accessHash, t.refreshHash, t.clientPk, t.userId, t.grantId, t.scopes.join(' '), t.accessExpiresAt, t.refreshExpiresAt];
+    const store = (source: string) =>
+      `INSERT INTO identity.oauth_tokens
+         (access_token_hash, refresh_token_hash, client_id, user_id, grant_id, scopes, access_expires_at, refresh_expires_at)
+       SELECT $1::text, $2::text, $3::bigint, $4::bigint, s.grant_id, $6::text, $7::timestamptz, $8::timestamptz FROM ${source} s
+       RETURNING id`;
+    const rows =
+      'code' in uses
+        ? await this.query(
+            `WITH spent AS (
+               UPDATE identity.oauth_codes g SET used_at = now()
+                WHERE g.id = $5::bigint AND g.used_at IS NULL AND g.replayed_at IS NULL
+               RETURNING g.id AS grant_id
+             ), stored AS (${store('spent')})
+             SELECT id FROM stored`,
+            params,
+          )
+        : await this.query(
+            `WITH live_grant AS (
+               SELECT g.id FROM identity.oauth_codes g WHERE g.id = $5::bigint AND g.replayed_at IS NULL FOR SHARE
+             ), replaced AS (
+               DELETE FROM identity.oauth_tokens r
+                WHERE r.id = $9::bigint AND r.grant_id = (SELECT id FROM live_grant) AND r.revoked_at IS NULL
+               RETURNING r.refresh_token_hash, r.grant_id
+             ), stored AS (${store('replaced')}
+             ), rotated AS (
+               INSERT INTO identity.oauth_rotated_refresh_tokens (refresh_token_hash, grant_id)
+               SELECT refresh_token_hash, grant_id FROM replaced WHERE refresh_token_hash IS NOT NULL
+               ON CONFLICT DO NOTHING
+             )
+             SELECT id FROM stored`,
+            [...params, uses.pair],
+          );
     return rows.length === 1;
   }
 
@@ -217,11 +229,6 @@ export class OAuthGrantsRepository {
       refreshExpiresAt: date(r.refresh_expires_at as string | null),
       revokedAt: date(r.revoked_at as string | null),
     };
-  }
-
-  /** Revokes one token pair (refresh rotation); false when it was already revoked. */
-  revokeToken(id: number): Promise<boolean> {
-    return this.stampOnce('oauth_tokens', 'revoked_at', id);
   }
 
   /**
