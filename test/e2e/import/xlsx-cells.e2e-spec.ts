@@ -95,6 +95,23 @@ describe('XLSX sheets as other exporters write them', () => {
     expect(due).toEqual({ 'Write docs': '2026-01-05', Ship: '2026-02-28' });
   });
 
+  it('refuses a sheet SheetJS cannot read (a cell naming a shared string the workbook lacks) as a 400 naming the cell, not as an empty sheet', async () => {
+    const dangling = `<row r="3"><c r="A3" t="s"><v>99</v></c></row><row r="4">${text('A4', 'Card C')}</row>`;
+    const cases: Array<[Buffer, string]> = [
+      [sheetFile([['Title'], ['Card A']], 'xlsx'), 'the workbook has no shared-strings part'],
+      [sheetFile([['Title'], ['Card A']], 'xlsx', { sharedStrings: true }), "the workbook's shared-strings part holds 2"],
+    ];
+    for (const [file, why] of cases) {
+      const res = await upload(declaring(withRow(file, dangling), 'A1:A4')).expect(400);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.body).toMatchObject({
+        type: 'IMPORT.UNREADABLE_FILE',
+        status: 400,
+        detail: `The spreadsheet cannot be read: cell A3 names shared string "99", but ${why}`,
+      });
+    }
+  });
+
   it("reads cells of Excel's East-Asian built-in date formats (ids 27-36, 50-58) as dates, as id 14", async () => {
     // As Chinese, Japanese or Korean Excel writes them: a cell style naming the id, and no numFmt of its own.
     const ids = [14, 27, 30, 31, 36, 50, 57, 58, 56, 32];

@@ -379,6 +379,13 @@ describe('SheetSandbox, a worksheet larger than a window', () => {
     expect(rows).toEqual(await parse(file, new SheetSandbox(roomy)));
   });
 
+  it('refuses a window SheetJS cannot read, naming its cell, rather than leaving its rows out', async () => {
+    const file = withSheetXml(sheetFile(variedRows(1500), 'xlsx', { sharedStrings: true }), (xml) =>
+      xml.replace(/<row r="1400"[^>]*>/, (row) => `${row}<c r="F1400" t="s"><v>100000</v></c>`),
+    );
+    await expect(parse(file, windowed())).rejects.toThrow(/^The spreadsheet cannot be read: cell F1400 names shared string "100000", but the workbook's shared-strings part holds \d+$/);
+  });
+
   it('refuses a sheet over the row cap in whichever window passes it', async () => {
     await expect(parse(sheetFile(variedRows(1500), 'xlsx'), windowed({ maxRows: 1200 }))).rejects.toThrow(/IMPORT_MAX_ROWS/);
   });

@@ -5,6 +5,8 @@ import { ClientGoneError } from '../../../shared/client-watch.js';
 import { SpreadsheetTooLargeError, UnreadableSpreadsheetError } from '../domain/import.errors.js';
 import type { SheetRow } from './row-store.js';
 import {
+  cellTags,
+  danglingSharedString,
   eastAsianDateFormats,
   isoCellText,
   isoDateCells,
@@ -18,7 +20,10 @@ import {
 } from './sheet-worker.js';
 
 /** The worker's code: its main function and the functions it calls, from their own source (a test runs it in a process of another time zone). */
-export const WORKER_SOURCE = [sheetCellText, isoCellText, isoDateCells, eastAsianDateFormats, xmlRootIs, sheetWindows, lastRowNumber].map(String).join('\n') + `\n(${String(sheetWorkerMain)})();`;
+export const WORKER_SOURCE =
+  [sheetCellText, isoCellText, cellTags, danglingSharedString, isoDateCells, eastAsianDateFormats, xmlRootIs, sheetWindows, lastRowNumber]
+    .map(String)
+    .join('\n') + `\n(${String(sheetWorkerMain)})();`;
 const BATCH_ROWS = 2000;
 /**
  * Worksheet XML handed to SheetJS at a time. Measured on a 100 000-row sheet
@@ -193,6 +198,8 @@ export class SheetSandbox {
         );
       case 'failed':
         return finish(new UnreadableSpreadsheetError(`the parser rejected it (${message.message})`));
+      case 'unreadable':
+        return finish(new UnreadableSpreadsheetError(String(message.message).slice(0, 300)));
       default:
         return finish(new UnreadableSpreadsheetError('the parser sent an unexpected message'));
     }

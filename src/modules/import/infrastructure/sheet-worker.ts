@@ -17,14 +17,16 @@ export type SheetWorkerMessage =
   | { type: 'rows'; rows: string[][] }
   | { type: 'done' }
   | { type: 'too_many'; what: 'rows' | 'columns'; count: number }
-  | { type: 'failed'; message: string };
+  | { type: 'failed'; message: string }
+  /** The file is malformed in a way SheetJS passes over without a word (`message` says where). */
+  | { type: 'unreadable'; message: string };
 
 type Cell = { t?: string; v?: unknown; w?: string; z?: string | number };
 type DateCode = { y: number; m: number; d: number; H: number; M: number; S: number };
 type Sheet = Array<Array<Cell | undefined> | undefined> & { '!ref'?: string; '!fullref'?: string };
 type Book = { SheetNames: string[]; Sheets: Record<string, Sheet>; Workbook?: { WBProps?: { date1904?: boolean } } };
 /** A zip as SheetJS's CFB reads it: entries whose `content` the worker may swap before `parse_zip`. */
-type Zip = { FileIndex: Array<{ content?: unknown }> };
+type Zip = { FileIndex: Array<{ content?: unknown }>; FullPaths: string[] };
 type Parser = {
   CFB: { read(data: Uint8Array, options: { type: 'buffer' }): Zip };
   parse_zip(zip: Zip, options: Record<string, unknown>): Book;
@@ -95,6 +97,33 @@ export function isoCellText(value: string): string {
   return time === '00:00:00' ? day : `${day}T${time}`;
 }
 
+/** A worksheet's cells: a tag stops at the next `<`, and a cell's content at the next cell's tag (an unclosed one costs a scan to them, not to the end). */
+export function cellTags(): RegExp {
+  return /<((?:[\w.-]+:)?)c((?:\s[^<>]*?)?)(?:\/>|>((?:[^<]|<(?!\/?(?:[\w.-]+:)?c[\s/>]))*?)<\/\1c>)/g;
+}
+
+/**
+ * Why SheetJS could not read a worksheet part: the first cell naming a
+ * shared string (`t="s"`) that the workbook does not have, given how many
+ * its shared-strings part holds (null: it has none). SheetJS 0.18.5 throws
+ * on such a cell, catches its own error and leaves the sheet out of the
+ * workbook, which read as an empty sheet. Null when no cell is such.
+ */
+export function danglingSharedString(part: Buffer, strings: number | null): string | null {
+  const shared = /\s(?:[\w.-]+:)?[tT]\s*=\s*(["'])s\1/;
+  const cells = cellTags();
+  const xml = part.toString('latin1');
+  for (let m = cells.exec(xml); m; m = cells.exec(xml)) {
+    if (!shared.test(m[2])) continue;
+    const index = /<(?:[\w.-]+:)?v(?:\s[^<>]*)?>\s*([^<]*?)\s*<\//.exec(m[3] ?? '')?.[1];
+    if (index === undefined || (/^\d+$/.test(index) && Number(index) < (strings ?? 0))) continue;
+    const ref = /\sr\s*=\s*["']([A-Za-z]{1,3}\d{1,7})["']/.exec(m[2])?.[1];
+    const has = strings === null ? 'the workbook has no shared-strings part' : `the workbook's shared-strings part holds ${strings}`;
+    return `${ref ? `cell ${ref.toUpperCase()}` : 'a cell'} names shared string ${JSON.stringify(index.slice(0, 20))}, but ${has}`;
+  }
+  return null;
+}
+
 /**
  * A worksheet part (or a window of it) whose ISO date cells (`t="d"`) are
  * text cells of `isoCellText`'s value. SheetJS, told not to make Date
@@ -106,8 +135,7 @@ export function isoCellText(value: string): string {
  */
 export function isoDateCells(part: Buffer): Buffer {
   if (!part.includes('"d"') && !part.includes("'d'")) return part;
-  // A tag stops at the next `<`, and a cell's content at the next cell's tag: an unclosed one costs a scan to them, not to the end.
-  const cell = /<((?:[\w.-]+:)?)c((?:\s[^<>]*?)?)(?:\/>|>((?:[^<]|<(?!\/?(?:[\w.-]+:)?c[\s/>]))*?)<\/\1c>)/g;
+  const cell = cellTags();
   // SheetJS reads an attribute of any prefix and any case of its name as `t`.
   const dated = /\s(?:[\w.-]+:)?[tT]\s*=\s*(["'])d\1/;
   const value = /(<(?:[\w.-]+:)?v(?:\s[^<>]*)?>)([^<]*)(<\/(?:[\w.-]+:)?v>)/;
@@ -339,8 +367,13 @@ export function sheetWorkerMain(): void {
    * Posts a parsed sheet's rows from `next` on, up to `lastRowToPost`. False
    * when the sheet passes a cap (posted as such).
    */
-  const postRows = (parser: Parser, book: Book, lastWindow: boolean, rows: number | null): boolean => {
+  const postRows = (parser: Parser, book: Book, lastWindow: boolean, rows: number | null, unread: () => string): boolean => {
     const sheet = book.SheetNames.length ? book.Sheets[book.SheetNames[0]] : undefined;
+    if (!sheet && book.SheetNames.length) {
+      // SheetJS left out a sheet it failed to read: the rows are not there to post, and no sheet is not an empty one.
+      post({ type: 'unreadable', message: unread() });
+      return false;
+    }
     if (!sheet) return true;
     const last = lastRowToPost(parser, sheet, lastWindow, rows);
     if (typeof last !== 'number') {
@@ -363,6 +396,15 @@ export function sheetWorkerMain(): void {
     return true;
   };
 
+  /** What is wrong with the first sheet (its part, or the window of it being read) that SheetJS could not read. */
+  const whyUnread = (zip: Zip, index: number | null): string => {
+    if (index === null) return 'its first sheet is malformed';
+    const sst = zip.FileIndex.find((entry) => isPart(entry.content, 'sst'))?.content as Buffer | undefined;
+    const strings = sst ? (sst.toString('latin1').match(/<(?:\w+:)?(?:si|sstItem)>/g) ?? []).length : null;
+    const part = (zip.FullPaths[index] ?? '').replace(/^Root Entry\//, '');
+    return danglingSharedString(zip.FileIndex[index].content as Buffer, strings) ?? `its first sheet (${JSON.stringify(part.slice(0, 100))}) is malformed`;
+  };
+
   /** Parses the first sheet, a window at a time when it is large; false when it passes a cap. */
   const parseFirstSheet = (parser: Parser, zip: Zip): boolean => {
     // An XLSX sheet's rows are counted in its XML first: past the cap, a row
@@ -374,16 +416,17 @@ export function sheetWorkerMain(): void {
       return false;
     }
     const plan = windowsOfFirstSheet(zip, index);
+    const unread = () => whyUnread(zip, index);
     if (!plan) {
       if (index !== null) zip.FileIndex[index].content = isoDateCells(zip.FileIndex[index].content as Buffer);
-      return postRows(parser, parser.parse_zip(zip, readOptions(workerData.maxRows + 1)), true, rows);
+      return postRows(parser, parser.parse_zip(zip, readOptions(workerData.maxRows + 1)), true, rows, unread);
     }
     const { entry, part, windows } = plan;
     for (let w = 0; w + 1 < windows.cuts.length; w++) {
       const lastWindow = w + 2 === windows.cuts.length;
       const body = isoDateCells(part.subarray(windows.cuts[w], windows.cuts[w + 1]));
       entry.content = Buffer.concat([windows.head, body, lastWindow ? windows.tail : windows.closing]);
-      if (!postRows(parser, parser.parse_zip(zip, readOptions(workerData.maxRows + 1)), lastWindow, rows)) return false;
+      if (!postRows(parser, parser.parse_zip(zip, readOptions(workerData.maxRows + 1)), lastWindow, rows, unread)) return false;
     }
     return true;
   };
