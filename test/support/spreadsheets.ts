@@ -42,8 +42,23 @@ export function zipEntries(zip: Buffer): ZipEntry[] {
   return entries;
 }
 
-/** A plain zip writer (no CRC check is made by the readers under test; CRCs are written as zero). */
-export function writeZip(entries: ZipEntry[]): Buffer {
+/** A zip64 extended information extra field (header id 0x0001) holding `values` (8 bytes each). */
+function zip64Extra(values: number[]): Buffer {
+  const extra = Buffer.alloc(4 + 8 * values.length);
+  extra.writeUInt16LE(0x0001, 0);
+  extra.writeUInt16LE(8 * values.length, 2);
+  values.forEach((value, i) => extra.writeBigUInt64LE(BigInt(value), 4 + 8 * i));
+  return extra;
+}
+
+/**
+ * A plain zip writer (no CRC check is made by the readers under test; CRCs
+ * are written as zero). `zip64`: the sizes in zip64 extra fields, their
+ * 32-bit fields 0xFFFFFFFF, in the local headers (as Python's
+ * `force_zip64` writes them) or in the central directory too, with the
+ * local header offsets.
+ */
+export function writeZip(entries: ZipEntry[], options: { zip64?: 'local' | 'everywhere' } = {}): Buffer {
   const locals: Buffer[] = [];
   const centrals: Buffer[] = [];
   let offset = 0;
@@ -57,20 +72,32 @@ export function writeZip(entries: ZipEntry[]): Buffer {
     local.writeUInt16LE(20, 4);
     local.writeUInt16LE(method, 8);
     local.writeUInt32LE(body.length, 18);
-    local.writeUInt32LE(size, 22);
+    local.writeUInt32LE(Math.min(size, 0xffffffff), 22);
     local.writeUInt16LE(name.length, 26);
+    const localExtra = options.zip64 ? zip64Extra([size, body.length]) : Buffer.alloc(0);
+    if (options.zip64) {
+      local.writeUInt16LE(45, 4);
+      local.writeUInt32LE(0xffffffff, 18);
+      local.writeUInt32LE(0xffffffff, 22);
+      local.writeUInt16LE(localExtra.length, 28);
+    }
     const central = Buffer.alloc(46);
     central.writeUInt32LE(0x02014b50, 0);
     central.writeUInt16LE(20, 4);
     central.writeUInt16LE(20, 6);
     central.writeUInt16LE(method, 10);
     central.writeUInt32LE(body.length, 20);
-    central.writeUInt32LE(size, 24);
+    central.writeUInt32LE(Math.min(size, 0xffffffff), 24);
     central.writeUInt16LE(name.length, 28);
     central.writeUInt32LE(offset, 42);
-    locals.push(local, name, body);
-    centrals.push(central, name);
-    offset += local.length + name.length + body.length;
+    const centralExtra = options.zip64 === 'everywhere' ? zip64Extra([size, body.length, offset]) : Buffer.alloc(0);
+    if (options.zip64 === 'everywhere') {
+      for (const at of [20, 24, 42]) central.writeUInt32LE(0xffffffff, at);
+      central.writeUInt16LE(centralExtra.length, 30);
+    }
+    locals.push(local, name, localExtra, body);
+    centrals.push(central, name, centralExtra);
+    offset += local.length + name.length + localExtra.length + body.length;
   }
   const directory = Buffer.concat(centrals);
   const end = Buffer.alloc(22);

@@ -147,6 +147,23 @@ describe('POST /importers/spreadsheet/discover', () => {
       expect(body.limit).toBe('IMPORT_MAX_CELL_CHARS');
     });
 
+    it('reads a zip64 XLSX (sizes in zip64 extra fields), and keeps refusing a zip64 bomb, a huge zip64 size and sizes that disagree', async () => {
+      const entries = zipEntries(sheetFile(rows, 'xlsx'));
+      for (const zip64 of ['local', 'everywhere'] as const) {
+        const res = await upload(writeZip(entries, { zip64 }), 'zip64.xlsx').expect(201);
+        expect([zip64, res.body.rows, res.body.fields[0]]).toEqual([zip64, 4, { column: 0, name: 'Title', samples: ['Write docs', 'Fix bug', 'Ship'] }]);
+      }
+      const bomb = entries.map((e) => (e.name === 'xl/worksheets/sheet1.xml' ? { ...e, data: Buffer.alloc(64 * 1024 * 1024, 0x20), declaredSize: 1000 } : e));
+      expect((await upload(writeZip(bomb, { zip64: 'everywhere' })).expect(413)).body.limit).toBe('IMPORT_ZIP_MAX_RATIO');
+      const huge = entries.map((e) => (e.name === 'xl/worksheets/sheet1.xml' ? { ...e, declaredSize: 2 ** 40 } : e));
+      expect((await upload(writeZip(huge, { zip64: 'everywhere' })).expect(413)).body.limit).toBe('IMPORT_ZIP_MAX_ENTRY_BYTES');
+      const disagreeing = writeZip(entries, { zip64: 'local' });
+      // The first local header's zip64 uncompressed size (after its 30 fixed bytes, its name and the extra field's 4-byte header).
+      disagreeing.writeBigUInt64LE(7n, 30 + Buffer.byteLength(entries[0].name) + 4);
+      const corrupt = await upload(disagreeing).expect(400);
+      expect(corrupt.body.detail).toBe('The spreadsheet cannot be read: the zip archive is corrupt (the central directory and a local header disagree on sizes)');
+    });
+
     it('refuses a zip with too many entries', async () => {
       const base = zipEntries(sheetFile([['Title']], 'xlsx'));
       const padding = Array.from({ length: 1200 }, (_, i) => ({ name: `pad/${i}.xml`, data: Buffer.from('<x/>') }));

@@ -9,7 +9,7 @@ import { readCsv } from '../infrastructure/csv-reader.js';
 import { RowStoreWriter, type SheetRow } from '../infrastructure/row-store.js';
 import { SheetSandbox } from '../infrastructure/sheet-sandbox.js';
 import { UploadsRepository } from '../infrastructure/uploads.repository.js';
-import { prescanZip } from '../infrastructure/zip-prescan.js';
+import { asSheetJsReads, prescanZip } from '../infrastructure/zip-prescan.js';
 
 /** The discover answer (DESIGN.md §8). */
 export interface DiscoverResult {
@@ -71,7 +71,7 @@ export class DiscoverSpreadsheetService {
     const listing = await prescanZip(bytes, this.config.importLimits);
     const format = classifyZip(listing.entryNames, listing.mimetype);
     // Stopped if the uploader leaves: nobody would read the file's id.
-    await this.sandbox.parse(bytes, collect, clientWatch()?.signal());
+    await this.sandbox.parse(asSheetJsReads(bytes, listing), collect, clientWatch()?.signal());
     return format;
   }
 }

@@ -7,6 +7,18 @@ export interface ZipListing {
   entryNames: string[];
   mimetype: string | null;
   decompressedBytes: number;
+  /**
+   * The 32-bit size and offset fields that say 0xFFFFFFFF (their value is in
+   * a zip64 extra field), with the value checked for each: what
+   * `asSheetJsReads` writes into them.
+   */
+  zip64Fields: Zip64Field[];
+}
+
+/** A 32-bit header field at `at` whose value, `value`, is in the entry's zip64 extra field. */
+interface Zip64Field {
+  at: number;
+  value: number;
 }
 
 type ZipLimits = Pick<ImportLimits, 'zipMaxEntries' | 'zipMaxEntryBytes' | 'zipMaxTotalBytes' | 'zipMaxRatio'>;
@@ -16,6 +28,9 @@ const CENTRAL_SIGNATURE = 0x02014b50;
 const LOCAL_SIGNATURE = 0x04034b50;
 const CENTRAL_FIXED = 46;
 const LOCAL_FIXED = 30;
+/** A 32-bit size or offset whose value is in the zip64 extended information extra field (header id 0x0001). */
+const ZIP64_MARK = 0xffffffff;
+const ZIP64_EXTRA_ID = 0x0001;
 /** Entries smaller than this may compress as well as they like (a tiny styles.xml of zeros is no bomb). */
 const RATIO_FLOOR_BYTES = 1024 * 1024;
 const MIMETYPE_MAX = 256;
@@ -55,6 +70,58 @@ interface Entry {
   compressedSize: number;
   declaredSize: number;
   dataStart: number;
+  zip64Fields: Zip64Field[];
+}
+
+/**
+ * The 64-bit values of the zip64 extended information field (header id
+ * 0x0001) among the extra fields at `start`, or none.
+ */
+function zip64Values(zip: Buffer, start: number, length: number): number[] {
+  const end = start + length;
+  if (end > zip.length) throw corrupt('an extra field past the end of the file');
+  for (let at = start; at + 4 <= end; ) {
+    const size = zip.readUInt16LE(at + 2);
+    if (at + 4 + size > end) throw corrupt('an extra field longer than its header says');
+    if (zip.readUInt16LE(at) === ZIP64_EXTRA_ID) {
+      const values: number[] = [];
+      for (let v = at + 4; v + 8 <= at + 4 + size; v += 8) {
+        const value = zip.readBigUInt64LE(v);
+        if (value > BigInt(Number.MAX_SAFE_INTEGER)) throw corrupt('a zip64 size past any file');
+        values.push(Number(value));
+      }
+      return values;
+    }
+    at += 4 + size;
+  }
+  return [];
+}
+
+/**
+ * A header's 32-bit fields (their offsets in the file), with the ones that
+ * say 0xFFFFFFFF read from the zip64 values of its extra fields (at
+ * `extra`, read only then) in their order (APPNOTE 4.5.3: a field's value
+ * is there only when it is so marked). A local header's zip64 field holds
+ * both sizes whenever it holds one (same note).
+ */
+function withZip64(
+  zip: Buffer,
+  fields: number[],
+  extra: { start: number; length: number },
+  bothSizes: boolean,
+): { values: number[]; zip64Fields: Zip64Field[] } {
+  const zip64Fields: Zip64Field[] = [];
+  if (fields.every((at) => zip.readUInt32LE(at) !== ZIP64_MARK)) return { values: fields.map((at) => zip.readUInt32LE(at)), zip64Fields };
+  const values = zip64Values(zip, extra.start, extra.length);
+  let next = 0;
+  const resolved = fields.map((at, i) => {
+    if (zip.readUInt32LE(at) !== ZIP64_MARK) return zip.readUInt32LE(at);
+    const value = values[bothSizes && values.length >= fields.length ? i : next++];
+    if (value === undefined) throw corrupt('a size marked as zip64 has no zip64 extra field');
+    zip64Fields.push({ at, value });
+    return value;
+  });
+  return { values: resolved, zip64Fields };
 }
 
 /**
@@ -74,30 +141,38 @@ function findEndOfCentralDirectory(zip: Buffer): { count: number; start: number 
 /**
  * One entry as SheetJS (CFB 1.2) reads it: the central directory gives the
  * local header's offset, and the local header's sizes and name are the ones
- * used. Both copies of the sizes must agree, or the archive is refused.
+ * used. Both copies of the sizes must agree, or the archive is refused. A
+ * size or offset marked 0xFFFFFFFF is read from the header's zip64 extra
+ * field (zip64 archives: Python's force_zip64, XlsxWriter's use_zip64,
+ * streaming writers), and noted for `asSheetJsReads`, SheetJS reading the
+ * 32-bit fields only.
  */
 function readEntry(zip: Buffer, at: number): { entry: Entry; next: number } {
   if (at + CENTRAL_FIXED > zip.length || zip.readUInt32LE(at) !== CENTRAL_SIGNATURE) throw corrupt('bad central directory');
-  const centralCompressed = zip.readUInt32LE(at + 20);
-  const centralSize = zip.readUInt32LE(at + 24);
-  const next = at + CENTRAL_FIXED + zip.readUInt16LE(at + 28) + zip.readUInt16LE(at + 30) + zip.readUInt16LE(at + 32);
-  const local = zip.readUInt32LE(at + 42);
+  const centralName = zip.readUInt16LE(at + 28);
+  const centralExtra = zip.readUInt16LE(at + 30);
+  const next = at + CENTRAL_FIXED + centralName + centralExtra + zip.readUInt16LE(at + 32);
+  // The zip64 field's order: uncompressed size, compressed size, local header offset.
+  const central = withZip64(zip, [at + 24, at + 20, at + 42], { start: at + CENTRAL_FIXED + centralName, length: centralExtra }, false);
+  const [centralSize, centralCompressed, local] = central.values;
   if (local + LOCAL_FIXED > zip.length || zip.readUInt32LE(local) !== LOCAL_SIGNATURE) throw corrupt('bad local header');
   const flags = zip.readUInt16LE(local + 6);
-  const compressedSize = zip.readUInt32LE(local + 18);
-  const declaredSize = zip.readUInt32LE(local + 22);
   const nameLength = zip.readUInt16LE(local + 26);
-  const dataStart = local + LOCAL_FIXED + nameLength + zip.readUInt16LE(local + 28);
+  const localExtra = zip.readUInt16LE(local + 28);
+  const dataStart = local + LOCAL_FIXED + nameLength + localExtra;
   if (dataStart > zip.length) throw corrupt('entry past the end of the file');
-  // Bit 3 (sizes in a trailing data descriptor) makes the local sizes zero; such
-  // archives are written by streaming zippers and compared on the descriptor by SheetJS.
-  if (!(flags & 0x08) && (compressedSize !== centralCompressed || declaredSize !== centralSize)) {
-    throw corrupt('the central directory and a local header disagree on sizes');
-  }
   const name = zip.toString('latin1', local + LOCAL_FIXED, local + LOCAL_FIXED + nameLength);
   const method = zip.readUInt16LE(local + 8);
-  const sizes = flags & 0x08 ? { compressedSize: centralCompressed, declaredSize: centralSize } : { compressedSize, declaredSize };
-  return { entry: { name, method, flags, dataStart, ...sizes }, next };
+  const entry = { name, method, flags, dataStart, compressedSize: centralCompressed, declaredSize: centralSize, zip64Fields: central.zip64Fields };
+  // Bit 3 (sizes in a trailing data descriptor) makes the local sizes zero; such
+  // archives are written by streaming zippers and compared on the descriptor by SheetJS.
+  if (flags & 0x08) return { entry, next };
+  const localSizes = withZip64(zip, [local + 22, local + 18], { start: local + LOCAL_FIXED + nameLength, length: localExtra }, true);
+  const [declaredSize, compressedSize] = localSizes.values;
+  if (compressedSize !== centralCompressed || declaredSize !== centralSize) {
+    throw corrupt('the central directory and a local header disagree on sizes');
+  }
+  return { entry: { ...entry, zip64Fields: [...central.zip64Fields, ...localSizes.zip64Fields] }, next };
 }
 
 /**
@@ -148,7 +223,7 @@ export async function prescanZip(zip: Buffer, limits: ZipLimits): Promise<ZipLis
   if (count > limits.zipMaxEntries) {
     throw new SpreadsheetTooLargeError(`The zip archive has ${count} entries, more than ${limits.zipMaxEntries}`, 'IMPORT_ZIP_MAX_ENTRIES');
   }
-  const listing: ZipListing = { entryNames: [], mimetype: null, decompressedBytes: 0 };
+  const listing: ZipListing = { entryNames: [], mimetype: null, decompressedBytes: 0, zip64Fields: [] };
   let at = start;
   for (let i = 0; i < count; i++) {
     const { entry, next } = readEntry(zip, at);
@@ -157,8 +232,25 @@ export async function prescanZip(zip: Buffer, limits: ZipLimits): Promise<ZipLis
     const { size, head } = await measure(zip, entry, limits, listing.decompressedBytes);
     listing.decompressedBytes += size;
     if (entry.name === 'mimetype') listing.mimetype = head.toString('latin1');
+    // Checked: the sizes are within the caps and the offsets within the file, so each fits its 32-bit field.
+    listing.zip64Fields.push(...entry.zip64Fields);
   }
   return listing;
+}
+
+/**
+ * The zip as SheetJS can read it: SheetJS (CFB 1.2) reads only the 32-bit
+ * sizes and offsets, and refuses a zip64 entry whose local header says
+ * 0xFFFFFFFF ("Bad compressed size"). A copy with the values the pre-scan
+ * read from the zip64 extra fields, and checked, written into those fields,
+ * so the parser reads the archive that was checked; the zip itself when it
+ * has no such field.
+ */
+export function asSheetJsReads(zip: Buffer, listing: ZipListing): Buffer {
+  if (!listing.zip64Fields.length) return zip;
+  const copy = Buffer.from(zip);
+  for (const { at, value } of listing.zip64Fields) copy.writeUInt32LE(value, at);
+  return copy;
 }
 
 async function measure(zip: Buffer, entry: Entry, limits: ZipLimits, totalSoFar: number): Promise<{ size: number; head: Buffer }> {
