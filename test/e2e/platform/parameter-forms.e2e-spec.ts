@@ -32,6 +32,17 @@ describe('request parameter forms', () => {
     expect(moved.body.parent_id).toBe(json.body.id);
   });
 
+  it("takes a new card's attributes as bracketed multipart fields, names like constructor included", async () => {
+    const top = project.top_level_card_id;
+    for (const name of ['Estimate', 'constructor']) {
+      await t.http.post(`/api/1.0/projects/${project.id}/attributes`).set(as(u)).send({ name, type: 'number' }).expect(201);
+    }
+    const made = await t.http.post(`/api/1.0/cards/${top}/children`).set(as(u)).field('title', 'multipart').field('attributes[Estimate]', '5').field('attributes[constructor]', '6').expect(201);
+    expect(made.body.attributes).toEqual({ Estimate: 5, constructor: 6 });
+    const bad = await t.http.post(`/api/1.0/cards/${top}/children`).set(as(u)).field('title', 'bad').field('attributes[constructor]', 'many').expect(400);
+    expect(JSON.stringify(bad.body.errors)).toContain('constructor');
+  });
+
   it('reads a negative number in the query or a form as a number (a position clamped to first), and refuses one past the safe integers', async () => {
     const top = project.top_level_card_id;
     const card = (await t.http.post(`/api/1.0/cards/${top}/children`).set(as(u)).send({ title: 'placed' }).expect(201)).body;
