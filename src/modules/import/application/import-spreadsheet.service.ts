@@ -540,19 +540,26 @@ export class ImportSpreadsheetService {
 
   /**
    * The matched cards of a batch, in the order of a single update (card,
-   * values, groups, model, comments, children), each step in bulk: the titles
-   * in one statement that locks the cards in ascending id, the values in one
-   * upsert, the memberships read once, the children in one insert.
+   * values, groups, model, comments, children), each step in bulk: the cards
+   * locked in ascending id in one statement, the titles that change in one,
+   * the values in one upsert, the memberships read once, the children in one
+   * insert. A card is marked as changed (`updated_at`) only by what changes
+   * it, as through the API (a title, a value, a model, a group joined;
+   * comments and children leave it as it is), so a row that changes nothing
+   * leaves its card untouched (docs/IMPORT.md, "Updates").
    */
   private async updateCards(updates: Array<{ cardId: number; plan: RowPlan }>, write: WriteTargets, actor: Actor): Promise<void> {
     if (!updates.length) return;
     const system = { system: true };
+    const byId = new Map<number, CardSummary>();
+    for (const card of await this.hierarchy.lockCards(updates.map((u) => u.cardId), actor, 'write')) byId.set(card.id, card);
+    const retitled = updates.filter((u) => byId.get(u.cardId)!.title !== u.plan.title);
     const records = await this.hierarchy.updateTitles(
-      updates.map((u) => ({ cardId: u.cardId, title: u.plan.title })),
+      retitled.map((u) => ({ cardId: u.cardId, title: u.plan.title })),
       actor,
       system,
     );
-    const byId = new Map(records.map((r) => [r.id, r]));
+    for (const record of records) byId.set(record.id, record);
     const withValues = updates.filter((u) => u.plan.values.length);
     if (withValues.length) {
       // Files cannot be mapped (import-mapping.ts), so preparing fetches no file.
@@ -561,11 +568,18 @@ export class ImportSpreadsheetService {
         withValues.map((u) => ({ attributes: this.attributesOf(u.plan, write), property: 'attributes' })),
         actor,
       );
+      const cards = withValues.map((u) => byId.get(u.cardId)!);
+      const before = await this.fields.attributesOf(cards);
       await this.fields.writeValuesMany(
-        withValues.map((u, i) => ({ card: byId.get(u.cardId)!, prepared: prepared[i] })),
+        cards.map((card, i) => ({ card, prepared: prepared[i] })),
         actor,
         system,
       );
+      // The bulk value writes record only real changes and leave updated_at to the caller: the cards whose values changed.
+      const after = await this.fields.attributesOf(cards);
+      const renamed = new Set(records.map((r) => r.id));
+      const changed = cards.filter((c) => !renamed.has(c.id) && stableJson(before.byCard.get(c.id)) !== stableJson(after.byCard.get(c.id)));
+      if (changed.length) await this.hierarchy.touchMany(changed.map((c) => c.id));
     }
     // Existing memberships stay; each card joins the groups it is not in yet.
     const joins = updates.flatMap(({ cardId, plan }) => this.groupIdsOf(plan, write).map((groupId) => ({ cardId, groupId })));
