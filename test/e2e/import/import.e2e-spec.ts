@@ -287,27 +287,36 @@ describe('POST /importers/spreadsheet/import', () => {
       '0': { type: 'title' },
       '1': { type: 'attribute', attr_type: 'number', name: 'Estimate' },
       '2': { type: 'attribute', attr_type: 'text', name: 'Key' },
+      '3': { type: 'attribute', attr_type: 'members', name: 'Owners' },
     };
-    const first = await discover([['Title', 'Est', 'Key'], ['Same', 8, 'k1'], ['Blank', 3, 'k2'], ['Changed', 1, 'k3'], ['Old title', 1, 'k4']], 'csv');
+    const me = `@${alice.username}`;
+    const first = await discover(
+      [['Title', 'Est', 'Key', 'Owners'], ['Same', 8, 'k1', me], ['Blank', 3, 'k2', ''], ['Changed', 1, 'k3', ''], ['Old title', 1, 'k4', ''], ['Owned', 5, 'k5', '']],
+      'csv',
+    );
     await importing({ discover_file_id: first, project_id: project.id, mapping, options: { ignore_header: true } }).expect(200);
     const before = rowCards(await cards(project.id), project) as Array<CardJson & { updated_at: string }>;
     const streams = await Promise.all(before.map((c) => stream(c.id)));
     await new Promise((resolve) => setTimeout(resolve, 20));
 
-    const byTitle = await discover([['Title', 'Est', 'Key'], ['Same', 8, 'k1'], ['Blank', '', ''], ['Changed', 2, 'k3'], ['New one', 1, '']], 'csv');
+    const byTitle = await discover(
+      [['Title', 'Est', 'Key', 'Owners'], ['Same', 8, 'k1', me], ['Blank', '', '', ''], ['Changed', 2, 'k3', ''], ['New one', 1, '', ''], ['Owned', 5, 'k5', me]],
+      'csv',
+    );
     const res = await importing({ discover_file_id: byTitle, project_id: project.id, mapping, update_field: 'title', options: { ignore_header: true } }).expect(200);
     // A matched row counts as updated, whether or not it changes its card.
-    expect(res.body).toMatchObject({ created: 1, updated: 3 });
-    const byKey = await discover([['Title', 'Est', 'Key'], ['New title', '', 'k4']], 'csv');
+    expect(res.body).toMatchObject({ created: 1, updated: 4 });
+    const byKey = await discover([['Title', 'Est', 'Key', 'Owners'], ['New title', '', 'k4', '']], 'csv');
     await importing({ discover_file_id: byKey, project_id: project.id, mapping, update_field: 'Key', options: { ignore_header: true } }).expect(200);
 
     const after = rowCards(await cards(project.id), project) as Array<CardJson & { updated_at: string }>;
-    const [same, blank, changed, renamed] = before.map((card) => after.find((c) => c.id === card.id)!);
+    const [same, blank, changed, renamed, owned] = before.map((card) => after.find((c) => c.id === card.id)!);
     expect([same, blank].map((c) => [c.title, c.attributes, c.updated_at])).toEqual(before.slice(0, 2).map((c) => [c.title, c.attributes, c.updated_at]));
     expect(await Promise.all([same, blank].map((c) => stream(c.id)))).toEqual(streams.slice(0, 2));
     expect(changed.attributes.Estimate).toBe(2);
     expect(renamed.title).toBe('New title');
-    for (const [card, old] of [[changed, before[2]], [renamed, before[3]]] as const) {
+    expect(owned.attributes.Owners).toEqual([alice.id]);
+    for (const [card, old] of [[changed, before[2]], [renamed, before[3]], [owned, before[4]]] as const) {
       expect(Date.parse(card.updated_at)).toBeGreaterThan(Date.parse(old.updated_at));
     }
   });

@@ -364,10 +364,12 @@ export class CardValuesService {
    * in one upsert per chunk that also reads what they replace, and
    * `card.attribute_changed` for those that changed, as one batch; sets of
    * members, relationships and likes in bulk too (`BulkListWriter`). Other
-   * writes go card by card.
+   * writes go card by card. Answers the ids of the cards whose values
+   * changed (a card written card by card counts as changed).
    */
-  async writeMany(items: Array<{ card: CardSummary; prepared: PreparedValues }>, actor: Actor, options: { system?: boolean } = {}): Promise<void> {
-    const { scalars: rows, lists } = await this.bulkRowsOrWrite(items, actor, options);
+  async writeMany(items: Array<{ card: CardSummary; prepared: PreparedValues }>, actor: Actor, options: { system?: boolean } = {}): Promise<Set<number>> {
+    const { scalars: rows, lists, oneByOne } = await this.bulkRowsOrWrite(items, actor, options);
+    const changedCards = new Set(oneByOne);
     if (rows.length) {
       // The upsert records the `card.attribute_changed` entries itself (writing along).
       const changed = await this.values.replaceScalars(
@@ -382,8 +384,10 @@ export class CardValuesService {
         options,
         true,
       );
+      for (const c of changed) changedCards.add(c.cardId);
     }
-    await this.lists.write(lists, actor, options, false);
+    for (const cardId of await this.lists.write(lists, actor, options, false)) changedCards.add(cardId);
+    return changedCards;
   }
 
   /**
@@ -396,22 +400,24 @@ export class CardValuesService {
     items: Array<{ card: CardSummary; prepared: PreparedValues }>,
     actor: Actor,
     options: { system?: boolean },
-  ): Promise<{ scalars: Array<{ card: CardSummary; field: FieldDefinition; value: unknown }>; lists: ListSet[] }> {
+  ): Promise<{ scalars: Array<{ card: CardSummary; field: FieldDefinition; value: unknown }>; lists: ListSet[]; oneByOne: number[] }> {
     const scalars: Array<{ card: CardSummary; field: FieldDefinition; value: unknown }> = [];
     const lists: ListSet[] = [];
+    const oneByOne: number[] = [];
     for (const { card, prepared } of items) {
       if (!(prepared instanceof PreparedWrites) || prepared.projectId !== card.projectId) {
         throw new Error('bulk value writes take what prepareValues returned for the cards\' project');
       }
       if (!prepared.writes.every((w) => isScalarSet(w, card.modelId) || isListSet(w, card.modelId))) {
         await this.write(card, prepared, actor, options);
+        oneByOne.push(card.id);
         continue;
       }
       for (const w of prepared.writes) {
         if (w.kind === 'set') (isScalarSet(w, card.modelId) ? scalars : lists).push({ card, field: w.field, value: w.value });
       }
     }
-    return { scalars, lists };
+    return { scalars, lists, oneByOne };
   }
 
   private async publishChanges(

@@ -96,7 +96,7 @@ export class FieldsApiImpl extends FieldsApi {
   writeNewValues(items: Array<{ card: CardSummary; prepared: PreparedValues }>, actor: Actor, options?: { system?: boolean }): Promise<void> {
     return this.values.writeNew(items, actor, options);
   }
-  writeValuesMany(items: Array<{ card: CardSummary; prepared: PreparedValues }>, actor: Actor, options?: { system?: boolean }): Promise<void> {
+  writeValuesMany(items: Array<{ card: CardSummary; prepared: PreparedValues }>, actor: Actor, options?: { system?: boolean }): Promise<Set<number>> {
     return this.values.writeMany(items, actor, options);
   }
 

@@ -50,8 +50,8 @@ export class BulkListWriter {
   ) {}
 
   /** `fresh`: the cards were created in the caller's transaction and hold no values yet (nothing is read first). */
-  async write(sets: ListSet[], actor: Actor, options: { system?: boolean }, fresh: boolean): Promise<void> {
-    if (!sets.length) return;
+  async write(sets: ListSet[], actor: Actor, options: { system?: boolean }, fresh: boolean): Promise<number[]> {
+    if (!sets.length) return [];
     const stored = await this.resolve(sets);
     const before = fresh ? undefined : await this.reader.attributesOf(
       [...new Map(sets.map((s) => [s.card.id, s.card])).values()],
@@ -68,7 +68,7 @@ export class BulkListWriter {
     }
     const votes = planned.filter((p) => p.field.type === 'likes');
     if (votes.length) await this.values.setVotes(votes.map((p) => ({ cardId: p.card.id, attributeId: p.field.id, vote: p.stored as number })), actor.userId);
-    if (!planned.length) return;
+    if (!planned.length) return [];
     await this.events.publish(
       new CardEventBatch(
         planned.map(
@@ -83,6 +83,7 @@ export class BulkListWriter {
         ),
       ),
     );
+    return planned.map((p) => p.card.id);
   }
 
   /** What each set stores, its references checked for all the sets at once (400 naming the field, as a single set). */

@@ -227,13 +227,14 @@ export abstract class FieldsApi {
    * in one upsert per chunk that reads what they replace, the entries of the
    * values that changed as one batch; sets of members, relationships and
    * likes in bulk too (the values they replace read in one query, only real
-   * changes written and recorded); anything else card by card.
+   * changes written and recorded); anything else card by card. Answers the
+   * ids of the cards whose values changed (the caller marks them updated).
    */
   abstract writeValuesMany(
     items: Array<{ card: CardSummary; prepared: PreparedValues }>,
     actor: Actor,
     options?: { system?: boolean },
-  ): Promise<void>;
+  ): Promise<Set<number>>;
   /**
    * A value set from a JSON body (POST /cards/{id}/attributes, and
    * …/attributes/{name} without an upload), planned; nothing is written yet.

@@ -568,18 +568,14 @@ export class ImportSpreadsheetService {
         withValues.map((u) => ({ attributes: this.attributesOf(u.plan, write), property: 'attributes' })),
         actor,
       );
-      const cards = withValues.map((u) => byId.get(u.cardId)!);
-      const before = await this.fields.attributesOf(cards);
-      await this.fields.writeValuesMany(
-        cards.map((card, i) => ({ card, prepared: prepared[i] })),
+      // The bulk value writes record only real changes and leave updated_at to the caller: the cards whose values changed.
+      const changed = await this.fields.writeValuesMany(
+        withValues.map((u, i) => ({ card: byId.get(u.cardId)!, prepared: prepared[i] })),
         actor,
         system,
       );
-      // The bulk value writes record only real changes and leave updated_at to the caller: the cards whose values changed.
-      const after = await this.fields.attributesOf(cards);
-      const renamed = new Set(records.map((r) => r.id));
-      const changed = cards.filter((c) => !renamed.has(c.id) && stableJson(before.byCard.get(c.id)) !== stableJson(after.byCard.get(c.id)));
-      if (changed.length) await this.hierarchy.touchMany(changed.map((c) => c.id));
+      for (const r of records) changed.delete(r.id);
+      if (changed.size) await this.hierarchy.touchMany([...changed]);
     }
     // Existing memberships stay; each card joins the groups it is not in yet.
     const joins = updates.flatMap(({ cardId, plan }) => this.groupIdsOf(plan, write).map((groupId) => ({ cardId, groupId })));
