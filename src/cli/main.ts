@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { DataSource, MigrationExecutor } from 'typeorm';
 import { loadConfig, type AppConfig } from '../config/app-config.js';
 import { dataSourceOptions } from '../database/data-source.js';
 import { applyMigrations } from '../database/migrate.js';
@@ -20,7 +21,8 @@ Commands:
   apikey create --user <id|@username> [--name N]   Create another API key (shown once)
   apikey list --user <id|@username>                 List a user's keys (never the keys themselves)
   apikey revoke --user <id|@username> --id KEY_ID   Revoke a key
-  migrate                                           Apply pending database migrations
+  migrate                                           Apply pending database migrations. Prints one JSON line:
+        {"applied":N,"migrations":["…names, in the order applied…"]}
   --help                                            Show this help
 
 Configuration comes from the environment (DATABASE_URL, DATA_DIR, …; see README.md).
@@ -82,7 +84,19 @@ async function run(args: ParsedArgs, config: AppConfig): Promise<void> {
 async function migrate(config: AppConfig): Promise<void> {
   // The CLI says at once when the database is away; the server's start waits for it.
   const applied = await applyMigrations(config, undefined, 1);
-  process.stderr.write(`applied ${applied} migration(s)\n`);
+  print({ applied, migrations: applied ? await lastExecuted(config, applied) : [] });
+}
+
+/** The names of the last `count` migrations recorded as executed, oldest first: the ones this run applied. */
+async function lastExecuted(config: AppConfig, count: number): Promise<string[]> {
+  const ds = await new DataSource({ ...dataSourceOptions(config, undefined, 'migrations'), migrationsRun: false }).initialize();
+  try {
+    // Newest first (by the migrations table's id).
+    const executed = await new MigrationExecutor(ds).getExecutedMigrations();
+    return executed.slice(0, count).map((m) => m.name).reverse();
+  } finally {
+    await ds.destroy();
+  }
 }
 
 async function main(): Promise<number> {

@@ -66,13 +66,36 @@ describe('the CLI and the server on an embedded database', () => {
     expect(missing.stderr).toContain('--email');
   });
 
-  it('creates a user, serves it, refuses while the server holds the data, and shuts down cleanly', async () => {
-    const migrate = runCli(['migrate'], env);
-    expect(migrate.code).toBe(0);
-    // At the default LOG_LEVEL (info) the migrations' debug lines stay out of both streams.
-    expect(migrate.stdout).toBe('');
-    expect(migrate.stderr).toMatch(/^applied \d+ migration\(s\)\n$/);
+  it('migrate answers one JSON line on stdout, with the names applied, and logs only on stderr', () => {
+    const fresh = { DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'cardwork-cli-migrate-')) };
+    try {
+      const migrate = runCli(['migrate'], fresh);
+      expect(migrate.code).toBe(0);
+      // The answer is one JSON line on stdout: how many were applied and their names, in order.
+      // At the default LOG_LEVEL (info) the migrations' debug lines stay out of both streams.
+      expect(migrate.stderr).toBe('');
+      expect(migrate.stdout.endsWith('\n')).toBe(true);
+      expect(migrate.stdout.trim().split('\n')).toHaveLength(1);
+      const applied = JSON.parse(migrate.stdout);
+      expect(Object.keys(applied).sort()).toEqual(['applied', 'migrations']);
+      expect(applied.applied).toBeGreaterThan(0);
+      expect(applied.migrations).toHaveLength(applied.applied);
+      expect(applied.migrations[0]).toBe('IdentityInit1763769600000');
+      for (const name of applied.migrations) expect(name).toMatch(/^[A-Za-z]+\d{13}$/);
 
+      // Nothing pending: 0 and []. At LOG_LEVEL=debug the progress goes to stderr as JSON lines, never to stdout.
+      const again = runCli(['migrate'], { ...fresh, LOG_LEVEL: 'debug' });
+      expect(again.code).toBe(0);
+      expect(again.stdout).toBe('{"applied":0,"migrations":[]}\n');
+      const logLines = again.stderr.trim().split('\n');
+      expect(logLines.length).toBeGreaterThan(0);
+      for (const line of logLines) expect(JSON.parse(line)).toMatchObject({ level: expect.any(Number) });
+    } finally {
+      fs.rmSync(fresh.DATA_DIR, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it('creates a user, serves it, refuses while the server holds the data, and shuts down cleanly', async () => {
     const created = runCli(['user', 'create', '--username', 'alice', '--email', 'alice@example.com'], env);
     expect(created.code).toBe(0);
     const lines = created.stdout.trim().split('\n');
