@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { DataSource } from 'typeorm';
 import { ConfigError, loadConfig } from './config/app-config.js';
 import { claimEmbedded } from './database/embedded-lock.js';
 import { createApp } from './app.factory.js';
@@ -6,6 +7,7 @@ import { drainAndExit } from './lifecycle/graceful-shutdown.js';
 import { applyHeapGrowth, keepRequestsYoung } from './lifecycle/heap-growth.js';
 import { createRootLogger, PinoNestLogger } from './observability/logging.js';
 import { Metrics } from './observability/metrics.js';
+import { refusePendingMigrations } from './database/pending-migrations.js';
 
 async function bootstrap(): Promise<void> {
   const config = loadConfig();
@@ -17,8 +19,12 @@ async function bootstrap(): Promise<void> {
   const logger = new PinoNestLogger(root);
   const metrics = config.metricsPort !== undefined ? new Metrics() : undefined;
   const app = await createApp(config, { rootLogger: root, logger, metrics });
-  await app.listen(config.port, config.host);
-  const metricsServer = metrics ? await metrics.listen(config.metricsPort!, config.metricsHost) : undefined;
+  if (!config.migrationsRun) await refusePendingMigrations(app.get(DataSource));
+  // The metrics listener first: a port it cannot take stops the start before the API serves.
+  const metricsServer = metrics
+    ? await listening('METRICS_HOST, METRICS_PORT', config.metricsHost, config.metricsPort!, metrics.listen(config.metricsPort!, config.metricsHost))
+    : undefined;
+  await listening('HOST, PORT', config.host, config.port, app.listen(config.port, config.host));
   // Drain on SIGTERM/SIGINT (DESIGN.md §1): the database closes last, so
   // PGlite flushes to disk and the data directory is freed.
   let closing = false;
@@ -35,6 +41,16 @@ async function bootstrap(): Promise<void> {
       (metricsServer ? `; metrics on http://${config.metricsHost}:${config.metricsPort}/metrics` : ''),
     'cardwork',
   );
+}
+
+/** A listener's start; an address it cannot take (in use, not resolvable) is an error naming the settings. */
+async function listening<T>(settings: string, host: string, port: number, started: Promise<T>): Promise<T> {
+  try {
+    return await started;
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    throw new Error(`cannot listen on ${host}:${port} (${settings}): ${why}`);
+  }
 }
 
 bootstrap().catch((error: unknown) => {

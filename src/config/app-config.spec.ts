@@ -15,6 +15,20 @@ describe('loadConfig', () => {
     expect(c.heapGrowingPercent).toBe(50);
   });
 
+  it('makes the public addresses follow PORT unless BASE_URL and AUTH_URL are given', () => {
+    const c = loadConfig({ PORT: '3104' });
+    expect([c.baseUrl, c.authUrl]).toEqual(['http://localhost:3104/api/1.0', 'http://localhost:3104']);
+    const any = loadConfig({ PORT: '0' });
+    expect([any.baseUrl, any.authUrl]).toEqual(['http://localhost:3000/api/1.0', 'http://localhost:3000']);
+    const given = loadConfig({ PORT: '3104', BASE_URL: 'https://cards.example.com/api/1.0', AUTH_URL: 'https://cards.example.com' });
+    expect([given.baseUrl, given.authUrl]).toEqual(['https://cards.example.com/api/1.0', 'https://cards.example.com']);
+  });
+
+  it('refuses a METRICS_HOST that is no host, as HOST', () => {
+    expect(() => loadConfig({ METRICS_PORT: '9464', METRICS_HOST: 'bad host' })).toThrow(/METRICS_HOST/);
+    expect(() => loadConfig({ HOST: 'bad host' })).toThrow(/HOST/);
+  });
+
   it('reads the operability settings', () => {
     const c = loadConfig({ SHUTDOWN_GRACE_MS: '2500', LOG_LEVEL: 'Silent', METRICS_PORT: '9464' });
     expect(c.shutdownGraceMs).toBe(2500);

@@ -129,13 +129,21 @@ function readUrl(env: Env, name: string, fallback: string | undefined, protocols
   return raw.replace(/\/+$/, '');
 }
 
+function readHost(env: Env, name: string): string {
+  const host = env[name]?.trim() || '127.0.0.1';
+  if (/\s/.test(host)) throw new ConfigError(name, `must be a host name or address, got "${host}"`);
+  return host;
+}
+
 export function loadConfig(env: Env = process.env): AppConfig {
-  const host = env.HOST?.trim() || '127.0.0.1';
-  if (/\s/.test(host)) throw new ConfigError('HOST', `must be a host name or address, got "${host}"`);
+  const host = readHost(env, 'HOST');
+  const port = readInt(env, 'PORT', 3000, 0, 65535);
+  // The public addresses follow PORT by default, so links and file URLs work on another port too (0: any, unknown here).
+  const local = `http://localhost:${port || 3000}`;
   const maxUploadBytes = readInt(env, 'MAX_UPLOAD_BYTES', 20 * 1024 * 1024, 1, 2 ** 40);
   const uploadMemoryMaxBytes = readUploadMemory(env, maxUploadBytes);
   return new AppConfig({
-    port: readInt(env, 'PORT', 3000, 0, 65535),
+    port,
     host,
     databaseUrl: readUrl(env, 'DATABASE_URL', undefined, ['postgres:', 'postgresql:']),
     preparedStatements: readBool(env, 'DATABASE_PREPARED_STATEMENTS', true),
@@ -144,8 +152,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     // takes up to 2^31-1 ms.
     databaseStatementTimeoutMs: readInt(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 60_000, 0, 2_147_483_647),
     dataDir: path.resolve(env.DATA_DIR?.trim() || './data'),
-    baseUrl: readUrl(env, 'BASE_URL', 'http://localhost:3000/api/1.0', ['http:', 'https:'])!,
-    authUrl: readUrl(env, 'AUTH_URL', 'http://localhost:3000', ['http:', 'https:'])!,
+    baseUrl: readUrl(env, 'BASE_URL', `${local}/api/1.0`, ['http:', 'https:'])!,
+    authUrl: readUrl(env, 'AUTH_URL', local, ['http:', 'https:'])!,
     maxUploadBytes,
     uploadMemoryMaxBytes,
     uploadMemoryUserMaxBytes: readUserShare(env, uploadMemoryMaxBytes, maxUploadBytes),
@@ -167,7 +175,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     shutdownGraceMs: readInt(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 3_600_000),
     logLevel: readChoice(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
     metricsPort: env.METRICS_PORT?.trim() ? readInt(env, 'METRICS_PORT', 0, 1, 65535) : undefined,
-    metricsHost: env.METRICS_HOST?.trim() || '127.0.0.1',
+    metricsHost: readHost(env, 'METRICS_HOST'),
     heapGrowingPercent: readInt(env, 'HEAP_GROWING_PERCENT', 50, 0, 1000),
   } as AppConfig);
 }

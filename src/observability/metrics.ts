@@ -104,7 +104,13 @@ export class Metrics {
         () => res.writeHead(500).end(),
       );
     });
-    return new Promise((resolve) => server.listen(port, host, () => resolve(server)));
+    return new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve(server);
+      });
+    });
   }
 }
 

@@ -39,11 +39,7 @@ export async function processDatabase(): Promise<ProcessDatabase> {
     env,
     embedded: !db,
     createUser(username) {
-      const r = spawnSync(process.execPath, [CLI, 'user', 'create', '--username', username, '--email', `${username}@example.test`], {
-        env: { PATH: process.env.PATH ?? '', ...env },
-        encoding: 'utf8',
-        timeout: 60_000,
-      });
+      const r = runCli(['user', 'create', '--username', username, '--email', `${username}@example.test`], env);
       if (r.status !== 0) throw new Error(`cardwork user create failed: ${r.stderr}`);
       const created = JSON.parse(r.stdout.trim());
       return { id: created.id, apiKey: created.api_key };
@@ -53,6 +49,24 @@ export async function processDatabase(): Promise<ProcessDatabase> {
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Runs the built server until it exits by itself (a refused start): its exit code and everything it wrote. */
+export async function runToExit(env: Record<string, string>, timeoutMs = 60_000): Promise<{ code: number | null; output: string }> {
+  const proc = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  proc.stdout!.on('data', (c) => (output += c));
+  proc.stderr!.on('data', (c) => (output += c));
+  const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
+  const code = await new Promise<number | null>((resolve) => proc.once('exit', (c) => resolve(c)));
+  clearTimeout(timer);
+  return { code, output };
+}
+
+/** `cardwork <args>` against `env`, as an operator runs it. */
+export function runCli(args: string[], env: Record<string, string>): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8', timeout: 120_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 export interface ServerProcess {

@@ -1,0 +1,60 @@
+import { afterAll, describe, expect, it } from '@jest/globals';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort, runCli, runToExit, startServer } from '../../support/server-process.js';
+
+/**
+ * A server that cannot serve as configured does not start (DESIGN.md §1: a
+ * clear error for a bad value): one line naming the settings, exit 1, and
+ * nothing left listening. Each case runs the built server on an embedded
+ * database of its own, whatever DATABASE_URL says.
+ */
+describe('start-up refusals', () => {
+  const dirs: string[] = [];
+  const dataDir = () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cardwork-start-'));
+    dirs.push(dir);
+    return dir;
+  };
+  afterAll(() => {
+    for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('refuses MIGRATIONS_RUN=false while migrations are pending, naming the cure; serves once `cardwork migrate` applied them', async () => {
+    const env = { DATA_DIR: dataDir(), MIGRATIONS_RUN: 'false' };
+    const port = await freePort();
+    const refused = await runToExit({ ...env, PORT: String(port) });
+    expect(refused.code).toBe(1);
+    expect(refused.output).toMatch(/cardwork failed to start: \d+ migration\(s\) are not applied .*MIGRATIONS_RUN.*cardwork migrate.*pending: IdentityInit/);
+    // It changed nothing: the migration then applies every one.
+    const migrated = runCli(['migrate'], { DATA_DIR: env.DATA_DIR });
+    expect(migrated.status).toBe(0);
+    const server = await startServer(env);
+    try {
+      expect((await fetch(`${server.base}/ready`)).status).toBe(200);
+    } finally {
+      await server.stop();
+    }
+  }, 120_000);
+
+  it('refuses a port already taken, naming HOST and PORT, or METRICS_HOST and METRICS_PORT, before the API serves', async () => {
+    const taken = net.createServer().listen(0, '127.0.0.1');
+    await new Promise((resolve) => taken.once('listening', resolve));
+    const takenPort = (taken.address() as net.AddressInfo).port;
+    try {
+      const api = await runToExit({ DATA_DIR: dataDir(), PORT: String(takenPort), HOST: '127.0.0.1' });
+      expect(api.code).toBe(1);
+      expect(api.output).toContain(`cardwork failed to start: cannot listen on 127.0.0.1:${takenPort} (HOST, PORT): listen EADDRINUSE`);
+      const port = await freePort();
+      const metrics = await runToExit({ DATA_DIR: dataDir(), PORT: String(port), HOST: '127.0.0.1', METRICS_PORT: String(takenPort) });
+      expect(metrics.code).toBe(1);
+      expect(metrics.output).toContain(`cannot listen on 127.0.0.1:${takenPort} (METRICS_HOST, METRICS_PORT): listen EADDRINUSE`);
+      // Not a word of Node's unhandled 'error' dump.
+      expect(metrics.output).not.toMatch(/Unhandled 'error' event|node:events/);
+    } finally {
+      taken.close();
+    }
+  }, 120_000);
+});
