@@ -513,7 +513,14 @@ describe('OAuth 2.0 authorization code flow', () => {
   it('refuses token requests with parameters in the query string, or not form-encoded', async () => {
     const code = await ann.code(params(confidential));
     const inQuery = await t.http.post('/oauth/token').query({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK }).auth(confidential.clientId, confidential.clientSecret!).expect(400);
-    expect(inQuery.body.error).toBe('invalid_request');
+    expect(inQuery.body).toEqual({ error: 'invalid_request', error_description: expect.stringContaining('not in the query string') });
+    // One parameter in the query is enough, whatever the body holds; the code is left as it was.
+    const fields = { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_id: confidential.clientId, client_secret: confidential.clientSecret! };
+    const partly = await t.http.post('/oauth/token?foo=1').type('form').send(fields).expect(400);
+    expect(partly.body.error_description).toContain('not in the query string');
+    const revoking = await t.http.post('/oauth/revoke?token=x').type('form').send({ token: 'x', client_id: confidential.clientId, client_secret: confidential.clientSecret! }).expect(400);
+    expect(revoking.body.error_description).toContain('not in the query string');
+    await t.http.post('/oauth/token').type('form').send(fields).expect(200);
     await t.http.post('/oauth/token').auth(confidential.clientId, confidential.clientSecret!).send({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK }).expect(400);
     // Grants this server has not got at all (RFC 6749 §5.2), for any client.
     for (const grant of ['password', 'client_credentials', 'urn:ietf:params:oauth:grant-type:device_code']) {

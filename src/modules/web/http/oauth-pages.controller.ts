@@ -2,7 +2,7 @@ import { Controller, Get, Post, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Public } from '../../../shared/http/actor.decorator.js';
-import { OAuthApi, type AuthorizationOutcome, type AuthorizeParams, type OAuthEndpointRequest } from '../../identity/index.js';
+import { OAuthApi, type AuthorizationOutcome, type AuthorizeParams, type OAuthEndpointAnswer, type OAuthEndpointRequest } from '../../identity/index.js';
 import { consentPage, errorPage } from '../views/pages.js';
 import { sendEndpointAnswer } from './oauth-endpoint-bodies.middleware.js';
 import { WebErrorFilter } from './web-error.filter.js';
@@ -71,12 +71,12 @@ export class OAuthPagesController {
 
   @Post('token')
   async token(@Req() req: Request, @Res() res: Response) {
-    sendEndpointAnswer(res, await this.oauth.token(endpointRequest(req)));
+    sendEndpointAnswer(res, inQuery(req) ? PARAMETERS_IN_QUERY : await this.oauth.token(endpointRequest(req)));
   }
 
   @Post('revoke')
   async revoke(@Req() req: Request, @Res() res: Response) {
-    sendEndpointAnswer(res, await this.oauth.revoke(endpointRequest(req)));
+    sendEndpointAnswer(res, inQuery(req) ? PARAMETERS_IN_QUERY : await this.oauth.revoke(endpointRequest(req)));
   }
 
   private answer(res: Response, ctx: WebContext, outcome: AuthorizationOutcome, redirectStatus: number): void {
@@ -88,10 +88,21 @@ export class OAuthPagesController {
 
 /**
  * Token and revocation requests carry their parameters in the form body
- * (RFC 6749 §3.2); one that puts them in the query string (where secrets end
- * up in logs) is refused as if it had sent none.
+ * (RFC 6749 §3.2, RFC 7009 §2.1); one that puts any in the query string
+ * (where secrets end up in logs) is refused before anything is read, with a
+ * word saying where they go. (Before, it was read as if it had sent no body,
+ * and answered for the first parameter the body lacked.)
  */
+function inQuery(req: Request): boolean {
+  return Object.keys(req.query ?? {}).length > 0;
+}
+
+const PARAMETERS_IN_QUERY: OAuthEndpointAnswer = {
+  status: 400,
+  headers: { 'Cache-Control': 'no-store' },
+  body: { error: 'invalid_request', error_description: 'Send the parameters in the form-encoded body, not in the query string (RFC 6749 section 3.2)' },
+};
+
 function endpointRequest(req: Request): OAuthEndpointRequest {
-  const inQuery = Object.keys(req.query ?? {}).length > 0;
-  return { method: req.method, headers: req.headers, body: inQuery ? {} : ((req.body ?? {}) as Record<string, unknown>) };
+  return { method: req.method, headers: req.headers, body: (req.body ?? {}) as Record<string, unknown> };
 }
