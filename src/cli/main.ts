@@ -50,30 +50,36 @@ async function run(args: ParsedArgs, config: AppConfig): Promise<void> {
   const [group, action] = args.words;
   const command = [group, action].filter(Boolean).join(' ');
   switch (command) {
-    case 'user create':
+    // Options are read before the database is opened: a usage error answers at once and changes nothing.
+    case 'user create': {
+      const input = {
+        username: requireOption(args, 'username'),
+        email: requireOption(args, 'email'),
+        password: optionalOption(args, 'password'),
+        isAdmin: args.options.admin === true,
+      };
       return withIdentity(config, async (api) => {
-        const user = await api.createUser({
-          username: requireOption(args, 'username'),
-          email: requireOption(args, 'email'),
-          password: optionalOption(args, 'password'),
-          isAdmin: args.options.admin === true,
-        });
+        const user = await api.createUser(input);
         const { apiKey } = await api.createApiKey(user.id, 'cli');
         print({ id: user.id, username: user.username, email: user.email, api_key: apiKey });
       });
-    case 'apikey create':
+    }
+    case 'apikey create': {
+      const [user, name] = [userRef(args), optionalOption(args, 'name') ?? ''];
       return withIdentity(config, async (api) => {
-        const { apiKey, key } = await api.createApiKey(userRef(args), optionalOption(args, 'name') ?? '');
+        const { apiKey, key } = await api.createApiKey(user, name);
         print({ ...key, api_key: apiKey });
       });
-    case 'apikey list':
-      return withIdentity(config, async (api) => print(await api.listApiKeys(userRef(args))));
-    case 'apikey revoke':
-      return withIdentity(config, async (api) => {
-        const id = requireOption(args, 'id');
-        if (!/^\d+$/.test(id)) throw new UsageError('--id must be a key id');
-        print(await api.revokeApiKey(userRef(args), Number(id)));
-      });
+    }
+    case 'apikey list': {
+      const user = userRef(args);
+      return withIdentity(config, async (api) => print(await api.listApiKeys(user)));
+    }
+    case 'apikey revoke': {
+      const [user, id] = [userRef(args), requireOption(args, 'id')];
+      if (!/^\d+$/.test(id)) throw new UsageError('--id must be a key id');
+      return withIdentity(config, async (api) => print(await api.revokeApiKey(user, Number(id))));
+    }
     case 'migrate':
       return migrate(config);
     default:

@@ -64,6 +64,9 @@ describe('the CLI and the server on an embedded database', () => {
     const missing = runCli(['user', 'create', '--username', 'x'], env);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('--email');
+    expect(runCli(['apikey', 'revoke', '--user', '@x', '--id', 'two'], env).code).toBe(2);
+    // A usage error is answered before the database is opened: it neither creates nor migrates one.
+    expect(fs.existsSync(path.join(dataDir, 'db'))).toBe(false);
   });
 
   it('migrate answers one JSON line on stdout, with the names applied, and logs only on stderr', () => {
