@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
+import { rawExchange } from '../../support/raw-http.js';
 import { colonlessBasic, listen, send } from './raw-client.js';
 
 /** Issue 14.1: `Authorization: Basic base64("<key>")`, as the original's clients send it. */
@@ -55,5 +56,21 @@ describe('compatibility: a Basic credential without a colon is the key', () => {
     const res = await send(`${api}/me`, 'GET', { Authorization: colonlessBasic(ann.apiKey), 'X-Api-Key': ann.apiKey });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id: ann.id });
+  });
+
+  // Node keeps only the first of several Authorization headers and joins several X-Api-Key headers
+  // into "a, b": the credentials are read from the headers as sent (a raw socket sends them so).
+  it.each([
+    ['the same key in two Authorization headers', 200, () => [`Authorization: ${colonlessBasic(ann.apiKey)}`, `Authorization: ${colonlessBasic(ann.apiKey)}`]],
+    ['the same key in two X-Api-Key headers', 200, () => [`X-Api-Key: ${ann.apiKey}`, `X-Api-Key: ${ann.apiKey}`]],
+    ['the same key twice in one X-Api-Key header, as a proxy joins them', 200, () => [`X-Api-Key: ${ann.apiKey}, ${ann.apiKey}`]],
+    ['two keys in two Authorization headers', 401, () => [`Authorization: ${colonlessBasic(ann.apiKey)}`, `Authorization: ${colonlessBasic(bob.apiKey)}`]],
+    ['a key and a token in two Authorization headers', 401, () => [`Authorization: ${colonlessBasic(ann.apiKey)}`, 'Authorization: Bearer cwo_x']],
+    ['two keys in two X-Api-Key headers', 401, () => [`X-Api-Key: ${ann.apiKey}`, `X-Api-Key: ${bob.apiKey}`]],
+  ])('reads repeated credential headers as sent: %s → %i', async (_label, status, lines) => {
+    const port = Number(new URL(api).port);
+    const { response } = await rawExchange(port, `GET /api/1.0/me HTTP/1.1\r\nHost: 127.0.0.1\r\n${lines().join('\r\n')}\r\nConnection: close\r\n\r\n`);
+    expect(response?.status).toBe(status);
+    if (status === 200) expect(JSON.parse(response!.body).id).toBe(ann.id);
   });
 });

@@ -5,6 +5,7 @@ import { HeaderAPIKeyStrategy } from 'passport-headerapikey';
 import type { Actor } from '../../../shared/domain/actor.js';
 import type { AuthenticatedKey } from '../application/api-keys.service.js';
 import { EarlyKeyLookup } from './early-key-lookup.js';
+import { apiKeyHeader } from './credentials.js';
 
 export const API_KEY_HEADER = 'api-key-header';
 
@@ -26,8 +27,8 @@ export class ApiKeyHeaderStrategy extends PassportStrategy(HeaderAPIKeyStrategy,
       fail(challenge?: unknown, status?: number): void;
       error(err: unknown): void;
     };
-    const key = req.headers['x-api-key'];
-    if (typeof key !== 'string' || key === '') return self.fail();
+    const key = apiKeyHeader(req);
+    if (!key) return self.fail();
     this.keys.authenticate(req, key).then(
       (found) => (found ? self.success(found.actor, found) : self.fail()),
       (err: unknown) => self.error(err),

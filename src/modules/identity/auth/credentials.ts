@@ -22,15 +22,40 @@ export function bearerToken(header: string | undefined): string | undefined {
   return match ? match[1] : undefined;
 }
 
-/** The distinct credentials a request carries, whatever their form. */
+/**
+ * The distinct credentials a request carries, whatever their form. Read from
+ * the raw headers: Node keeps only the first of several `Authorization`
+ * headers and joins several `X-Api-Key` headers into one "a, b" string, so
+ * two different keys in two `Authorization` headers authenticated as the
+ * first, and one key sent twice as `X-Api-Key` was refused as a key "k, k".
+ */
 export function presentedCredentials(req: Request): Set<string> {
   const found = new Set<string>();
-  const header = req.headers['x-api-key'];
-  if (Array.isArray(header)) header.forEach((h) => found.add(h));
-  else if (typeof header === 'string') found.add(header);
-  const authorization = req.headers.authorization;
-  if (authorization) found.add(basicUsername(authorization) ?? authorization);
+  for (const key of apiKeys(req)) found.add(key);
+  for (const value of rawHeaderValues(req, 'authorization')) if (value) found.add(basicUsername(value) ?? value);
   return found;
+}
+
+/** The key of the request's `X-Api-Key` header (the first, when it is sent again: the guard refuses two different ones). */
+export function apiKeyHeader(req: Request): string | undefined {
+  return apiKeys(req)[0];
+}
+
+/**
+ * The keys of every `X-Api-Key` header, each header's value also split at
+ * commas: a proxy (or a client's header object) may join repeated headers
+ * into one "k, k", as Node does, and no key holds a comma.
+ */
+function apiKeys(req: Request): string[] {
+  return rawHeaderValues(req, 'x-api-key').flatMap((value) => value.split(',').map((key) => key.trim())).filter(Boolean);
+}
+
+/** Each value of a header, as sent, trimmed. */
+function rawHeaderValues(req: Request, name: string): string[] {
+  const raw = req.rawHeaders ?? [];
+  const values: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i].toLowerCase() === name) values.push(raw[i + 1].trim());
+  return values;
 }
 
 /**
