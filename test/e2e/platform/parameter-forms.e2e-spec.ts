@@ -43,6 +43,18 @@ describe('request parameter forms', () => {
     expect(JSON.stringify(bad.body.errors)).toContain('constructor');
   });
 
+  it("takes a new card's attributes in a form as one field of JSON text, as the importer takes its mapping", async () => {
+    const top = project.top_level_card_id;
+    const form = await t.http.post(`/api/1.0/cards/${top}/children`).set(as(u)).type('form').send({ title: 'form json', attributes: '{"Estimate": 7, "constructor": 8}' }).expect(201);
+    expect(form.body.attributes).toEqual({ Estimate: 7, constructor: 8 });
+    for (const attributes of ['{"Estimate": ', '[1, 2]', 'Estimate=7', `{"a":${'['.repeat(70)}${']'.repeat(70)}}`]) {
+      const refused = await t.http.post(`/api/1.0/cards/${top}/children`).set(as(u)).type('form').send({ title: 'refused', attributes }).expect(400);
+      expect(refused.body.errors).toEqual([expect.objectContaining({ field: 'attributes' })]);
+    }
+    const titles = ((await t.http.get(`/api/1.0/cards/${top}/children`).set(as(u)).expect(200)).body as { title: string }[]).map((c) => c.title);
+    expect(titles).not.toContain('refused');
+  });
+
   it('reads a negative number in the query or a form as a number (a position clamped to first), and refuses one past the safe integers', async () => {
     const top = project.top_level_card_id;
     const card = (await t.http.post(`/api/1.0/cards/${top}/children`).set(as(u)).send({ title: 'placed' }).expect(201)).body;

@@ -11,7 +11,7 @@ import {
   IsString,
   Min,
 } from 'class-validator';
-import { formBool, formInt } from '../../../../shared/http/form-values.js';
+import { formBool, formInt, formJsonObject } from '../../../../shared/http/form-values.js';
 import { CARD_STATES, type CardState } from '../../../card-hierarchy/index.js';
 import { MaxCharacters } from '../../../../shared/http/max-characters.js';
 import { ClientMap } from '../../../../shared/http/validation.pipe.js';
@@ -25,8 +25,9 @@ export class CreateCardDto {
   @MaxCharacters(1024)
   title: string;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'field name or id → value' })
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'field name or id → value (in a form: the object as one field of JSON text)' })
   @IsOptional()
+  @Transform(formJsonObject)
   @IsObject()
   @ClientMap()
   attributes?: Record<string, unknown>;
