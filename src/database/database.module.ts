@@ -2,6 +2,7 @@ import { DynamicModule, Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { dataSourceOptions } from './data-source.js';
+import { EmbeddedStatistics } from './embedded-statistics.js';
 import { applyMigrations } from './migrate.js';
 
 @Global()
@@ -22,6 +23,8 @@ export class DatabaseModule {
           },
         }),
       ],
+      providers: [EmbeddedStatistics],
+      exports: [EmbeddedStatistics],
     };
   }
 }
