@@ -51,16 +51,25 @@ export async function processDatabase(): Promise<ProcessDatabase> {
   };
 }
 
+/** The built server started on `env`: everything it writes is kept, and its exit awaited. */
+function spawnMain(env: Record<string, string>) {
+  const proc = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout!.on('data', (c) => (out += c));
+  proc.stderr!.on('data', (c) => (out += c));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve) =>
+    proc.once('exit', (code, signal) => resolve({ code, signal, at: Date.now() })),
+  );
+  return { proc, output: () => out, exited };
+}
+
 /** Runs the built server until it exits by itself (a refused start): its exit code and everything it wrote. */
 export async function runToExit(env: Record<string, string>, timeoutMs = 60_000): Promise<{ code: number | null; output: string }> {
-  const proc = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  proc.stdout!.on('data', (c) => (output += c));
-  proc.stderr!.on('data', (c) => (output += c));
+  const { proc, output, exited } = spawnMain(env);
   const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
-  const code = await new Promise<number | null>((resolve) => proc.once('exit', (c) => resolve(c)));
+  const { code } = await exited;
   clearTimeout(timer);
-  return { code, output };
+  return { code, output: output() };
 }
 
 /** `cardwork <args>` against `env`, as an operator runs it. */
@@ -81,20 +90,11 @@ export interface ServerProcess {
 
 export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
   const port = await freePort();
-  const proc = spawn(process.execPath, [MAIN], {
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  proc.stdout!.on('data', (c) => (out += c));
-  proc.stderr!.on('data', (c) => (out += c));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve) =>
-    proc.once('exit', (code, signal) => resolve({ code, signal, at: Date.now() })),
-  );
+  const { proc, output, exited } = spawnMain({ ...env, PORT: String(port), HOST: '127.0.0.1' });
   const base = `http://127.0.0.1:${port}/api/1.0`;
   for (let i = 0; ; i++) {
-    if (proc.exitCode !== null) throw new Error(`server exited with ${proc.exitCode}: ${out}`);
-    if (i > 600) throw new Error(`server did not start: ${out}`);
+    if (proc.exitCode !== null) throw new Error(`server exited with ${proc.exitCode}: ${output()}`);
+    if (i > 600) throw new Error(`server did not start: ${output()}`);
     try {
       if ((await fetch(`${base}/health`)).ok) break;
     } catch {
@@ -106,7 +106,7 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
     proc,
     port,
     base,
-    output: () => out,
+    output,
     exited,
     async stop() {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');

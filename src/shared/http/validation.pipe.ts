@@ -94,10 +94,7 @@ export async function withClientMaps(value: unknown, metadata: ArgumentMetadata,
   const { metatype, type } = metadata;
   if ((type !== 'body' && type !== 'query') || typeof metatype !== 'function' || !isPlainObject(value)) return validate(value);
   const unknown = ['constructor', 'prototype'].filter((key) => Object.hasOwn(value, key));
-  if (unknown.length) {
-    const problems = unknown.map((field) => ({ field, message: `property ${field} should not exist` }));
-    throw new InvalidInputError(problems.map((p) => `${p.field}: ${p.message}`).join('; '), problems);
-  }
+  if (unknown.length) throw invalidInput(unknown.map((field) => ({ field, message: `property ${field} should not exist` })));
   const maps = (CLIENT_MAPS.get(metatype) ?? []).filter((key) => isPlainObject(value[key]));
   if (!maps.length) return validate(value);
   const held = { ...value };
@@ -139,10 +136,11 @@ export function createValidationPipe(): ValidationPipe {
     forbidNonWhitelisted: true,
     transform: true,
     forbidUnknownValues: false,
-    exceptionFactory: (errors) => {
-      const problems = flatten(errors);
-      const detail = problems.map((p) => `${p.field}: ${p.message}`).join('; ') || 'Invalid input';
-      return new InvalidInputError(detail, problems);
-    },
+    exceptionFactory: (errors) => invalidInput(flatten(errors)),
   });
+}
+
+/** The 400 of a body or query the pipe refuses: each problem named, and all of them in the detail. */
+function invalidInput(problems: FieldProblem[]): InvalidInputError {
+  return new InvalidInputError(problems.map((p) => `${p.field}: ${p.message}`).join('; ') || 'Invalid input', problems);
 }
