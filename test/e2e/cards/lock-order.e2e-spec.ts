@@ -295,6 +295,44 @@ describe('the lock order under concurrent writes', () => {
   }, 30_000);
 
   /**
+   * A row a lock statement waited for, then dropped: PostgreSQL keeps the
+   * lock when the row no longer matches once its writer committed. A
+   * deletion of D locks P, D and D's later sibling X; a third transaction
+   * holds Q, swaps X and M (X leaves P for Q, M takes its place); a move of
+   * M under X waits for Q, M's parent. At the commit the deletion locks X
+   * (dropped) and finds M missing; the move takes Q and M and waits for X.
+   * M lies above every card the deletion returned, and used to be waited
+   * for: a deadlock. Below X, which the deletion holds, it is taken NOWAIT
+   * now, and the deletion runs again once the move is through.
+   */
+  it('deletes a card while its later sibling is swapped out and a move of the swapped-in card waits: no deadlock', async () => {
+    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
+    const root = project.top_level_card_id;
+    const p = await c.card(ann, root, 'swap parent');
+    const d = await c.card(ann, p.id, 'swap deleted');
+    const q = await c.card(ann, root, 'swap other parent');
+    const m = await c.card(ann, q.id, 'swap in');
+    const x = await c.card(ann, p.id, 'swap out'); // position 1, after d: the deletion shifts it
+    const swap = {
+      sql: `UPDATE cards.cards c SET parent_id = v.parent, position = v.position, ancestor_ids = v.path
+              FROM (VALUES ($1::bigint, $2::bigint, 0, $3::bigint[]), ($4::bigint, $5::bigint, 1, $6::bigint[])) v(id, parent, position, path)
+             WHERE c.id = v.id`,
+      // Leaves at the same depth, each in the other's place: the tree stays whole.
+      params: [x.id, q.id, [root, q.id], m.id, p.id, [root, p.id]],
+      setup: [`SELECT 1 FROM cards.cards WHERE id = ${Number(q.id)} FOR UPDATE`],
+    };
+    const before = await deadlocks(t.app);
+    const [deleted, moved] = await sendWhileHeld(t.app, swap, [
+      () => t.http.delete(`${API}/cards/${d.id}`).set(as(ann)).then((r) => r),
+      () => t.http.post(`${API}/cards/${m.id}/relocate`).set(as(ann)).send({ parent_id: x.id }).then((r) => r),
+    ]);
+    expect([deleted.status, moved.status]).toEqual([200, 200]);
+    expect(await deadlocksSince(t.app, before)).toBe(0);
+    expect((await c.get(ann, m.id)).parent_id).toBe(x.id);
+    expect((await c.get(ann, x.id)).parent_id).toBe(q.id);
+  }, 30_000);
+
+  /**
    * A card's model change while a deletion before it under the same parent
    * holds the parent (step 1) and waits for the card. The change used to
    * touch the card, then update it again; a second update of a row the

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { TreeBusyError } from '../domain/card.errors.js';
 import type { TreeLockPlan, TreePlace } from '../domain/tree-lock.policy.js';
-import { TreeLockQueries, type LockedCard } from '../infrastructure/tree-locks.queries.js';
+import { highest, TreeLockQueries, type LockedCard, type LockedRows } from '../infrastructure/tree-locks.queries.js';
 
 /** Rounds before giving up on a set that keeps changing (a subtree that keeps growing). */
 const MAX_ROUNDS = 20;
@@ -24,16 +24,25 @@ export class TreeLocksService {
    * afresh until no card is missing. A missing card above every card held
    * is waited for, still in ascending order; one below is taken only if
    * free (NOWAIT: otherwise 55P03, and the unit of work runs the whole unit
-   * again), since waiting for it could close a cycle.
+   * again), since waiting for it could close a cycle. "Held" counts the
+   * rows a statement locked but dropped (`LockedRows.ceiling`): a row
+   * waited for that left the set meanwhile stays locked, and waiting for a
+   * card below it closed a cycle with a write that took that card first.
    */
   async lock(plan: TreeLockPlan, seen: ReadonlyMap<number, TreePlace>): Promise<Map<number, LockedCard>> {
-    const held = new Map((await this.queries.lock(plan((id) => seen.get(id)), { wait: true })).map((c) => [c.id, c]));
+    const held = new Map<number, LockedCard>();
+    let ceiling = -Infinity;
+    const take = ({ cards, ceiling: top }: LockedRows) => {
+      for (const card of cards) held.set(card.id, card);
+      // Unknown (nothing came back, yet rows may be locked): wait for nothing more.
+      ceiling = Math.max(ceiling, top ?? Infinity, highest(held.keys()));
+    };
+    take(await this.queries.lock(plan((id) => seen.get(id)), { wait: true }));
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const set = plan((id) => placeOf(held.get(id)));
       const missing = (await this.queries.read(set)).filter((id) => !held.has(id));
       if (!missing.length) return held;
-      const wait = lowest(missing) > highest(held.keys());
-      for (const card of await this.queries.lock(set, { only: missing, wait })) held.set(card.id, card);
+      take(await this.queries.lock(set, { only: missing, wait: lowest(missing) > ceiling }));
     }
     throw new TreeBusyError();
   }
@@ -41,13 +50,6 @@ export class TreeLocksService {
 
 function lowest(ids: number[]): number {
   return ids.reduce((a, b) => Math.min(a, b), Infinity);
-}
-
-/** Without spreading: a deletion may hold a parent's hundred thousand children. */
-function highest(ids: Iterable<number>): number {
-  let max = -Infinity;
-  for (const id of ids) max = Math.max(max, id);
-  return max;
 }
 
 function placeOf(card: LockedCard | undefined): TreePlace | undefined {

@@ -14,8 +14,21 @@ export interface LockedCard {
   ancestorIds: number[] | null;
 }
 
+/** What one lock statement took. */
+export interface LockedRows {
+  cards: LockedCard[];
+  /**
+   * The highest id the statement may have locked: a row waited for that no
+   * longer belongs to the set once its writer committed is left out of
+   * `cards` but stays locked (PostgreSQL keeps the lock when its recheck
+   * drops the row). Null when not known (no row came back).
+   */
+  ceiling: number | null;
+}
+
 interface RawLockedCard {
   id: number | string;
+  ceiling: number | string | null;
   parent_id: number | string | null;
   position: number;
   hidden: boolean;
@@ -64,20 +77,27 @@ export class TreeLockQueries {
    * waiting for a card another transaction holds. Rows waited for are read
    * as that transaction left them, and left out when they no longer belong.
    */
-  async lock(set: TreeLockSet, options: { only?: number[]; wait: boolean }): Promise<LockedCard[]> {
+  async lock(set: TreeLockSet, options: { only?: number[]; wait: boolean }): Promise<LockedRows> {
     const params: unknown[] = [];
     const param = (value: unknown) => `$${params.push(value)}`;
     const named = param(set.ids);
     const inSubtree = set.subtreeOf === undefined ? 'false' : subtreeSql(param(set.subtreeOf));
     const where = options.only ? `c.id = ANY(${param(options.only)}::bigint[])` : setWhere(set, param);
+    // The candidates' highest id, read in the statement's own snapshot (an
+    // InitPlan, run once): every row the scan below may lock is among them.
+    // Its `c` hides the outer one, so `where` reads the same inside.
+    const ceiling = options.only ? 'NULL' : `(SELECT max(c.id) FROM cards.cards c WHERE ${where})`;
     const rows = await this.sql.rows<RawLockedCard>(
       `SELECT c.id, c.parent_id, c.position, c.hidden, ${inSubtree} AS in_subtree,
-              CASE WHEN c.id = ANY(${named}::bigint[]) THEN c.ancestor_ids END AS ancestor_ids
+              CASE WHEN c.id = ANY(${named}::bigint[]) THEN c.ancestor_ids END AS ancestor_ids,
+              ${ceiling} AS ceiling
          FROM cards.cards c WHERE ${where}
-        ORDER BY c.id FOR UPDATE${options.wait ? '' : ' NOWAIT'}`,
+        ORDER BY c.id FOR UPDATE OF c${options.wait ? '' : ' NOWAIT'}`,
       params,
     );
-    return rows.map(toLocked);
+    // Locking by id alone, every row locked comes back (a deleted one is not locked).
+    const top = options.only ? highest(options.only) : rows.length ? toId(rows[0].ceiling!) : null;
+    return { cards: rows.map(toLocked), ceiling: top };
   }
 
   /** The ids of the set's cards now, without locking them. */
@@ -89,4 +109,11 @@ export class TreeLockQueries {
     );
     return rows.map((r) => toId(r.id));
   }
+}
+
+/** Without spreading: a deletion may hold a parent's hundred thousand children. */
+export function highest(ids: Iterable<number>): number {
+  let max = -Infinity;
+  for (const id of ids) max = Math.max(max, id);
+  return max;
 }
