@@ -179,6 +179,25 @@ describe('filter language', () => {
     expect(await titles('title = "write docs"')).toEqual(['Write docs']);
   });
 
+  /**
+   * Field and model names fold as the database folds them for uniqueness
+   * ('İ' is 'i' to lower(), 'i̇' to JavaScript's toLowerCase): a field
+   * "Rİsk", which no field "risk" may stand beside, is the field a filter
+   * naming "risk" means.
+   */
+  it('finds a field or model whose name has a dotted capital I by its name in any case', async () => {
+    await post(alice, `/projects/${project}/attributes`, { name: 'Rİsk', type: 'text' });
+    await post(alice, `/projects/${project}/attributes`, { name: 'risk', type: 'text' }, 409);
+    await post(alice, `/cards/${cards.docs.id}/attributes/Rİsk`, { value: 'low' }, 200);
+    expect(await titles('risk = low')).toEqual(['Write docs']);
+    expect(await titles('{RISK} = LOW')).toEqual(['Write docs']);
+    expect(await titles('Rİsk = low')).toEqual(['Write docs']);
+    const model = (await post(alice, `/projects/${project}/models`, { name: 'İdea' })).body.id as number;
+    await post(alice, `/cards/${cards.child.id}/model`, { model_id: model }, 200);
+    expect(await titles('model = idea')).toEqual(['Login form child']);
+    await post(alice, `/cards/${cards.child.id}/model`, { model_id: null }, 200);
+  });
+
   it('compares bools, dates (written, today, -7d, +2w), periods and times', async () => {
     expect(await titles('Done = true')).toEqual(['Login page redesign']);
     expect(await titles('Done = no')).toEqual(['Fix login bug']);

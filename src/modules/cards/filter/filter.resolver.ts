@@ -1,5 +1,6 @@
 import type { FilterField, FilterFieldRef, FilterSchema } from '../../fields/index.js';
 import type { FilterOrderOp } from '../../../shared/persistence/sql-params.js';
+import { foldCase } from '../../../shared/domain/fold-case.js';
 import type { BuiltinField, CompareOp, FieldName, FilterExpr, FilterValue, UserRef } from './filter.ast.js';
 import type { Condition } from './filter.condition.js';
 import { FilterError } from './filter.errors.js';
@@ -133,10 +134,11 @@ export function resolveFilter(expr: FilterExpr, ctx: ResolveContext): Condition 
 
 function compare(field: FieldName, op: Op, opPosition: number, value: FilterValue, ctx: ResolveContext): Condition {
   if (field.kind === 'builtin') return builtin(field.name, op, opPosition, value, ctx);
-  const lower = field.name.toLowerCase();
+  // Folded as the database's unique names and the importer fold (foldCase).
+  const key = foldCase(field.name);
   // In the order the fields were defined, whatever order the schema came in:
   // when no type can read the value, the error is the first type's.
-  const fields = ctx.schema.fields.filter((f) => f.name.toLowerCase() === lower).sort((a, b) => a.id - b.id);
+  const fields = ctx.schema.fields.filter((f) => foldCase(f.name) === key).sort((a, b) => a.id - b.id);
   if (!fields.length) throw new FilterError(field.position, FIELD_NAMES, `unknown field "${field.name}"; expected ${FIELD_NAMES}`);
   // In several projects one name may have several types: each type reads the
   // value its own way, and the types that cannot are left out (an error only
@@ -191,8 +193,8 @@ function builtin(name: BuiltinField, op: Op, opPosition: number, value: FilterVa
       return card({ kind: 'archived', archived: boolValue(value) });
     case 'model': {
       if (op !== '=') refuseOp(opPosition, 'model', '= !=');
-      const wanted = textValue(value).toLowerCase();
-      const modelIds = ctx.schema.models.filter((m) => m.name.toLowerCase() === wanted).map((m) => m.id);
+      const wanted = foldCase(textValue(value));
+      const modelIds = ctx.schema.models.filter((m) => foldCase(m.name) === wanted).map((m) => m.id);
       return modelIds.length ? card({ kind: 'model', modelIds }) : { kind: 'none' };
     }
   }

@@ -9,7 +9,7 @@ import { CardsApi, type NewCard, type PreparedCards } from '../../cards/index.js
 import { FieldsApi, type ProjectFields } from '../../fields/index.js';
 import { GroupingApi } from '../../grouping/index.js';
 import { WorkspaceApi } from '../../workspace/index.js';
-import { findByName, foldCase } from '../domain/fold-case.js';
+import { findByName, foldCase } from '../../../shared/domain/fold-case.js';
 import { ImportFieldDeletedError, ImportRowsInvalidError, invalidImportInput } from '../domain/import.errors.js';
 import { parseMapping, parseUpdateField, type ImportMapping, type UpdateMatch } from '../domain/import-mapping.js';
 import { parseImportRequest, type ImportRequest, type ImportTarget } from '../domain/import-request.js';

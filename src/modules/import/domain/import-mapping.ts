@@ -1,5 +1,5 @@
 import { isReservedName, longerThan, RESERVED_NAME_MESSAGE } from '../../../shared/domain/safe-text.js';
-import { foldCase } from './fold-case.js';
+import { foldCase } from '../../../shared/domain/fold-case.js';
 import { invalidImportInput } from './import.errors.js';
 
 /** Field types a cell can fill (`group_type` is a context by another name). */

@@ -1,4 +1,4 @@
-import { findByName } from './fold-case.js';
+import { findByName } from '../../../shared/domain/fold-case.js';
 import { invalidImportInput } from './import.errors.js';
 import type { ImportMapping } from './import-mapping.js';
 import type { TargetContext, TargetField } from './row-checker.js';

@@ -1,5 +1,5 @@
 import { firstCharacters, hasUnsafeText, longerThan, UNSAFE_TEXT_MESSAGE } from '../../../shared/domain/safe-text.js';
-import { foldCase } from './fold-case.js';
+import { foldCase } from '../../../shared/domain/fold-case.js';
 import type { RowProblem } from './import.errors.js';
 import type { AttributeImportType, ImportMapping, UpdateMatch } from './import-mapping.js';
 

@@ -1,9 +1,10 @@
 /**
- * The importer's key for names and group titles that compare in any case
- * (fields, contexts, models, groups): two texts are the same when their
- * keys are.
+ * The key for names and group titles that compare in any case (fields,
+ * contexts, models, groups) where they are matched in JavaScript: by the
+ * importer, and by the filter language's field and model names. Two texts
+ * are the same when their keys are.
  *
- * The modules the import writes through compare such names two ways.
+ * The modules compare such names two ways.
  * PostgreSQL's lower() (the unique indexes, `findByTitle`, the field and
  * group type look-ups) maps each character on its own: with the libc
  * provider (the server's C.UTF-8, and PGlite) 'İ' is 'i' and 'Σ' is 'σ'
@@ -21,7 +22,8 @@
  * This key is JavaScript's lowercase with those two differences taken out
  * ('i̇' is 'i', 'ς' is 'σ'): texts the same to either side are the same to
  * the importer, which then writes an existing name or title as it is
- * stored, found by every look-up. (Unicode's only unconditional lowercase
+ * stored, found by every look-up, and to a filter (a field "İTEM" stored
+ * beside no "item" was an unknown field to `{item} = x`). (Unicode's only unconditional lowercase
  * mapping of more than one character is 'İ', and the only condition that
  * applies outside Lithuanian, Turkish and Azeri is the final sigma; the
  * database's C locale, which folds ASCII only, and ICU, which folds as
