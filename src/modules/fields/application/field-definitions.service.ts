@@ -138,7 +138,8 @@ export class FieldDefinitionsService {
     return this.uow.run(async () => {
       const field = await this.requireField(fieldId, actor, 'write');
       if (field.type === 'group_type') throw new GroupTypeFieldError('id', field.name, 'its definition');
-      await this.repo.delete(field.id);
+      // Deleted since it was read, by a request that committed first: one 200, the others 404.
+      if (!(await this.repo.delete(field.id))) throw new FieldNotFoundError();
       this.blobs.sweepAfterCommit();
     });
   }

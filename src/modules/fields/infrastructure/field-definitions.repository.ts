@@ -180,8 +180,9 @@ export class FieldDefinitionsRepository {
     return rows[0] ? toField(rows[0]) : null;
   }
 
-  async delete(id: number): Promise<void> {
-    await this.sql.run(`DELETE FROM fields.attributes WHERE id = $1`, [id]);
+  /** Whether the field was there to delete (a concurrent deletion may have committed first). */
+  async delete(id: number): Promise<boolean> {
+    return (await this.sql.rows(`DELETE FROM fields.attributes WHERE id = $1 RETURNING id`, [id])).length > 0;
   }
 
   async deleteProject(projectId: number): Promise<void> {

@@ -94,7 +94,8 @@ export class OrganizationsService {
       const target = await this.repo.membership(organizationId, userId);
       if (!target) throw new MemberNotFoundError();
       if (target.role === 'admin') await this.requireAnotherAdmin(organizationId, userId);
-      await this.repo.deleteMembership(organizationId, userId);
+      // Removed since it was read, by a request that committed first: one 200, the others 404.
+      if (!(await this.repo.deleteMembership(organizationId, userId))) throw new MemberNotFoundError();
     });
   }
 

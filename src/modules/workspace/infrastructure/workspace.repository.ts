@@ -116,8 +116,10 @@ export class WorkspaceRepository {
     return (result.affected ?? 0) > 0;
   }
 
-  async deleteMembership(organizationId: number, userId: number): Promise<void> {
-    await this.m.getRepository(Membership).delete({ organizationId, userId });
+  /** Whether the member was there to remove. */
+  async deleteMembership(organizationId: number, userId: number): Promise<boolean> {
+    const result = await this.m.getRepository(Membership).delete({ organizationId, userId });
+    return (result.affected ?? 0) > 0;
   }
 
   members(organizationId: number): Promise<Membership[]> {
