@@ -18,7 +18,7 @@ export interface Page<T> {
 function readPositive(raw: unknown, name: string, fallback: number, max: number): number {
   if (raw === undefined || raw === '') return fallback;
   const s = String(raw);
-  const n = /^\d{1,9}$/.test(s) ? Number(s) : NaN;
+  const n = /^\d{1,10}$/.test(s) ? Number(s) : NaN; // a digit more than any max has: then the range decides
   if (!(n >= 1 && n <= max)) {
     throw new InvalidInputError(`${name} must be an integer from 1 to ${max}`, [
       { field: name, message: `must be an integer from 1 to ${max}` },

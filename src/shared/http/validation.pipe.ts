@@ -74,8 +74,8 @@ const CLIENT_MAPS = new WeakMap<Function, string[]>();
  * (`toString`, `valueOf`, …), so the value of a field of such a name was
  * silently lost on card creation. Such a map goes through the pipe as an
  * empty object and is put back as it was sent; the service that reads it
- * looks the names up and never assigns by them (`__proto__` never arrives:
- * the body parsers drop it).
+ * looks the names up and never assigns by them (JSON.parse and the form
+ * parsers make `__proto__` an own key, never the prototype).
  */
 export function ClientMap(): PropertyDecorator {
   return (target, property) => {
@@ -85,15 +85,23 @@ export function ClientMap(): PropertyDecorator {
 }
 
 /**
+ * Names no DTO declares that validation would never see: Nest's pipe deletes
+ * `constructor` and `prototype`, and class-transformer leaves out every key
+ * Object.prototype holds (`toString`, `valueOf`, `hasOwnProperty`, …), so
+ * `?valueOf=1` passed as if not sent while `?unknown=1` was a 400.
+ */
+const UNSEEN_KEYS = [...new Set([...Object.getOwnPropertyNames(Object.prototype), 'prototype'])];
+
+/**
  * Validates a DTO body or query with `validate`, keeping its client maps as
- * sent (`ClientMap`). An own `constructor` or `prototype` key at the top is
- * refused as any unknown property is (DESIGN.md §2), where Nest's pipe would
- * delete it without a word; the parsers already drop `__proto__`.
+ * sent (`ClientMap`). An own key at the top named as Object.prototype's
+ * members (`UNSEEN_KEYS`, `__proto__` among them) is refused as any unknown
+ * property is (DESIGN.md §2), where the pipe would drop it without a word.
  */
 export async function withClientMaps(value: unknown, metadata: ArgumentMetadata, validate: (value: unknown) => Promise<unknown>): Promise<unknown> {
   const { metatype, type } = metadata;
   if ((type !== 'body' && type !== 'query') || typeof metatype !== 'function' || !isPlainObject(value)) return validate(value);
-  const unknown = ['constructor', 'prototype'].filter((key) => Object.hasOwn(value, key));
+  const unknown = UNSEEN_KEYS.filter((key) => Object.hasOwn(value, key));
   if (unknown.length) throw invalidInput(unknown.map((field) => ({ field, message: `property ${field} should not exist` })));
   const maps = (CLIENT_MAPS.get(metatype) ?? []).filter((key) => isPlainObject(value[key]));
   if (!maps.length) return validate(value);

@@ -40,6 +40,11 @@ describe('teams, members and projects', () => {
     expect(anns.body.map((o: { id: number }) => o.id)).toEqual([orgId]);
     await t.http.get('/api/1.0/organizations?per_page=1001').set(as(eve)).expect(400);
     await t.http.get('/api/1.0/organizations?page=0').set(as(eve)).expect(400);
+    // The largest page the message names is a page (empty), one more is not.
+    const last = await t.http.get('/api/1.0/organizations?page=1000000000').set(as(eve)).expect(200);
+    expect(last.body).toEqual([]);
+    const past = await t.http.get('/api/1.0/organizations?page=1000000001').set(as(eve)).expect(400);
+    expect(past.body.errors).toEqual([{ field: 'page', message: 'must be an integer from 1 to 1000000000' }]);
   });
 
   it('hides a team from outsiders with 404', async () => {
