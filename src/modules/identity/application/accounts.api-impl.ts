@@ -6,7 +6,7 @@ import { RateLimitStore } from '../infrastructure/rate-limit.store.js';
 import { UsersRepository } from '../infrastructure/users.repository.js';
 import { UsersService } from './users.service.js';
 
-/** Password guesses allowed per minute, per address and per account named (counted in PostgreSQL, for every instance). */
+/** Password guesses allowed per minute, per address and per account (counted in PostgreSQL, for every instance). */
 const LOGIN_ATTEMPTS_PER_MINUTE = 20;
 
 const toAccount = (u: User): Account => ({
@@ -32,12 +32,28 @@ export class AccountsApiImpl extends AccountsApi {
   }
 
   async logIn(login: string, password: string, address: string): Promise<Account | null> {
-    for (const key of [`login-address:${address}`, `login-account:${String(login).trim().toLowerCase()}`]) {
-      const attempt = await this.limits.hit(key, LOGIN_ATTEMPTS_PER_MINUTE, 60);
-      if (!attempt.allowed) throw new RateLimitedError(attempt.resetSeconds);
-    }
+    await this.countAttempt(`login-address:${address}`);
+    await this.countAttempt(await this.accountKey(login));
     const user = await this.users.logIn(login, password);
     return user ? toAccount(user) : null;
+  }
+
+  private async countAttempt(key: string): Promise<void> {
+    const attempt = await this.limits.hit(key, LOGIN_ATTEMPTS_PER_MINUTE, 60);
+    if (!attempt.allowed) throw new RateLimitedError(attempt.resetSeconds);
+  }
+
+  /**
+   * The counter of the account a login names: one per account, whichever of
+   * its names was typed (keyed on the text, its user name and its email were
+   * two counters, so twice the guesses). An unknown login counts under its
+   * text as the lookup matches it (trimmed, any case); it costs the same
+   * lookup, and answers as a known one does.
+   */
+  private async accountKey(login: string): Promise<string> {
+    const text = String(login).trim();
+    const user = text.length <= 300 ? await this.repo.findByLogin(text) : null;
+    return user ? `login-account:${user.id}` : `login-name:${text.toLowerCase()}`;
   }
 
   async getAccount(userId: number): Promise<Account | null> {

@@ -20,7 +20,8 @@ export abstract class AccountsApi {
   /**
    * The account whose username or email and password match; null otherwise
    * (same answer for both). Attempts are limited per client address and per
-   * account named: over the limit it throws a `rate_limited` DomainError.
+   * account (by user name and by email alike; an unknown login per its text):
+   * over the limit it throws a `rate_limited` DomainError.
    */
   abstract logIn(login: string, password: string, address: string): Promise<Account | null>;
   abstract getAccount(userId: number): Promise<Account | null>;
