@@ -462,7 +462,7 @@ describe('OAuth 2.0 authorization code flow', () => {
       await me(body.access_token).expect(401);
       await t.http.post('/oauth/revoke').type('form').auth(confidential.clientId, confidential.clientSecret!).send({ token: 'cwa_unknown' }).expect(200);
       const noClient = await t.http.post('/oauth/revoke').type('form').send({ token: body.access_token }).expect(400);
-      expect(noClient.body.error).toBe('invalid_request');
+      expect(noClient.body.error).toBe('invalid_client');
     });
   });
 

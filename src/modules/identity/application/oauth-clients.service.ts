@@ -44,10 +44,15 @@ export class OAuthClientsService {
     return (await this.clients.listForOwner(ownerId)).map(toClientSummary);
   }
 
+  /** A public application has no secret, and rotating one does not make it confidential. */
   async rotateSecret(ownerId: number, id: number): Promise<string> {
     const secret = newOpaqueSecret(CLIENT_SECRET_PREFIX);
-    if (!(await this.clients.replaceSecret(id, ownerId, secret.hash))) throw new OAuthClientNotFoundError();
-    return secret.value;
+    if (await this.clients.replaceSecret(id, ownerId, secret.hash)) return secret.value;
+    const app = await this.clients.findById(id);
+    if (app?.ownerId === ownerId && app.secretHash === null) {
+      throw new InvalidOAuthClientError('This is a public application: it has no client secret to rotate');
+    }
+    throw new OAuthClientNotFoundError();
   }
 
   async delete(ownerId: number, id: number): Promise<void> {

@@ -17,8 +17,11 @@ import { ACCESS_TOKEN_PREFIX, GRANT_TYPES, OAuthModel, PKCE_VALUE, toModelClient
 const CODE_LIFETIME_S = 10 * 60;
 const ACCESS_TOKEN_LIFETIME_S = 60 * 60;
 const REFRESH_TOKEN_LIFETIME_S = 30 * 24 * 60 * 60;
-/** RFC 6749 `state`: printable ASCII (what the library accepts, returned as sent). */
-const STATE_VALUE = /^[\x20-\x7e]{1,500}$/;
+/**
+ * RFC 6749 `state`: printable ASCII (what the library accepts), returned as
+ * sent; an empty one too (`state=`, which many clients send for none).
+ */
+const STATE_VALUE = /^[\x20-\x7e]{0,500}$/;
 
 type RequestCheck =
   | { kind: 'fatal'; message: string }
@@ -77,7 +80,7 @@ export class OAuthServerService {
       this.logger.error(`authorization failed after the pre-check: ${String(error)}`);
       return { kind: 'redirect', location: errorRedirect(check.redirectUri, 'server_error', 'The authorization failed', check.state) };
     }
-    return { kind: 'redirect', location: response.get('location') as string };
+    return { kind: 'redirect', location: withEmptyState(response.get('location') as string, check.state) };
   }
 
   /** The model with the client the pre-check found: at this step no secret is involved. */
@@ -94,8 +97,8 @@ export class OAuthServerService {
   }
 
   async token(request: OAuthEndpointRequest): Promise<OAuthEndpointAnswer> {
-    const unsafe = unsafeParameter(request);
-    if (unsafe) return oauthError(400, 'invalid_request', `Invalid parameter: \`${unsafe}\``);
+    const refused = malformedParameters(request);
+    if (refused) return refused;
     if (unsupportedGrant(request)) {
       return oauthError(400, 'unsupported_grant_type', `Unsupported grant type: this server issues tokens for ${GRANT_TYPES.join(' and ')}`);
     }
@@ -110,7 +113,7 @@ export class OAuthServerService {
       // Errors found before the library's own try block (method, content type) leave `response` untouched.
       if (response.status === 200) return oauthError(error.code, error.name, error.message);
     }
-    return endpointAnswer(response);
+    return withClientChallenge(request, endpointAnswer(response));
   }
 
   /**
@@ -128,16 +131,11 @@ export class OAuthServerService {
   }
 
   private async revokeFor(request: OAuthEndpointRequest): Promise<OAuthEndpointAnswer> {
-    const unsafe = unsafeParameter(request);
-    if (unsafe) return oauthError(400, 'invalid_request', `Invalid parameter: \`${unsafe}\``);
-    const { clientId, clientSecret, viaHeader } = clientCredentials(request);
-    if (!clientId) return oauthError(400, 'invalid_request', 'Missing parameter: `client_id`');
-    const client = await this.model.getClient(clientId, clientSecret);
-    if (!client) {
-      const answer = oauthError(viaHeader ? 401 : 400, 'invalid_client', 'Invalid client: client is invalid');
-      if (viaHeader) answer.headers['WWW-Authenticate'] = 'Basic realm="cardwork"';
-      return answer;
-    }
+    const refused = malformedParameters(request);
+    if (refused) return refused;
+    const { clientId, clientSecret } = clientCredentials(request);
+    const client = clientId ? await this.model.getClient(clientId, clientSecret) : null;
+    if (!client) return invalidClient(request, clientId ? 'Invalid client: client is invalid' : 'Invalid client: cannot retrieve client credentials');
     const token = request.body.token;
     if (typeof token !== 'string' || !token) return oauthError(400, 'invalid_request', 'Missing parameter: `token`');
     const grantId = await this.grants.grantOfToken(hashSecret(token), client.pk);
@@ -196,6 +194,17 @@ export class OAuthServerService {
   }
 }
 
+/**
+ * The library's redirect with an empty `state` the request sent (RFC 6749
+ * §4.1.2: the exact value received), which the library leaves out.
+ */
+function withEmptyState(location: string, state: string | undefined): string {
+  const url = new URL(location);
+  if (state !== '' || url.searchParams.has('state')) return location;
+  url.search = url.search ? `${url.search}&state=` : '?state=';
+  return url.href;
+}
+
 /** The redirect URI with the error (and `state`) added to its query, whatever query it already has. */
 function errorRedirect(redirectUri: string, error: string, description: string, state?: string): string {
   const url = new URL(redirectUri);
@@ -233,6 +242,38 @@ function endpointAnswer(response: OAuth2Server.Response): OAuthEndpointAnswer {
 
 function oauthError(status: number, error: string, description: string): OAuthEndpointAnswer {
   return { status, headers: { 'Cache-Control': 'no-store' }, body: { error, error_description: description } };
+}
+
+function invalidClient(r: OAuthEndpointRequest, description: string): OAuthEndpointAnswer {
+  return withClientChallenge(r, oauthError(400, 'invalid_client', description));
+}
+
+/**
+ * RFC 6749 §5.2: `invalid_client` for a request that sent an Authorization
+ * header is 401 with a challenge. The library does so only for a client it
+ * looked up and refused, not for a header it could not read (no colon, not
+ * Basic), which it answered 400.
+ */
+function withClientChallenge(r: OAuthEndpointRequest, answer: OAuthEndpointAnswer): OAuthEndpointAnswer {
+  if (answer.status !== 400 || answer.body.error !== 'invalid_client' || r.headers.authorization === undefined) return answer;
+  return { status: 401, headers: { ...answer.headers, 'WWW-Authenticate': 'Basic realm="cardwork"' }, body: answer.body };
+}
+
+/**
+ * `invalid_request` for a parameter the endpoints cannot read: one holding
+ * text PostgreSQL cannot store, or one sent more than once (RFC 6749 §3.1,
+ * which the form parser hands over as an array, and the library and the
+ * model took for a string). Checked before the library runs, so the request
+ * changes nothing: the code or the refresh token it names stays usable.
+ */
+function malformedParameters(r: OAuthEndpointRequest): OAuthEndpointAnswer | undefined {
+  const unsafe = unsafeParameter(r);
+  if (unsafe) return oauthError(400, 'invalid_request', `Invalid parameter: \`${unsafe}\``);
+  const repeated = Object.keys(r.body).find((name) => Array.isArray(r.body[name]));
+  if (repeated !== undefined) {
+    return oauthError(400, 'invalid_request', `Invalid parameter: \`${repeated}\` is sent more than once (RFC 6749 section 3.1)`);
+  }
+  return undefined;
 }
 
 /**

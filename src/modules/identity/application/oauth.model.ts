@@ -200,17 +200,23 @@ export class OAuthModel implements OAuth2Server.AuthorizationCodeModel, OAuth2Se
    * with the same code or refresh token (both read it while it was valid):
    * a replay, which ends the authorization, the winner's new pair included
    * (see `OAuthGrantsRepository.endGrant`).
+   *
+   * The pair's scope passes `validateScope` here, as at authorization: the
+   * library's refresh grant checks only that the scope asked is within the
+   * token's, and stored `scope=read_user read_user` as asked.
    */
   async saveToken(token: OAuth2Server.Token, client: OAuth2Server.Client, user: OAuth2Server.User): Promise<OAuth2Server.Token> {
     const holder = user as ModelUser;
     if (!holder.uses) throw new Error('saveToken: the library stores a pair without revoking the code or refresh token it was issued for');
+    const scopes = await this.validateScope(user, client, token.scope);
+    if (!scopes) throw new OAuth2Server.InvalidScopeError('Invalid scope: Requested scope is invalid');
     const saved = await this.grants.insertToken({
       accessHash: hashSecret(token.accessToken),
       refreshHash: token.refreshToken ? hashSecret(token.refreshToken) : null,
       clientPk: (client as ModelClient).pk,
       userId: holder.id,
       grantId: holder.grantId!,
-      scopes: (token.scope ?? []) as Scope[],
+      scopes,
       accessExpiresAt: token.accessTokenExpiresAt!,
       refreshExpiresAt: token.refreshTokenExpiresAt ?? null,
     }, holder.uses);
@@ -218,7 +224,7 @@ export class OAuthModel implements OAuth2Server.AuthorizationCodeModel, OAuth2Se
       await this.grants.endGrant(holder.grantId!);
       throw new OAuth2Server.InvalidGrantError('Invalid grant: the authorization was revoked');
     }
-    return { ...token, client, user };
+    return { ...token, scope: scopes, client, user };
   }
 
   /**
