@@ -2,11 +2,13 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { csrfOf, PASSWORD, webUser, type WebUser } from '../../support/oauth-client.js';
+import { csrfOf, hiddenFields, PASSWORD, pkce, webUser, type WebUser } from '../../support/oauth-client.js';
 import { rawExchange, type RawResponse } from '../../support/raw-http.js';
 import { createTestApp, type TestApp } from '../../support/test-app.js';
 
 const API = '/api/1.0';
+
+const unescapeHtml = (s: string) => s.replace(/&amp;/g, '&').replace(/&quot;/g, '"').replace(/&#39;/g, "'");
 
 describe('web pages on AUTH_URL', () => {
   let t: TestApp;
@@ -88,6 +90,42 @@ describe('web pages on AUTH_URL', () => {
       .expect(303)
       .expect('Location', '/account');
     await browser.agent.get('/account').expect(200);
+  });
+
+  // The sign-up links were fixed, so a new user sent to log in by an
+  // application lost the authorization: after sign-up they landed on /account.
+  it('keeps `next` on the links between login and sign-up: a new user from an application reaches its consent page', async () => {
+    const app = await ann.registerApp(['https://app.example.test/cb'], 'public', 'Next App');
+    const query = new URLSearchParams({ response_type: 'code', client_id: app.clientId, redirect_uri: 'https://app.example.test/cb', scope: 'read_user', state: 's&t', code_challenge: pkce().challenge, code_challenge_method: 'S256' });
+    const authorize = `/oauth/authorize?${query}`;
+    const newcomer = webUser(t);
+    const toLogin = await newcomer.agent.get(authorize).expect(303);
+    expect(toLogin.headers.location).toBe(`/login?next=${encodeURIComponent(authorize)}`);
+    const login = await newcomer.agent.get(toLogin.headers.location as string).expect(200);
+    const withNext = (path: string) => `${path}?next=${encodeURIComponent(authorize)}`;
+    const links = (page: string, text: string) => [...page.matchAll(new RegExp(`<a href="([^"]*)">${text}</a>`, 'g'))].map((m) => unescapeHtml(m[1]));
+    // the nav's link and the form's, each carrying next
+    expect(links(login.text, 'Sign up')).toEqual([withNext('/signup'), withNext('/signup')]);
+    expect(links(login.text, 'Log in')).toEqual([withNext('/login')]);
+    const signUp = await newcomer.agent.get(links(login.text, 'Sign up')[1]).expect(200);
+    expect(links(signUp.text, 'Log in')).toEqual([withNext('/login'), withNext('/login')]);
+    expect(hiddenFields(signUp.text).next).toBe(authorize);
+    const created = await newcomer.agent
+      .post('/signup')
+      .type('form')
+      .send({ ...hiddenFields(signUp.text), username: 'newcomer', email: 'newcomer@example.test', password: PASSWORD })
+      .expect(303);
+    expect(created.headers.location).toBe(authorize);
+    const consent = await newcomer.agent.get(authorize).expect(200);
+    expect(consent.text).toContain('<strong id="app-name">Next App</strong>');
+    // Logged in now, the sign-up link of an old tab goes on to next too.
+    await newcomer.agent.get(withNext('/signup')).expect(303).expect('Location', authorize);
+
+    // A next off this site is dropped from the links, as the login drops it.
+    for (const next of ['//evil.example/x', 'https://evil.example/', '/\\evil.example']) {
+      const page = await webUser(t).agent.get(`/login?next=${encodeURIComponent(next)}`).expect(200);
+      expect(links(page.text, 'Sign up')).toEqual(['/signup', '/signup']);
+    }
   });
 
   // Refused by the app-wide middleware before any page's code runs, these

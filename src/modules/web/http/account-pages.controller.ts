@@ -39,7 +39,7 @@ export class AccountPagesController {
   async signUpForm(@Req() req: Request, @Res() res: Response) {
     const ctx = await this.web.context(req, res);
     if (!this.config.allowSignup) return this.web.send(res, 403, signUpClosedPage(ctx));
-    if (ctx.account) return res.redirect(303, '/account');
+    if (ctx.account) return res.redirect(303, safeNext(req.query.next));
     this.web.send(res, 200, signUpPage(ctx, { next: safeNext(req.query.next) }));
   }
 

@@ -1,4 +1,5 @@
 import type { Account, ApiKeySummary, OAuthClientSummary } from '../../identity/index.js';
+import { safeNext } from '../http/web-context.js';
 import { html, type SafeHtml } from './html.js';
 
 /** What every page needs: who is logged in and the form token. */
@@ -15,11 +16,23 @@ const SCOPE_TEXT: Record<string, string> = {
 
 export const csrfField = (ctx: PageContext) => html`<input type="hidden" name="_csrf" value="${ctx.csrf}">`;
 
-export function layout(ctx: PageContext, title: string, body: SafeHtml): SafeHtml {
+/**
+ * A link to the login or sign-up page that keeps where the user was going
+ * (`next`, a path on this site only, as the login's redirect takes it): a new
+ * user sent to log in by an application's authorization request signs up
+ * and still reaches its consent page.
+ */
+function withNext(path: '/login' | '/signup', next: string | undefined): string {
+  const target = safeNext(next);
+  return target === '/account' ? path : `${path}?next=${encodeURIComponent(target)}`;
+}
+
+/** A page; `next` is where the login and sign-up links of a logged-out visitor come back to. */
+export function layout(ctx: PageContext, title: string, body: SafeHtml, next?: string): SafeHtml {
   const nav = ctx.account
     ? html`<nav><a href="/account">Account</a> <a href="/developer">Developer</a>
         <form method="post" action="/logout" class="inline">${csrfField(ctx)}<button type="submit">Log out ${ctx.account.username}</button></form></nav>`
-    : html`<nav><a href="/login">Log in</a> <a href="/signup">Sign up</a></nav>`;
+    : html`<nav><a href="${withNext('/login', next)}">Log in</a> <a href="${withNext('/signup', next)}">Sign up</a></nav>`;
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · cardwork</title><link rel="stylesheet" href="/web.css"></head>
@@ -40,7 +53,8 @@ export function signUpPage(ctx: PageContext, opts: { error?: string; username?: 
   <label>Password (at least 8 characters) <input name="password" type="password" required minlength="8" autocomplete="new-password"></label>
   <button type="submit">Create account</button>
 </form>
-<p>Already have an account? <a href="/login">Log in</a>.</p>`,
+<p>Already have an account? <a href="${withNext('/login', opts.next)}">Log in</a>.</p>`,
+    opts.next,
   );
 }
 
@@ -59,7 +73,8 @@ export function logInPage(ctx: PageContext, opts: { error?: string; login?: stri
   <label>Password <input name="password" type="password" required autocomplete="current-password"></label>
   <button type="submit">Log in</button>
 </form>
-<p>No account yet? <a href="/signup">Sign up</a>.</p>`,
+<p>No account yet? <a href="${withNext('/signup', opts.next)}">Sign up</a>.</p>`,
+    opts.next,
   );
 }
 
