@@ -186,6 +186,37 @@ describe('the whole flow in a real browser (Chromium, headless, loopback only)',
     expect(client.last.error).toBe('access_denied');
   });
 
+  // Each of two first views set its own pre-session secret under one cookie
+  // name, the last answer's replacing the other's: the first tab's form was
+  // refused "Form expired" (403).
+  it('logs in from the first of two tabs opened together on a first visit', async () => {
+    const context = await loopbackContext(browser);
+    // Both requests are held until both are on their way, so neither carries a cookie the other's answer set.
+    let release!: () => void;
+    const bothSent = new Promise<void>((resolve) => (release = resolve));
+    let held = 0;
+    await context.route(/\/(login|signup)$/, async (route) => {
+      if (++held === 2) release();
+      await bothSent;
+      await route.continue();
+    });
+    const [login, signup] = await Promise.all([context.newPage(), context.newPage()]);
+    await Promise.all([login.goto(`${authUrl}/login`), signup.goto(`${authUrl}/signup`)]);
+    await context.unrouteAll();
+    await login.fill('input[name=login]', 'ann');
+    await login.fill('input[name=password]', PASSWORD);
+    const [response] = await Promise.all([
+      login.waitForResponse((r) => r.url() === `${authUrl}/login` && r.request().method() === 'POST'),
+      login.click('button:has-text("Log in")'),
+    ]);
+    expect(response.status()).toBe(303);
+    await login.waitForURL(`${authUrl}/account`);
+    expect(await login.textContent('h1')).toBe('Account');
+    // Both views were first views: each set a pre-session secret, and the browser kept both.
+    expect((await context.cookies()).filter((c) => c.name.startsWith('cw_csrf_'))).toHaveLength(2);
+    await context.close();
+  });
+
   // Refused by the body limit before the page's code runs: the browser showed problem+json as raw text.
   it('shows the error page for a form over 1 MiB, in the site\'s look', async () => {
     const fresh = await (await loopbackContext(browser)).newPage();

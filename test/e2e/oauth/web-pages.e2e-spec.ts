@@ -29,7 +29,7 @@ describe('web pages on AUTH_URL', () => {
     expect(res.headers['content-security-policy']).toMatch(/default-src 'none'/);
     expect(res.headers['content-security-policy']).toMatch(/frame-ancestors 'none'/);
     expect(res.headers['cache-control']).toBe('no-store');
-    expect(res.headers['set-cookie']?.[0]).toMatch(/^cw_csrf=.*; Path=\/; HttpOnly; SameSite=Lax$/);
+    expect(res.headers['set-cookie']?.[0]).toMatch(/^cw_csrf_[\w-]{12}=[\w-]+; Path=\/; HttpOnly; SameSite=Lax$/);
   });
 
   it('makes the first user to sign up the instance admin, and nobody after', async () => {
@@ -220,6 +220,33 @@ describe('web pages on AUTH_URL', () => {
     expect(after.text).not.toContain('forged');
   });
 
+  // Each page view without the pre-session cookie set a new secret under one
+  // cookie name, so of two tabs opened on a first visit only the last
+  // answered kept a form that worked: the other's was "Form expired".
+  it('keeps the forms of pages opened together on a first visit working, and each bound to this browser', async () => {
+    const server = t.app.getHttpServer();
+    const [login, signup] = await Promise.all([request(server).get('/login').expect(200), request(server).get('/signup').expect(200)]);
+    // The browser's cookie jar after both answers, in either order: a cookie of the same name replaces the earlier one.
+    const jar = new Map<string, string>();
+    for (const res of [login, signup]) {
+      for (const cookie of res.headers['set-cookie'] as unknown as string[]) {
+        const [pair] = cookie.split(';');
+        jar.set(pair.slice(0, pair.indexOf('=')), pair);
+      }
+    }
+    const cookie = [...jar.values()].join('; ');
+    const post = (path: string, csrf: string, fields: Record<string, string>, cookies = cookie) =>
+      request(server).post(path).set('Cookie', cookies).type('form').send({ _csrf: csrf, ...fields });
+    // Another browser's forms, and a token that pairs one of this browser's ids with another's secret, are refused.
+    const other = await request(server).get('/login').expect(200);
+    await post('/login', csrfOf(other.text), { login: 'ann', password: PASSWORD }).expect(403);
+    await post('/login', csrfOf(login.text).slice(0, 12) + csrfOf(other.text).slice(12), { login: 'ann', password: PASSWORD }).expect(403);
+    await post('/login', csrfOf(login.text), { login: 'ann', password: PASSWORD }, (other.headers['set-cookie'] as unknown as string[])[0].split(';')[0]).expect(403);
+    // Both of this browser's forms work.
+    await post('/signup', csrfOf(signup.text), { username: 'two-tabs', email: 'two-tabs@example.test', password: 'short' }).expect(400);
+    await post('/login', csrfOf(login.text), { login: 'ann', password: PASSWORD }).expect(303).expect('Location', '/account');
+  });
+
   it('creates an API key shown once, lists it by prefix and last use, and revokes it', async () => {
     const page = await ann.agent.get('/account').expect(200);
     const created = await ann.agent.post('/account/api-keys').type('form').send({ _csrf: csrfOf(page.text), name: 'laptop' }).expect(201);
@@ -297,7 +324,7 @@ describe('web pages behind https, with sign-up closed', () => {
 
   it('sets Secure __Host- cookies', async () => {
     const res = await request(t.app.getHttpServer()).get('/login').expect(200);
-    expect(res.headers['set-cookie']?.[0]).toMatch(/^__Host-cw_csrf=[\w-]+; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
+    expect(res.headers['set-cookie']?.[0]).toMatch(/^__Host-cw_csrf_[\w-]{12}=[\w-]+; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
   });
 
   it('logs in a user made by the CLI with a password, with a Secure session cookie', async () => {

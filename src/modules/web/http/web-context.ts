@@ -14,6 +14,10 @@ export interface WebContext extends PageContext {
 
 export type AccountContext = WebContext & { account: Account };
 
+/** The id of a pre-session secret (9 random bytes), which names its cookie and starts its forms' token. */
+const PRE_SESSION_ID_LENGTH = 12;
+const PRE_SESSION_ID = /^[\w-]{12}$/;
+
 /** A form posted with a missing or wrong `_csrf` field. */
 export class CsrfError extends Error {}
 
@@ -40,6 +44,12 @@ function cookies(req: Request): Record<string, string> {
  * - CSRF: every form carries `_csrf` = HMAC(secret, "csrf"), where the secret is
  *   the session token when logged in, else a random pre-session cookie. An
  *   attacker's page can neither read that cookie nor compute the field.
+ * - Each pre-session secret has its own cookie, `cw_csrf_<id>`, and its forms'
+ *   `_csrf` starts with that id. Page views that arrive together without one
+ *   (two tabs on a first visit, a restored window) each set a secret; under
+ *   one cookie name the last answer replaced the others' secrets, and their
+ *   forms were refused as expired. Under their own names all of them stay,
+ *   and a later view uses one of those it finds.
  */
 @Injectable()
 export class WebContextService {
@@ -65,19 +75,36 @@ export class WebContextService {
     const jar = cookies(req);
     const sessionToken = jar[this.name(req, 'cw_session')] ?? null;
     const account: Account | null = await this.sessions.account(sessionToken ?? undefined);
-    let secret = account ? sessionToken! : jar[this.name(req, 'cw_csrf')];
-    if (!secret) {
-      secret = randomBytes(32).toString('base64url');
-      res.cookie(this.name(req, 'cw_csrf'), secret, this.cookieOptions(req));
-    }
-    return { account, csrf: csrfToken(secret), sessionToken: account ? sessionToken : null };
+    const csrf = account ? csrfToken(sessionToken!) : this.preSessionCsrf(req, res, jar);
+    return { account, csrf, sessionToken: account ? sessionToken : null };
+  }
+
+  /** The form token of a pre-session secret the browser has, or of a new one (setting its cookie). */
+  private preSessionCsrf(req: Request, res: Response, jar: Record<string, string>): string {
+    const prefix = this.name(req, 'cw_csrf_');
+    const held = Object.keys(jar).find((name) => name.startsWith(prefix) && PRE_SESSION_ID.test(name.slice(prefix.length)));
+    if (held) return held.slice(prefix.length) + csrfToken(jar[held]);
+    const id = randomBytes(9).toString('base64url');
+    const secret = randomBytes(32).toString('base64url');
+    res.cookie(prefix + id, secret, this.cookieOptions(req));
+    return id + csrfToken(secret);
+  }
+
+  /** The form token a post must carry: the session's, or that of the pre-session cookie `sent` names (undefined when the browser has none). */
+  private expectedCsrf(req: Request, ctx: WebContext, sent: string): string | undefined {
+    if (ctx.account) return ctx.csrf;
+    const id = sent.slice(0, PRE_SESSION_ID_LENGTH);
+    const secret = PRE_SESSION_ID.test(id) ? cookies(req)[this.name(req, `cw_csrf_${id}`)] : undefined;
+    return secret === undefined ? undefined : id + csrfToken(secret);
   }
 
   /** The context of a form post, after checking its CSRF field. */
   async formContext(req: Request, res: Response): Promise<WebContext> {
     const ctx = await this.context(req, res);
     const sent = (req.body as Record<string, unknown> | undefined)?._csrf;
-    if (typeof sent !== 'string' || !sameText(sent, ctx.csrf)) throw new CsrfError();
+    if (typeof sent !== 'string') throw new CsrfError();
+    const expected = this.expectedCsrf(req, ctx, sent);
+    if (expected === undefined || !sameText(sent, expected)) throw new CsrfError();
     return ctx;
   }
 
