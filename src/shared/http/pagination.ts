@@ -1,6 +1,7 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { InvalidInputError } from '../domain/domain-error.js';
+import { queryCameFromBody } from './query-as-body.middleware.js';
 
 export const DEFAULT_PER_PAGE = 100;
 export const MAX_PER_PAGE = 1000;
@@ -100,8 +101,14 @@ export function pageLocation(res: Response): PageLocation | undefined {
   return {
     publicBase: setting.publicBase,
     path: url.slice(setting.prefix.length, q === -1 ? undefined : q),
-    query: q === -1 ? '' : url.slice(q + 1),
+    // A listing asked in a body links to the next page with its parameters in the URL.
+    query: queryCameFromBody(res.req) ? bodyQueryString(res.req.query) : q === -1 ? '' : url.slice(q + 1),
   };
+}
+
+/** The text parameters of a query taken from a body (a listing refused any other kind before answering). */
+function bodyQueryString(query: Request['query']): string {
+  return new URLSearchParams(Object.entries(query).filter((e): e is [string, string] => typeof e[1] === 'string')).toString();
 }
 
 const HEADER_DOCS: Record<string, string> = {

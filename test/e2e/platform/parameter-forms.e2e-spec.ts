@@ -32,6 +32,37 @@ describe('request parameter forms', () => {
     expect(moved.body.parent_id).toBe(json.body.id);
   });
 
+  /**
+   * A read takes its parameters from the body when one is sent, as a write
+   * does: the query string only when there is no body. A listing used to
+   * check such a body for bad text and then list as if none had been sent.
+   */
+  it('reads the parameters of a GET from its JSON or form body when one is sent, and then not the query string', async () => {
+    const top = project.top_level_card_id;
+    const wanted = (await t.http.post(`/api/1.0/cards/${top}/children`).set(as(u)).send({ title: 'needle in a body' }).expect(201)).body.id;
+    await t.http.post(`/api/1.0/cards/${top}/children`).set(as(u)).send({ title: 'hay' }).expect(201);
+    const listing = `/api/1.0/projects/${project.id}/cards`;
+    const json = await t.http.get(listing).set(as(u)).send({ filter: 'needle', only_ids: true, per_page: 10 }).expect(200);
+    const form = await t.http.get(listing).set(as(u)).type('form').send({ filters: 'needle', only_ids: 'true' }).expect(200);
+    const both = await t.http.get(listing).query({ filter: 'hay' }).set(as(u)).send({ filter: 'needle', only_ids: true }).expect(200);
+    expect([json.body, form.body, both.body]).toEqual([[wanted], [wanted], [wanted]]);
+    // Its next page is linked with those parameters in the URL, where a link carries them.
+    const paged = await t.http.get(listing).query({ filter: 'x' }).set(as(u)).send({ filter: 'needle or hay', per_page: 1 }).expect(200);
+    const next = new URL(/^<([^>]+)>; rel="next"$/.exec(paged.headers.link)![1]);
+    expect(Object.fromEntries(next.searchParams)).toEqual({ filter: 'needle or hay', per_page: '1', page: '2' });
+    // What a query would refuse, a body does too, naming the parameter.
+    const unknown = await t.http.get(listing).set(as(u)).send({ filter: 'needle', color: 'red' }).expect(400);
+    expect(unknown.body.errors).toEqual([{ field: 'color', message: 'property color should not exist' }]);
+    const badPage = await t.http.get(listing).set(as(u)).send({ page: 0 }).expect(400);
+    expect(badPage.body.errors).toEqual([expect.objectContaining({ field: 'page' })]);
+    const nested = await t.http.get(listing).set(as(u)).send({ filter: { x: 1 } });
+    const notObject = await t.http.get(listing).set(as(u)).set('Content-Type', 'application/json').send('[1]');
+    expect([nested.status, notObject.status]).toEqual([400, 400]);
+    // A listing that takes no parameters refuses a body that names one, as it refuses them in the query.
+    await t.http.get('/api/1.0/me/api-keys').set(as(u)).send({ page: 2 }).expect(400);
+    await t.http.get('/api/1.0/me/api-keys').set(as(u)).send({}).expect(200);
+  });
+
   it("takes a new card's attributes as bracketed multipart fields, names like constructor included", async () => {
     const top = project.top_level_card_id;
     for (const name of ['Estimate', 'constructor']) {
