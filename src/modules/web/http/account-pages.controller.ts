@@ -8,7 +8,8 @@ import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { AccountsApi, IdentityAdminApi } from '../../identity/index.js';
 import { accountPage, logInPage, signUpClosedPage, signUpPage, WEB_CSS } from '../views/pages.js';
 import { WebErrorFilter } from './web-error.filter.js';
-import { field, safeNext, WebContextService } from './web-context.js';
+import { safeNext } from '../views/next-target.js';
+import { field, WebContextService } from './web-context.js';
 
 
 /** Sign-up, login, logout and the account page (API keys), on AUTH_URL. */

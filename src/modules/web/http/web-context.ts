@@ -172,11 +172,6 @@ function sameText(a: string, b: string): boolean {
   return a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 }
 
-/** A `next` target after login: a path on this site only (no scheme, no `//host`), else the account page. */
-export function safeNext(next: unknown): string {
-  return typeof next === 'string' && /^\/(?![/\\])/.test(next) && next.length <= 4000 ? next : '/account';
-}
-
 /** A form field as text ('' when absent or sent twice). */
 export function field(req: Request, name: string): string {
   const v = (req.body as Record<string, unknown> | undefined)?.[name];

@@ -1,5 +1,5 @@
 import type { Account, ApiKeySummary, OAuthClientSummary } from '../../identity/index.js';
-import { safeNext } from '../http/web-context.js';
+import { safeNext } from './next-target.js';
 import { html, type SafeHtml } from './html.js';
 
 /** What every page needs: who is logged in and the form token. */
@@ -169,8 +169,9 @@ export function consentPage(
   );
 }
 
-export function errorPage(ctx: PageContext, title: string, message: string): SafeHtml {
-  return layout(ctx, title, html`<p class="error" role="alert">${message}</p>`);
+/** An error page; `back` is a page of this site to offer a link to. */
+export function errorPage(ctx: PageContext, title: string, message: string, back?: string): SafeHtml {
+  return layout(ctx, title, html`<p class="error" role="alert">${message}</p>${back ? html`<p><a href="${back}">Go to ${back}</a></p>` : null}`);
 }
 
 export const WEB_CSS = `body{font:16px/1.5 system-ui,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
