@@ -19,6 +19,7 @@ import { answerClientErrors, limitParsedBodies, refuseDeepJson } from './shared/
 import { EarlyKeyLookup, guardErrorResponses } from './modules/identity/index.js';
 import { roleErrorResponses } from './modules/workspace/index.js';
 import {
+  answerUnknownPaths,
   answerWebPageErrors,
   OAUTH_ENDPOINT_PATHS,
   oauthEndpointTooSlow,
@@ -116,6 +117,8 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, obs
   app.use(rejectUnsafeStrings({ except: [/^\/api\/1\.0\/cards\/[^/]+\/attributes(\/|$)/, OAUTH_ENDPOINTS] }));
   // Last before the routes: a request whose client leaves stops its work (statements, a spreadsheet's parse).
   app.use(cancelWhenClientGoes());
+  // A path neither under the API's prefix nor a web route's is a 404 (an HTML page for a browser), never Express's own.
+  app.use(answerUnknownPaths(API_PREFIX));
   // A page's refusals are the web module's HTML error page, for a browser; the rest problem+json.
   app.use(answerWebPageErrors());
   const filter = new ProblemDetailsFilter();

@@ -4,6 +4,7 @@ import { SessionsService } from './application/sessions.service.js';
 import { AccountPagesController } from './http/account-pages.controller.js';
 import { DeveloperPagesController } from './http/developer-pages.controller.js';
 import { OAuthPagesController } from './http/oauth-pages.controller.js';
+import { PageMethodsController } from './http/page-methods.controller.js';
 import { WebContextService } from './http/web-context.js';
 import { WebErrorFilter } from './http/web-error.filter.js';
 import { SessionsRepository } from './infrastructure/sessions.repository.js';
@@ -17,7 +18,8 @@ import { SessionsRepository } from './infrastructure/sessions.repository.js';
  */
 @Module({
   imports: [IdentityModule],
-  controllers: [AccountPagesController, DeveloperPagesController, OAuthPagesController],
+  // PageMethodsController last: its routes take what the pages' routes leave (a method they do not take).
+  controllers: [AccountPagesController, DeveloperPagesController, OAuthPagesController, PageMethodsController],
   providers: [SessionsRepository, SessionsService, WebContextService, WebErrorFilter],
 })
 export class WebModule {}

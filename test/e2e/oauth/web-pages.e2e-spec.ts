@@ -128,6 +128,65 @@ describe('web pages on AUTH_URL', () => {
     }
   });
 
+  // A page's path with a method no route of it takes got Nest's 404 in the
+  // API's problem+json ("Cannot GET /account/api-keys"), and a path that is
+  // neither a page nor the API got Express's bare "Cannot GET" page.
+  it('sends GET of a form\'s target to its page, answers other methods 405 with Allow, unknown paths 404, all as HTML pages', async () => {
+    const redirects: Array<[string, string]> = [
+      ['/account/api-keys', '/account'],
+      ['/Account/API-keys/', '/account'],
+      ['/account/api-keys/1/revoke', '/account'],
+      ['/developer/apps', '/developer'],
+      ['/developer/apps/7/rotate-secret', '/developer'],
+      ['/developer/apps/7/delete', '/developer'],
+      ['/logout', '/'],
+    ];
+    for (const [path, page] of redirects) {
+      for (const method of ['get', 'head'] as const) {
+        const res = await ann.agent[method](path);
+        expect({ method, path, status: res.status, location: res.headers.location }).toEqual({ method, path, status: 303, location: page });
+      }
+    }
+    // Pressing Enter on /account/api-keys after creating a key lands on the list, logged in.
+    const list = await ann.agent.get('/account/api-keys').redirects(1).expect(200);
+    expect(list.text).toContain('<h2>API keys</h2>');
+
+    const refused: Array<[string, string, string, string]> = [
+      ['put', '/login', 'GET, HEAD, POST', '/login'],
+      ['options', '/login', 'GET, HEAD, POST', '/login'],
+      ['delete', '/account', 'GET, HEAD', '/account'],
+      ['put', '/account/api-keys', 'POST', '/account'],
+      ['delete', '/account/api-keys/1/revoke', 'POST', '/account'],
+      ['patch', '/developer/apps/7/delete', 'POST', '/developer'],
+      ['options', '/logout', 'POST', '/'],
+      ['put', '/oauth/authorize', 'GET, HEAD, POST', '/oauth/authorize'],
+    ];
+    for (const [method, path, allow, page] of refused) {
+      const res = await ann.agent[method as 'put'](path);
+      expect({ method, path, status: res.status, allow: res.headers.allow, type: res.headers['content-type'] }).toEqual({ method, path, status: 405, allow, type: 'text/html; charset=utf-8' });
+      expect(res.text).toContain('<h1>Method Not Allowed</h1>');
+      expect(res.text).toContain(`<a href="${page}">`);
+    }
+    // Nothing was revoked or logged out.
+    await ann.agent.get('/account').expect(200);
+
+    for (const path of ['/favicon.ico', '/nonexistent', '/account/api-keys/1', '/oauth/token/x', '/api/1.0x']) {
+      const res = await ann.agent.get(path).set('Accept', 'text/html,*/*');
+      expect({ path, status: res.status, type: res.headers['content-type'] }).toEqual({ path, status: 404, type: 'text/html; charset=utf-8' });
+      expect(res.text).toContain('<h1>Not Found</h1>');
+      expect(res.text).not.toContain('<pre>');
+    }
+    // A client asking for JSON gets the API's problem+json, as the API answers an unknown path.
+    const json = await t.http.get('/nonexistent').set('Accept', 'application/json').expect(404);
+    expect(json.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(json.body).toMatchObject({ type: 'HTTP.404', status: 404, detail: 'Cannot GET /nonexistent' });
+    // The API and the token endpoint keep their own answers.
+    const api = await t.http.get(`${API}/nonexistent`).expect(404);
+    expect(api.body).toMatchObject({ type: 'HTTP.404', detail: `Cannot GET ${API}/nonexistent` });
+    const token = await t.http.get('/oauth/token').expect(405).expect('Allow', 'POST');
+    expect(token.body.error).toBe('invalid_request');
+  });
+
   // Refused by the app-wide middleware before any page's code runs, these
   // were answered in the API's problem+json, which a browser shows as raw JSON.
   it('answers text with NUL or not UTF-8 (query or form) with the HTML error page, status 400', async () => {

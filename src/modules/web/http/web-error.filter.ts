@@ -1,12 +1,13 @@
-import { type ArgumentsHost, Catch, type ExceptionFilter } from '@nestjs/common';
+import { type ArgumentsHost, Catch, type ExceptionFilter, NotFoundException } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { PayloadTooLargeError } from '../../../shared/domain/domain-error.js';
 import { tooLargeDetail, type TooLargeAnswer } from '../../../shared/http/body-limits.js';
 import { ProblemDetailsFilter } from '../../../shared/http/problem-details.filter.js';
+import { sendProblem } from '../../../shared/http/problem.js';
 import type { SlowBodyAnswer } from '../../../shared/http/slow-bodies.js';
 import { errorPage } from '../views/pages.js';
 import { CsrfError, sendPage } from './web-context.js';
-import { WEB_PAGE_PATHS } from './web-paths.js';
+import { ALL_WEB_PATHS, WEB_PAGE_PATHS } from './web-paths.js';
 
 const problems = new ProblemDetailsFilter();
 
@@ -45,6 +46,26 @@ export function answerWebPageErrors() {
     if (!error || !WEB_PAGE_PATHS.test(req.path)) return next(error);
     if (res.headersSent) return;
     sendErrorPage(error, req, res);
+  };
+}
+
+/**
+ * A path outside the API's prefix that no web route has (`/favicon.ico`, a
+ * mistyped page): 404, as the HTML error page with a link to the site, or in
+ * the API's problem+json for a client that asks for JSON. Nest's own 404
+ * covers only the prefix and the web routes' paths; these got Express's
+ * bare `Cannot GET` page.
+ */
+export function answerUnknownPaths(apiPrefix: string) {
+  const api = `/${apiPrefix}`.toLowerCase();
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const path = req.path.toLowerCase();
+    if (path === api || path.startsWith(`${api}/`) || ALL_WEB_PATHS.test(req.path)) return next();
+    const wanted = req.accepts(['html', 'json', 'application/problem+json']);
+    if (wanted === 'json' || wanted === 'application/problem+json') {
+      return sendProblem(res, problems.toProblem(new NotFoundException(`Cannot ${req.method} ${req.path}`), req));
+    }
+    sendPage(res, 404, errorPage({ account: null, csrf: '' }, 'Not Found', `There is no page at ${req.path}.`, '/'));
   };
 }
 

@@ -30,13 +30,16 @@ function pathPattern(path: string): string {
     .replace(/:\w+/g, '[^/]+');
 }
 
+/** Request paths matching one of `paths` (as Express matches them: any case, a trailing slash allowed). */
+function pathsPattern(paths: string[]): RegExp {
+  return new RegExp(`^(${paths.join('|')})/?$`, 'i');
+}
+
+/** The request paths of every web route (pages, the token and revocation endpoints). */
+export const ALL_WEB_PATHS = pathsPattern(WEB_PATHS.map(pathPattern));
+
 /**
  * The request paths of the pages, for a browser: every web path but the
  * token and revocation endpoints, whose clients read RFC 6749 JSON.
  */
-export const WEB_PAGE_PATHS = new RegExp(
-  `^(${WEB_PATHS.map(pathPattern)
-    .filter((p) => !OAUTH_ENDPOINT_PATHS.includes(p))
-    .join('|')})/?$`,
-  'i',
-);
+export const WEB_PAGE_PATHS = pathsPattern(WEB_PATHS.map(pathPattern).filter((p) => !OAUTH_ENDPOINT_PATHS.includes(p)));
