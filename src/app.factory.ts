@@ -33,6 +33,7 @@ import { ProblemDetailsFilter } from './shared/http/problem-details.filter.js';
 import { sendProblem } from './shared/http/problem.js';
 import { multipartFields, readsFormFields } from './shared/http/multipart-fields.middleware.js';
 import { queryAsBody } from './shared/http/query-as-body.middleware.js';
+import { answerOptions } from './shared/http/route-methods.js';
 import { refuseSlowBodies, type BodyPace } from './shared/http/slow-bodies.js';
 import { rejectUnsafeStrings } from './shared/http/safe-strings.middleware.js';
 import { documentUnreadBodies, refuseUnreadBodies } from './shared/http/unread-bodies.middleware.js';
@@ -115,6 +116,8 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, obs
   // field itself (from the path or the body key) as DESIGN.md §5 asks; the
   // OAuth token and revocation endpoints answer RFC 6749 JSON errors only.
   app.use(rejectUnsafeStrings({ except: [/^\/api\/1\.0\/cards\/[^/]+\/attributes(\/|$)/, OAUTH_ENDPOINTS] }));
+  // OPTIONS on an API path is its `Allow` (a 405 for another method comes from ProblemDetailsFilter).
+  app.use(answerOptions(API_PREFIX));
   // Last before the routes: a request whose client leaves stops its work (statements, a spreadsheet's parse).
   app.use(cancelWhenClientGoes());
   // A path neither under the API's prefix nor a web route's is a 404 (an HTML page for a browser), never Express's own.

@@ -1,9 +1,10 @@
-import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger, NotFoundException } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { ConcurrencyLimitedError, DomainError, NotFoundError, RateLimitedError, ServiceBusyError, UnauthorizedError, type DomainErrorKind } from '../domain/domain-error.js';
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable, isStatementCancelled } from '../persistence/database-availability.js';
 import { constraintViolation, sqlState, violationAsDomainError } from '../persistence/sql-errors.js';
 import { sendProblem, titleFor, type Problem } from './problem.js';
+import { allowedMethods } from './route-methods.js';
 
 const STATUS_BY_KIND: Record<DomainErrorKind, number> = {
   invalid: 400,
@@ -31,6 +32,13 @@ export class ProblemDetailsFilter implements ExceptionFilter {
 
   toProblem(error: unknown, req: Request): Problem {
     if (error instanceof DomainError) return fromDomainError(error);
+    // No route took the request (Nest's not-found handler, a catch-all `*path`
+    // route): a path that routes have, asked with a method none takes, is a
+    // 405 naming those it takes.
+    if (error instanceof NotFoundException && !routeOwnPath(req)) {
+      const allow = allowedMethods(req);
+      if (allow.length) return methodNotAllowed(req.method, allow);
+    }
     // Express's router could not percent-decode a path parameter (`/cards/%C0%80`):
     // such a path names no resource, like any id that is not a plain decimal (DESIGN.md §2).
     if (isUndecodablePathParam(error)) return fromDomainError(new NotFoundError('Resource'));
@@ -62,6 +70,17 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     attachForLog(req, error);
     return { status: 500, type: 'SERVER.ERROR', title: titleFor(500), detail: 'Internal server error' };
   }
+}
+
+/** Whether a route of the app's own (a path without wildcards) took the request. */
+function routeOwnPath(req: Request): boolean {
+  const path = (req.route as { path?: unknown } | undefined)?.path;
+  return typeof path === 'string' && !path.includes('*');
+}
+
+function methodNotAllowed(method: string, allow: string[]): Problem {
+  const detail = `${method} is not a method of this path; it takes ${allow.join(', ')}`;
+  return { status: 405, type: 'HTTP.405', title: titleFor(405), detail, headers: { Allow: allow.join(', ') } };
 }
 
 /** A 503 the client may retry after DATABASE_RETRY_AFTER_SECONDS. */

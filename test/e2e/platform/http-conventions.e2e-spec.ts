@@ -125,6 +125,27 @@ describe('HTTP conventions', () => {
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
   });
 
+  /**
+   * A path the API has, asked with a method none of its routes takes, is a
+   * 405 naming the methods it takes (RFC 9110 §15.5.6), not a 404 that a
+   * client reads as "gone"; OPTIONS answers them (204). A path nothing
+   * serves stays a 404 for every method.
+   */
+  it('answers a method a path does not take with 405 and Allow, and OPTIONS with the methods', async () => {
+    const card = await t.http.patch('/api/1.0/cards/12345').set(as(ann)).expect(405);
+    expect(card.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect([card.headers.allow, card.body.type]).toEqual(['DELETE, GET, HEAD, OPTIONS, PUT', 'HTTP.405']);
+    expect(card.body.detail).toBe('PATCH is not a method of this path; it takes DELETE, GET, HEAD, OPTIONS, PUT');
+    // Without credentials too: what a path takes is in the public OpenAPI document.
+    const me = await t.http.post('/api/1.0/me').expect(405);
+    expect(me.headers.allow).toBe('GET, HEAD, OPTIONS');
+    await t.http.delete('/api/1.0/cards/1/children/').set(as(ann)).expect(405); // a trailing slash is the same path
+    const options = await t.http.options('/api/1.0/projects/7/cards').expect(204);
+    expect([options.headers.allow, options.text]).toEqual(['GET, HEAD, OPTIONS', '']);
+    await t.http.options('/api/1.0/nowhere').expect(404);
+    await t.http.patch('/api/1.0/nowhere').set(as(ann)).expect(404);
+  });
+
   it('answers non-numeric ids with 404', async () => {
     await t.http.get('/api/1.0/organizations/abc').set(as(ann)).expect(404);
     await t.http.get('/api/1.0/projects/-1').set(as(ann)).expect(404);
