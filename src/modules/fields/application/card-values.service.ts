@@ -11,6 +11,7 @@ import {
   FieldNotFoundError,
   GroupTypeFieldError,
   InvalidFieldInputError,
+  UnknownFieldError,
 } from '../domain/fields.errors.js';
 import {
   invalidValue,
@@ -19,6 +20,7 @@ import {
   parseListItem,
   parsePopValue,
   parseValue,
+  takesOptions,
   type FileInput,
   type MemberRef,
 } from '../domain/values/index.js';
@@ -26,7 +28,7 @@ import { isPlainObject } from '../domain/values/json.guards.js';
 import { jsonColumn } from '../../../shared/persistence/sql.js';
 import type { MemoryHold } from '../../../shared/upload-memory.js';
 import type { NewValuesAlong, PlannedValues, PreparedValues, ProjectFields, ValueSetRequest, ValuesAlong } from '../contracts/fields.api.js';
-import { definitionsStampSql, FieldDefinitionsRepository, fieldsFromJson, projectFieldsJsonSql } from '../infrastructure/field-definitions.repository.js';
+import { definitionsHeldSql, definitionsStampSql, FieldDefinitionsRepository, fieldsFromJson, projectFieldsJsonSql } from '../infrastructure/field-definitions.repository.js';
 import { ValuePlanCache, type KnownDefinitions, type PlanningCard } from './value-plan.cache.js';
 import { FieldValuesRepository, newScalarsAlongSql, scalarsTouchAlongSql } from '../infrastructure/field-values.repository.js';
 import { AttributeValuesReader } from './attribute-values.reader.js';
@@ -208,6 +210,9 @@ export class CardValuesService {
    */
   private scalarsAlong(card: PlanningCard, stamp: string, writes: ScalarSet[], actor: Actor): ValuesAlong {
     const byId = new Map(writes.map((w) => [w.field.id, w]));
+    // The stamp is read in the statement's snapshot, blind to an option change not yet committed:
+    // the fields whose options the values were parsed on are held, and their versions compared.
+    const withOptions = writes.filter((w) => takesOptions(w.field.type)).map((w) => w.field.id);
     const changes = (result: unknown) =>
       (jsonColumn<Array<[attributeId: number | string, before: unknown, after: unknown]>>(result) ?? []).map(([id, before, after]) => ({
         write: byId.get(Number(id))!,
@@ -218,7 +223,9 @@ export class CardValuesService {
       touch: {
         sql: (bind) => ({
           ...scalarsTouchAlongSql(bind(JSON.stringify(writes.map((w) => [w.field.id, w.value]))), bind(actor.userId)),
-          guard: `c.model_id IS NOT DISTINCT FROM ${bind(card.modelId)}::bigint AND ${definitionsStampSql('c.project_id')} = ${bind(stamp)}`,
+          guard: `c.model_id IS NOT DISTINCT FROM ${bind(card.modelId)}::bigint AND ${definitionsStampSql('c.project_id')} = ${bind(stamp)}${
+            withOptions.length ? ` AND ${definitionsHeldSql(`${bind(withOptions)}::bigint[]`)}` : ''
+          }`,
         }),
       },
       written: (result) =>
@@ -580,6 +587,7 @@ export class CardValuesService {
     for (const w of writes) {
       if (!isFieldAvailable(w.field, card.modelId)) throw new FieldNotAvailableError(w.field.name, w.field.name);
     }
+    writes = await this.underCurrentOptions(writes);
     if (writes.every((w) => isScalarSet(w, card.modelId))) return this.applyScalars(card, writes as ScalarSet[], actor, options);
     // Every card the relationship values name, checked and locked in one pass before any row is written.
     const named = namedCards(writes);
@@ -603,6 +611,28 @@ export class CardValuesService {
         }),
       );
     }
+  }
+
+  /**
+   * The writes, with the values of fields whose options decide what they
+   * accept (date: time, period) checked against those options as they are
+   * now. Their rows are held FOR SHARE until the transaction ends, so an
+   * option change waits for this write and then finds its values
+   * (FieldDefinitionsService.updateField); one that committed while this
+   * waited is seen here, and a value planned on the old options is parsed
+   * again under the new ones (400 when they no longer allow it).
+   */
+  private async underCurrentOptions(writes: Write[]): Promise<Write[]> {
+    const ids = [...new Set(writes.filter((w) => takesOptions(w.field.type)).map((w) => w.field.id))];
+    if (!ids.length) return writes;
+    const current = new Map((await this.definitions.shareLock(ids)).map((f) => [f.id, f]));
+    return writes.map((w) => {
+      if (!takesOptions(w.field.type)) return w;
+      const field = current.get(w.field.id);
+      if (!field) throw new UnknownFieldError(w.field.name, w.field.name);
+      if (JSON.stringify(field.options) === JSON.stringify(w.field.options)) return w;
+      return w.kind === 'set' ? { ...w, field, value: parseValue(field, w.value) } : { ...w, field };
+    });
   }
 
   /**

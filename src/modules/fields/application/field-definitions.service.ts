@@ -124,6 +124,10 @@ export class FieldDefinitionsService {
       await this.repo.lockProjectNames(field.projectId);
       if (name !== undefined) await this.assertNameFree(field.projectId, field.modelId, name, field.id);
       if (options !== undefined && this.narrowsValues(field.options, options)) {
+        // A value write holds the field's row until it commits (CardValuesService: FOR SHARE on the
+        // fields with options it writes, FOR KEY SHARE from a new value's key): wait for it, then
+        // look. One that comes later waits for this change and checks its value against the new options.
+        if (!(await this.repo.lockForChange(field.id))) throw new FieldNotFoundError();
         if (await this.values.hasValues(field)) throw new FieldHasValuesError(field.name, 'the time and period options');
       }
       const updated = await mapViolations(() => this.repo.update(field.id, { name, options }), { unique: () => new FieldNameTakenError(name ?? field.name) });

@@ -43,6 +43,22 @@ export function definitionsStampSql(projectIdSql: string): string {
              FROM fields.attributes a WHERE a.project_id = ${projectIdSql})`;
 }
 
+/**
+ * SQL that holds when the fields whose ids are the array `idsSql` are still
+ * the versions the statement's snapshot reads: it takes FOR SHARE on their
+ * rows (ascending id) and compares each locked row's version with the
+ * snapshot's. A locking read waits for a transaction changing or deleting
+ * the row and then reads the version it committed (or none), which a
+ * snapshot taken before that commit cannot see: so a guarded write planned
+ * on a field's options stops when they changed under it, and an option
+ * change that comes after it waits for it to end (updateField).
+ */
+export function definitionsHeldSql(idsSql: string): string {
+  const versions = (from: string) => `(SELECT string_agg(v.id::text || '.' || v.xmin::text, ',' ORDER BY v.id) FROM ${from} v)`;
+  return `${versions(`(SELECT id, xmin FROM fields.attributes WHERE id = ANY(${idsSql}) ORDER BY id FOR SHARE)`)}
+            IS NOT DISTINCT FROM ${versions(`(SELECT id, xmin FROM fields.attributes WHERE id = ANY(${idsSql}))`)}`;
+}
+
 /** The definitions `projectFieldsJsonSql` read (jsonb arrives parsed with pg, as text with PGlite). */
 export function fieldsFromJson(value: unknown): FieldDefinition[] {
   const rows = jsonColumn<RawField[] | null>(value);
@@ -103,6 +119,28 @@ export class FieldDefinitionsRepository {
       [ids],
     );
     return rows.map((r) => Number(r.id));
+  }
+
+  /**
+   * FOR SHARE on the fields, in ascending id, until the transaction ends: a
+   * change of their options (or a deletion) waits for it. Returns them as
+   * they are now, the version a change that committed while this waited left.
+   */
+  async shareLock(ids: number[]): Promise<FieldDefinition[]> {
+    const rows = await this.sql.rows<RawField>(
+      `SELECT ${FIELD_COLUMNS} FROM fields.attributes WHERE id = ANY($1::bigint[]) ORDER BY id FOR SHARE`,
+      [ids],
+    );
+    return rows.map(toField);
+  }
+
+  /**
+   * FOR UPDATE on the field until the transaction ends: waits for every
+   * value write holding it (FOR SHARE, or FOR KEY SHARE from a new value's
+   * foreign key), so a read after it sees their values. False when it is gone.
+   */
+  async lockForChange(id: number): Promise<boolean> {
+    return (await this.sql.rows(`SELECT id FROM fields.attributes WHERE id = $1 FOR UPDATE`, [id])).length > 0;
   }
 
   async find(id: number): Promise<FieldDefinition | null> {

@@ -28,6 +28,11 @@ export function isMultiValued(type: FieldType): type is MultiValuedFieldType {
   return FIELD_TYPE_HANDLERS[type].list !== undefined;
 }
 
+/** Whether the type has options that decide which values it accepts (date: time, period). */
+export function takesOptions(type: FieldType): boolean {
+  return Object.keys(FIELD_TYPE_HANDLERS[type].options).length > 0;
+}
+
 /** What a card shows for a field without a value: lists stay lists so clients can iterate. */
 export function emptyValue(type: FieldType): unknown {
   return FIELD_TYPE_HANDLERS[type].empty();

@@ -15,7 +15,7 @@ export type {
 } from './field-value.types.js';
 export { FIELD_TYPES } from './field-value.types.js';
 export type { FieldTypeInfo, OptionKind } from './field-type.catalogue.js';
-export { emptyValue, fieldTypeCatalogue, isFieldType, isMultiValued, validateFieldOptions } from './field-type.catalogue.js';
+export { emptyValue, fieldTypeCatalogue, isFieldType, isMultiValued, takesOptions, validateFieldOptions } from './field-type.catalogue.js';
 export { parseListItem, parsePopValue, parseValue } from './field-value.parser.js';
 export { FIELD_TYPE_HANDLERS, fieldTypeHandler, type FieldTypeHandler, type ValueStorage } from './field-type.handlers.js';
 export { invalidValue } from './field-value.errors.js';
