@@ -118,6 +118,24 @@ describe('field definitions', () => {
     expect(names).toContain('Proto');
   });
 
+  it('refuses a name of digits only for a field, a model field or a group type (400 naming name): requests take the id first', async () => {
+    // A field named "3" could not be set by name where field 3 exists, and a client sending the
+    // card JSON's keys back would write field 3 instead.
+    const refused = (res: { body: { errors?: Array<{ field: string; message: string }> } }) =>
+      expect(res.body.errors).toEqual([{ field: 'name', message: expect.stringContaining('only digits') }]);
+    refused(await create(ann, w.project, { name: '3', type: 'text' }).expect(400));
+    refused(await create(ann, w.project, { name: ' 2024 ', type: 'number' }).expect(400));
+    const f = (await create(ann, w.project, { name: 'Year 2024', type: 'text' }).expect(201)).body as AttributeJson;
+    refused(await update(ann, f.id, { name: '2024' }).expect(400));
+    const model = (await t.http.post(`${API}/projects/${w.project}/models`).set(as(ann)).send({ name: '2025' }).expect(201)).body;
+    refused(await t.http.post(`${API}/models/${model.id}/attributes`).set(as(ann)).send({ name: '7', type: 'text' }).expect(400));
+    const groupType = await t.http.post(`${API}/projects/${w.project}/group-types`).set(as(ann)).send({ name: '2026' }).expect(400);
+    expect(groupType.body.detail).toContain('only digits');
+    const names = ((await attrs(ann, w.project).expect(200)).body as AttributeJson[]).map((a) => a.name);
+    expect(names.filter((n) => /^\d+$/.test(n))).toEqual([]);
+    expect(names).toContain('Year 2024');
+  });
+
   it("keeps the values of fields named as Object.prototype's members (constructor, toString, …) on card creation, and checks them", async () => {
     // Nest's pipe deleted `constructor` and `prototype` from the body's objects, and class-transformer
     // left out `toString`, `valueOf` and the like: card creation answered 201 with those values lost.

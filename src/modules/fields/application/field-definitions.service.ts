@@ -7,6 +7,7 @@ import {
   sameName,
   toAttributeView,
   toModelView,
+  validFieldName,
   validName,
   type AttributeView,
   type FieldDefinition,
@@ -119,7 +120,7 @@ export class FieldDefinitionsService {
       if (input.name === undefined && input.options === undefined) {
         throw new InvalidFieldInputError('name', 'give a name and/or options');
       }
-      const name = input.name === undefined ? undefined : validName(input.name);
+      const name = input.name === undefined ? undefined : validFieldName(input.name);
       const options = input.options === undefined ? undefined : validateFieldOptions(field.type, input.options);
       await this.repo.lockProjectNames(field.projectId);
       if (name !== undefined) await this.assertNameFree(field.projectId, field.modelId, name, field.id);
@@ -150,7 +151,7 @@ export class FieldDefinitionsService {
 
   /** Inside the caller's transaction (grouping creates its group type in the same one). */
   async createGroupTypeField(projectId: number, groupTypeId: number, rawName: string): Promise<number> {
-    const name = validName(rawName);
+    const name = validFieldName(rawName);
     return this.uow.run(async () => {
       await this.repo.lockProjectNames(projectId);
       await this.assertNameFree(projectId, null, name);
@@ -160,7 +161,7 @@ export class FieldDefinitionsService {
   }
 
   renameGroupTypeField(groupTypeId: number, rawName: string): Promise<void> {
-    const name = validName(rawName);
+    const name = validFieldName(rawName);
     return this.uow.run(async () => {
       const field = await this.repo.findByGroupType(groupTypeId);
       if (!field) throw new FieldNotFoundError();
@@ -207,7 +208,7 @@ export class FieldDefinitionsService {
   }
 
   private async createField(projectId: number, modelId: number | null, input: FieldInput): Promise<FieldDefinition> {
-    const name = validName(input.name);
+    const name = validFieldName(input.name);
     const type = this.validType(input.type);
     const options = validateFieldOptions(type, input.options);
     await this.repo.lockProjectNames(projectId);

@@ -64,6 +64,23 @@ export function validName(value: unknown, property = 'name'): string {
   return name;
 }
 
+/**
+ * A field's name: `validName`, and not digits only. Requests name a field by
+ * id or by name, id first (field-lookup.ts), so a field named "3" could not
+ * be set by name wherever field 3 exists, and a client sending the card
+ * JSON's keys back would write field 3 instead.
+ */
+export function validFieldName(value: unknown, property = 'name'): string {
+  const name = validName(value, property);
+  if (/^\d+$/.test(name)) {
+    throw new InvalidFieldInputError(
+      property,
+      'must not be only digits: a field is named by its id or its name, the id first, so such a name could mean another field (add a word, e.g. "Year 2024")',
+    );
+  }
+  return name;
+}
+
 /** A card sees the project's fields, plus its model's own fields when it has a model. */
 export function isFieldAvailable(field: FieldDefinition, cardModelId: number | null): boolean {
   return field.modelId === null || field.modelId === cardModelId;
