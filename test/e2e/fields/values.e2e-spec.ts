@@ -202,6 +202,13 @@ describe('field values', () => {
       }
       expect(await snapshot(cardA)).toEqual(before);
     });
+
+    it('answers a username no one has as one of another team: which usernames exist is not told', async () => {
+      const refused = async (value: unknown) => (await c.set(ann, cardA, 'Owners', value)).body.errors;
+      expect(await refused(`@${eve.username}`)).toEqual([{ field: 'Owners', message: `user @${eve.username} is not a member of this project's team` }]);
+      expect(await refused('@nobody_at_all')).toEqual([{ field: 'Owners', message: "user @nobody_at_all is not a member of this project's team" }]);
+      expect(await refused(999_999)).toEqual([{ field: 'Owners', message: "user 999999 is not a member of this project's team" }]);
+    });
   });
 
   describe('relationships', () => {

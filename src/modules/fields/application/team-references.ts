@@ -56,13 +56,13 @@ export class TeamReferences {
     const resolved = new Map<string, ResolvedMember>();
     for (const ref of refs) {
       const id = idOf(ref);
+      // One message whether the user exists or not: an answer must not tell
+      // which usernames exist beyond the team (as for ids, which it never did).
       resolved.set(
         memberKey(ref),
-        id === undefined
-          ? { ok: false, message: `no user ${describeMember(ref)}` }
-          : members.has(id)
-            ? { ok: true, userId: id }
-            : { ok: false, message: `user ${describeMember(ref)} is not a member of this project's team` },
+        id !== undefined && members.has(id)
+          ? { ok: true, userId: id }
+          : { ok: false, message: `user ${describeMember(ref)} is not a member of this project's team` },
       );
     }
     return resolved;

@@ -284,7 +284,8 @@ export abstract class FieldsApi {
    * gives them), by the rule a set of a members value applies: a user of the
    * team `organizationId`. Two queries whatever their number (an import's
    * batch of rows). For each entry, in order: undefined, or why not
-   * (`no user @ann`, `user 12 is not a member of this project's team`).
+   * (`user @ann is not a member of this project's team`, the same whether
+   * such a user exists elsewhere or not, as for `user 12`).
    */
   abstract memberProblems(organizationId: number, refs: Array<number | string>): Promise<Array<string | undefined>>;
   /**
