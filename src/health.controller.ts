@@ -1,5 +1,5 @@
 import { Controller, Get } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { DataSource } from 'typeorm';
 import { DomainError } from './shared/domain/domain-error.js';
 import { Public } from './shared/http/actor.decorator.js';
@@ -22,6 +22,7 @@ export class HealthController {
   /** Liveness: the process answers. */
   @Public()
   @Get('health')
+  @ApiOkResponse({ description: 'the process answers', schema: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } } } })
   health() {
     return { status: 'ok' };
   }
@@ -29,6 +30,7 @@ export class HealthController {
   /** Readiness: not draining after SIGTERM, and the database answers; 503 otherwise. */
   @Public()
   @Get('ready')
+  @ApiOkResponse({ description: 'ready to serve', schema: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ready'] } } } })
   @RouteErrors({ status: 503, why: 'SERVICE.NOT_READY: the server is draining after SIGTERM, or the database is not reachable' })
   async ready() {
     if (this.drain.draining) throw new NotReadyError('The server is shutting down');

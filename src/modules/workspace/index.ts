@@ -9,3 +9,4 @@ export {
   type ProjectView,
 } from './contracts/workspace.api.js';
 export { roleErrorResponses } from './http/role-error-responses.js';
+export { ProjectDto } from './http/dto/workspace-responses.dto.js';

@@ -5,6 +5,8 @@ import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import type { HeaderObject, OpenAPIObject, OperationObject, ResponseObject } from '@nestjs/swagger';
 import { IS_PUBLIC } from './actor.decorator.js';
 import { HEADER_LIMIT } from './body-limits.js';
+import { documentInputs } from './openapi-inputs.js';
+import { ParseIdPipe } from './parse-id.pipe.js';
 import { problemResponse } from './problem.js';
 import { type BodyPace, bodyPaceRule } from './slow-bodies.js';
 
@@ -27,6 +29,8 @@ export interface DocumentedOperation {
   readsQuery: boolean;
   /** The names of the operation's parameters in the path or in the query. */
   parameters(where: 'path' | 'query'): string[];
+  /** The path parameters read by ParseIdPipe. */
+  idParameters: string[];
 }
 
 /**
@@ -41,7 +45,8 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 
 /**
  * Lists in the document, on each operation, every error answer the rules
- * give it, as problem+json (the `Problem` schema). An error answer a route
+ * give it, as problem+json (the `Problem` schema), after stating the inputs
+ * those answers refuse (documentInputs: path ids, form bodies). An error answer a route
  * documents with Swagger's decorators keeps its words, first; one documented
  * with a body of its own (the 415 of an unread body) is left as it is.
  */
@@ -55,6 +60,7 @@ export function documentErrors(document: OpenAPIObject, app: INestApplication, r
       // Every operation comes from a controller; one that does not would lose its errors unnoticed.
       if (!handler) throw new Error(`OpenAPI operation ${method.toUpperCase()} ${operation.operationId} has no route handler`);
       const op = documentedOperation(method.toUpperCase(), operation, handler);
+      documentInputs(document, operation, op.idParameters);
       addErrorResponses(document, operation, rules.flatMap((rule) => rule(op)));
     }
   }
@@ -82,15 +88,26 @@ function routeHandlers(app: INestApplication): Map<string, RouteHandler> {
 }
 
 function documentedOperation(method: string, operation: OperationObject, route: RouteHandler): DocumentedOperation {
-  const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, route.controller, route.name) ?? {}) as Record<string, unknown>;
+  const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, route.controller, route.name) ?? {}) as Record<string, RouteArgument>;
   return {
     method,
     operation,
     declared: <T>(key: string) => (Reflect.getMetadata(key, route.handler) ?? Reflect.getMetadata(key, route.controller)) as T | undefined,
     readsQuery: Object.keys(args).some((key) => key.split(':')[0] === String(RouteParamtypes.QUERY)),
     parameters: (where) => (operation.parameters ?? []).flatMap((p) => ('in' in p && p.in === where ? [p.name] : [])),
+    idParameters: Object.entries(args).flatMap(([key, arg]) =>
+      key.split(':')[0] === String(RouteParamtypes.PARAM) && arg.pipes?.some(isIdPipe) && typeof arg.data === 'string' ? [arg.data] : [],
+    ),
   };
 }
+
+/** What Nest records of a handler's parameter (`@Param('id', ParseIdPipe)`). */
+interface RouteArgument {
+  data?: unknown;
+  pipes?: unknown[];
+}
+
+const isIdPipe = (pipe: unknown): boolean => pipe === ParseIdPipe || pipe instanceof ParseIdPipe;
 
 function addErrorResponses(document: OpenAPIObject, operation: OperationObject, reasons: ErrorReason[]): void {
   const own = Object.keys(operation.responses).filter((status) => Number(status) >= 400);

@@ -1,6 +1,11 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString } from 'class-validator';
-import { DEFAULT_PER_PAGE, MAX_PER_PAGE } from './pagination.js';
+import { DEFAULT_PER_PAGE, MAX_PAGE, MAX_PER_PAGE } from './pagination.js';
+
+/** `page` as pageRequest reads it (digits only, as text or a number). */
+export const PAGE_PARAMETER = { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 } as const;
+/** `per_page` as pageRequest reads it. */
+export const PER_PAGE_PARAMETER = { type: 'integer', minimum: 1, maximum: MAX_PER_PAGE, default: DEFAULT_PER_PAGE } as const;
 
 /**
  * The query of a listing is declared like a body, as `@Query() query: <Dto>`,
@@ -18,12 +23,12 @@ export class NoQueryDto {}
 
 /** A listing paginated by `page` and `per_page` (read by `pageRequest`: out of range → 400); no `cursor`. */
 export class PageQueryDto {
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, default: 1 })
+  @ApiPropertyOptional(PAGE_PARAMETER)
   @IsOptional()
   @IsString()
   page?: string;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_PER_PAGE, default: DEFAULT_PER_PAGE })
+  @ApiPropertyOptional(PER_PAGE_PARAMETER)
   @IsOptional()
   @IsString()
   per_page?: string;

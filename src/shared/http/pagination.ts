@@ -5,6 +5,7 @@ import { queryCameFromBody } from './query-as-body.middleware.js';
 
 export const DEFAULT_PER_PAGE = 100;
 export const MAX_PER_PAGE = 1000;
+export const MAX_PAGE = 1_000_000_000;
 
 export interface PageRequest {
   page: number;
@@ -31,7 +32,7 @@ function readPositive(raw: unknown, name: string, fallback: number, max: number)
 /** Reads `page` (from 1) and `per_page` (default 100, max 1000); out of range → 400. */
 export function pageRequest(query: { page?: unknown; per_page?: unknown }): PageRequest {
   return {
-    page: readPositive(query.page, 'page', 1, 1_000_000_000),
+    page: readPositive(query.page, 'page', 1, MAX_PAGE),
     perPage: readPositive(query.per_page, 'per_page', DEFAULT_PER_PAGE, MAX_PER_PAGE),
   };
 }

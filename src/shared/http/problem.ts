@@ -61,9 +61,23 @@ const PROBLEM_SCHEMA: SchemaObject = {
     error: { type: 'string', description: 'repeats `detail` (what clients of the original service read)' },
     errors: {
       type: 'array',
-      description: 'for invalid input: each property refused and why',
-      items: { type: 'object', required: ['field', 'message'], properties: { field: { type: 'string' }, message: { type: 'string' } } },
+      description: 'for invalid input: each property refused and why; for IMPORT.ROWS_INVALID each bad cell, by row and column',
+      items: {
+        anyOf: [
+          { type: 'object', required: ['field', 'message'], properties: { field: { type: 'string' }, message: { type: 'string' } } },
+          {
+            type: 'object',
+            required: ['row', 'column', 'message'],
+            properties: {
+              row: { type: 'integer', description: "the spreadsheet's own 1-based row number" },
+              column: { type: 'integer', description: 'the 0-based mapping key' },
+              message: { type: 'string' },
+            },
+          },
+        ],
+      },
     },
+    error_count: { type: 'integer', description: 'an IMPORT.ROWS_INVALID: how many problems in all (`errors` lists the first ones)' },
     required_scope: { type: 'string', description: 'a 403 for an OAuth token: the scope the route needs (`api_key`: only an API key may call it)' },
     position: { type: 'integer', description: 'a FILTER.INVALID: the 0-based offset in the filter where reading stopped' },
     expected: { type: 'string', description: 'a FILTER.INVALID: what was expected at `position`' },

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
@@ -8,17 +8,18 @@ import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { CardStreamService } from '../application/card-stream.service.js';
 import { PageQueryDto } from '../../../shared/http/list-query.dto.js';
 import { CommentDto } from './dto/card.dto.js';
+import { StreamEntryDto } from './dto/stream-responses.dto.js';
 import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
 /** A card's stream: its comments, activity and log entries. */
 @ApiTags('cards')
-@ApiSecurity('api_key')
 @WorkspaceRoutes()
 @Controller('cards')
 export class CardStreamController {
   constructor(private readonly stream: CardStreamService) {}
 
   @Get(':id/stream')
+  @ApiOkResponse({ type: [StreamEntryDto], description: "the card's comments, activities and logs, newest first" })
   async streamPage(
     @CurrentActor() actor: Actor,
     @Param('id', ParseIdPipe) id: number,
@@ -32,6 +33,7 @@ export class CardStreamController {
   }
 
   @Post(':id/comments')
+  @ApiCreatedResponse({ type: StreamEntryDto, description: 'the comment, as its stream entry (kind comment, action comment.added)' })
   comment(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: CommentDto) {
     return this.stream.comment(id, dto.content, actor);
   }

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { jsonText } from '../../../shared/http/json-text.js';
 import { RouteErrors, UPLOAD_MEMORY_SHARE } from '../../../shared/http/error-responses.js';
@@ -13,10 +13,11 @@ import { GroupingApi } from '../../grouping/index.js';
 import { CardViewsService } from '../application/card-views.service.js';
 import { SetCardValuesService } from '../application/set-card-values.service.js';
 import { ATTRIBUTES_BODY_SCHEMA, MODEL_BODY_SCHEMA, POP_BODY_SCHEMA, VALUE_BODY_SCHEMA } from './dto/cards.dto.js';
+import { CardDto } from './dto/card-responses.dto.js';
 import { ValueUpload } from './value-upload.js';
 import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
-const CARD_RESPONSE = { description: 'the whole updated card' };
+const CARD_RESPONSE = { type: CardDto, description: 'the whole updated card' };
 
 /**
  * Field values of a card (fields' use cases), answered with the whole card.
@@ -25,7 +26,6 @@ const CARD_RESPONSE = { description: 'the whole updated card' };
  * alone, and checked by fields.
  */
 @ApiTags('cards')
-@ApiSecurity('api_key')
 @WorkspaceRoutes()
 @Controller('cards')
 export class CardAttributesController {

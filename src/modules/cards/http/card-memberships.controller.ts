@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { Conflicts } from '../../../shared/http/error-responses.js';
@@ -7,11 +7,13 @@ import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { GroupingApi } from '../../grouping/index.js';
 import { CardViewsService } from '../application/card-views.service.js';
 import { AddToGroupDto, RemoveFromGroupDto, RemoveFromGroupTypeDto } from './dto/cards.dto.js';
+import { CardDto } from './dto/card-responses.dto.js';
 import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
+
+const CARD_RESPONSE = { type: CardDto, description: 'the whole updated card' };
 
 /** Card operations on memberships (grouping's use cases): each answers 200 with the whole card. */
 @ApiTags('grouping')
-@ApiSecurity('api_key')
 @WorkspaceRoutes()
 @Controller('cards')
 export class CardMembershipsController {
@@ -22,6 +24,7 @@ export class CardMembershipsController {
 
   @Post(':id/add-to-group')
   @HttpCode(200)
+  @ApiOkResponse(CARD_RESPONSE)
   @Conflicts({ 'GROUPING.ONE_GROUP_PER_CARD': 'the type allows one group per card and the card is in another of its groups; move it with relocate' })
   async addToGroup(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: AddToGroupDto) {
     await this.grouping.addToGroup(id, dto, actor);
@@ -30,6 +33,7 @@ export class CardMembershipsController {
 
   @Post(':id/remove-from-group')
   @HttpCode(200)
+  @ApiOkResponse(CARD_RESPONSE)
   async removeFromGroup(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: RemoveFromGroupDto) {
     await this.grouping.removeFromGroup(id, dto, actor);
     return this.views.one(id);
@@ -37,6 +41,7 @@ export class CardMembershipsController {
 
   @Post(':id/remove-from-group-type')
   @HttpCode(200)
+  @ApiOkResponse(CARD_RESPONSE)
   async removeFromGroupType(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: RemoveFromGroupTypeDto) {
     await this.grouping.removeFromGroupType(id, dto, actor);
     return this.views.one(id);

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
-import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiCreatedResponse, ApiExtraModels, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
@@ -13,6 +13,7 @@ import { CreateCardsService } from '../application/create-cards.service.js';
 import { DeleteCardService } from '../application/delete-card.service.js';
 import { RelocateCardService } from '../application/relocate-card.service.js';
 import { ChildrenQueryDto, CreateCardDto, RelocateCardDto, SetStateDto, UpdateCardDto } from './dto/cards.dto.js';
+import { CARD_LISTING_SCHEMA, CardDto } from './dto/card-responses.dto.js';
 import { readListingOptions } from './listing-params.js';
 import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
@@ -21,7 +22,7 @@ const TREE_BUSY = { 'CARD.TREE_BUSY': 'the cards this change needs kept changing
 
 /** The card routes that answer with the card JSON; the tree-only use cases are card-hierarchy's. */
 @ApiTags('cards')
-@ApiSecurity('api_key')
+@ApiExtraModels(CardDto)
 @WorkspaceRoutes()
 @Controller('cards')
 export class CardsController {
@@ -34,12 +35,14 @@ export class CardsController {
   ) {}
 
   @Get(':id')
+  @ApiOkResponse({ type: CardDto, description: 'the card' })
   get(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
     // The access check, the row, its values and its groups: one statement.
     return this.views.seenBy(id, actor);
   }
 
   @Get(':id/children')
+  @ApiOkResponse({ schema: CARD_LISTING_SCHEMA, description: "the card's children in position order (with only_ids=true, their ids)" })
   async children(
     @CurrentActor() actor: Actor,
     @Param('id', ParseIdPipe) id: number,
@@ -55,6 +58,7 @@ export class CardsController {
   }
 
   @Post(':id/children')
+  @ApiCreatedResponse({ type: CardDto, description: 'the new card, last among its siblings' })
   // Its `attributes` may name files by URL, downloaded before the card is created.
   @RouteErrors(UPLOAD_MEMORY_SHARE)
   create(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: CreateCardDto) {
@@ -62,6 +66,7 @@ export class CardsController {
   }
 
   @Put(':id')
+  @ApiOkResponse({ type: CardDto, description: 'the whole updated card' })
   async update(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: UpdateCardDto) {
     await this.hierarchy.update(id, dto, actor);
     return this.views.one(id);
@@ -69,6 +74,7 @@ export class CardsController {
 
   @Post(':id/state')
   @HttpCode(200)
+  @ApiOkResponse({ type: CardDto, description: 'the whole updated card' })
   async setState(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: SetStateDto) {
     await this.hierarchy.update(id, { state: dto.state }, actor);
     return this.views.one(id);
@@ -76,6 +82,7 @@ export class CardsController {
 
   @Post(':id/archive')
   @HttpCode(200)
+  @ApiOkResponse({ type: CardDto, description: 'the whole card, archived' })
   @Conflicts({ 'CARD.TOP_LEVEL': 'the top-level card of a project cannot be archived', ...TREE_BUSY })
   async archive(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
     await this.hierarchy.setArchived(id, true, actor);
@@ -83,6 +90,7 @@ export class CardsController {
   }
 
   @Delete(':id/archive')
+  @ApiOkResponse({ type: CardDto, description: 'the whole card, restored' })
   @Conflicts({ 'CARD.TOP_LEVEL': 'the top-level card of a project cannot be restored', ...TREE_BUSY })
   async restore(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
     await this.hierarchy.setArchived(id, false, actor);
@@ -98,6 +106,8 @@ export class CardsController {
 
   @Post(':id/relocate')
   @HttpCode(200)
+  @ApiBody({ type: RelocateCardDto, required: false, description: 'every property is optional: no body moves the card last under its parent' })
+  @ApiOkResponse({ type: CardDto, description: 'the whole relocated card' })
   @Conflicts({
     'CARD.CYCLE_DETECTED': 'the new parent is the card itself or one of its descendants',
     'CARD.TOP_LEVEL': 'the top-level card of a project cannot be relocated',

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
@@ -8,6 +8,7 @@ import { NoQueryDto } from '../../../shared/http/list-query.dto.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { GroupTypesWithFieldService } from '../application/group-types-with-field.service.js';
 import { CreateGroupTypeDto, UpdateGroupTypeDto } from './dto/cards.dto.js';
+import { GroupTypeDto } from './dto/card-responses.dto.js';
 import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
 /** A type's name is also its group_type field's, so it must be free among both. */
@@ -18,29 +19,32 @@ const NAMES_TAKEN = {
 
 /** Group types (grouping) with their `group_type` field (fields). */
 @ApiTags('grouping')
-@ApiSecurity('api_key')
 @WorkspaceRoutes()
 @Controller()
 export class GroupTypesController {
   constructor(private readonly types: GroupTypesWithFieldService) {}
 
   @Get('projects/:id/group-types')
+  @ApiOkResponse({ type: [GroupTypeDto], description: "the project's group types" })
   list(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) projectId: number, @Query() _query: NoQueryDto) {
     return this.types.list(projectId, actor);
   }
 
   @Post('projects/:id/group-types')
+  @ApiCreatedResponse({ type: GroupTypeDto, description: 'the new group type, with the group_type field it owns' })
   @Conflicts(NAMES_TAKEN)
   create(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) projectId: number, @Body() dto: CreateGroupTypeDto) {
     return this.types.create(projectId, dto, actor);
   }
 
   @Get('group-types/:id')
+  @ApiOkResponse({ type: GroupTypeDto, description: 'the group type' })
   get(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
     return this.types.get(id, actor);
   }
 
   @Put('group-types/:id')
+  @ApiOkResponse({ type: GroupTypeDto, description: 'the updated group type' })
   @Conflicts({ ...NAMES_TAKEN, 'GROUPING.SEVERAL_GROUPS_PER_CARD': 'one_group_per_card cannot turn on while a card is in several groups of the type' })
   update(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: UpdateGroupTypeDto) {
     return this.types.update(id, dto, actor);

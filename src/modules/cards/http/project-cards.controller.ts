@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiExtraModels, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
@@ -11,12 +11,14 @@ import { CardViewsService } from '../application/card-views.service.js';
 import { CreateProjectService } from '../application/create-project.service.js';
 import { CardSearchService } from '../application/card-search.service.js';
 import { CardListQueryDto, CreateProjectDto } from './dto/cards.dto.js';
+import { CARD_LISTING_SCHEMA, CardDto } from './dto/card-responses.dto.js';
+import { ProjectDto } from '../../workspace/index.js';
 import { listingScope, readFilter, readListingOptions } from './listing-params.js';
 import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
 /** A project's card listing. */
 @ApiTags('cards')
-@ApiSecurity('api_key')
+@ApiExtraModels(CardDto)
 @WorkspaceRoutes()
 @Controller('projects')
 export class ProjectCardsController {
@@ -27,6 +29,7 @@ export class ProjectCardsController {
   ) {}
 
   @Get(':id/cards')
+  @ApiOkResponse({ schema: CARD_LISTING_SCHEMA, description: "the project's cards across the whole hierarchy, the top-level card left out (with only_ids=true, their ids)" })
   async list(
     @CurrentActor() actor: Actor,
     @Param('id', ParseIdPipe) id: number,
@@ -53,13 +56,13 @@ export class ProjectCardsController {
 
 /** Project creation: the project (workspace) with its top-level card (card-hierarchy). */
 @ApiTags('workspace')
-@ApiSecurity('api_key')
 @WorkspaceRoutes()
 @Controller('organizations')
 export class ProjectCreationController {
   constructor(private readonly projects: CreateProjectService) {}
 
   @Post(':id/projects')
+  @ApiCreatedResponse({ type: ProjectDto, description: 'the new project, with its top-level card' })
   create(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: CreateProjectDto) {
     return this.projects.create(id, dto.title, actor);
   }

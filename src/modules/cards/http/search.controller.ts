@@ -1,5 +1,5 @@
 import { Controller, Get, Query, Res } from '@nestjs/common';
-import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiExtraModels, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
@@ -7,18 +7,20 @@ import { listingRequest, setListingHeaders } from '../../../shared/http/cursor.j
 import { jsonItems } from '../../../shared/http/json-text.js';
 import { CardSearchService } from '../application/card-search.service.js';
 import { SearchQueryDto } from './dto/cards.dto.js';
+import { CARD_LISTING_SCHEMA, CardDto } from './dto/card-responses.dto.js';
 import { listingScope, readFilter, readListingOptions } from './listing-params.js';
 import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
 /** GET /search: cards matching a filter in every project the caller can see, in every team. */
 @ApiTags('cards')
-@ApiSecurity('api_key')
+@ApiExtraModels(CardDto)
 @WorkspaceRoutes()
 @Controller('search')
 export class SearchController {
   constructor(private readonly search: CardSearchService) {}
 
   @Get()
+  @ApiOkResponse({ schema: CARD_LISTING_SCHEMA, description: 'the matching cards of every project the caller sees (with only_ids=true, their ids)' })
   async find(@CurrentActor() actor: Actor, @Query() query: SearchQueryDto, @Res({ passthrough: true }) res: Response) {
     const filter = readFilter(query) ?? { text: '', parameter: 'filter' };
     const options = readListingOptions(query);

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
@@ -21,7 +21,6 @@ import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 const NAME_TAKEN = { 'FIELDS.NAME_TAKEN': 'a field of that name (any case) exists where a card could see both' };
 
 @ApiTags('attributes')
-@ApiSecurity('api_key')
 @WorkspaceRoutes()
 @Controller()
 export class FieldDefinitionsController {
@@ -67,7 +66,6 @@ export class FieldDefinitionsController {
 }
 
 @ApiTags('models')
-@ApiSecurity('api_key')
 @WorkspaceRoutes()
 @Controller()
 export class ModelsController {

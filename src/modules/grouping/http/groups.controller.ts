@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
@@ -8,12 +8,12 @@ import { NoQueryDto } from '../../../shared/http/list-query.dto.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { GroupsService } from '../application/groups.service.js';
 import { CreateGroupDto, GroupsQueryDto, UpdateGroupDto } from './dto/grouping.dto.js';
+import { GroupDto } from './dto/grouping-responses.dto.js';
 import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
 const TITLE_TAKEN = { 'GROUPING.DUPLICATE_GROUP_TITLE': 'a group of that title (any case) exists in this scope and type' };
 
 @ApiTags('grouping')
-@ApiSecurity('api_key')
 @WorkspaceRoutes()
 @Controller()
 export class GroupsController {
@@ -21,28 +21,33 @@ export class GroupsController {
 
   /** The groups available to cards under this card: scoped at it or at an ancestor. */
   @Get('cards/:id/groups')
+  @ApiOkResponse({ type: [GroupDto], description: 'the groups scoped at the card or at one of its ancestors' })
   available(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) cardId: number, @Query() query: GroupsQueryDto) {
     return this.groups.availableUnder(cardId, query, actor);
   }
 
   /** All groups of the type, scoped at any card (ordered by scope card, then position). */
   @Get('group-types/:id/groups')
+  @ApiOkResponse({ type: [GroupDto], description: 'every group of the type' })
   ofType(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) typeId: number, @Query() _query: NoQueryDto) {
     return this.groups.ofType(typeId, actor);
   }
 
   @Post('cards/:id/groups')
+  @ApiCreatedResponse({ type: GroupDto, description: 'the new group, scoped at the card' })
   @Conflicts(TITLE_TAKEN)
   create(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) cardId: number, @Body() dto: CreateGroupDto) {
     return this.groups.create(cardId, dto, actor);
   }
 
   @Get('groups/:id')
+  @ApiOkResponse({ type: GroupDto, description: 'the group' })
   get(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
     return this.groups.get(id, actor);
   }
 
   @Put('groups/:id')
+  @ApiOkResponse({ type: GroupDto, description: 'the updated group' })
   @Conflicts(TITLE_TAKEN)
   update(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: UpdateGroupDto) {
     return this.groups.update(id, dto, actor);

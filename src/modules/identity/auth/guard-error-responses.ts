@@ -1,3 +1,4 @@
+import type { OperationObject } from '@nestjs/swagger';
 import type { AppConfig } from '../../../config/app-config.js';
 import { DATABASE_RETRY_AFTER_SECONDS } from '../../../shared/persistence/database-availability.js';
 import { IS_PUBLIC } from '../../../shared/http/actor.decorator.js';
@@ -49,10 +50,22 @@ function scopeRefusal(needed: Scope | 'api_key'): ErrorReason {
 }
 
 /**
+ * The credentials the guard takes (DESIGN.md §3), by the names app.factory
+ * gives their schemes: an API key as the Basic username or in X-Api-Key, and
+ * an OAuth access token holding the scope the route needs, unless only an
+ * API key may call it.
+ */
+function credentials(needed: Scope | 'api_key'): NonNullable<OperationObject['security']> {
+  return [{ basic: [] }, { api_key: [] }, ...(needed === 'api_key' ? [] : [{ oauth2: [needed] }])];
+}
+
+/**
  * What the authentication guard answers each route, read from the same
  * declarations it reads (`@Public()`, the route's scope rule, the method):
  * 401, 403 for a token's scope and for a cross-site write, 429, and 503 when
- * the database that holds the credentials is away.
+ * the database that holds the credentials is away. It also states, on the
+ * operation, the credentials the guard takes (its `security`), read from the
+ * same rule; a public operation keeps none.
  */
 export function guardErrorResponses(config: AppConfig): ErrorRule {
   const limited = rateLimited(config);
@@ -60,6 +73,7 @@ export function guardErrorResponses(config: AppConfig): ErrorRule {
     if (op.declared<boolean>(IS_PUBLIC)) return [];
     // As the guard: a route declaring no scope is for API keys only (RouteScopesCheck makes sure none does).
     const needed = neededScope(op.declared<ScopeRule>(ROUTE_SCOPE) ?? 'api_key', op.method);
+    op.operation.security = credentials(needed);
     return [
       UNAUTHORIZED,
       ...(someTokenLacks(needed) ? [scopeRefusal(needed)] : []),

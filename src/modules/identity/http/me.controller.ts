@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Param, Post, Query } from '@nestjs/common';
-import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
@@ -10,9 +10,9 @@ import { ApiKeyOnly, RequiresScope } from '../../../shared/http/scopes.decorator
 import { ApiKeysService, toApiKeyView } from '../application/api-keys.service.js';
 import { toUserView, UsersService } from '../application/users.service.js';
 import { CreateApiKeyDto } from './dto/create-api-key.dto.js';
+import { ApiKeyDto, CreatedApiKeyDto, UserDto } from './dto/identity-responses.dto.js';
 
 @ApiTags('identity')
-@ApiSecurity('api_key')
 @ApiKeyOnly()
 @Controller('me')
 export class MeController {
@@ -23,17 +23,21 @@ export class MeController {
 
   @Get()
   @RequiresScope('read_user')
+  @ApiOkResponse({ type: UserDto, description: 'the authenticated user' })
   async me(@CurrentActor() actor: Actor) {
     return toUserView(await this.users.get(actor.userId));
   }
 
   @Get('api-keys')
+  @ApiOkResponse({ type: [ApiKeyDto], description: "the user's keys, revoked ones included (never the keys themselves)" })
   async listKeys(@CurrentActor() actor: Actor, @Query() _query: NoQueryDto) {
     return (await this.keys.list(actor.userId)).map(toApiKeyView);
   }
 
   /** The key is in the answer once; only its hash is kept. */
   @Post('api-keys')
+  @ApiBody({ type: CreateApiKeyDto, required: false, description: 'optional: a key without a name is created from no body at all' })
+  @ApiCreatedResponse({ type: CreatedApiKeyDto, description: 'the new key, with `api_key` shown this once' })
   @Conflicts({ 'IDENTITY.API_KEY_LIMIT': 'the user holds as many live keys as one user may (API_KEYS_PER_USER_MAX); revoke one to create another' })
   async createKey(@CurrentActor() actor: Actor, @Body() dto: CreateApiKeyDto) {
     const { key, record } = await this.keys.create(actor.userId, dto.name ?? '');

@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, Post, Req, UseInterceptors } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiOkResponse, ApiSecurity, ApiTags, ApiUnsupportedMediaTypeResponse } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiOkResponse, ApiTags, ApiUnsupportedMediaTypeResponse } from '@nestjs/swagger';
 import type { Request } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
@@ -80,7 +80,6 @@ const IMPORT_RESPONSE = {
 };
 
 @ApiTags('importers')
-@ApiSecurity('api_key')
 @WorkspaceRoutes()
 @Controller('importers/spreadsheet')
 export class SpreadsheetImportController {

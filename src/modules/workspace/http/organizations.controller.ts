@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Param, Post, Put, Query, Res } from '@nestjs/common';
-import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
@@ -11,12 +11,12 @@ import { OrganizationsService } from '../application/organizations.service.js';
 import { ProjectsService } from '../application/projects.service.js';
 import { NoQueryDto, PageQueryDto } from '../../../shared/http/list-query.dto.js';
 import { AddMemberDto, ChangeRoleDto, CreateOrganizationDto } from './dto/workspace.dto.js';
+import { MemberDto, OrganizationDto, ProjectDto } from './dto/workspace-responses.dto.js';
 import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
 const LAST_ADMIN = { 'WORKSPACE.LAST_ADMIN': 'a team keeps at least one admin' };
 
 @ApiTags('workspace')
-@ApiSecurity('api_key')
 @WorkspaceRoutes()
 @Controller('organizations')
 export class OrganizationsController {
@@ -26,6 +26,7 @@ export class OrganizationsController {
   ) {}
 
   @Get()
+  @ApiOkResponse({ type: [OrganizationDto], description: "the caller's teams, with the caller's role in each" })
   async list(@CurrentActor() actor: Actor, @Query() query: PageQueryDto, @Res({ passthrough: true }) res: Response) {
     const page = pageRequest(query);
     const result = await this.organizations.list(actor, page);
@@ -34,21 +35,25 @@ export class OrganizationsController {
   }
 
   @Post()
+  @ApiCreatedResponse({ type: OrganizationDto, description: 'the new team; the caller is its admin' })
   create(@CurrentActor() actor: Actor, @Body() dto: CreateOrganizationDto) {
     return this.organizations.create(actor, dto.name);
   }
 
   @Get(':id')
+  @ApiOkResponse({ type: OrganizationDto, description: "the team, with the caller's role" })
   get(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
     return this.organizations.get(id, actor);
   }
 
   @Get(':id/members')
+  @ApiOkResponse({ type: [MemberDto], description: "the team's members" })
   members(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Query() _query: NoQueryDto) {
     return this.organizations.members(id, actor);
   }
 
   @Post(':id/members')
+  @ApiCreatedResponse({ type: MemberDto, description: 'the new member entry' })
   @Conflicts({ 'WORKSPACE.ALREADY_MEMBER': 'the user is already a member of the team' })
   addMember(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: AddMemberDto) {
     return this.organizations.addMember(id, actor, dto.user, dto.role);
@@ -56,6 +61,7 @@ export class OrganizationsController {
 
   /** The member entry with its new role; demoting the last admin is a 409. */
   @Put(':id/members/:userId')
+  @ApiOkResponse({ type: MemberDto, description: 'the member entry with its new role' })
   @Conflicts(LAST_ADMIN)
   changeRole(
     @CurrentActor() actor: Actor,
@@ -79,6 +85,7 @@ export class OrganizationsController {
   }
 
   @Get(':id/projects')
+  @ApiOkResponse({ type: [ProjectDto], description: "the team's projects" })
   async listProjects(
     @CurrentActor() actor: Actor,
     @Param('id', ParseIdPipe) id: number,

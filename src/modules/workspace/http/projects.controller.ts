@@ -1,5 +1,5 @@
 import { Controller, Get, Param, Query, Res } from '@nestjs/common';
-import { ApiOperation, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
@@ -8,10 +8,10 @@ import { pageRequest, setPageHeaders } from '../../../shared/http/pagination.js'
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { ProjectsService } from '../application/projects.service.js';
 import { PageQueryDto } from '../../../shared/http/list-query.dto.js';
+import { ProjectDto } from './dto/workspace-responses.dto.js';
 import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
 @ApiTags('workspace')
-@ApiSecurity('api_key')
 @WorkspaceRoutes()
 @Controller('projects')
 export class ProjectsController {
@@ -20,6 +20,7 @@ export class ProjectsController {
   /** Declared before `:id`, which would otherwise take `all` for an id (and answer 404). */
   @Get('all')
   @ApiOperation({ summary: 'every project the caller can see, in all of their teams (paginated)' })
+  @ApiOkResponse({ type: [ProjectDto], description: 'the projects of all the caller\'s teams' })
   async listVisible(@CurrentActor() actor: Actor, @Query() query: PageQueryDto, @Res({ passthrough: true }) res: Response) {
     const page = pageRequest(query);
     const result = await this.projects.listVisible(actor, page);
@@ -28,6 +29,7 @@ export class ProjectsController {
   }
 
   @Get(':id')
+  @ApiOkResponse({ type: ProjectDto, description: 'the project' })
   get(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
     return this.projects.get(id, actor);
   }

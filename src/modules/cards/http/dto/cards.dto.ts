@@ -17,6 +17,9 @@ import { MaxCharacters } from '../../../../shared/http/max-characters.js';
 import { ClientMap } from '../../../../shared/http/validation.pipe.js';
 import { IsPosition } from '../../../../shared/http/is-position.js';
 import { POSITION_DESCRIPTION } from '../../../../shared/domain/positions.js';
+import { AtLeastOneProperty } from '../../../../shared/http/api-properties.js';
+import { PAGE_PARAMETER, PER_PAGE_PARAMETER } from '../../../../shared/http/list-query.dto.js';
+import { MAX_FILTER_LENGTH } from '../../filter/filter.parser.js';
 
 export class CreateCardDto {
   @ApiProperty({ maxLength: 1024 })
@@ -38,6 +41,7 @@ export class CreateCardDto {
   group_id?: unknown;
 }
 
+@AtLeastOneProperty()
 export class UpdateCardDto {
   @ApiPropertyOptional({ maxLength: 1024 })
   @IsOptional()
@@ -78,24 +82,33 @@ export class RelocateCardDto {
   group_id?: unknown;
 }
 
+/** How readBool reads a listing's flags. */
+const LISTING_FLAG = { type: 'boolean', description: 'true or false in any case, or 1 or 0; empty is false, anything else a 400' } as const;
+
 /** What every card listing takes: which cards (archived ones too?) and in which form. GET /cards/{id}/children takes only these. */
 export class ChildrenQueryDto {
-  @ApiPropertyOptional({ enum: ['true', 'false'], description: 'also the archived cards and those under an archived card' })
+  @ApiPropertyOptional({ ...LISTING_FLAG, description: `also the archived cards and those under an archived card; ${LISTING_FLAG.description}` })
   @IsOptional()
   @IsString()
   with_archived?: string;
-  @ApiPropertyOptional({ enum: ['true', 'false'] }) @IsOptional() @IsString() only_ids?: string;
+  @ApiPropertyOptional({ ...LISTING_FLAG, description: `the ids only, as a JSON array of integers; ${LISTING_FLAG.description}` })
+  @IsOptional()
+  @IsString()
+  only_ids?: string;
 }
 
 export class CardListQueryDto extends ChildrenQueryDto {
-  @ApiPropertyOptional() @IsOptional() @IsString() page?: string;
-  @ApiPropertyOptional() @IsOptional() @IsString() per_page?: string;
+  @ApiPropertyOptional(PAGE_PARAMETER) @IsOptional() @IsString() page?: string;
+  @ApiPropertyOptional(PER_PAGE_PARAMETER) @IsOptional() @IsString() per_page?: string;
   @ApiPropertyOptional({ description: 'X-Service-NextCursor of the previous page: the next page by keyset (not with page)' })
   @IsOptional()
   @IsString()
   cursor?: string;
-  @ApiPropertyOptional({ description: 'filter expression (DESIGN.md §7, docs/FILTERS.md)' }) @IsOptional() @IsString() filter?: string;
-  @ApiPropertyOptional({ description: 'another name for `filter` (sent by the original\'s clients)' })
+  @ApiPropertyOptional({ maxLength: MAX_FILTER_LENGTH, description: 'filter expression (DESIGN.md §7, docs/FILTERS.md)' })
+  @IsOptional()
+  @IsString()
+  filter?: string;
+  @ApiPropertyOptional({ maxLength: MAX_FILTER_LENGTH, description: 'another name for `filter` (sent by the original\'s clients)' })
   @IsOptional()
   @IsString()
   filters?: string;
@@ -126,6 +139,7 @@ export class CreateGroupTypeDto {
   one_group_per_card?: boolean;
 }
 
+@AtLeastOneProperty()
 export class UpdateGroupTypeDto {
   @ApiPropertyOptional({ maxLength: 1024 })
   @IsOptional()

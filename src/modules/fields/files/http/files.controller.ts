@@ -1,6 +1,6 @@
 import { pipeline } from 'node:stream/promises';
 import { Controller, Get, Param, Res } from '@nestjs/common';
-import { ApiOkResponse, ApiProduces, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { Actor } from '../../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../../shared/http/actor.decorator.js';
@@ -16,7 +16,6 @@ export function contentDisposition(name: string): string {
 }
 
 @ApiTags('files')
-@ApiSecurity('api_key')
 @WorkspaceRoutes()
 @Controller('files')
 export class FilesController {
@@ -24,8 +23,11 @@ export class FilesController {
 
   /** Always an attachment with `nosniff`: stored files are never rendered as pages of this origin. */
   @Get(':id')
-  @ApiProduces('application/octet-stream')
-  @ApiOkResponse({ description: 'the file content, with its stored Content-Type', schema: { type: 'string', format: 'binary' } })
+  @ApiProduces('*/*')
+  @ApiOkResponse({
+    description: 'the file content, as an attachment, under the media type stored with the file (`Content-Type`: image/png, application/pdf, text/plain…)',
+    schema: { type: 'string', format: 'binary' },
+  })
   async download(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Res() res: Response): Promise<void> {
     const file = await this.downloads.open(id, actor);
     res.status(200);

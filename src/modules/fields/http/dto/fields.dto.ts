@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsNotEmpty, IsObject, IsOptional, IsString } from 'class-validator';
 import { FIELD_TYPES } from '../../domain/values/index.js';
+import { AtLeastOneProperty } from '../../../../shared/http/api-properties.js';
 import { MaxCharacters } from '../../../../shared/http/max-characters.js';
 
 const OPTIONS_DOC = {
@@ -28,6 +29,7 @@ export class CreateAttributeDto {
   options?: Record<string, unknown>;
 }
 
+@AtLeastOneProperty()
 export class UpdateAttributeDto {
   @ApiPropertyOptional({ maxLength: 1024 })
   @IsOptional()

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
+import { AtLeastOneProperty } from '../../../../shared/http/api-properties.js';
 import { IsInt, IsNotEmpty, IsOptional, IsString, Min } from 'class-validator';
 import { formInt } from '../../../../shared/http/form-values.js';
 import { MaxCharacters } from '../../../../shared/http/max-characters.js';
@@ -26,6 +27,7 @@ export class CreateGroupDto {
   position?: number;
 }
 
+@AtLeastOneProperty()
 export class UpdateGroupDto {
   @ApiPropertyOptional({ maxLength: 1024 })
   @IsOptional()
