@@ -507,7 +507,7 @@ export class CardValuesService {
         await this.references.lockFirst(targets);
         // Concurrent writes to one card's values queue up on this lock.
         const { card: locked } = await this.cards.touchChecked(card.id, actor, 'write');
-        await this.apply(locked, writes, actor, written, targets);
+        await this.apply(locked, writes, actor, written, targets, { planned: true });
       });
     } catch (error) {
       await this.blobs.deleteNow(written);
@@ -582,12 +582,12 @@ export class CardValuesService {
     actor: Actor,
     written: string[],
     targets: RelationshipTargetLocks,
-    options: { system?: boolean } = {},
+    options: { system?: boolean; planned?: boolean } = {},
   ): Promise<void> {
     for (const w of writes) {
       if (!isFieldAvailable(w.field, card.modelId)) throw new FieldNotAvailableError(w.field.name, w.field.name);
     }
-    writes = await this.underCurrentOptions(writes);
+    writes = await this.underCurrentOptions(writes, options.planned === true);
     if (writes.every((w) => isScalarSet(w, card.modelId))) return this.applyScalars(card, writes as ScalarSet[], actor, options);
     // Every card the relationship values name, checked and locked in one pass before any row is written.
     const named = namedCards(writes);
@@ -621,13 +621,16 @@ export class CardValuesService {
    * (FieldDefinitionsService.updateField); one that committed while this
    * waited is seen here, and a value planned on the old options is parsed
    * again under the new ones (400 when they no longer allow it).
+   * `everyField`: writes planned before their transaction (`writeLocked`)
+   * hold every field they write so, and a field deleted since is the 400 of
+   * an unknown field (its value's foreign key would only say "not found").
    */
-  private async underCurrentOptions(writes: Write[]): Promise<Write[]> {
-    const ids = [...new Set(writes.filter((w) => takesOptions(w.field.type)).map((w) => w.field.id))];
+  private async underCurrentOptions(writes: Write[], everyField: boolean): Promise<Write[]> {
+    const ids = [...new Set(writes.filter((w) => everyField || takesOptions(w.field.type)).map((w) => w.field.id))];
     if (!ids.length) return writes;
     const current = new Map((await this.definitions.shareLock(ids)).map((f) => [f.id, f]));
     return writes.map((w) => {
-      if (!takesOptions(w.field.type)) return w;
+      if (!ids.includes(w.field.id)) return w;
       const field = current.get(w.field.id);
       if (!field) throw new UnknownFieldError(w.field.name, w.field.name);
       if (JSON.stringify(field.options) === JSON.stringify(w.field.options)) return w;
