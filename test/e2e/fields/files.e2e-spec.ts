@@ -214,6 +214,8 @@ describe('files fields', () => {
       { name: 'no-data.txt' },
       { data: 'no name' },
       { name: '../escape.txt', data: 'x' },
+      { name: ' ', data: 'a blank name' },
+      { name: '', data: 'an empty name' },
       { name: 'x.bin', data: 'data:image/png;base64,@@@not base64@@@' },
       'ftp://example.com/file.txt',
       'not a url',

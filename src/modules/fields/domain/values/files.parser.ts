@@ -15,7 +15,8 @@ const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
 /** Names end up in Content-Disposition headers and on disks of people who download them. */
 export function isValidFileName(name: string): boolean {
   return (
-    name.length >= 1 &&
+    // A blank name is no name (nothing to show or save the file as), like an empty one.
+    name.trim().length >= 1 &&
     name.length <= MAX_FILE_NAME_LENGTH &&
     name !== '.' &&
     name !== '..' &&
@@ -59,7 +60,7 @@ function parseDataObject(field: string, input: Record<string, unknown>): FileInp
   if (typeof name !== 'string' || !isValidFileName(name)) {
     throw invalidValue(
       field,
-      `expected a file name of 1-${MAX_FILE_NAME_LENGTH} characters without path separators or control characters`,
+      `expected a file name of 1-${MAX_FILE_NAME_LENGTH} characters, not only spaces, without path separators or control characters`,
     );
   }
   if (data === undefined || data === null) throw invalidValue(field, 'expected "data" with the file content next to "name"');
