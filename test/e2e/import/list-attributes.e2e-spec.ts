@@ -121,7 +121,7 @@ describe('import of members, relationships and likes columns', () => {
       const res = await importing({ ...body, dry_run: dryRun }).expect(400);
       expect(res.body.type).toBe('IMPORT.ROWS_INVALID');
       expect(res.body.errors).toEqual([
-        { row: 3, column: 1, message: 'Owners: no user @nobody_here (and 1 more in this cell)' },
+        { row: 3, column: 1, message: "Owners: user @nobody_here is not a member of this project's team (and 1 more in this cell)" },
         { row: 4, column: 1, message: `Owners: user @${carol.username} is not a member of this project's team` },
         { row: 5, column: 1, message: 'Owners: expected a user id or @username' },
         { row: 6, column: 2, message: 'Related: the project has no card #999 (a row can relate only to cards that exist before the import)' },
@@ -163,16 +163,16 @@ describe('import of members, relationships and likes columns', () => {
       const noCard = (ref: number) => `Links: the project has no card #${ref} (a row can relate only to cards that exist before the import)`;
       expect(res.body.errors.map((e: { row: number; column: number; message: string }) => [e.row, e.column, e.message])).toEqual([
         [2, 1, 'Estimate: expected a number'],
-        [2, 2, 'Owners: no user @nobody'],
+        [2, 2, "Owners: user @nobody is not a member of this project's team"],
         [2, 3, noCard(999)],
-        [3, 2, 'Owners: no user @nobody'],
+        [3, 2, "Owners: user @nobody is not a member of this project's team"],
         [3, 3, noCard(999)],
         [4, 0, 'the title is empty'],
         [4, 2, `Owners: user @${carol.username} is not a member of this project's team`],
         [4, 3, noCard(998)],
         [5, 0, 'matches 2 cards; update_field must single out one card'],
         [5, 1, 'Estimate: expected a number'],
-        [5, 2, 'Owners: no user @nobody'],
+        [5, 2, "Owners: user @nobody is not a member of this project's team"],
       ]);
       expect(res.body.error_count).toBe(11);
     }
