@@ -190,6 +190,8 @@ export function inputErrors(limits: RequestLimits): ErrorRule {
     const reasons: ErrorReason[] = [HEADERS_TOO_LARGE, headTooSlow(limits)];
     if (body) reasons.push({ status: 400, why: INVALID_BODY });
     if (query) reasons.push({ status: 400, why: INVALID_QUERY });
+    // An operation that takes neither refuses any parameter (UnknownParametersInterceptor).
+    if (!body && !query) reasons.push({ status: 400, why: UNKNOWN_PARAMETER });
     if (op.parameters('path').length) reasons.push({ status: 404, why: NOT_FOUND });
     const upload = body !== undefined && 'content' in body && 'multipart/form-data' in body.content;
     if (body) reasons.push({ status: 413, why: tooLarge(limits, upload) }, bodyTooSlow(limits), UPLOAD_MEMORY_BUSY, BODY_MEMORY_SHARE);
@@ -282,6 +284,8 @@ const INVALID_BODY =
   'text holds NUL, an unpaired surrogate or bytes that are not UTF-8, or an id in it names nothing the caller sees; `errors` names each property and why';
 const INVALID_QUERY =
   'INPUT.INVALID, or the module\'s own code (FILTER.INVALID with `position` and `expected`…): a query parameter the operation does not take, or one out of range or malformed; `errors` names it';
+const UNKNOWN_PARAMETER =
+  'INPUT.INVALID: the operation takes no parameters, and a query parameter (or, for a write, a body property) was sent; `errors` names each';
 const NOT_FOUND =
   'A resource named in the path does not exist or the caller may not see it (`type` says which: CARD.NOT_FOUND…); an id that is not a plain positive decimal integer names none';
 

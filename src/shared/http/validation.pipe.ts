@@ -149,6 +149,6 @@ export function createValidationPipe(): ValidationPipe {
 }
 
 /** The 400 of a body or query the pipe refuses: each problem named, and all of them in the detail. */
-function invalidInput(problems: FieldProblem[]): InvalidInputError {
+export function invalidInput(problems: FieldProblem[]): InvalidInputError {
   return new InvalidInputError(problems.map((p) => `${p.field}: ${p.message}`).join('; ') || 'Invalid input', problems);
 }

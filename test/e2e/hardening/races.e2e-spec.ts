@@ -188,9 +188,11 @@ describe('races at every write route', () => {
     expect(deletions.length).toBeGreaterThanOrEqual(7);
     const answers: Record<string, number[]> = {};
     for (const route of deletions) {
-      const del = request(route, await fixture());
+      const f = await fixture();
+      // The member to remove (the race above may have removed bob already).
+      if (route.path.endsWith('/members/:userId')) await t.http.post(`${API}/organizations/${orgId}/members`).set(as(admin)).send({ user: bob.id, role: 'member' });
+      const del = request(route, f);
       answers[route.path.slice(API.length)] = (await Promise.all(Array.from({ length: 8 }, () => del.send()))).map((r) => r.status).sort();
-      if (route.path.endsWith('/members/:userId')) await workspaceClient(t).addMember(admin, orgId, bob, 'member');
     }
     const once = [200, 404, 404, 404, 404, 404, 404, 404];
     const expected = Object.fromEntries(Object.keys(answers).map((path) => [path, path === '/me/api-keys/:id' ? Array(8).fill(200) : once]));

@@ -236,6 +236,37 @@ describe('request strictness', () => {
     });
   });
 
+  /**
+   * The operations that declare no query or body (a card's read, archive,
+   * deletion…) refuse a parameter as the others do, naming it; before, they
+   * ignored it: `DELETE /cards/{id}` with `{"force":true}` deleted.
+   */
+  describe('a parameter an operation without parameters does not take', () => {
+    it('is a 400 naming it, and changes nothing', async () => {
+      const top = project.top_level_card_id;
+      const doomed = (await t.http.post(`${API}/cards/${top}/children`).set(as(ann)).send({ title: 'doomed' }).expect(201)).body.id;
+      for (const path of [`/cards/${doomed}`, '/me', `/projects/${project.id}`, `/organizations/${org}`, `/models/${model}`, `/group-types/${groupType}`]) {
+        const res = await t.http.get(`${API}${path}`).query({ fields: 'title' }).set(as(ann));
+        expect({ path, status: res.status, errors: res.body.errors }).toEqual({ path, status: 400, errors: [{ field: 'fields', message: 'property fields should not exist' }] });
+        const fromBody = await t.http.get(`${API}${path}`).set(as(ann)).send({ fields: 'title' });
+        expect({ path, status: fromBody.status }).toEqual({ path, status: 400 });
+        await t.http.get(`${API}${path}`).set(as(ann)).expect(200);
+      }
+      const refused = [
+        await t.http.delete(`${API}/cards/${doomed}`).set(as(ann)).send({ force: true }),
+        await t.http.delete(`${API}/cards/${doomed}`).query({ force: 'true' }).set(as(ann)),
+        await t.http.post(`${API}/cards/${doomed}/archive`).set(as(ann)).send({ recursive: false }),
+        await t.http.post(`${API}/cards/${doomed}/archive`).query({ recursive: 'false' }).set(as(ann)),
+      ];
+      expect(refused.map((r) => [r.status, r.body.errors?.[0]?.field])).toEqual([[400, 'force'], [400, 'force'], [400, 'recursive'], [400, 'recursive']]);
+      expect((await getCard(doomed)).is_archived).toBe(false);
+      // Who may not ask is told so first.
+      await t.http.get(`${API}/cards/${doomed}`).query({ fields: 'title' }).expect(401);
+      await t.http.post(`${API}/cards/${doomed}/archive`).set(as(ann)).send({}).expect(200);
+      await t.http.delete(`${API}/cards/${doomed}`).set(as(ann)).expect(200);
+    });
+  });
+
   describe('a path that does not decode', () => {
     it('names nothing: 404 problem+json on every route', async () => {
       for (const path of ['/cards/%C0%80', '/cards/%E0%A4%A', '/cards/%FF/children', '/organizations/%E0%A4%A/members', `/cards/${card}/attributes/%C0%80/choices`]) {
