@@ -1,4 +1,8 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
+import { adminQuery, assertTestDatabase, withDatabase } from '../../support/test-db.js';
 import { as, createTestApp } from '../../support/test-app.js';
 import { TcpRelay } from '../../support/tcp-relay.js';
 import { API } from '../../support/workspace-client.js';
@@ -34,4 +38,39 @@ describeWithServer('start-up before the database', () => {
       await relay.close();
     }
   }, 60_000);
+
+  /**
+   * Instances started together on a new database (a deploy of several, or
+   * `cardwork migrate` beside a starting server) apply the migrations one
+   * after the other. Before, two ran the same migration at once and one
+   * stopped on `CREATE SCHEMA` (duplicate key) and exited with an error.
+   */
+  it('applies the migrations once when three `cardwork migrate` run at once on an empty database', async () => {
+    const name = `cardwork_test_${randomBytes(6).toString('hex')}`;
+    assertTestDatabase(name);
+    await adminQuery(serverUrl!, `CREATE DATABASE "${name}"`);
+    try {
+      const env = { PATH: process.env.PATH ?? '', DATABASE_URL: withDatabase(serverUrl!, name), LOG_LEVEL: 'warn' };
+      const runs = await Promise.all([1, 2, 3].map(() => migrate(env)));
+      expect(runs.map((r) => ({ code: r.code, stderr: r.stderr }))).toEqual([1, 2, 3].map(() => ({ code: 0, stderr: '' })));
+      const applied = runs.map((r) => (JSON.parse(r.stdout) as { applied: number }).applied).sort((a, b) => b - a);
+      expect(applied[0]).toBeGreaterThan(20);
+      expect(applied.slice(1)).toEqual([0, 0]);
+    } finally {
+      await adminQuery(serverUrl!, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    }
+  }, 120_000);
 });
+
+/** `cardwork migrate` as an operator runs it (the built CLI), its exit code and output. */
+function migrate(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const cli = path.resolve(import.meta.dirname, '../../../bin/cardwork.js');
+  return new Promise((resolve) => {
+    const proc = spawn(process.execPath, [cli, 'migrate'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    proc.stdout.on('data', (c) => (stdout += c));
+    proc.stderr.on('data', (c) => (stderr += c));
+    proc.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
