@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
-import { CardHierarchyApi, type CardSummary, type PreparedMove } from '../../card-hierarchy/index.js';
+import type { CardSummary, PreparedMove } from '../../card-hierarchy/index.js';
 import {
   GroupingApi,
   type CardMembershipInfo,
@@ -14,7 +14,6 @@ import type { Group } from '../domain/group.entity.js';
 import type { GroupType } from '../domain/group-type.entity.js';
 import { nameProblem, readName } from '../domain/grouping.policy.js';
 import { GroupTypesRepository } from '../infrastructure/group-types.repository.js';
-import { GroupsRepository } from '../infrastructure/groups.repository.js';
 import { cardMembershipsJsonSql, membershipsFromJson } from '../infrastructure/memberships.repository.js';
 import { CardGroupsReader } from './card-groups.reader.js';
 import { GroupTypesService } from './group-types.service.js';
@@ -36,10 +35,8 @@ const groupInfo = (g: Group): GroupInfo => ({ id: g.id, typeId: g.typeId, title:
 export class GroupingApiImpl extends GroupingApi {
   constructor(
     private readonly uow: UnitOfWork,
-    private readonly hierarchy: CardHierarchyApi,
     private readonly access: GroupingAccess,
     private readonly types: GroupTypesRepository,
-    private readonly groups: GroupsRepository,
     private readonly typesService: GroupTypesService,
     private readonly groupsService: GroupsService,
     private readonly memberships: MembershipsService,
@@ -78,14 +75,13 @@ export class GroupingApiImpl extends GroupingApi {
     return this.typesService.delete(typeId, actor);
   }
 
-  ensureGroup(typeId: number, scopeCardId: number, title: string, actor: Actor): Promise<GroupInfo> {
-    return this.uow.run(async () => {
-      await this.hierarchy.requireCard(scopeCardId, actor, 'read');
-      const found = await this.groups.findByTitle(typeId, scopeCardId, title.trim());
-      if (found) return groupInfo(found);
-      const created = await this.groupsService.create(scopeCardId, { type_id: typeId, title }, actor);
-      return groupInfo((await this.groups.find(created.id))!);
-    });
+  async ensureGroup(typeId: number, scopeCardId: number, title: string, actor: Actor): Promise<GroupInfo> {
+    const [group] = await this.ensureGroups(typeId, scopeCardId, [title], actor);
+    return group;
+  }
+
+  async ensureGroups(typeId: number, scopeCardId: number, titles: string[], actor: Actor): Promise<GroupInfo[]> {
+    return (await this.groupsService.ensureMany(scopeCardId, typeId, titles, actor)).map(groupInfo);
   }
 
   addCardsToGroups(entries: Array<{ cardId: number; groupId: number }>, actor: Actor, options: { system?: boolean } = {}): Promise<void> {

@@ -1,8 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
+import { foldCase } from '../../../shared/domain/fold-case.js';
 import { mapViolations } from '../../../shared/persistence/sql-errors.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { CardHierarchyApi } from '../../card-hierarchy/index.js';
+import type { Group } from '../domain/group.entity.js';
 import type { CardMembership } from '../domain/card-membership.entity.js';
 import type { GroupType } from '../domain/group-type.entity.js';
 import { DuplicateGroupTitleError, GroupNotFoundError, InvalidGroupingInputError } from '../domain/grouping.errors.js';
@@ -90,6 +92,33 @@ export class GroupsService {
     });
   }
 
+  /**
+   * The groups of those titles in a type and scope, in the order asked: an
+   * existing one of the title (exactly, else in any case: `findByName`),
+   * else a new one, last in the scope. For many titles at once (an import's
+   * context column): the type is locked once, the scope's titles read in one
+   * statement and the missing groups inserted in one, where `create` per
+   * title would lock and read every sibling each time (quadratic).
+   * Appending moves no sibling, so the siblings are not locked: every change
+   * of a scope's groups locks the type first.
+   */
+  async ensureMany(scopeCardId: number, typeId: number, rawTitles: string[], actor: Actor): Promise<Group[]> {
+    const titles = rawTitles.map((t) => readName(t, 'title'));
+    return this.uow.run(async () => {
+      const { card } = await this.hierarchy.requireCard(scopeCardId, actor, 'write');
+      await this.access.bodyType(typeId, card);
+      await this.cardLocks.keyShare([card.id]); // as in create
+      const type = await this.lockType(typeId, 'type_id');
+      const existing = await this.groups.ofScope(type.id, card.id);
+      const stored = new TitleIndex(existing);
+      const missing = [...new Map(titles.filter((t) => !stored.find(t)).map((t) => [foldCase(t), t])).values()];
+      const scope = { typeId: type.id, projectId: card.projectId, organizationId: card.organizationId, cardId: card.id, createdBy: actor.userId };
+      // Under the type's lock only a title lower() folds as another but foldCase does not can break the index.
+      const created = new TitleIndex(await this.unique(missing[0] ?? '', () => this.groups.insertLast(scope, missing, existing.length)));
+      return titles.map((title) => stored.find(title) ?? created.find(title)!);
+    });
+  }
+
   /** PUT /groups/{id}: new title and/or place among its scope's groups. */
   async update(groupId: number, input: UpdateGroupInput, actor: Actor): Promise<GroupView> {
     if (input.title === undefined && input.position === undefined) {
@@ -172,5 +201,22 @@ export class GroupsService {
   /** The unique index is the last word on titles (a concurrent insert with another case). */
   private unique<T>(title: string, work: () => Promise<T>): Promise<T> {
     return mapViolations(work, { unique: () => new DuplicateGroupTitleError(title) });
+  }
+}
+
+/** `findByName` over many groups at once: the exact title first, else the first (by position) in any case. */
+class TitleIndex {
+  private readonly exact = new Map<string, Group>();
+  private readonly folded = new Map<string, Group>();
+
+  constructor(groups: Group[]) {
+    for (const g of groups) {
+      if (!this.exact.has(g.title)) this.exact.set(g.title, g);
+      if (!this.folded.has(foldCase(g.title))) this.folded.set(foldCase(g.title), g);
+    }
+  }
+
+  find(title: string): Group | undefined {
+    return this.exact.get(title) ?? this.folded.get(foldCase(title));
   }
 }

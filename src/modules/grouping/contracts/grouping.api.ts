@@ -68,6 +68,13 @@ export abstract class GroupingApi {
   /** The group of that title (any case) in that type and scope, created last when there is none. */
   abstract ensureGroup(typeId: number, scopeCardId: number, title: string, actor: Actor): Promise<GroupInfo>;
   /**
+   * `ensureGroup` for many titles of one type and scope, answered in their
+   * order: an existing group matches exactly, else in any case (`foldCase`);
+   * the missing ones are created last in the scope, in the order given. One
+   * lock of the type and a fixed number of statements, whatever the count.
+   */
+  abstract ensureGroups(typeId: number, scopeCardId: number, titles: string[], actor: Actor): Promise<GroupInfo[]>;
+  /**
    * Puts each card in its group (last in its column) as add-to-group without
    * a position does, for many (card, group) pairs of one team, in order: the
    * cards locked FOR UPDATE with the caller's write access in one statement,

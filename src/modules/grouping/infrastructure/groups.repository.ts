@@ -54,6 +54,36 @@ export class GroupsRepository {
     return rows.map(toGroup).sort((a, b) => a.position - b.position);
   }
 
+  /** Every group of a type scoped at a card, in position order, unlocked (the caller holds the type). */
+  async ofScope(typeId: number, cardId: number): Promise<Group[]> {
+    const rows = await this.sql.rows(
+      `SELECT ${GROUP_COLUMNS} FROM grouping.groups WHERE type_id = $1 AND card_id = $2 ORDER BY position, id`,
+      [typeId, cardId],
+    );
+    return rows.map(toGroup);
+  }
+
+  /**
+   * New groups of one type and scope, last in their scope (positions from
+   * `first` on, in the given order), in one statement: nothing else moves.
+   */
+  async insertLast(
+    scope: Omit<NewGroup, 'title' | 'position'>,
+    titles: string[],
+    first: number,
+  ): Promise<Group[]> {
+    if (!titles.length) return [];
+    const rows = await this.sql.rows(
+      `INSERT INTO grouping.groups (type_id, project_id, organization_id, card_id, title, position, created_by)
+       SELECT $1, $2, $3, $4, t.title, $5::int + t.n::int - 1, $6
+         FROM unnest($7::text[]) WITH ORDINALITY AS t(title, n)
+        ORDER BY t.n
+       RETURNING ${GROUP_COLUMNS}`,
+      [scope.typeId, scope.projectId, scope.organizationId, scope.cardId, first, scope.createdBy, titles],
+    );
+    return rows.map(toGroup).sort((a, b) => a.position - b.position);
+  }
+
   async insert(g: NewGroup): Promise<Group> {
     await this.sql.run(
       `UPDATE grouping.groups SET position = position + 1 WHERE type_id = $1 AND card_id = $2 AND position >= $3`,

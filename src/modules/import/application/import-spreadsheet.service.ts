@@ -402,27 +402,16 @@ export class ImportSpreadsheetService {
       groupIds: new Map(),
       projectFields: await this.fields.projectFields(projectId!),
     };
-    // The groups a row's card may join: those scoped at the top-level card.
-    const rowCard = target.kind === 'new' || !targets.contexts.size ? null : await this.cardUnderTop(write.topLevelCardId, actor);
+    // The groups a row's card may join: those scoped at the top-level card,
+    // all of a column's at once (an existing group of the same title in any
+    // case, foldCase, is taken as it is stored).
     for (const [column, context] of targets.contexts) {
       const type = await this.cards.ensureGroupType(write.projectId, context.name, false, actor);
-      const stored = rowCard ? storedTitles((await this.grouping.groupChoices(type.id, rowCard)).map(([, title]) => title)) : null;
-      const groups = new Map<string, number>();
-      for (const [key, title] of checked.groupTitles.get(column) ?? []) {
-        // An existing group of the same title in any case (foldCase) is named as it is stored, which
-        // ensureGroup's look-up (PostgreSQL's lower()) finds, rather than as the cell spells it.
-        const name = stored?.exact.has(title) ? title : (stored?.byKey.get(key) ?? title);
-        groups.set(key, (await this.grouping.ensureGroup(type.id, write.topLevelCardId, name, actor)).id);
-      }
-      write.groupIds.set(column, groups);
+      const wanted = [...(checked.groupTitles.get(column) ?? [])];
+      const groups = await this.grouping.ensureGroups(type.id, write.topLevelCardId, wanted.map(([, title]) => title), actor);
+      write.groupIds.set(column, new Map(wanted.map(([key], i) => [key, groups[i].id])));
     }
     return write;
-  }
-
-  /** A card as if directly under the top-level card: what `groupChoices` takes to list the groups scoped there. */
-  private async cardUnderTop(topLevelCardId: number, actor: Actor): Promise<CardSummary> {
-    const { card } = await this.hierarchy.requireCard(topLevelCardId, actor, 'read');
-    return { ...card, parentId: card.id, ancestorIds: [...card.ancestorIds, card.id], depth: card.depth + 1 };
   }
 
   /**
@@ -584,13 +573,6 @@ export class ImportSpreadsheetService {
     const children = updates.flatMap((u) => u.plan.children.map((title) => ({ parentId: u.cardId, title })));
     if (children.length) await this.hierarchy.createChildren(children, actor, system);
   }
-}
-
-/** Existing group titles, exactly and by `foldCase` (the first of a key). */
-function storedTitles(titles: string[]): { exact: Set<string>; byKey: Map<string, string> } {
-  const byKey = new Map<string, string>();
-  for (const title of titles) if (!byKey.has(foldCase(title))) byKey.set(foldCase(title), title);
-  return { exact: new Set(titles), byKey };
 }
 
 /** A match key as a map key: values compare as their JSON with sorted object keys (jsonb equality). */

@@ -89,6 +89,12 @@ export type RowOutcome = RowPlan | 'skip';
 /** How many problems the 400 lists; `error_count` says how many there were. */
 export const MAX_LISTED_PROBLEMS = 100;
 const MAX_TITLE = 1024;
+/**
+ * Distinct groups (by title, any case) one context column may name in a
+ * file: each is a group of the project, a column on its boards, so more is a
+ * mistake or a hostile file, refused in the check pass (docs/IMPORT.md).
+ */
+export const MAX_GROUPS_PER_CONTEXT = 10_000;
 const REF = /^#?\s*(\d{1,9})$/;
 /** A related card's ref: as a ref cell, but never the top-level card (#0), which no card relates to. */
 const RELATED_REF = /^#?\s*([1-9]\d{0,8})$/;
@@ -124,6 +130,8 @@ export class RowChecker {
   /** Cards matched so far, with the row that matched each: two rows may not update one card. */
   private readonly matched = new Map<number, number>();
   private rowProblems = 0;
+  /** The distinct group titles (`foldCase`) each context column named so far, up to the cap. */
+  private readonly groupKeys = new Map<number, Set<string>>();
   /** The trimmed mapped cells of the row being checked, by place in `mapping.columns` (reused). */
   private readonly texts: string[] = [];
 
@@ -232,7 +240,18 @@ export class RowChecker {
     if (context.oneGroupPerCard && titles.length > 1) {
       report(column, `"${context.name}" allows one group per card, and this cell names ${titles.length}`);
     }
+    this.countGroups(titles, column, context.name, report);
     return titles;
+  }
+
+  /** Reports the cell that takes its column past MAX_GROUPS_PER_CONTEXT distinct groups, once per column. */
+  private countGroups(titles: string[], column: number, name: string, report: (column: number, message: string) => void): void {
+    const keys = this.groupKeys.get(column) ?? this.groupKeys.set(column, new Set()).get(column)!;
+    if (keys.size > MAX_GROUPS_PER_CONTEXT) return;
+    for (const t of titles) keys.add(foldCase(t));
+    if (keys.size > MAX_GROUPS_PER_CONTEXT) {
+      report(column, `"${name}": the column names more than ${MAX_GROUPS_PER_CONTEXT} distinct groups, the most an import takes for a context`);
+    }
   }
 
   private value(column: number, text: string, plan: RowPlan, report: (column: number, message: string) => void): void {
