@@ -41,9 +41,9 @@ export class CardAccessService {
     return this.read(cardId, actor, mode, 'read', alsoRead);
   }
 
-  /** `CardHierarchyApi.touchChecked`: updated_at set (the row locked) and access checked, in one statement. */
-  touch(cardId: number, actor: Actor, mode: AccessMode, alsoRead: Record<string, string> = {}): Promise<CardWithAccess> {
-    return this.read(cardId, actor, mode, 'touch', alsoRead);
+  /** `CardHierarchyApi.lockCardToTouch`: the row locked as a touch locks it (not touched) and access checked, in one statement. */
+  lockToTouch(cardId: number, actor: Actor, mode: AccessMode, alsoRead: Record<string, string> = {}): Promise<CardWithAccess> {
+    return this.read(cardId, actor, mode, 'lockToTouch', alsoRead);
   }
 
   /**
@@ -94,10 +94,12 @@ export class CardAccessService {
     }
   }
 
-  private async read(cardId: number, actor: Actor, mode: AccessMode, how: 'read' | 'lock' | 'touch', alsoRead: Record<string, string> = {}): Promise<CardWithAccess> {
+  private async read(cardId: number, actor: Actor, mode: AccessMode, how: 'read' | 'lock' | 'lockToTouch', alsoRead: Record<string, string> = {}): Promise<CardWithAccess> {
     const extras = withRole(alsoRead, this.workspace.memberRoleSql('c.organization_id', '$2'));
     const found =
-      how === 'touch' ? await this.cards.touchWith(cardId, extras, [actor.userId]) : await this.cards.findWith(cardId, extras, [actor.userId], how === 'lock');
+      how === 'lockToTouch'
+        ? await this.cards.lockToTouchWith(cardId, extras, [actor.userId])
+        : await this.cards.findWith(cardId, extras, [actor.userId], how === 'lock');
     if (!found) throw new CardNotFoundError();
     const { role: memberRole, read } = splitRole(found.extras);
     return { card: found.card, role: this.check(found.card, memberRole, mode), read };

@@ -57,9 +57,9 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
     return { card: summary(card), role, read };
   }
 
-  async touchChecked(cardId: number, actor: Actor, mode: AccessMode, alsoRead?: Record<string, string>): Promise<CardAccess> {
-    if (!this.uow.inTransaction) throw new Error('touchChecked must run inside a unit of work');
-    const { card, role, read } = await this.access.touch(cardId, actor, mode, alsoRead);
+  async lockCardToTouch(cardId: number, actor: Actor, mode: AccessMode, alsoRead?: Record<string, string>): Promise<CardAccess> {
+    if (!this.uow.inTransaction) throw new Error('lockCardToTouch must run inside a unit of work');
+    const { card, role, read } = await this.access.lockToTouch(cardId, actor, mode, alsoRead);
     return { card: summary(card), role, read };
   }
 

@@ -97,14 +97,16 @@ export interface SentCreation {
  * Writing along with a guarded touch (`CardHierarchyApi.touchCurrent`), as
  * `CreationAlong` does with a creation: `sql` returns `WITH` items that may
  * read the relation `touched (card_id, project_id)`, which holds the card's
- * row when the touch happened and nothing when it did not (so they write
- * only then), binding their values through `bind`; `entries` names one of
- * them with the columns `recordAlongSql` reads, recorded in `ord` order;
- * `result` is SQL of one value over those items, which the statement returns
- * (`TouchedCard.along`); and `guard`, SQL over the card's row (aliased `c`),
- * must hold for the touch to happen: what the writes were planned on (the
- * card's model, its project's definitions) is still so. The touch's own
- * items are `seen`, `touched_row`, `touched` and `recorded`: other names only.
+ * row when the statement locked it and nothing when it did not (so they
+ * write only then), binding their values through `bind`; `entries` names one
+ * of them with the columns `recordAlongSql` reads, recorded in `ord` order,
+ * and the card is touched (`updated_at`) only when it has a row: no entry,
+ * no change (DESIGN.md §9), so nothing to mark; `result` is SQL of one value
+ * over those items, which the statement returns (`TouchedCard.along`); and
+ * `guard`, SQL over the card's row (aliased `c`), must hold for the write to
+ * happen: what the writes were planned on (the card's model, its project's
+ * definitions) is still so. The touch's own items are `seen`, `held`,
+ * `touched`, `recorded`, `bumped` and `touched_row`: other names only.
  */
 export interface TouchAlong {
   sql(bind: (value: unknown) => string): { items: string; entries: string; result: string; guard: string };
@@ -237,25 +239,30 @@ export abstract class CardHierarchyApi {
   /** The card and the caller's role: 404 when the caller cannot see it, 403 when the role is too weak. */
   abstract requireCard(cardId: number, actor: Actor, mode: AccessMode, alsoRead?: Record<string, string>): Promise<CardAccess>;
   /**
-   * Inside a unit of work: touches the card (`updated_at`), which locks its
-   * row until the transaction ends, and checks the caller's access on that
-   * row, in one statement (a refused caller's touch rolls back with the rest).
-   * `alsoRead` as for `requireCard`, read in that statement too.
+   * Inside a unit of work: locks the card's row until the transaction ends
+   * with the lock that touching it takes (FOR NO KEY UPDATE), without
+   * touching it, and checks the caller's access on that row, in one
+   * statement. The caller touches the card (`touch`) only once it has changed
+   * something, so a write that changes nothing leaves `updated_at` as it was
+   * (and gives the row no new version: `touchCurrent`). `alsoRead` as for
+   * `requireCard`, read in that statement too.
    */
-  abstract touchChecked(cardId: number, actor: Actor, mode: AccessMode, alsoRead?: Record<string, string>): Promise<CardAccess>;
+  abstract lockCardToTouch(cardId: number, actor: Actor, mode: AccessMode, alsoRead?: Record<string, string>): Promise<CardAccess>;
   /**
    * A guarded write (docs/ARCHITECTURE.md, "Guarded writes"), in a unit of
    * work (`UnitOfWork.runStatement`, which sends no BEGIN, or `run`): ONE
-   * statement touches the card (`updated_at`) only if no other transaction
+   * statement locks the card as a touch would only if no other transaction
    * changed its row after the statement's snapshot was taken (nor holds it
-   * uncommitted), the caller's access in `mode` holds and `along`'s guard
-   * holds; it writes `along` in that statement and reads `alsoRead` (SQL
-   * over the touched row, aliased `c`). Every write that touches the card
-   * first (values, groups) is then either in the statement's snapshot or
-   * waits for it, so what the statement reads of the card is current. Null
-   * when it touched nothing (a writer got in, the card is gone, access or
-   * the guard failed): the caller then takes its locking path, which answers
-   * the right 404 or 403.
+   * uncommitted and then changes it), the caller's access in `mode` holds
+   * and `along`'s guard holds; it writes `along` in that statement, touches
+   * the card (`updated_at`) only when `along` recorded entries (a write that
+   * changes nothing leaves it), and reads `alsoRead` (SQL over the card's
+   * row as it then is, aliased `c`). Every write that changes the card's
+   * values or groups holds its row first and touches it, so it is either in
+   * the statement's snapshot or waited for, and what the statement reads of
+   * the card is current. Null when it wrote nothing (a writer got in, the
+   * card is gone, access or the guard failed): the caller then takes its
+   * locking path, which answers the right 404 or 403.
    */
   abstract touchCurrent(cardId: number, actor: Actor, mode: AccessMode, along: TouchAlong, alsoRead?: Record<string, string>): Promise<TouchedCard | null>;
   /**

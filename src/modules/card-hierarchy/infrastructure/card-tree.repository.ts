@@ -118,27 +118,34 @@ export class CardTreeRepository {
     return rows[0] ? { card: toRow(rows[0]), extras: extrasRead(extras, rows[0]) } : null;
   }
 
-  /** `findWith` for a card whose `updated_at` is set to now in the same statement (which locks its row). */
-  async touchWith(id: number, extras: Record<string, string>, params: unknown[]): Promise<{ card: CardRow; extras: Record<string, unknown> } | null> {
+  /**
+   * `findWith` holding the card's row FOR NO KEY UPDATE until the transaction
+   * ends: the lock of the UPDATE that touches it (`update`), taken without
+   * touching it, so a write that then changes nothing leaves `updated_at` as
+   * it was. Writers of the card wait for it as for a touch.
+   */
+  async lockToTouchWith(id: number, extras: Record<string, string>, params: unknown[]): Promise<{ card: CardRow; extras: Record<string, unknown> } | null> {
     const select = extraColumnsSql(extras);
     const rows = await this.sql.rows<RawCard & Record<string, unknown>>(
-      prepared(`UPDATE cards.cards c SET updated_at = now() WHERE c.id = $1 RETURNING ${CARD_COLUMNS}${select}`),
+      prepared(`SELECT ${CARD_COLUMNS}${select} FROM cards.cards c WHERE c.id = $1 FOR NO KEY UPDATE OF c`),
       [id, ...params],
     );
     return rows[0] ? { card: toRow(rows[0]), extras: extrasRead(extras, rows[0]) } : null;
   }
 
   /**
-   * `CardHierarchyApi.touchCurrent`'s statement: sets `updated_at` only if
-   * the row is still the version the statement's snapshot holds (`seen`),
-   * `allowedSql` (over the row `c`, the user at `$2`) and `along`'s guard
-   * hold; `along`'s items write over `touched`, its entries are recorded,
-   * and `extras` are read over the touched row, which comes back as a
-   * `CardJsonRow`. A writer that changed the row after the snapshot was
-   * taken, or holds it uncommitted (then the UPDATE waits for it), leaves a
-   * newer version: PostgreSQL re-checks the WHERE on that version with
-   * `seen` as first read, the versions differ, and nothing is touched. Null
-   * when nothing was touched.
+   * `CardHierarchyApi.touchCurrent`'s statement: locks the card's row (FOR
+   * NO KEY UPDATE, the touch's lock) only if it is still the version the
+   * statement's snapshot holds (`seen`), `allowedSql` (over the row `c`, the
+   * user at `$2`) and `along`'s guard hold; `along`'s items write over
+   * `touched`, its entries are recorded, the card's `updated_at` is set only
+   * when there are entries (a write that changes nothing records nothing and
+   * leaves it), and `extras` are read over the row as it then is, which
+   * comes back as a `CardJsonRow`. A writer that changed the row after the
+   * snapshot was taken, or holds it uncommitted (then the lock waits for
+   * it), leaves a newer version when it changed something: PostgreSQL
+   * re-checks the WHERE on that version with `seen` as first read, the
+   * versions differ, and nothing is locked or written. Null when nothing was.
    */
   async touchCurrent(
     id: number,
@@ -151,14 +158,18 @@ export class CardTreeRepository {
     const written = along.sql((value) => `$${params.push(value)}`);
     const rows = await this.sql.rows<RawCardJson & Record<string, unknown>>(
       prepared(`WITH seen AS (SELECT xmin AS version FROM cards.cards WHERE id = $1),
-       touched_row AS (
-         UPDATE cards.cards c SET updated_at = now()
-           FROM seen
+       held AS (
+         SELECT ${CARD_COLUMNS} FROM cards.cards c, seen
           WHERE c.id = $1 AND c.xmin = seen.version AND ${allowedSql} AND ${written.guard}
-          RETURNING ${CARD_COLUMNS}),
-       touched AS (SELECT id AS card_id, project_id FROM touched_row),
+            FOR NO KEY UPDATE OF c),
+       touched AS (SELECT id AS card_id, project_id FROM held),
        ${written.items},
-       recorded AS (${recordAlongSql(written.entries)})
+       recorded AS (${recordAlongSql(written.entries)}),
+       bumped AS (
+         UPDATE cards.cards SET updated_at = now()
+          WHERE id = (SELECT card_id FROM touched) AND EXISTS (SELECT 1 FROM ${written.entries})
+          RETURNING ${CARD_COLUMNS}),
+       touched_row AS (SELECT * FROM bumped UNION ALL SELECT * FROM held WHERE NOT EXISTS (SELECT 1 FROM bumped))
        SELECT ${cardJsonColumns('c')}${extraColumnsSql(extras)}, ${written.result} AS along FROM touched_row c`),
       params,
     );

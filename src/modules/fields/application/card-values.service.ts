@@ -451,11 +451,13 @@ export class CardValuesService {
   }
 
   /**
-   * A use case's writes on one card. The card is locked (touched) first, its
-   * project's field definitions read in that statement, and the writes
-   * planned and applied in that transaction. Writes of a files field go to
+   * A use case's writes on one card. The card is locked first (as touching
+   * it locks it), its project's field definitions read in that statement,
+   * and the writes planned and applied in that transaction; the card is
+   * touched last, only when a value changed (a write that changes nothing
+   * records nothing and leaves `updated_at`). Writes of a files field go to
    * `runWithFiles` instead, since their files are fetched before any
-   * transaction: the plan's first run then rolls back the touch, unseen.
+   * transaction: the plan's first run then rolls back the lock, unseen.
    */
   private async run(cardId: number, actor: Actor, plan: Plan): Promise<void> {
     // Kept across the unit's attempts: the cards its relationship values name below the card, once known.
@@ -464,10 +466,10 @@ export class CardValuesService {
       await this.uow.run(async () => {
         await this.references.lockFirst(targets);
         // Concurrent writes to one card's values queue up on this lock.
-        const { card, read } = await this.cards.touchChecked(cardId, actor, 'write', { fields: projectFieldsJsonSql('c.project_id') });
+        const { card, read } = await this.cards.lockCardToTouch(cardId, actor, 'write', { fields: projectFieldsJsonSql('c.project_id') });
         const writes = plan(card, fieldsFromJson(read.fields));
         if (writes.some((w) => w.field.type === 'files')) throw new FilesToPrepare();
-        await this.apply(card, writes, actor, [], targets);
+        if (await this.apply(card, writes, actor, [], targets)) await this.cards.touch(card.id);
       });
     } catch (error) {
       if (!(error instanceof FilesToPrepare)) throw error;
@@ -498,7 +500,11 @@ export class CardValuesService {
     }
   }
 
-  /** The writes in a transaction that locks the card and checks access on the locked row; stored files go again if it fails. */
+  /**
+   * The writes in a transaction that locks the card and checks access on the
+   * locked row, touching the card last if a value changed; stored files go
+   * again if it fails.
+   */
   private async writeLocked(card: PlanningCard, writes: Write[], actor: Actor): Promise<void> {
     const written: string[] = [];
     const targets = RelationshipTargetLocks.afterCard(card, namedCards(writes));
@@ -506,8 +512,8 @@ export class CardValuesService {
       await this.uow.run(async () => {
         await this.references.lockFirst(targets);
         // Concurrent writes to one card's values queue up on this lock.
-        const { card: locked } = await this.cards.touchChecked(card.id, actor, 'write');
-        await this.apply(locked, writes, actor, written, targets, { planned: true });
+        const { card: locked } = await this.cards.lockCardToTouch(card.id, actor, 'write');
+        if (await this.apply(locked, writes, actor, written, targets, { planned: true })) await this.cards.touch(card.id);
       });
     } catch (error) {
       await this.blobs.deleteNow(written);
@@ -576,6 +582,7 @@ export class CardValuesService {
     return 'kind' in input ? this.fileInputs.prepare(field.name, input, budget) : Promise.resolve(input);
   }
 
+  /** Applies the writes on the card the caller's unit holds; true when a value changed (an entry was recorded). */
   private async apply(
     card: PlanningCard,
     writes: Write[],
@@ -583,7 +590,7 @@ export class CardValuesService {
     written: string[],
     targets: RelationshipTargetLocks,
     options: { system?: boolean; planned?: boolean } = {},
-  ): Promise<void> {
+  ): Promise<boolean> {
     for (const w of writes) {
       if (!isFieldAvailable(w.field, card.modelId)) throw new FieldNotAvailableError(w.field.name, w.field.name);
     }
@@ -597,20 +604,19 @@ export class CardValuesService {
     const before = await this.reader.attributesOfOne(card, shown);
     for (const w of writes) await this.applyOne(card, w, actor, written, teamCards);
     const after = await this.reader.attributesOfOne(card, shown);
-    for (const w of writes) {
-      const from = before[w.field.name];
-      const to = after[w.field.name];
-      if (JSON.stringify(from) === JSON.stringify(to)) continue;
+    const changed = writes.filter((w) => JSON.stringify(before[w.field.name]) !== JSON.stringify(after[w.field.name]));
+    for (const w of changed) {
       await this.events.publish(
         new CardAttributeChanged({
           cardId: card.id,
           projectId: card.projectId,
           actorId: actor.userId,
           system: options.system,
-          data: { attribute_id: w.field.id, attribute: w.field.name, type: w.field.type, operation: w.kind, from, to },
+          data: { attribute_id: w.field.id, attribute: w.field.name, type: w.field.type, operation: w.kind, from: before[w.field.name], to: after[w.field.name] },
         }),
       );
     }
+    return changed.length > 0;
   }
 
   /**
@@ -645,7 +651,7 @@ export class CardValuesService {
    * what was stored and `to` what is written; unchanged values write nothing
    * and record nothing, as the general path does.
    */
-  private async applyScalars(card: PlanningCard, writes: ScalarSet[], actor: Actor, options: { system?: boolean }): Promise<void> {
+  private async applyScalars(card: PlanningCard, writes: ScalarSet[], actor: Actor, options: { system?: boolean }): Promise<boolean> {
     // The upsert records the `card.attribute_changed` entries itself (writing along).
     const changed = await this.values.replaceScalars(
       writes.map((w) => ({ cardId: card.id, attributeId: w.field.id, value: w.value })),
@@ -659,6 +665,7 @@ export class CardValuesService {
       options,
       true,
     );
+    return changed.length > 0;
   }
 
   /** One writer per kind of storage (FieldTypeHandler.storage). */
