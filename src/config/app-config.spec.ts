@@ -71,6 +71,9 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ IMPORT_MAX_ROWS: 'many' })).toThrow(/IMPORT_MAX_ROWS/);
     expect(() => loadConfig({ IMPORT_MAX_COLUMNS: '0' })).toThrow(/IMPORT_MAX_COLUMNS/);
     expect(() => loadConfig({ IMPORT_WORKER_HEAP_MB: '8' })).toThrow(/IMPORT_WORKER_HEAP_MB/);
+    expect(loadConfig({}).importLimits).toMatchObject({ uploadsPerUser: 50, uploadBytesPerUser: 256 * 1024 * 1024 });
+    expect(loadConfig({ IMPORT_UPLOADS_PER_USER_MAX: '5', IMPORT_UPLOAD_BYTES_PER_USER_MAX: '1000' }).importLimits).toMatchObject({ uploadsPerUser: 5, uploadBytesPerUser: 1000 });
+    expect(() => loadConfig({ IMPORT_UPLOADS_PER_USER_MAX: '0' })).toThrow(/IMPORT_UPLOADS_PER_USER_MAX/);
   });
 
   it('reads the upload memory budget, which must hold one upload at the cap', () => {

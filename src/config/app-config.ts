@@ -36,6 +36,10 @@ export interface ImportLimits {
   zipMaxTotalBytes: number;
   /** Decompressed/compressed size of an entry of 1 MiB or more (IMPORT_ZIP_MAX_RATIO). */
   zipMaxRatio: number;
+  /** Discovered spreadsheets one user may have waiting for their import at once (IMPORT_UPLOADS_PER_USER_MAX). */
+  uploadsPerUser: number;
+  /** Stored (gzipped) bytes of those together (IMPORT_UPLOAD_BYTES_PER_USER_MAX). */
+  uploadBytesPerUser: number;
 }
 
 /** Typed configuration, read once from the environment (DESIGN.md §1). */
@@ -221,5 +225,7 @@ function readImportLimits(env: Env): ImportLimits {
     zipMaxEntryBytes: readInt(env, 'IMPORT_ZIP_MAX_ENTRY_BYTES', 128 * MIB, 1, 2 ** 40),
     zipMaxTotalBytes: readInt(env, 'IMPORT_ZIP_MAX_TOTAL_BYTES', 256 * MIB, 1, 2 ** 40),
     zipMaxRatio: readInt(env, 'IMPORT_ZIP_MAX_RATIO', 100, 1, 1_000_000),
+    uploadsPerUser: readInt(env, 'IMPORT_UPLOADS_PER_USER_MAX', 50, 1, 1_000_000),
+    uploadBytesPerUser: readInt(env, 'IMPORT_UPLOAD_BYTES_PER_USER_MAX', 256 * MIB, 1, 2 ** 42),
   };
 }

@@ -1,4 +1,5 @@
 import {
+  ConcurrencyLimitedError,
   ConflictError,
   DomainError,
   InvalidInputError,
@@ -18,6 +19,21 @@ export class UnsupportedSpreadsheetError extends UnsupportedMediaError {
 export class SpreadsheetTooLargeError extends PayloadTooLargeError {
   constructor(detail: string, variable: string) {
     super(`${detail} (limit set by ${variable})`, undefined, { limit: variable });
+  }
+}
+
+/**
+ * The user's discovered spreadsheets waiting for their import already hold
+ * as many files or stored bytes as one user may keep: 429, with Retry-After
+ * the time until the first of them expires (docs/IMPORT.md).
+ */
+export class UploadQuotaError extends ConcurrencyLimitedError {
+  constructor(detail: string, variable: string, retryAfterSeconds: number) {
+    super(
+      `${detail} (limit set by ${variable}); each is kept 24 hours after its discover, retry after Retry-After seconds`,
+      Math.max(1, retryAfterSeconds),
+      'IMPORT.UPLOAD_QUOTA',
+    );
   }
 }
 

@@ -30,10 +30,42 @@ export interface StoredUpload {
 
 type Raw = Record<string, unknown>;
 
+/** What one user's live (unexpired) uploads hold. */
+export interface LiveUploads {
+  count: number;
+  /** Stored bytes: the gzipped rows. */
+  bytes: number;
+  /** Seconds until the first of them expires (0 when there is none). */
+  firstExpiresIn: number;
+}
+
+/** Advisory lock class of "one user's uploads" (the second key is the user id). */
+const USER_UPLOADS_LOCK = 0x494d5055;
+
 /** The importer schema: uploads waiting for their import step. */
 @Injectable()
 export class UploadsRepository {
   constructor(private readonly uow: UnitOfWork) {}
+
+  /** The user's live uploads, counted. */
+  async liveOf(userId: number): Promise<LiveUploads> {
+    const rows: Raw[] = await this.uow.manager.query(
+      `SELECT count(*) AS n, coalesce(sum(octet_length(rows_gz)), 0) AS bytes,
+              coalesce(ceil(extract(epoch FROM min(expires_at) - now())), 0) AS first
+         FROM importer.uploads WHERE user_id = $1 AND expires_at > now()`,
+      [userId],
+    );
+    return { count: Number(rows[0].n), bytes: Number(rows[0].bytes), firstExpiresIn: Math.max(0, Number(rows[0].first)) };
+  }
+
+  /**
+   * Holds the user's uploads until the transaction ends, so that two
+   * discovers at once count each other (the quota is checked, then the row
+   * inserted).
+   */
+  async lockUser(userId: number): Promise<void> {
+    await this.uow.manager.query(`SELECT pg_advisory_xact_lock($1::int, ($2::bigint % 2147483648)::int)`, [USER_UPLOADS_LOCK, userId]);
+  }
 
   async insert(upload: NewUpload): Promise<number> {
     const rows: Raw[] = await this.uow.manager.query(
