@@ -8,6 +8,7 @@ import { InvalidInputError, PayloadTooLargeError, type DomainError } from '../do
 import { UploadMemoryBudget, type MemoryHold } from '../upload-memory.js';
 import { holdUntilClosed, takeAsItArrives } from './body-memory.js';
 import { checkUtf8Fields, type CheckedMultipart } from './invalid-utf8.js';
+import { MultipartFileNames } from './multipart-file-names.js';
 import { ProblemDetailsFilter } from './problem-details.filter.js';
 import { sendProblem } from './problem.js';
 
@@ -126,6 +127,7 @@ export class MultipartUpload {
     }
     // A declared length was taken whole: Node never reads past it.
     const counting = Number.isFinite(declared) ? undefined : takeAsItArrives(req, res, hold, (refusal) => refuseNow(req, res, refusal));
+    const names = this.watchFileNames(req);
     try {
       await this.parse(req, res);
     } catch (error) {
@@ -133,10 +135,27 @@ export class MultipartUpload {
       throw counting?.refusal ?? error;
     } finally {
       counting?.stop();
+      names.stop();
     }
     // Refused while the last parts came in: what was read is not written.
     if (counting?.refusal) throw counting.refusal;
+    const problem = names.problem();
+    if (problem) throw new InvalidInputError(`${this.part}: ${problem}`, [{ field: this.part, message: problem }]);
     return (req as Request & { file?: UploadedFilePart }).file;
+  }
+
+  /**
+   * Reads the file name the part gives as the body comes in: one without a
+   * file name in it ("", "..") would otherwise pass for a text value, or for
+   * no value at all (`MultipartFileNames`).
+   */
+  private watchFileNames(req: Request): { stop(): void; problem(): string | undefined } {
+    const boundary = MultipartFileNames.boundaryOf(req.headers['content-type']);
+    if (!boundary) return { stop: () => undefined, problem: () => undefined };
+    const names = new MultipartFileNames(boundary, this.part);
+    const read = (chunk: Buffer) => names.write(chunk);
+    req.on('data', read);
+    return { stop: () => req.off('data', read), problem: () => names.problem };
   }
 
   private parse(req: Request, res: Response): Promise<void> {

@@ -186,6 +186,45 @@ describe('files fields', () => {
     expect((res.body.attributes.Attachments as FileJson[]).map((f) => f.name)).toEqual(['new.txt']);
   });
 
+  it('refuses a file part without a file name in it (empty, blank, "..", a folder), naming what is wrong, and writes nothing', async () => {
+    const card = (await c.card(ann, w.root, 'nameless parts')).id;
+    await c.append(ann, card, 'Attachments', { name: 'kept.txt', data: 'kept' }).expect(200);
+    const boundary = 'cardwork-test-boundary';
+    const part = (filename: string, type: string) =>
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="value"; filename="${filename}"\r\nContent-Type: ${type}\r\n\r\nsome bytes\r\n--${boundary}--\r\n`,
+      );
+    const cases: Array<[string, string, RegExp]> = [
+      ['', 'text/plain', /empty file name/],
+      ['', 'application/octet-stream', /empty file name/],
+      ['   ', 'text/plain', /empty file name/],
+      ['..', 'text/plain', /"\.\." is not a file name/],
+      ['..', 'application/octet-stream', /"\.\." is not a file name/],
+      ['dir/', 'application/pdf', /"dir\/" is not a file name/],
+    ];
+    for (const [filename, type, message] of cases) {
+      for (const op of ['', '/append']) {
+        const res = await t.http
+          .post(`${API}/cards/${card}/attributes/Attachments${op}`)
+          .set(as(ann))
+          .set('Content-Type', `multipart/form-data; boundary=${boundary}`)
+          .send(part(filename, type));
+        expect(res.status).toBe(400);
+        expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+        expect(res.body.errors).toEqual([{ field: 'value', message: expect.stringMatching(message) }]);
+      }
+    }
+    expect(((await c.get(ann, card)).attributes.Attachments as FileJson[]).map((f) => f.name)).toEqual(['kept.txt']);
+    // A path sent as the name (as old browsers did) still gives its last segment.
+    const res = await t.http
+      .post(`${API}/cards/${card}/attributes/Attachments/append`)
+      .set(as(ann))
+      .set('Content-Type', `multipart/form-data; boundary=${boundary}`)
+      .send(part('C:\\Users\\ann\\report.txt', 'text/plain'))
+      .expect(200);
+    expect((res.body.attributes.Attachments as FileJson[]).map((f) => f.name)).toEqual(['kept.txt', 'report.txt']);
+  });
+
   it('pop {"value": file_id} removes that file, pop without a body the last one; the content goes too', async () => {
     const card = (await c.card(ann, w.root, 'pop')).id;
     for (const name of ['1.txt', '2.txt', '3.txt']) await c.append(ann, card, 'Attachments', { name, data: name }).expect(200);
