@@ -15,6 +15,7 @@ import { parseMapping, parseUpdateField, type ImportMapping, type UpdateMatch } 
 import { parseImportRequest, type ImportRequest, type ImportTarget } from '../domain/import-request.js';
 import { resolveTargets, type ImportTargets, type ProjectState } from '../domain/import-targets.js';
 import {
+  keyText,
   RowChecker,
   type HeldGroup,
   type MatchKey,
@@ -573,18 +574,4 @@ export class ImportSpreadsheetService {
     const children = updates.flatMap((u) => u.plan.children.map((title) => ({ parentId: u.cardId, title })));
     if (children.length) await this.hierarchy.createChildren(children, actor, system);
   }
-}
-
-/** A match key as a map key: values compare as their JSON with sorted object keys (jsonb equality). */
-function keyText(key: MatchKey): string {
-  if (key.kind === 'title') return `t:${key.title}`;
-  if (key.kind === 'ref') return `r:${key.ref}`;
-  return `v:${stableJson(key.value)}`;
-}
-
-function stableJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
-  const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`;
 }

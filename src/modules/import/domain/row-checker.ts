@@ -129,6 +129,8 @@ export class RowChecker {
   private total = 0;
   /** Cards matched so far, with the row that matched each: two rows may not update one card. */
   private readonly matched = new Map<number, number>();
+  /** Keys (`keyText`) of rows that match no card and create one, with the row: a later row of the key would match both. */
+  private readonly creating = new Map<string, number>();
   private rowProblems = 0;
   /** The distinct group titles (`foldCase`) each context column named so far, up to the cap. */
   private readonly groupKeys = new Map<number, Set<string>>();
@@ -371,7 +373,7 @@ export class RowChecker {
       this.report(plan.row, match.column, `matches ${ids.length} cards; update_field must single out one card`);
       return { ...plan, valid: false };
     }
-    if (ids.length === 0) return this.ctx.updateOnly ? 'skip' : plan;
+    if (ids.length === 0) return this.ctx.updateOnly ? 'skip' : this.resolveCreate(plan);
     const earlier = this.matched.get(ids[0]);
     if (earlier !== undefined && earlier !== plan.row) {
       this.report(plan.row, match.column, `matches the same card as row ${earlier}`);
@@ -379,6 +381,24 @@ export class RowChecker {
     }
     this.matched.set(ids[0], plan.row);
     return { ...plan, action: 'update', cardId: ids[0] };
+  }
+
+  /**
+   * A row whose key matches no card creates one; a later row of the same key
+   * is refused as one matching a card an earlier row updates is, since the
+   * next import would find the two cards and refuse both ("matches 2 cards").
+   */
+  private resolveCreate(plan: RowPlan): RowPlan {
+    const key = this.matchKey(plan);
+    if (key === null) return plan;
+    const text = keyText(key);
+    const earlier = this.creating.get(text);
+    if (earlier !== undefined && earlier !== plan.row) {
+      this.report(plan.row, this.ctx.match!.column, `matches the card row ${earlier} creates`);
+      return { ...plan, valid: false };
+    }
+    this.creating.set(text, plan.row);
+    return plan;
   }
 
   /**
@@ -411,4 +431,18 @@ export class RowChecker {
     }
     return clashes ? { ...plan, valid: false } : plan;
   }
+}
+
+/** A match key as a map key: values compare as their JSON with sorted object keys (jsonb equality). */
+export function keyText(key: MatchKey): string {
+  if (key.kind === 'title') return `t:${key.title}`;
+  if (key.kind === 'ref') return `r:${key.ref}`;
+  return `v:${stableJson(key.value)}`;
+}
+
+function stableJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1));
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`;
 }
