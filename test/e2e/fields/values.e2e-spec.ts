@@ -478,6 +478,31 @@ describe('field values', () => {
       expect(list.map(([id]) => id)).not.toContain(under);
     });
 
+    it('refuses as a relationship what choices leaves out as no card to relate to (a top-level card), and takes an archived card', async () => {
+      const card = (await c.card(ann, w.root, 'related to the project?')).id;
+      const second = await c.project(ann, w.org, 'Related second');
+      const before = await snapshot(card);
+      for (const root of [w.root, second.root]) {
+        for (const send of [() => c.set(ann, card, 'Related', root), () => c.set(ann, card, 'Related', [cardA, root]), () => c.append(ann, card, 'Related', root)]) {
+          const res = await send();
+          expectRefusal(res, 'Related');
+          expect(res.body.errors).toEqual([{ field: 'Related', message: `card ${root} is a project's top-level card, which a card cannot be related to` }]);
+        }
+        const created = await t.http.post(`${API}/cards/${w.root}/children`).set(as(ann)).send({ title: 'bad', attributes: { Related: [root] } });
+        expectRefusal(created, 'Related');
+      }
+      expect(await snapshot(card)).toEqual(before);
+      // An archived card stays a value: a client sends back the value it read, which may hold one archived since.
+      const shelved = (await c.card(ann, w.root, 'shelved')).id;
+      await c.set(ann, card, 'Related', [cardA, shelved]).expect(200);
+      await t.http.post(`${API}/cards/${shelved}/archive`).set(as(ann)).expect(200);
+      const related = (await c.get(ann, card)).attributes.Related;
+      expect(related).toEqual([cardA, shelved]);
+      await c.set(ann, card, 'Related', related).expect(200);
+      await c.append(ann, card, 'Related', cardB).expect(200);
+      expect((await c.get(ann, card)).attributes.Related).toEqual([cardA, shelved, cardB]);
+    });
+
     it('each value can be sent back to set the field', async () => {
       for (const field of ['Owners', 'Related', 'Done', 'Votes']) {
         const [[value]] = (await choices(cardA, field).expect(200)).body as Array<[unknown, string]>;

@@ -33,7 +33,7 @@ import { ValuePlanCache, type KnownDefinitions, type PlanningCard } from './valu
 import { FieldValuesRepository, newScalarsAlongSql, scalarsTouchAlongSql } from '../infrastructure/field-values.repository.js';
 import { AttributeValuesReader } from './attribute-values.reader.js';
 import { BulkListWriter, isBulkListStorage, type ListSet } from './list-values.bulk-writer.js';
-import { describeMember, memberIdsOf, relatedIdsOf, TeamReferences } from './team-references.js';
+import { describeMember, memberIdsOf, NO_TEAM_CARDS, relatedIdsOf, TeamReferences, type TeamCards } from './team-references.js';
 import { RelationshipTargetLocks } from './relationship-targets.js';
 import { lookupField, requireBodyField } from './field-lookup.js';
 import { FileBlobs } from '../files/application/file-blobs.service.js';
@@ -598,7 +598,7 @@ export class CardValuesService {
     if (writes.every((w) => isScalarSet(w, card.modelId))) return this.applyScalars(card, writes as ScalarSet[], actor, options);
     // Every card the relationship values name, checked and locked in one pass before any row is written.
     const named = namedCards(writes);
-    const teamCards = named.length ? await this.references.lockTeamCards(card.organizationId, named, targets) : new Set<number>();
+    const teamCards = named.length ? await this.references.lockTeamCards(card.organizationId, named, targets) : NO_TEAM_CARDS;
     // Only the written fields' values are compared, so only those are read (their definitions are at hand).
     const shown = writes.map((w) => w.field);
     const before = await this.reader.attributesOfOne(card, shown);
@@ -669,7 +669,7 @@ export class CardValuesService {
   }
 
   /** One writer per kind of storage (FieldTypeHandler.storage). */
-  private async applyOne(card: PlanningCard, w: Write, actor: Actor, written: string[], teamCards: Set<number>): Promise<void> {
+  private async applyOne(card: PlanningCard, w: Write, actor: Actor, written: string[], teamCards: TeamCards): Promise<void> {
     const { field } = w;
     const notAList = () => invalidValue(field.name, 'append and pop apply only to members, relationships and files fields');
     switch (fieldTypeHandler(field.type).storage) {
@@ -706,7 +706,7 @@ export class CardValuesService {
   }
 
   /** `teamCards`: the team's cards among those the writes name, locked (`apply`). */
-  private async applyRelationships(card: PlanningCard, w: Write, teamCards: Set<number>): Promise<void> {
+  private async applyRelationships(card: PlanningCard, w: Write, teamCards: TeamCards): Promise<void> {
     const { field } = w;
     if (w.kind === 'set') {
       const ids = relatedIdsOf(field.name, card.id, (w.value as number[] | null) ?? [], teamCards);

@@ -50,6 +50,7 @@ export class FieldChoicesService {
           .map((u) => [u.id, u.displayName ? `${u.displayName} (@${u.username})` : `@${u.username}`]);
       }
       case 'relationships': {
+        // What a value may name (relatedIdsOf), less archived cards: a value may keep one, but it is not one to pick.
         const cards = await this.cards.teamCards(card.organizationId, { exceptCardId: card.id, limit: MAX_CARD_CHOICES });
         return cards.map((c) => [c.id, c.title]);
       }

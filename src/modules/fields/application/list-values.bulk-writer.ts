@@ -8,7 +8,7 @@ import { emptyValue, fieldTypeHandler, type MemberRef } from '../domain/values/i
 import { FieldValuesRepository, type ListTable } from '../infrastructure/field-values.repository.js';
 import { AttributeValuesReader, type LikesValue } from './attribute-values.reader.js';
 import { RelationshipTargetLocks } from './relationship-targets.js';
-import { memberIdsOf, relatedIdsOf, TeamReferences, type ResolvedMember } from './team-references.js';
+import { memberIdsOf, relatedIdsOf, TeamReferences, type ResolvedMember, type TeamCards } from './team-references.js';
 
 /** A set of a members, relationships or likes field on one card (the parsed value; null clears it). */
 export interface ListSet {
@@ -96,7 +96,7 @@ export class BulkListWriter {
       if (storage !== 'relationships') continue;
       team(card.organizationId).cards.push(...((value as number[] | null) ?? []));
     }
-    const found = new Map<number, { members: Map<string, ResolvedMember>; cards: Set<number> }>();
+    const found = new Map<number, { members: Map<string, ResolvedMember>; cards: TeamCards }>();
     for (const [organizationId, refs] of byTeam) {
       const [members, cards] = await Promise.all([
         this.references.members(organizationId, refs.members),

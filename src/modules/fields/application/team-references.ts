@@ -23,11 +23,29 @@ export function memberIdsOf(field: string, refs: MemberRef[], resolved: Map<stri
   return [...ids];
 }
 
-/** The card ids a relationships value of `field` on card `cardId` stores, given the team's cards among them (400 naming the field). */
-export function relatedIdsOf(field: string, cardId: number, ids: number[], teamCards: Set<number>): number[] {
+/** The team's cards among those a write names (`TeamReferences.lockTeamCards`), and which of them are a project's top-level card. */
+export interface TeamCards {
+  ids: Set<number>;
+  topLevel: Set<number>;
+}
+
+export const NO_TEAM_CARDS: TeamCards = { ids: new Set(), topLevel: new Set() };
+
+/**
+ * The card ids a relationships value of `field` on card `cardId` stores,
+ * given the team's cards among them (400 naming the field). A value names
+ * what `choices` offers (DESIGN.md §5): cards of the team's projects, not
+ * the card itself nor a project's top-level card (the project, not a card
+ * of it). An archived card is taken: `choices` leaves it out as one not to
+ * pick, but a value that holds it since before it was archived must come
+ * back as it was sent.
+ */
+export function relatedIdsOf(field: string, cardId: number, ids: number[], teamCards: TeamCards): number[] {
   if (ids.includes(cardId)) throw invalidValue(field, 'a card cannot be related to itself');
-  const missing = ids.find((id) => !teamCards.has(id));
+  const missing = ids.find((id) => !teamCards.ids.has(id));
   if (missing !== undefined) throw invalidValue(field, `no card ${missing} in this team`);
+  const top = ids.find((id) => teamCards.topLevel.has(id));
+  if (top !== undefined) throw invalidValue(field, `card ${top} is a project's top-level card, which a card cannot be related to`);
   return ids;
 }
 
@@ -73,14 +91,16 @@ export class TeamReferences {
    * locked FOR KEY SHARE in ascending id (the lock the rows naming them take)
    * as `locks` allows: those it may not wait for first, with NOWAIT.
    */
-  async lockTeamCards(organizationId: number, cardIds: number[], locks: RelationshipTargetLocks): Promise<Set<number>> {
+  async lockTeamCards(organizationId: number, cardIds: number[], locks: RelationshipTargetLocks): Promise<TeamCards> {
     const { ifFree, wait } = locks.split([...new Set(cardIds)], organizationId);
     const found = new Set<number>();
     for (const [ids, options] of [[ifFree, { wait: false }], [wait, { wait: true }]] as const) {
       if (!ids.length) continue;
       for (const id of await this.cards.lockTeamCardsShared(ids, organizationId, options)) found.add(id);
     }
-    return found;
+    // Held now: a card stays top-level (never moved) and others never become so.
+    const topLevel = found.size ? (await this.cards.records([...found])).filter((c) => c.parentId === null).map((c) => c.id) : [];
+    return { ids: found, topLevel: new Set(topLevel) };
   }
 
   /** Step 1 of a unit writing one card's values, before the card: `locks.first`, waited for. */
