@@ -158,7 +158,7 @@ export function answerClientErrors(server: Server): void {
     const status = PARSE_ERROR_STATUS[error.code ?? ''] ?? 400;
     const detail =
       status === 431
-        ? `Request headers are larger than ${HEADER_LIMIT}`
+        ? `The request line and headers are larger than ${HEADER_LIMIT} in all (a URL counts, as cookies do)`
         : status === 408
           ? `The request did not arrive in time: its head has ${server.headersTimeout} ms (REQUEST_HEADERS_TIMEOUT_MS), all of it ${server.requestTimeout} ms`
           : 'Malformed HTTP request';

@@ -207,7 +207,7 @@ export function inputErrors(limits: RequestLimits): ErrorRule {
  */
 export const HEADERS_TOO_LARGE: ErrorReason = {
   status: 431,
-  why: `HTTP.431: the request's headers (cookies included) are larger than ${HEADER_LIMIT} in all; the request is not read further and the connection is closed`,
+  why: `HTTP.431: the request line and headers (the URL and cookies included) are larger than ${HEADER_LIMIT} in all; the request is not read further and the connection is closed`,
 };
 
 /** The header of every answer that asks the client to come back later. */

@@ -280,6 +280,9 @@ describe('the error answers of the OpenAPI document', () => {
         problem: 'HTTP.431',
       });
     }
+    // A URL counts toward the limit, and the answer says so.
+    const { response } = await rawExchange(port, `GET ${API}/organizations?q=${'a'.repeat(17 * 1024)} HTTP/1.1\r\nHost: localhost\r\n\r\n`);
+    expect([response?.status, response && JSON.parse(response.body).detail]).toEqual([431, 'The request line and headers are larger than 16 KiB in all (a URL counts, as cookies do)']);
   });
 
   it('403: every write that lists the cross-site refusal answers it to a cross-site browser request; reads answer', async () => {
