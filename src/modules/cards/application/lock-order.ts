@@ -34,6 +34,13 @@
  *     other steps' rows (a new card's values, an import's) takes the cards
  *     its relationship values name only if free (NOWAIT; else the unit runs
  *     again), as is a card below the written one learned only after step 1.
+ *     A write of date values holds those fields' rows FOR SHARE, ascending
+ *     id, before its value rows (their options decide what a value may be;
+ *     an option change takes the row FOR UPDATE: FieldDefinitionsService.
+ *     updateField). The guarded statement takes it in its guard, before the
+ *     card row: out of this order (docs/ARCHITECTURE.md, "A date field's
+ *     options and its values"). Not yet held: a creation's values written
+ *     along (FieldsApi.newValuesAlong) and an import's bulk value writes.
  *  5. touching the cards (`updated_at`), ascending id: cards held since 1.
  *
  * A foreign key locks too: FOR KEY SHARE on the row it names when a row is
