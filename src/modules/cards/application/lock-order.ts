@@ -39,8 +39,10 @@
  *     an option change takes the row FOR UPDATE: FieldDefinitionsService.
  *     updateField). The guarded statement takes it in its guard, before the
  *     card row: out of this order (docs/ARCHITECTURE.md, "A date field's
- *     options and its values"). Not yet held: a creation's values written
- *     along (FieldsApi.newValuesAlong) and an import's bulk value writes.
+ *     options and its values"). Not yet held by the bulk writes: values
+ *     written along a creation (FieldsApi.newValuesAlong), and the scalar
+ *     rows of writeNewValues and writeValuesMany (creations with groups,
+ *     imports); writeValues holds them.
  *  5. touching the cards (`updated_at`), ascending id: cards held since 1.
  *
  * A foreign key locks too: FOR KEY SHARE on the row it names when a row is
