@@ -50,6 +50,19 @@ describe('POST /importers/spreadsheet/discover', () => {
     });
   });
 
+  it('reads ODS dates before 1900-03-01 as the calendar dates they are (not Excel 1900-system serials)', async () => {
+    // As LibreOffice writes them: a day alone or with a time, no zone.
+    const days = ['1900-02-28', '1899-12-30', '1850-01-05', '1900-03-01', '1899-12-31T06:00:00', '1700-06-15T12:30:00'];
+    const cells = days.map((d) => `<table:table-cell office:value-type="date" office:date-value="${d}"><text:p>x</text:p></table:table-cell>`);
+    const entries = zipEntries(sheetFile([days.map((_, i) => `D${i}`), days.map((_, i) => `CELL${i}`)], 'ods')).map((e) =>
+      e.name === 'content.xml'
+        ? { ...e, data: Buffer.from(e.data.toString('utf8').replace(/<table:table-cell[^>]*>\s*<text:p>CELL(\d)<\/text:p>\s*<\/table:table-cell>/g, (_, i: string) => cells[Number(i)])) }
+        : e,
+    );
+    const res = await upload(writeZip(entries)).expect(201);
+    expect(res.body.fields.map((f: { samples: string[] }) => f.samples)).toEqual(days.map((d) => [d]));
+  });
+
   it('reads semicolon CSV, Windows-1252 text and a byte-order mark', async () => {
     const semicolons = await upload(Buffer.from('\ufeffTitle;Note\nCafé;"a;b"\n')).expect(201);
     expect(semicolons.body.fields).toEqual([

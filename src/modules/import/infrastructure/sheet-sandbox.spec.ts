@@ -121,6 +121,15 @@ describe('SheetSandbox', () => {
     }
   });
 
+  it('posts ODS dates before 1900-03-01 as their calendar days (a plain day count, not Excel\'s 1900 system), in a process of any time zone', () => {
+    const date = (value: string) => `<table:table-cell office:value-type="date" office:date-value="${value}"><text:p>x</text:p></table:table-cell>`;
+    const days = ['1900-02-28', '1899-12-30', '1850-01-05', '1899-12-31T06:00:00', '1600-03-01T23:59:59'];
+    const file = odsWith([['A', 'B', 'C', 'D', 'E'], ['V', 'W', 'X', 'Y', 'Z']], Object.fromEntries(days.map((d, i) => ['VWXYZ'[i], date(d)])));
+    for (const zone of ['America/New_York', 'Europe/Paris', 'Asia/Kolkata', 'UTC']) {
+      expect([zone, parseIn(zone, file)]).toEqual([zone, [['A', 'B', 'C', 'D', 'E'], days]]);
+    }
+  });
+
   it('posts ISO date cells (t="d") as calendar dates, with or without a date format, in a process of any time zone', () => {
     const dated = (ref: string, value: string) => `<c r="${ref}" t="d"><v>${value}</v></c>`;
     const cells = [

@@ -443,19 +443,31 @@ export function sheetWorkerMain(): void {
 
   /**
    * ODS dates are calendar values (`office:date-value="2026-01-05"`, or with
-   * a time and no zone), which SheetJS reads through the process's time
-   * zone: a day alone as UTC midnight shown in local time (the evening
-   * before in New York, 09:00 in Tokyo). Written as a time without a zone,
-   * every value is read back as the wall-clock value it is, in any zone
-   * (a zone written after it is dropped: the cell shows a calendar value).
+   * a time and no zone), and arrive as `isoCellText` makes them: each date
+   * cell becomes a text cell of that text before SheetJS reads it. SheetJS
+   * would read the value through the process's time zone (a day alone as
+   * UTC midnight shown in local time: the evening before in New York), into
+   * a plain count of days since 1899-12-30, which Excel's 1900 system (SSF)
+   * read back as another day before 1900-03-01 (1900-02-28 as 1900-02-29,
+   * 1899-12-30 as a time, a negative serial as a number), and a zone's local
+   * mean time before 1900 (New York's -4:56:02) shifted by seconds.
    */
   const calendarDates = (zip: Zip) => {
-    if (/^(?:UTC|Etc\/UTC|Etc\/GMT|GMT|Etc\/Universal|Universal|Etc\/Zulu|Zulu)$/.test(Intl.DateTimeFormat().resolvedOptions().timeZone)) return;
-    const value = /(:date-value\s*=\s*)(["'])([+-]?\d{4,}-\d\d-\d\d)(?:T(\d\d:\d\d(?::\d\d(?:\.\d+)?)?))?(?:Z|[+-]\d\d:?\d\d)?\2/g;
+    const cellTag = /<(?:[\w.-]+:)?table-cell\s[^<>]*>/g;
+    const dated = /(\s(?:[\w.-]+:)?value-type\s*=\s*)(["'])date\2/g;
+    const value = /\s(?:[\w.-]+:)?date-value\s*=\s*(["'])([^"'<>]*)\1/;
     for (const entry of zip.FileIndex) {
       if (!isPart(entry.content, 'document-content')) continue;
+      // Bytes as latin1 characters: the tags are ASCII, and the rest goes back unchanged.
       const xml = entry.content.toString('latin1');
-      entry.content = Buffer.from(xml.replace(value, (_, name, quote, day, time) => `${name}${quote}${day}T${time ?? '00:00:00'}${quote}`), 'latin1');
+      const text = xml.replace(cellTag, (tag) => {
+        const date = dated.test(tag) ? value.exec(tag) : null;
+        dated.lastIndex = 0;
+        if (!date) return tag;
+        const typed = tag.replace(dated, (_, name: string, quote: string) => `${name}${quote}string${quote}`);
+        return `${typed.slice(0, typed.endsWith('/>') ? -2 : -1)} office:string-value=${date[1]}${isoCellText(date[2])}${date[1]}${typed.endsWith('/>') ? '/>' : '>'}`;
+      });
+      entry.content = Buffer.from(text, 'latin1');
     }
   };
 
