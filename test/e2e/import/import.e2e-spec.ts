@@ -629,6 +629,18 @@ describe('POST /importers/spreadsheet/import', () => {
       expect(await field({ discover_file_id: twoColumns, project_id: project.id, mapping: { '0': { type: 'title' }, '1': spec } })).toBe('mapping.1.name');
     }
   });
+
+  it('a mapped name with a control character: the dry run refuses it as the import does, naming mapping.<key>.name', async () => {
+    const project = await ws.project(alice, team, 'Control');
+    const file = await discover([['Title', 'Other']], 'csv');
+    for (const spec of [{ type: 'attribute', attr_type: 'text', name: 'a\nb' }, { type: 'context', name: 'c\td' }]) {
+      const body = { discover_file_id: file, project_id: project.id, mapping: { '0': { type: 'title' }, '1': spec } };
+      for (const dry_run of [true, false]) {
+        const res = await importing({ ...body, dry_run });
+        expect([res.status, res.body.errors]).toEqual([400, [{ field: 'mapping.1.name', message: 'must not contain control characters' }]]);
+      }
+    }
+  });
 });
 
 /** Resolves once `count` statements of the test database wait for a lock. */

@@ -118,7 +118,8 @@ export class ImportSpreadsheetService {
     const request = parseImportRequest(body);
     const upload = await this.uploads.findLive(request.discoverFileId, actor.userId);
     if (!upload) throw invalidImportInput('discover_file_id', 'no such upload of yours (uploads are kept 24 hours)');
-    const mapping = parseMapping(request.mapping, upload.columnCount);
+    // A context is a group type with a field of its name: grouping's name rules are the fields' (no control character).
+    const mapping = parseMapping(request.mapping, upload.columnCount, (name) => this.grouping.groupTitleProblem(name));
     const match = parseUpdateField(request.updateField, mapping);
     const project = await this.target(request.target, actor);
     const job: Job = { request, upload, mapping, match, project };

@@ -49,11 +49,16 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function requireName(raw: Record<string, unknown>, at: string): string {
+/** Why a trimmed name cannot name a field or group type, as their module says (the import's write would refuse it), or undefined. */
+export type NameProblem = (name: string) => string | undefined;
+
+function requireName(raw: Record<string, unknown>, at: string, nameProblem: NameProblem): string {
   const name = raw.name;
   if (typeof name !== 'string' || !name.trim()) throw invalidImportInput(`${at}.name`, 'is required: a non-empty string');
   if (longerThan(name.trim(), MAX_NAME)) throw invalidImportInput(`${at}.name`, `must be at most ${MAX_NAME} characters`);
   if (isReservedName(name)) throw invalidImportInput(`${at}.name`, RESERVED_NAME_MESSAGE);
+  const problem = nameProblem(name.trim());
+  if (problem) throw invalidImportInput(`${at}.name`, problem);
   return name.trim();
 }
 
@@ -62,7 +67,7 @@ function onlyKeys(raw: Record<string, unknown>, allowed: string[], at: string): 
   if (extra !== undefined) throw invalidImportInput(`${at}.${extra}`, `is not a key of a ${String(raw.type)} mapping`);
 }
 
-function parseSpec(raw: unknown, at: string): ColumnSpec {
+function parseSpec(raw: unknown, at: string, nameProblem: NameProblem): ColumnSpec {
   if (!isObject(raw)) throw invalidImportInput(at, 'must be an object with a "type"');
   const type = raw.type;
   if (typeof type !== 'string' || !(MAPPING_TYPES as readonly string[]).includes(type)) {
@@ -78,13 +83,13 @@ function parseSpec(raw: unknown, at: string): ColumnSpec {
     if (typeof attrType !== 'string' || !(IMPORTABLE_TYPES as readonly string[]).includes(attrType)) {
       throw invalidImportInput(`${at}.attr_type`, `must be one of ${IMPORTABLE_TYPES.join(', ')} (other field types cannot be filled from a spreadsheet)`);
     }
-    const name = requireName(raw, at);
+    const name = requireName(raw, at, nameProblem);
     // A group_type field is the field of a group type: the same thing as a context.
     return attrType === 'group_type' ? { type: 'context', name } : { type: 'attribute', attrType: attrType as AttributeImportType, name };
   }
   if (type === 'context') {
     onlyKeys(raw, ['type', 'name'], at);
-    return { type, name: requireName(raw, at) };
+    return { type, name: requireName(raw, at, nameProblem) };
   }
   onlyKeys(raw, ['type'], at);
   return { type } as ColumnSpec;
@@ -108,7 +113,12 @@ function checkNames(columns: MappedColumn[]): void {
  * keys, exactly one title, at most one model and one ref column, and
  * attribute and context names unique (case-insensitively).
  */
-export function parseMapping(raw: unknown, columnCount: number): ImportMapping {
+/**
+ * The mapping, checked before any row: `nameProblem` gives the rules of the
+ * modules that store the names (so `dry_run` refuses what the write would,
+ * naming `mapping.<key>.name`).
+ */
+export function parseMapping(raw: unknown, columnCount: number, nameProblem: NameProblem = () => undefined): ImportMapping {
   if (!isObject(raw)) throw invalidImportInput('mapping', 'is required: an object keyed by column number');
   const columns: MappedColumn[] = [];
   for (const [key, value] of Object.entries(raw)) {
@@ -117,7 +127,7 @@ export function parseMapping(raw: unknown, columnCount: number): ImportMapping {
     if (column >= columnCount) {
       throw invalidImportInput(`mapping.${key}`, `the spreadsheet has no column ${key} (it has ${columnCount})`);
     }
-    columns.push({ column, spec: parseSpec(value, `mapping.${key}`) });
+    columns.push({ column, spec: parseSpec(value, `mapping.${key}`, nameProblem) });
   }
   columns.sort((a, b) => a.column - b.column);
   for (const type of SINGLE) {
