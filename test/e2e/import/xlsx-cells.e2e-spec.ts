@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, workspaceClient } from '../../support/workspace-client.js';
-import { sheetFile, withSheetXml } from '../../support/spreadsheets.js';
+import { sheetFile, withSheetXml, writeZip, zipEntries } from '../../support/spreadsheets.js';
 
 const DISCOVER = `${API}/importers/spreadsheet/discover`;
 const IMPORT = `${API}/importers/spreadsheet/import`;
@@ -94,6 +94,32 @@ describe('XLSX sheets as other exporters write them', () => {
     const due = Object.fromEntries(cards.filter((c) => c.parent_id === project.top_level_card_id).map((c) => [c.title, c.attributes.Due]));
     expect(due).toEqual({ 'Write docs': '2026-01-05', Ship: '2026-02-28' });
   });
+
+  it('refuses a worksheet cut short (mid-row, small or read in windows) and a workbook listing no sheet as 400 IMPORT.UNREADABLE_FILE', async () => {
+    const rows = [['Title', 'N'], ...Array.from({ length: 20 }, (_, i) => [`Card ${i}`, i])];
+    const cutMidRow = (xml: string) => xml.slice(0, xml.indexOf('<row r="5"') + 20);
+    // Over 2 MiB of XML: read a window at a time.
+    const big = sheetFile([['Title', 'Note'], ...Array.from({ length: 40_000 }, (_, i) => [`Card ${i}`, 'x'.repeat(40)])], 'xlsx');
+    const cutBig = (xml: string) => xml.slice(0, Math.floor(xml.length * 0.9));
+    const noSheet = (() => {
+      const entries = zipEntries(sheetFile(rows, 'xlsx'));
+      const book = entries.find((e) => e.name === 'xl/workbook.xml')!;
+      book.data = Buffer.from(book.data.toString('utf8').replace(/<sheets>.*<\/sheets>/s, '<sheets></sheets>'));
+      return writeZip(entries);
+    })();
+    for (const [file, why] of [
+      [withSheetXml(sheetFile(rows, 'xlsx'), cutMidRow), 'is cut short'],
+      [withSheetXml(big, cutBig), 'is cut short'],
+      [noSheet, 'the workbook lists no sheet'],
+    ] as const) {
+      const res = await upload(file);
+      expect([res.status, res.body.type]).toEqual([400, 'IMPORT.UNREADABLE_FILE']);
+      expect(res.body.detail).toContain(why);
+    }
+    // The same files whole are read.
+    expect((await upload(sheetFile(rows, 'xlsx')).expect(201)).body.rows).toBe(21);
+    expect((await upload(big).expect(201)).body.rows).toBe(40_001);
+  }, 60_000);
 
   it('refuses a sheet SheetJS cannot read (a cell naming a shared string the workbook lacks) as a 400 naming the cell, not as an empty sheet', async () => {
     const dangling = `<row r="3"><c r="A3" t="s"><v>99</v></c></row><row r="4">${text('A4', 'Card C')}</row>`;

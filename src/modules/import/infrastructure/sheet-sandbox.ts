@@ -12,6 +12,7 @@ import {
   isoDateCells,
   lastRowNumber,
   sheetCellText,
+  sheetPartComplete,
   sheetWindows,
   sheetWorkerMain,
   xmlRootIs,
@@ -21,7 +22,7 @@ import {
 
 /** The worker's code: its main function and the functions it calls, from their own source (a test runs it in a process of another time zone). */
 export const WORKER_SOURCE =
-  [sheetCellText, isoCellText, cellTags, danglingSharedString, isoDateCells, eastAsianDateFormats, xmlRootIs, sheetWindows, lastRowNumber]
+  [sheetCellText, isoCellText, cellTags, danglingSharedString, isoDateCells, eastAsianDateFormats, xmlRootIs, sheetWindows, lastRowNumber, sheetPartComplete]
     .map(String)
     .join('\n') + `\n(${String(sheetWorkerMain)})();`;
 const BATCH_ROWS = 2000;

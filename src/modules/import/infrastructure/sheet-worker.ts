@@ -97,6 +97,21 @@ export function isoCellText(value: string): string {
   return time === '00:00:00' ? day : `${day}T${time}`;
 }
 
+/**
+ * Whether a worksheet part is whole: its root closes at its end and its
+ * `sheetData` closes (or is empty). SheetJS reads a part cut short (a
+ * truncated file, a part cut mid-row) without a word, as the rows before
+ * the cut, or none.
+ */
+export function sheetPartComplete(part: Buffer): boolean {
+  const end = part.subarray(Math.max(0, part.length - 256)).toString('latin1');
+  if (!/<\/(?:[\w.-]+:)?worksheet\s*>\s*$/.test(end)) return false;
+  const at = part.lastIndexOf('sheetData');
+  if (at < 0) return false;
+  const around = part.subarray(Math.max(0, at - 40), at + 80).toString('latin1');
+  return /<\/(?:[\w.-]+:)?sheetData\s*>|<(?:[\w.-]+:)?sheetData(?:\s[^<>]*)?\/>/.test(around);
+}
+
 /** A worksheet's cells: a tag stops at the next `<`, and a cell's content at the next cell's tag (an unclosed one costs a scan to them, not to the end). */
 export function cellTags(): RegExp {
   return /<((?:[\w.-]+:)?)c((?:\s[^<>]*?)?)(?:\/>|>((?:[^<]|<(?!\/?(?:[\w.-]+:)?c[\s/>]))*?)<\/\1c>)/g;
@@ -374,7 +389,11 @@ export function sheetWorkerMain(): void {
       post({ type: 'unreadable', message: unread() });
       return false;
     }
-    if (!sheet) return true;
+    if (!sheet) {
+      // No sheet at all: a workbook has at least one, so this one is broken, not empty.
+      post({ type: 'unreadable', message: 'the workbook lists no sheet' });
+      return false;
+    }
     const last = lastRowToPost(parser, sheet, lastWindow, rows);
     if (typeof last !== 'number') {
       post(last);
@@ -410,6 +429,11 @@ export function sheetWorkerMain(): void {
     // An XLSX sheet's rows are counted in its XML first: past the cap, a row
     // SheetJS would skip unseen (no <dimension>) makes the sheet too large.
     const index = zip.FileIndex.some((entry) => isPart(entry.content, 'worksheet')) ? firstSheetEntry(parser, zip) : null;
+    if (index !== null && !sheetPartComplete(zip.FileIndex[index].content as Buffer)) {
+      const part = (zip.FullPaths[index] ?? '').replace(/^Root Entry\//, '');
+      post({ type: 'unreadable', message: `its first sheet (${JSON.stringify(part.slice(0, 100))}) is cut short: its XML does not close` });
+      return false;
+    }
     const rows = index === null ? null : lastRowNumber(zip.FileIndex[index].content as Buffer);
     if (rows !== null && rows > workerData.maxRows) {
       post({ type: 'too_many', what: 'rows', count: rows });
