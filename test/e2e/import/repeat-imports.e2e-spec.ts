@@ -58,4 +58,37 @@ describe('import: matching rows to cards, again and again', () => {
     const res = await importing({ ...body, discover_file_id: byEst, update_field: 'Est' });
     expect([res.status, res.body.errors]).toEqual([400, [{ row: 3, column: 1, message: 'matches the card row 2 creates' }]]);
   });
+
+  it('a row matched by ref with an empty title keeps the card title and updates the rest; one that would create is still refused', async () => {
+    const project = await ws.project(alice, team, 'Keep');
+    const mapping = { '0': { type: 'ref' }, '1': { type: 'title' }, '2': { type: 'attribute', attr_type: 'number', name: 'Est' } };
+    const first = await discover('Ref,Title,Est\n,Alpha,1\n');
+    await importing({ discover_file_id: first, project_id: project.id, mapping, update_field: 'ref' }).expect(200);
+    const [alpha] = await rowCards(project);
+    const file = await discover(`Ref,Title,Est\n#${alpha.ref},,12\n`);
+    const counts = { project_id: project.id, created: 0, updated: 1, skipped: 0, children_created: 0 };
+    expect((await importing({ discover_file_id: file, project_id: project.id, mapping, update_field: 'ref', dry_run: true }).expect(200)).body).toEqual(counts);
+    expect((await importing({ discover_file_id: file, project_id: project.id, mapping, update_field: 'ref' }).expect(200)).body).toEqual(counts);
+    expect((await rowCards(project)).map((c) => [c.title, c.attributes.Est])).toEqual([['Alpha', 12]]);
+    // No ref and no title: nothing to create it with.
+    const bare = await discover('Ref,Title,Est\n,,5\n');
+    const res = await importing({ discover_file_id: bare, project_id: project.id, mapping, update_field: 'ref' });
+    expect([res.status, res.body.errors]).toEqual([400, [{ row: 2, column: 1, message: 'the title is empty' }]]);
+  });
+
+  it('a ref that matches no card is a row error (a ref cannot be chosen); update_only skips it', async () => {
+    const project = await ws.project(alice, team, 'Refs');
+    const mapping = { '0': { type: 'ref' }, '1': { type: 'title' } };
+    const file = await discover('Ref,Title\n#999,Ghost\n,New\n');
+    for (const dry_run of [true, false]) {
+      const res = await importing({ discover_file_id: file, project_id: project.id, mapping, update_field: 'ref', dry_run });
+      expect([res.status, res.body.errors]).toEqual([
+        400,
+        [{ row: 2, column: 0, message: 'no card #999 in the project (a ref cannot be chosen; leave the cell empty to create a card)' }],
+      ]);
+    }
+    expect(await rowCards(project)).toEqual([]);
+    const skipped = await importing({ discover_file_id: file, project_id: project.id, mapping, update_field: 'ref', update_only: true }).expect(200);
+    expect(skipped.body).toEqual({ project_id: project.id, created: 0, updated: 0, skipped: 2, children_created: 0 });
+  });
 });

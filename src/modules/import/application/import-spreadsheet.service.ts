@@ -544,7 +544,8 @@ export class ImportSpreadsheetService {
     const system = { system: true };
     const byId = new Map<number, CardSummary>();
     for (const card of await this.hierarchy.lockCards(updates.map((u) => u.cardId), actor, 'write')) byId.set(card.id, card);
-    const retitled = updates.filter((u) => byId.get(u.cardId)!.title !== u.plan.title);
+    // An empty title cell (matched by ref or an attribute) leaves the title as it is.
+    const retitled = updates.filter((u) => u.plan.title !== '' && byId.get(u.cardId)!.title !== u.plan.title);
     const records = await this.hierarchy.updateTitles(
       retitled.map((u) => ({ cardId: u.cardId, title: u.plan.title })),
       actor,

@@ -174,7 +174,7 @@ export class RowChecker {
       valid: true,
       action: 'create',
       cardId: null,
-      title: this.title((cells[titleColumn] ?? '').trim(), titleColumn, report),
+      title: this.title((cells[titleColumn] ?? '').trim(), titleColumn, report, this.keepsTitle),
       ref: undefined,
       values: [],
       groups: [],
@@ -222,8 +222,17 @@ export class RowChecker {
     if (this.listed.length < MAX_LISTED_PROBLEMS) this.listed.push({ row, column, message });
   }
 
-  private title(text: string, column: number, report: (column: number, message: string) => void): string {
-    if (!text) report(column, 'the title is empty');
+  /**
+   * Whether an empty title may wait for matching: a row matched by ref or an
+   * attribute keeps its card's title (an empty cell leaves a matched card's
+   * value as it is); only a row that creates needs one (`resolveCreate`).
+   */
+  private get keepsTitle(): boolean {
+    return this.ctx.match !== null && this.ctx.match.kind !== 'title';
+  }
+
+  private title(text: string, column: number, report: (column: number, message: string) => void, mayWait = false): string {
+    if (!text && !mayWait) report(column, 'the title is empty');
     else if (longerThan(text, MAX_TITLE)) report(column, `the title is longer than ${MAX_TITLE} characters`);
     return text;
   }
@@ -389,7 +398,17 @@ export class RowChecker {
    * next import would find the two cards and refuse both ("matches 2 cards").
    */
   private resolveCreate(plan: RowPlan): RowPlan {
+    const match = this.ctx.match!;
     const key = this.matchKey(plan);
+    if (!plan.title) {
+      this.report(plan.row, this.ctx.mapping.titleColumn, 'the title is empty');
+      return { ...plan, valid: false };
+    }
+    if (key?.kind === 'ref') {
+      // A ref is given out by the project, never chosen: a card would be created with another.
+      this.report(plan.row, match.column, `no card #${key.ref} in the project (a ref cannot be chosen; leave the cell empty to create a card)`);
+      return { ...plan, valid: false };
+    }
     if (key === null) return plan;
     const text = keyText(key);
     const earlier = this.creating.get(text);
