@@ -400,7 +400,8 @@ export class RowChecker {
   private resolveCreate(plan: RowPlan): RowPlan {
     const match = this.ctx.match!;
     const key = this.matchKey(plan);
-    if (!plan.title) {
+    if (!plan.title && this.keepsTitle) {
+      // Not reported by `check`, which let it wait for matching.
       this.report(plan.row, this.ctx.mapping.titleColumn, 'the title is empty');
       return { ...plan, valid: false };
     }
@@ -409,7 +410,8 @@ export class RowChecker {
       this.report(plan.row, match.column, `no card #${key.ref} in the project (a ref cannot be chosen; leave the cell empty to create a card)`);
       return { ...plan, valid: false };
     }
-    if (key === null) return plan;
+    // A row with a problem creates nothing (an empty title, say, is its own error).
+    if (key === null || !plan.valid) return plan;
     const text = keyText(key);
     const earlier = this.creating.get(text);
     if (earlier !== undefined && earlier !== plan.row) {
