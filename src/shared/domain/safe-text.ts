@@ -29,8 +29,9 @@ export function hasControlCharacter(name: string): boolean {
 /**
  * A field's name is a key of the card JSON's `attributes` and of request
  * bodies, and `__proto__` is the one key a JavaScript object cannot hold as
- * its own through assignment (the JSON parser drops it from bodies): a field
- * of that name could be created but never shown or set by name.
+ * its own through assignment (and a body's top-level `__proto__` is refused
+ * as an unknown parameter): a field of that name could be created but never
+ * shown or set by name.
  */
 export const RESERVED_NAME_MESSAGE = 'must not be "__proto__", which JSON objects cannot carry as a key here';
 

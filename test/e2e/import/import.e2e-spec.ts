@@ -640,6 +640,14 @@ describe('POST /importers/spreadsheet/import', () => {
         expect([res.status, res.body.errors]).toEqual([400, [{ field: 'mapping.1.name', message: 'must not contain control characters' }]]);
       }
     }
+    // A name of digits only, which a field may not have (it would read as a field's id), likewise.
+    for (const spec of [{ type: 'attribute', attr_type: 'number', name: '2024' }, { type: 'context', name: ' 7 ' }]) {
+      const body = { discover_file_id: file, project_id: project.id, mapping: { '0': { type: 'title' }, '1': spec } };
+      for (const dry_run of [true, false]) {
+        const res = await importing({ ...body, dry_run });
+        expect([res.status, res.body.errors?.[0]?.field, res.body.errors?.[0]?.message]).toEqual([400, 'mapping.1.name', expect.stringMatching(/^must not be only digits/)]);
+      }
+    }
   });
 });
 

@@ -18,7 +18,8 @@ import {
   type ValueSetRequest,
 } from '../contracts/fields.api.js';
 import { InvalidInputError } from '../../../shared/domain/domain-error.js';
-import type { FieldDefinition } from '../domain/field-definition.js';
+import { validFieldName, type FieldDefinition } from '../domain/field-definition.js';
+import { InvalidFieldInputError } from '../domain/fields.errors.js';
 import { fieldTypeHandler, isFieldType, memberKey, parseMemberRef, parseValue, type FieldOptions, type MemberRef, type ValueStorage } from '../domain/values/index.js';
 import { FieldDefinitionsRepository, fieldsFromJson, hasGroupTypeFieldJson, projectFieldsJsonSql } from '../infrastructure/field-definitions.repository.js';
 import { cardValuesJsonSql, FieldValuesRepository, valuesFromJson } from '../infrastructure/field-values.repository.js';
@@ -162,6 +163,16 @@ export class FieldsApiImpl extends FieldsApi {
       const found = resolved.get(memberKey(ref))!;
       return found.ok ? undefined : found.message;
     });
+  }
+
+  fieldNameProblem(name: string): string | undefined {
+    try {
+      validFieldName(name);
+      return undefined;
+    } catch (error) {
+      if (error instanceof InvalidFieldInputError) return error.errors?.[0]?.message ?? error.message;
+      throw error;
+    }
   }
 
   async createField(projectId: number, input: { name: string; type: string; options?: unknown }): Promise<FieldInfo> {

@@ -289,6 +289,12 @@ export abstract class FieldsApi {
    */
   abstract memberProblems(organizationId: number, refs: Array<number | string>): Promise<Array<string | undefined>>;
   /**
+   * Why a field could not be named `name` (too long, a control character,
+   * only digits, …), or undefined: the rule of creation and rename, for a
+   * caller that checks names before it creates (the importer's mapping).
+   */
+  abstract fieldNameProblem(name: string): string | undefined;
+  /**
    * Creates a project-wide field in the caller's transaction, with the same
    * checks as POST /projects/{id}/attributes (the caller checks access).
    */

@@ -118,8 +118,9 @@ export class ImportSpreadsheetService {
     const request = parseImportRequest(body);
     const upload = await this.uploads.findLive(request.discoverFileId, actor.userId);
     if (!upload) throw invalidImportInput('discover_file_id', 'no such upload of yours (uploads are kept 24 hours)');
-    // A context is a group type with a field of its name: grouping's name rules are the fields' (no control character).
-    const mapping = parseMapping(request.mapping, upload.columnCount, (name) => this.grouping.groupTitleProblem(name));
+    // A context is a group type with a field of its name: both take the fields' name rules (no control character,
+    // not digits only), and grouping's; checked here so dry_run answers what the import would.
+    const mapping = parseMapping(request.mapping, upload.columnCount, (name) => this.fields.fieldNameProblem(name) ?? this.grouping.groupTitleProblem(name));
     const match = parseUpdateField(request.updateField, mapping);
     const project = await this.target(request.target, actor);
     const job: Job = { request, upload, mapping, match, project };
