@@ -211,7 +211,7 @@ export const HEADERS_TOO_LARGE: ErrorReason = {
 };
 
 /** The header of every answer that asks the client to come back later. */
-const RETRY_AFTER: Record<string, HeaderObject> = { 'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer' } } };
+export const RETRY_AFTER: Record<string, HeaderObject> = { 'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer' } } };
 
 /**
  * The 503 of a write that kept meeting other writes of the same rows

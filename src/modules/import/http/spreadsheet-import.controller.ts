@@ -3,7 +3,7 @@ import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiOkResponse, ApiTags, ApiUn
 import type { Request } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
-import { Conflicts, RouteErrors } from '../../../shared/http/error-responses.js';
+import { Conflicts, RETRY_AFTER, RouteErrors } from '../../../shared/http/error-responses.js';
 import { FileUploadInterceptor } from '../../../shared/http/file-upload.interceptor.js';
 import { DiscoverSpreadsheetService, type DiscoverResult } from '../application/discover-spreadsheet.service.js';
 import { ImportSpreadsheetService, type ImportReport } from '../application/import-spreadsheet.service.js';
@@ -101,6 +101,11 @@ export class SpreadsheetImportController {
   @RouteErrors(
     { status: 400, why: 'IMPORT.UNREADABLE_FILE: the file claims a supported format but cannot be read safely (corrupt, hostile or too slow to parse)' },
     { status: 413, why: 'INPUT.TOO_LARGE: the spreadsheet passes a cap of docs/IMPORT.md (rows, columns, cell length, zip entries and sizes); `limit` names its variable' },
+    {
+      status: 429,
+      why: 'IMPORT.UPLOAD_QUOTA: the caller\'s uploads waiting for their import already number IMPORT_UPLOADS_PER_USER_MAX or hold IMPORT_UPLOAD_BYTES_PER_USER_MAX (the detail names which); Retry-After is the time until the first of them expires',
+      headers: RETRY_AFTER,
+    },
   )
   discover(@CurrentActor() actor: Actor, @Req() req: Request): Promise<DiscoverResult> {
     return this.discovery.discover(req.file, actor);
