@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -215,6 +215,45 @@ describe('the whole flow in a real browser (Chromium, headless, loopback only)',
     // Both views were first views: each set a pre-session secret, and the browser kept both.
     expect((await context.cookies()).filter((c) => c.name.startsWith('cw_csrf_'))).toHaveLength(2);
     await context.close();
+  });
+
+  /**
+   * Login CSRF from a page of the same site on another port: cookies ignore
+   * ports, so that page can plant a pre-session cookie of its choosing and
+   * post the form token that goes with it, with the attacker's credentials.
+   * SameSite=Lax lets a same-site post carry the cookie. It logged the
+   * browser into the attacker's account; a form from another origin is now
+   * refused whatever its token.
+   */
+  it('refuses a login form posted from another origin of the same site, even with a token for a cookie that page planted', async () => {
+    // The attacker's account: ann's, made by the first test.
+    const secret = 'planted-by-the-attacker';
+    const token = 'AAAAAAAAAAAA' + createHmac('sha256', secret).update('cardwork csrf').digest('base64url');
+    const attacker = http.createServer((_req, res) =>
+      res.writeHead(200, { 'Content-Type': 'text/html' }).end(`<!doctype html>
+        <script>document.cookie = "cw_csrf_AAAAAAAAAAAA=${secret}; path=/";</script>
+        <form id="f" method="post" action="${authUrl}/login">
+          <input name="login" value="ann"><input name="password" value="${PASSWORD}">
+          <input name="_csrf" value="${token}"><input name="next" value="/account">
+        </form>
+        <script>document.getElementById('f').submit();</script>`),
+    );
+    await new Promise<void>((resolve) => attacker.listen(0, '127.0.0.1', resolve));
+    const victim = await loopbackContext(browser);
+    try {
+      const page = await victim.newPage();
+      const [response] = await Promise.all([
+        page.waitForResponse((r) => r.url() === `${authUrl}/login` && r.request().method() === 'POST'),
+        page.goto(`http://127.0.0.1:${(attacker.address() as AddressInfo).port}/`),
+      ]);
+      expect(response.status()).toBe(403);
+      await page.waitForLoadState();
+      expect(await page.textContent('h1')).toBe('Form expired');
+      expect((await victim.cookies()).map((c) => c.name)).not.toContain('cw_session');
+    } finally {
+      await victim.close();
+      await new Promise((resolve) => attacker.close(resolve));
+    }
   });
 
   // Refused by the body limit before the page's code runs: the browser showed problem+json as raw text.

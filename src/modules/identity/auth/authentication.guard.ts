@@ -13,7 +13,7 @@ import { CrossSiteWriteError } from '../domain/identity.errors.js';
 import { API_KEY_BASIC } from './api-key-basic.strategy.js';
 import { API_KEY_HEADER } from './api-key-header.strategy.js';
 import { bearerToken, presentedCredentials } from './credentials.js';
-import { isCrossSiteWrite } from './cross-site.policy.js';
+import { isCrossSiteWrite } from '../../../shared/http/cross-site.policy.js';
 import { RateLimitStore, type RateLimitHit } from '../infrastructure/rate-limit.store.js';
 import { neededScope, scopeAllows } from './scope.policy.js';
 

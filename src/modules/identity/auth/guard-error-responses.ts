@@ -6,7 +6,7 @@ import type { ErrorReason, ErrorRule } from '../../../shared/http/error-response
 import { ROUTE_SCOPE, type ScopeRule } from '../../../shared/http/scopes.decorator.js';
 import type { Scope } from '../../../shared/domain/actor.js';
 import { FAILED_AUTH_PER_MINUTE } from './authentication.guard.js';
-import { isSafeMethod } from './cross-site.policy.js';
+import { isSafeMethod } from '../../../shared/http/cross-site.policy.js';
 import { neededScope, scopeAllows, SCOPES } from './scope.policy.js';
 
 const text = (description: string) => ({ description, schema: { type: 'string' as const } });

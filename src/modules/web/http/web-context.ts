@@ -2,6 +2,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { CookieOptions, Request, Response } from 'express';
 import { AppConfig } from '../../../config/app-config.js';
+import { isCrossSiteWrite } from '../../../shared/http/cross-site.policy.js';
 import type { Account } from '../../identity/index.js';
 import { SESSION_LIFETIME_MS, SessionsService } from '../application/sessions.service.js';
 import type { SafeHtml } from '../views/html.js';
@@ -50,13 +51,24 @@ function cookies(req: Request): Record<string, string> {
  *   one cookie name the last answer replaced the others' secrets, and their
  *   forms were refused as expired. Under their own names all of them stay,
  *   and a later view uses one of those it finds.
+ * - A form posted from another origin is refused whatever its token, as the
+ *   API refuses cross-site writes (`isCrossSiteWrite`): a page of the same
+ *   site on another port (or a sibling host over http) can set a
+ *   pre-session cookie of its own choosing, since cookies ignore ports, and
+ *   post the token that goes with it. That logged a browser into the
+ *   attacker's account (login CSRF); SameSite=Lax lets same-site posts through.
  */
 @Injectable()
 export class WebContextService {
+  /** The origins of our own pages and API: a form posted from one of them is ours. */
+  private readonly origins: ReadonlySet<string>;
+
   constructor(
     private readonly config: AppConfig,
     private readonly sessions: SessionsService,
-  ) {}
+  ) {
+    this.origins = new Set([new URL(config.baseUrl).origin, new URL(config.authUrl).origin]);
+  }
 
   private secure(req: Request): boolean {
     return this.config.authUrl.startsWith('https:') || req.secure;
@@ -100,6 +112,7 @@ export class WebContextService {
 
   /** The context of a form post, after checking its CSRF field. */
   async formContext(req: Request, res: Response): Promise<WebContext> {
+    if (isCrossSiteWrite(req, this.origins)) throw new CsrfError();
     const ctx = await this.context(req, res);
     const sent = (req.body as Record<string, unknown> | undefined)?._csrf;
     if (typeof sent !== 'string') throw new CsrfError();
