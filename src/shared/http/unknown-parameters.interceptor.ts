@@ -3,7 +3,7 @@ import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
 import type { Request } from 'express';
 import type { Observable } from 'rxjs';
-import { invalidInput } from './validation.pipe.js';
+import { invalidInput, refuseTooManyParameters } from './validation.pipe.js';
 
 const READS = new Set(['GET', 'HEAD']);
 
@@ -50,6 +50,7 @@ export class UnknownParametersInterceptor implements NestInterceptor {
       const read = READS.has(req.method);
       const sent = read ? (reads.query ? undefined : req.query) : reads.body ? undefined : req.body;
       const names = sent !== null && typeof sent === 'object' ? Object.keys(sent) : [];
+      refuseTooManyParameters(names.length);
       if (names.length) throw invalidInput(names.map((field) => ({ field, message: `property ${field} should not exist` })));
     }
     return next.handle();
