@@ -16,7 +16,7 @@ interface CardJson {
 /**
  * Imports with update_field, run again and again (DESIGN.md §8 presents a
  * repeated import as safe): keys repeated inside one file, empty cells of a
- * matched row, refs that match nothing.
+ * matched row, refs that match nothing, children of matched cards.
  */
 describe('import: matching rows to cards, again and again', () => {
   let t: TestApp;
@@ -90,5 +90,78 @@ describe('import: matching rows to cards, again and again', () => {
     expect(await rowCards(project)).toEqual([]);
     const skipped = await importing({ discover_file_id: file, project_id: project.id, mapping, update_field: 'ref', update_only: true }).expect(200);
     expect(skipped.body).toEqual({ project_id: project.id, created: 0, updated: 0, skipped: 2, children_created: 0 });
+  });
+
+  describe('a children column: a matched card gets only the children it lacks', () => {
+    // Before, each run added every child again: a 300-row file imported four times left each child four times.
+    const mapping = { '0': { type: 'title' }, '1': { type: 'children' } };
+    const report = (project: ProjectJson, counts: { created: number; updated: number; children_created: number }) => ({
+      project_id: project.id,
+      skipped: 0,
+      ...counts,
+    });
+    const body = (file: number, project: ProjectJson) => ({ discover_file_id: file, project_id: project.id, mapping, update_field: 'title' });
+    /** The race.csv of the audit: rows of a title and two children. */
+    const race = (rows: number) => `Title,Children\n${Array.from({ length: rows }, (_, i) => `Runner ${i},"Lap ${i}\nFinish ${i}"`).join('\n')}\n`;
+
+    /** The titles of each row card's children (archived ones too), by the row card's title; every page of the listing. */
+    async function childrenByParent(project: ProjectJson): Promise<Map<string, string[]>> {
+      const cards: CardJson[] = [];
+      for (let page = 1; cards.length === (page - 1) * 1000; page++) {
+        const url = `${API}/projects/${project.id}/cards?per_page=1000&page=${page}&with_archived=true`;
+        cards.push(...((await t.http.get(url).set(as(alice)).expect(200)).body as CardJson[]));
+      }
+      const rows = new Map(cards.filter((c) => c.parent_id === project.top_level_card_id).map((c) => [c.id, c.title]));
+      const children = new Map<string, string[]>();
+      for (const c of cards) {
+        const parent = rows.get(c.parent_id);
+        if (parent !== undefined) children.set(parent, [...(children.get(parent) ?? []), c.title]);
+      }
+      return children;
+    }
+
+    it('a 300-row file imported four times: each child once, the later runs report none, dry run alike', async () => {
+      const project = await ws.project(alice, team, 'Race');
+      const file = await discover(race(300));
+      expect((await importing(body(file, project)).expect(200)).body).toEqual(report(project, { created: 300, updated: 0, children_created: 600 }));
+      const again = report(project, { created: 0, updated: 300, children_created: 0 });
+      expect((await importing({ ...body(file, project), dry_run: true }).expect(200)).body).toEqual(again);
+      for (let run = 0; run < 3; run++) expect((await importing(body(file, project)).expect(200)).body).toEqual(again);
+      const children = await childrenByParent(project);
+      expect([children.size, [...children.values()].flat().length]).toEqual([300, 600]);
+      expect(children.get('Runner 7')).toEqual(['Lap 7', 'Finish 7']);
+    });
+
+    it('four identical imports sent at once (one at a time under the import lock): each row card and each child once', async () => {
+      const project = await ws.project(alice, team, 'Race at once');
+      const file = await discover(race(40));
+      const answers = await Promise.all(Array.from({ length: 4 }, () => importing(body(file, project))));
+      expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+      const sum = (key: string) => answers.reduce((n, r) => n + (r.body[key] as number), 0);
+      expect([sum('created'), sum('updated'), sum('children_created')]).toEqual([40, 120, 80]);
+      const children = await childrenByParent(project);
+      expect([children.size, [...children.values()].flat().length]).toEqual([40, 80]);
+    });
+
+    it('only the titles a card lacks: exact text of the trimmed line, archived children count, other cards do not', async () => {
+      const project = await ws.project(alice, team, 'Which children');
+      const create = async (parent: number, title: string) =>
+        (await t.http.post(`${API}/cards/${parent}/children`).set(as(alice)).send({ title }).expect(201)).body as CardJson;
+      const one = await create(project.top_level_card_id, 'One');
+      const two = await create(project.top_level_card_id, 'Two');
+      await create(one.id, 'Kept');
+      const shelved = await create(one.id, 'Shelved');
+      await t.http.post(`${API}/cards/${shelved.id}/archive`).set(as(alice)).send({}).expect(200);
+      await create(two.id, 'Elsewhere'); // another card's child: One still lacks it
+      const file = await discover('Title,Children\nOne,"  Kept  \nShelved\nkept\nElsewhere\nNew\nNew"\nTwo,Elsewhere\n');
+      // kept (another case), Elsewhere, and New twice (the cell names it twice, as a new card's cell would add it twice).
+      const counts = report(project, { created: 0, updated: 2, children_created: 4 });
+      expect((await importing({ ...body(file, project), dry_run: true }).expect(200)).body).toEqual(counts);
+      expect((await importing(body(file, project)).expect(200)).body).toEqual(counts);
+      const children = await childrenByParent(project);
+      expect(children.get('One')).toEqual(['Kept', 'Shelved', 'kept', 'Elsewhere', 'New', 'New']);
+      expect(children.get('Two')).toEqual(['Elsewhere']);
+      expect((await importing(body(file, project)).expect(200)).body).toEqual(report(project, { created: 0, updated: 2, children_created: 0 }));
+    });
   });
 });

@@ -142,6 +142,10 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
     return this.cards.cardsWithRefs(projectId, refs);
   }
 
+  childrenWithTitles(parentIds: number[], titles: string[]): Promise<Array<{ parentId: number; title: string }>> {
+    return this.cards.childrenWithTitles(parentIds, titles);
+  }
+
   async addComment(cardId: number, content: string, actor: Actor): Promise<void> {
     await this.stream.comment(cardId, content, actor);
   }

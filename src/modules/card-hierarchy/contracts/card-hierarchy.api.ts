@@ -367,6 +367,12 @@ export abstract class CardHierarchyApi {
   abstract cardCounters(projectId: number): Promise<ProjectCardCounters | null>;
   /** Cards of the project with one of these refs: one query for the batch. */
   abstract cardsWithRefs(projectId: number, refs: number[]): Promise<Array<{ id: number; ref: number }>>;
+  /**
+   * The children (archived ones too) of these cards that have one of these
+   * exact titles, each parent and title once: one query for the batch (an
+   * import adds a matched card only the children it lacks).
+   */
+  abstract childrenWithTitles(parentIds: number[], titles: string[]): Promise<Array<{ parentId: number; title: string }>>;
   /** Adds a comment (a stream entry of kind `comment`), in the caller's unit of work. */
   abstract addComment(cardId: number, content: string, actor: Actor): Promise<void>;
   /**

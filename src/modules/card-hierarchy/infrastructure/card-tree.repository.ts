@@ -355,6 +355,16 @@ export class CardTreeRepository {
     return rows.map((r) => ({ id: toId(r.id), ref: Number(r.ref) }));
   }
 
+  /** By `cards_children_idx` (parent_id, position). */
+  async childrenWithTitles(parentIds: number[], titles: string[]): Promise<Array<{ parentId: number; title: string }>> {
+    if (!parentIds.length || !titles.length) return [];
+    const rows = await this.sql.rows<{ parent_id: string | number; title: string }>(
+      `SELECT DISTINCT parent_id, title FROM cards.cards WHERE parent_id = ANY($1::bigint[]) AND title = ANY($2::text[])`,
+      [parentIds, titles],
+    );
+    return rows.map((r) => ({ parentId: toId(r.parent_id), title: r.title }));
+  }
+
   /**
    * Inserts many children at once (bulk work): `parents` are locked by the
    * caller and all of one project. Refs are taken from the counter in one

@@ -131,17 +131,18 @@ export class ImportSpreadsheetService {
     return this.uow.run(async () => {
       const { targets, ctx, checked } = await this.holdProject(job, counters, planned, actor);
       const write = await this.prepareWrite(request.target, project, targets, checked, actor);
-      await this.writeRows(upload, request, new RowChecker(ctx), checked, write, actor);
+      const childrenCreated = await this.writeRows(upload, request, new RowChecker(ctx), checked, write, actor);
+      const report = { ...checked.report, project_id: write.projectId, children_created: childrenCreated };
       await this.events.publish(
         new ImportCompleted({
           cardId: write.topLevelCardId,
           projectId: write.projectId,
           actorId: actor.userId,
           system: true,
-          data: { ...checked.report, project_id: write.projectId, discover_file_id: upload.id, format: upload.format },
+          data: { ...report, discover_file_id: upload.id, format: upload.format },
         }),
       );
-      return { ...checked.report, project_id: write.projectId };
+      return report;
     });
   }
 
@@ -270,7 +271,7 @@ export class ImportSpreadsheetService {
     const flush = async () => {
       const ids = await this.matches(checker, batch, projectId, targets);
       const held = await this.checkHeldGroups(checker, batch.map((plan, i) => checker.resolveMatch(plan, ids[i])));
-      const outcomes = await this.checkReferences(checker, held, project, relatedCards);
+      const outcomes = await this.withoutPresentChildren(await this.checkReferences(checker, held, project, relatedCards));
       outcomes.forEach((outcome) => {
         if (outcome === 'skip') return void report.skipped++;
         if (!outcome.valid) return;
@@ -343,6 +344,35 @@ export class ImportSpreadsheetService {
     for (const c of cards) related.set(c.ref, c.id);
     const lookup: ReferenceLookup = { memberProblem: (ref) => problemOf.get(ref), cardId: (ref) => related.get(ref) };
     return outcomes.map((o) => (o === 'skip' ? o : checker.resolveReferences(o, lookup)));
+  }
+
+  /** A batch's plans, those that update a card without the children it already has (`presentChildren`). */
+  private async withoutPresentChildren(outcomes: RowOutcome[]): Promise<RowOutcome[]> {
+    const isUpdate = (o: RowOutcome): o is RowPlan => o !== 'skip' && o.action === 'update';
+    const present = await this.presentChildren(outcomes.filter(isUpdate).map((plan) => ({ cardId: plan.cardId!, plan })));
+    if (!present.size) return outcomes;
+    return outcomes.map((o) => (isUpdate(o) ? { ...o, children: absentTitles(o.children, present.get(o.cardId!)) } : o));
+  }
+
+  /**
+   * The titles of the `children` cells that the matched cards already have
+   * among their children (archived ones too), by card: read once for the
+   * batch, by the check pass (what the report counts) and again by the write
+   * pass under the cards' locks (what it writes). A row that updates a card
+   * adds only the children it lacks, so an import run again adds none
+   * (docs/IMPORT.md, "Updates"). Titles compare exactly, as update_field
+   * title matches cards (the cell's lines are trimmed).
+   */
+  private async presentChildren(updates: Array<{ cardId: number; plan: RowPlan }>): Promise<Map<number, Set<string>>> {
+    const present = new Map<number, Set<string>>();
+    const asking = updates.filter((u) => u.plan.children.length);
+    if (!asking.length) return present;
+    const titles = [...new Set(asking.flatMap((u) => u.plan.children))];
+    for (const c of await this.hierarchy.childrenWithTitles(asking.map((u) => u.cardId), titles)) {
+      const held = present.get(c.parentId) ?? present.set(c.parentId, new Set()).get(c.parentId)!;
+      held.add(c.title);
+    }
+    return present;
   }
 
   /** The ids of the cards each plan's key matches, looked up for the whole batch at once. */
@@ -437,7 +467,7 @@ export class ImportSpreadsheetService {
    * the next batch (gunzip, JSON, cell parsing, and parsing the values of
    * its new cards) overlaps with the database's work on the one before: at
    * most one batch is in the database, and the batches reach the transaction
-   * in order (`BatchPipeline`).
+   * in order (`BatchPipeline`). Answers the number of children created.
    */
   private async writeRows(
     upload: StoredUpload,
@@ -446,13 +476,17 @@ export class ImportSpreadsheetService {
     checked: CheckResult,
     write: WriteTargets,
     actor: Actor,
-  ): Promise<void> {
+  ): Promise<number> {
     const { decisions, relatedCards } = checked;
+    // A new card's children are all created; a matched card's are counted as written (`updateCards`).
+    let children = 0;
     // The users were checked by the check pass and are checked again as they are written (FieldsApi.writeNewValues).
     const lookup: ReferenceLookup = { memberProblem: () => undefined, cardId: (ref) => relatedCards.get(ref) };
     const pipeline = new BatchPipeline(
       () => this.cards.openBatches(write.topLevelCardId, actor, { system: true }),
-      (full, creates) => this.writeBatch(full, creates, write, actor),
+      async (full, creates) => {
+        children += await this.writeBatch(full, creates, write, actor);
+      },
     );
     let batch: WriteBatch = { creates: [], updates: [] };
     const flush = async () => {
@@ -472,13 +506,16 @@ export class ImportSpreadsheetService {
           const cardId = decisions[index] === CREATE ? null : decisions[index];
           const plan = checker.resolveReferences({ ...(checker.check(rows[i], index + 1) as RowPlan), cardId }, lookup);
           if (!plan.valid) throw new Error(`row ${index + 1} passed the check pass but not the write pass`);
-          if (cardId === null) batch.creates.push(plan);
-          else batch.updates.push({ cardId, plan });
+          if (cardId === null) {
+            batch.creates.push(plan);
+            children += plan.children.length;
+          } else batch.updates.push({ cardId, plan });
           if (batch.creates.length + batch.updates.length >= BATCH_ROWS) await flush();
         }
       }
       await flush();
       await pipeline.finish();
+      return children;
     } catch (error) {
       // The transaction rolls back only once no statement of ours is still in the database.
       await pipeline.settled();
@@ -486,9 +523,10 @@ export class ImportSpreadsheetService {
     }
   }
 
-  private async writeBatch(batch: WriteBatch, creates: PreparedCards, write: WriteTargets, actor: Actor): Promise<void> {
+  /** Answers the number of children it created under the matched cards. */
+  private async writeBatch(batch: WriteBatch, creates: PreparedCards, write: WriteTargets, actor: Actor): Promise<number> {
     await this.createCards(batch.creates, creates, write, actor);
-    await this.updateCards(batch.updates, write, actor);
+    return this.updateCards(batch.updates, write, actor);
   }
 
   private newCard(plan: RowPlan, write: WriteTargets): NewCard {
@@ -535,13 +573,13 @@ export class ImportSpreadsheetService {
    * values, groups, model, comments, children), each step in bulk: the cards
    * locked in ascending id in one statement, the titles that change in one,
    * the values in one upsert, the memberships read once, the children in one
-   * insert. A card is marked as changed (`updated_at`) only by what changes
+   * insert (only those the card lacks, read again now that it is locked). A card is marked as changed (`updated_at`) only by what changes
    * it, as through the API (a title, a value, a model, a group joined;
    * comments and children leave it as it is), so a row that changes nothing
    * leaves its card untouched (docs/IMPORT.md, "Updates").
    */
-  private async updateCards(updates: Array<{ cardId: number; plan: RowPlan }>, write: WriteTargets, actor: Actor): Promise<void> {
-    if (!updates.length) return;
+  private async updateCards(updates: Array<{ cardId: number; plan: RowPlan }>, write: WriteTargets, actor: Actor): Promise<number> {
+    if (!updates.length) return 0;
     const system = { system: true };
     const byId = new Map<number, CardSummary>();
     for (const card of await this.hierarchy.lockCards(updates.map((u) => u.cardId), actor, 'write')) byId.set(card.id, card);
@@ -574,7 +612,14 @@ export class ImportSpreadsheetService {
     const joins = updates.flatMap(({ cardId, plan }) => this.groupIdsOf(plan, write).map((groupId) => ({ cardId, groupId })));
     if (joins.length) await this.grouping.addCardsToGroups(joins, actor, system);
     await this.afterCards(updates, actor);
-    const children = updates.flatMap((u) => u.plan.children.map((title) => ({ parentId: u.cardId, title })));
+    const present = await this.presentChildren(updates);
+    const children = updates.flatMap((u) => absentTitles(u.plan.children, present.get(u.cardId)).map((title) => ({ parentId: u.cardId, title })));
     if (children.length) await this.hierarchy.createChildren(children, actor, system);
+    return children.length;
   }
+}
+
+/** The titles not among `present` (a cell naming a missing title twice still adds it twice, as a new card's cell does). */
+function absentTitles(titles: string[], present: Set<string> | undefined): string[] {
+  return present ? titles.filter((t) => !present.has(t)) : titles;
 }
