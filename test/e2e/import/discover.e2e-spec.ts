@@ -84,11 +84,38 @@ describe('POST /importers/spreadsheet/discover', () => {
     expect(open.body.detail).toMatch(/CSV syntax error.*a quoted field is never closed/);
   });
 
+  it('reads text with a stray control byte (a vertical tab, an escape, a NUL past the first KiB) or a tag in its first cell as CSV', async () => {
+    // Before, any such byte anywhere, or a first cell starting with `<`, was a 415 for the whole file.
+    const filemaker = await upload(Buffer.from('Title,Notes\rWrite docs,first\x0bsecond\rShip\x1b[1m,x\r', 'latin1')).expect(201);
+    expect([filemaker.body.format, filemaker.body.fields]).toEqual([
+      'csv',
+      [
+        { column: 0, name: 'Title', samples: ['Write docs', 'Ship\x1b[1m'] },
+        { column: 1, name: 'Notes', samples: ['first\x0bsecond', 'x'] },
+      ],
+    ]);
+    const late = await upload(Buffer.from(`Title,Notes\n${'a,b\n'.repeat(300)}nul\x00here,c\n`)).expect(201);
+    expect([late.body.rows, late.body.fields[0].samples]).toEqual([302, ['a', 'nul\uFFFDhere']]);
+    const tagged = await upload(Buffer.from('<b>Title</b>,<none>\nShip,x\n')).expect(201);
+    expect(tagged.body.fields).toEqual([
+      { column: 0, name: '<b>Title</b>', samples: ['Ship'] },
+      { column: 1, name: '<none>', samples: ['x'] },
+    ]);
+  });
+
   it('answers 415 for formats it does not take', async () => {
     const png = Buffer.from('89504e470d0a1a0a0000000d4948445200000001', 'hex');
     const notSheet = writeZip([{ name: 'readme.txt', data: Buffer.from('hello') }]);
     const xls = Buffer.concat([Buffer.from('d0cf11e0a1b11ae1', 'hex'), Buffer.alloc(512)]);
-    for (const file of [png, notSheet, xls, Buffer.from('<html><table><tr><td>x</td></tr></table></html>')]) {
+    const markup = [
+      '<html><table><tr><td>x</td></tr></table></html>',
+      '<?xml version="1.0"?>\n<?mso-application progid="Excel.Sheet"?>\n<Workbook xmlns="urn:schemas-microsoft-com:office:spreadsheet">',
+      '<Workbook xmlns="urn:schemas-microsoft-com:office:spreadsheet" xmlns:ss="urn:schemas-microsoft-com:office:spreadsheet">',
+      '\n  <!DOCTYPE html>\n<html><body><table><tr><td>x</td></tr></table></body></html>',
+    ].map((text) => Buffer.from(text));
+    const pdf = Buffer.from('%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog >>\nendobj\n', 'latin1');
+    const nulEarly = Buffer.from('Title\nA\x00B\n', 'latin1');
+    for (const file of [png, notSheet, xls, pdf, nulEarly, ...markup]) {
       const res = await upload(file, 'data.csv').expect(415);
       expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
       expect(res.body.detail).toMatch(/XLSX, CSV or ODS/);

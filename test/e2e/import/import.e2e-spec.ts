@@ -486,6 +486,34 @@ describe('POST /importers/spreadsheet/import', () => {
     expect(await snapshot(project)).toEqual(before);
   });
 
+  it('a CSV with stray control bytes: read as text, a cell no text can hold is a row problem, others follow the API rules', async () => {
+    // Before, the whole file was a 415 "binary content that is not a spreadsheet", with no row or column.
+    const project = await ws.project(alice, team, 'Stray bytes');
+    const before = await snapshot(project);
+    const mapping = { '0': { type: 'title' }, '1': { type: 'attribute', attr_type: 'text', name: 'Notes' }, '2': { type: 'children' }, '3': { type: 'context', name: 'Labels' } };
+    const filler = Array.from({ length: 100 }, (_, i) => `Row ${i},note,,\r`).join('');
+    const bad = Buffer.from(`Title,Notes,Subtasks,Labels\r${filler}nul\x00title,,,\rfine,,,esc\x1blabel\r`, 'latin1');
+    const badId = (await t.http.post(DISCOVER).set(as(alice)).attach('file', bad, 'export.csv').expect(201)).body.file_id;
+    const res = await importing({ discover_file_id: badId, project_id: project.id, options: { ignore_header: true }, mapping }).expect(400);
+    expect(res.body.errors).toEqual([
+      { row: 102, column: 0, message: 'must not contain NUL characters or unpaired surrogates' },
+      { row: 103, column: 3, message: '"esc\x1blabel": must not contain control characters' },
+    ]);
+    expect(await snapshot(project)).toEqual(before);
+    // FileMaker's in-cell line break (a vertical tab) splits children as a line break does; a title or a text keeps
+    // an escape or a vertical tab, as one sent through the API does.
+    const good = Buffer.from('Title,Notes,Subtasks,Labels\rShip\x1b[1m,first\x0bsecond,outline\x0bdraft,red\x0bblue\r', 'latin1');
+    const goodId = (await t.http.post(DISCOVER).set(as(alice)).attach('file', good, 'export.csv').expect(201)).body.file_id;
+    const ok = await importing({ discover_file_id: goodId, project_id: project.id, options: { ignore_header: true }, mapping }).expect(200);
+    expect(ok.body).toMatchObject({ created: 1, children_created: 2 });
+    const [ship] = rowCards(await cards(project.id), project);
+    expect([ship.title, ship.attributes.Notes]).toEqual(['Ship\x1b[1m', 'first\x0bsecond']);
+    const children = (await t.http.get(`${API}/cards/${ship.id}/children`).set(as(alice)).expect(200)).body as CardJson[];
+    expect(children.map((c) => c.title)).toEqual(['outline', 'draft']);
+    const labels = (await t.http.get(`${API}/cards/${ship.id}`).set(as(alice)).expect(200)).body.groups as Array<{ title: string }>;
+    expect(labels.map((g) => g.title).sort()).toEqual(['blue', 'red']);
+  });
+
   it('an existing field of another type is a 400 naming the mapping key', async () => {
     const project = await ws.project(alice, team, 'Types');
     await t.http.post(`${API}/projects/${project.id}/attributes`).set(as(alice)).send({ name: 'Estimate', type: 'number' }).expect(201);

@@ -98,8 +98,9 @@ export const MAX_GROUPS_PER_CONTEXT = 10_000;
 const REF = /^#?\s*(\d{1,9})$/;
 /** A related card's ref: as a ref cell, but never the top-level card (#0), which no card relates to. */
 const RELATED_REF = /^#?\s*([1-9]\d{0,8})$/;
-const LINE_BREAKS = /\r\n|\r|\n/;
-const CONTEXT_SEPARATORS = /\r\n|\r|\n|,/;
+/** A vertical tab too: FileMaker's and classic Mac exports' line break inside a cell. */
+const LINE_BREAKS = /\r\n|[\r\n\v]/;
+const CONTEXT_SEPARATORS = /\r\n|[\r\n\v,]/;
 
 function splitCell(text: string, separators: RegExp): string[] {
   return text

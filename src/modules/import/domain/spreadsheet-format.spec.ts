@@ -13,13 +13,41 @@ describe('sniffContainer', () => {
 
   it('refuses what is no spreadsheet it reads', () => {
     expect(() => sniffContainer(Buffer.alloc(0))).toThrow(UnreadableSpreadsheetError);
+    const random = Buffer.from(Array.from({ length: 1024 }, (_, i) => 1 + ((i * 7919) % 255)));
     for (const bytes of [
       Buffer.from('d0cf11e0a1b11ae10000', 'hex'),
       Buffer.from('PK\x05\x06', 'latin1'),
       Buffer.from('89504e470d0a1a0a0000', 'hex'),
+      Buffer.from('%PDF-1.7\n%\xe2\xe3\xcf\xd3\n', 'latin1'),
+      Buffer.from('1f8b0808', 'hex'),
+      Buffer.concat([Buffer.from('Title\n'), Buffer.alloc(1), Buffer.from('\n')]),
+      random,
       Buffer.from('  <?xml version="1.0"?><Workbook/>'),
+      Buffer.from('<!DOCTYPE html><p>x</p>'),
+      Buffer.from('<!-- exported --><html>'),
+      Buffer.from('\ufeff<HTML lang="en">'),
+      Buffer.from('<table border="1"><tr><td>x</td></tr></table>'),
+      Buffer.from('<Workbook xmlns="urn:schemas-microsoft-com:office:spreadsheet">'),
+      Buffer.from('<ss:Workbook>'),
+      Buffer.from('<rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom">'),
     ]) {
       expect(() => sniffContainer(bytes)).toThrow(UnsupportedSpreadsheetError);
+    }
+  });
+
+  it('reads text with a few stray control bytes, or a tag in its first cell, as CSV', () => {
+    const csv = { kind: 'text', encoding: 'utf-8', bomLength: 0 };
+    for (const text of [
+      'Title,Note\nA,line\x0bbreak\n',
+      'Title\x1b[1m,Note\n',
+      'Title\x01\x02\x03\x04\x05\x06\x07\x08\n',
+      `Title\n${'x'.repeat(1100)}\x00\n`,
+      '<b>Title</b>,x\n',
+      '<none>\n',
+      '<5,x\n',
+      '<tablet,x\n',
+    ]) {
+      expect([text, sniffContainer(Buffer.from(text))]).toEqual([text, csv]);
     }
   });
 });
