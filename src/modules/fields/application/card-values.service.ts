@@ -323,7 +323,8 @@ export class CardValuesService {
    * and likes in bulk too (`BulkListWriter`). Other writes go card by card.
    */
   async writeNew(items: Array<{ card: CardSummary; prepared: PreparedValues }>, actor: Actor, options: { system?: boolean } = {}): Promise<void> {
-    const { scalars: rows, lists } = await this.bulkRowsOrWrite(items, actor, options);
+    const { scalars, lists } = await this.bulkRowsOrWrite(items, actor, options);
+    const rows = await this.rowsUnderCurrentOptions(scalars);
     if (rows.length) {
       // The insert records the `card.attribute_changed` entries itself (writing along).
       await this.values.insertScalars(
@@ -339,7 +340,9 @@ export class CardValuesService {
   /**
    * Values of cards about to be created, written in the creation's statement
    * (FieldsApi.newValuesAlong): only when every value is a non-empty scalar a
-   * new card may hold, as `writeNew` would write them in bulk.
+   * new card may hold, as `writeNew` would write them in bulk. Date values
+   * are checked against their fields' options in `written`, after the
+   * statement (`rowsUnderCurrentOptions`).
    */
   newAlong(items: PreparedValues[], actor: Actor, options: { system?: boolean } = {}): NewValuesAlong | undefined {
     const rows: Array<{ ord: number; field: FieldDefinition; value: unknown }> = [];
@@ -360,7 +363,10 @@ export class CardValuesService {
         if (cards.some((card, k) => card.projectId !== (items[k] as PreparedWrites).projectId)) {
           throw new Error('bulk value writes take what prepareValues returned for the cards\' project');
         }
-        await this.publishChanges(rows.map((r) => ({ card: cards[r.ord - 1], field: r.field, value: r.value, from: null })), actor, options, true);
+        // Checked after the statement, which cannot fail on it: its values' keys hold the fields' rows
+        // (FOR KEY SHARE), so an option change that did not commit before it waits for this transaction.
+        const current = await this.rowsUnderCurrentOptions(rows);
+        await this.publishChanges(current.map((r) => ({ card: cards[r.ord - 1], field: r.field, value: r.value, from: null })), actor, options, true);
       },
     };
   }
@@ -375,7 +381,8 @@ export class CardValuesService {
    * changed (a card written card by card counts as changed).
    */
   async writeMany(items: Array<{ card: CardSummary; prepared: PreparedValues }>, actor: Actor, options: { system?: boolean } = {}): Promise<Set<number>> {
-    const { scalars: rows, lists, oneByOne } = await this.bulkRowsOrWrite(items, actor, options);
+    const { scalars, lists, oneByOne } = await this.bulkRowsOrWrite(items, actor, options);
+    const rows = await this.rowsUnderCurrentOptions(scalars);
     const changedCards = new Set(oneByOne);
     if (rows.length) {
       // The upsert records the `card.attribute_changed` entries itself (writing along).
@@ -634,14 +641,46 @@ export class CardValuesService {
   private async underCurrentOptions(writes: Write[], everyField: boolean): Promise<Write[]> {
     const ids = [...new Set(writes.filter((w) => everyField || takesOptions(w.field.type)).map((w) => w.field.id))];
     if (!ids.length) return writes;
-    const current = new Map((await this.definitions.shareLock(ids)).map((f) => [f.id, f]));
+    const now = await this.heldAsNow(ids);
     return writes.map((w) => {
       if (!ids.includes(w.field.id)) return w;
-      const field = current.get(w.field.id);
-      if (!field) throw new UnknownFieldError(w.field.name, w.field.name);
-      if (JSON.stringify(field.options) === JSON.stringify(w.field.options)) return w;
+      const field = now(w.field);
+      if (field === w.field) return w;
       return w.kind === 'set' ? { ...w, field, value: parseValue(field, w.value) } : { ...w, field };
     });
+  }
+
+  /**
+   * `underCurrentOptions` for the sets of the bulk writes (new cards' values,
+   * an import's): the date fields they write held FOR SHARE, ascending id, and
+   * each of their values parsed again when its field's options changed since
+   * it was (400 when they no longer allow it). No statement when no row
+   * writes a date field, so a bulk write of numbers and texts costs what it did.
+   */
+  private async rowsUnderCurrentOptions<R extends { field: FieldDefinition; value: unknown }>(rows: R[]): Promise<R[]> {
+    const ids = [...new Set(rows.filter((r) => takesOptions(r.field.type)).map((r) => r.field.id))];
+    if (!ids.length) return rows;
+    const now = await this.heldAsNow(ids);
+    return rows.map((r) => {
+      if (!takesOptions(r.field.type)) return r;
+      const field = now(r.field);
+      return field === r.field ? r : { ...r, field, value: parseValue(field, r.value) };
+    });
+  }
+
+  /**
+   * FOR SHARE on the fields `ids` until the transaction ends (an option change
+   * waits for it: FieldDefinitionsService.updateField), and a lookup of each
+   * written field as it is now: the same definition when its options are
+   * those it was read with, the current one otherwise; 400 for one deleted since.
+   */
+  private async heldAsNow(ids: number[]): Promise<(field: FieldDefinition) => FieldDefinition> {
+    const current = new Map((await this.definitions.shareLock(ids)).map((f) => [f.id, f]));
+    return (field) => {
+      const now = current.get(field.id);
+      if (!now) throw new UnknownFieldError(field.name, field.name);
+      return JSON.stringify(now.options) === JSON.stringify(field.options) ? field : now;
+    };
   }
 
   /**

@@ -71,7 +71,12 @@ export interface ProjectFields {
  */
 export interface NewValuesAlong {
   readonly creation: CreationAlong;
-  /** Publishes the values' `card.attribute_changed` events (already recorded); refuses cards of another project than the values'. */
+  /**
+   * Publishes the values' `card.attribute_changed` events (already recorded);
+   * refuses cards of another project than the values', and date values their
+   * fields' options no longer allow (an option change committed since they
+   * were parsed: 400, one statement only when there are date values).
+   */
   written(cards: CardSummary[]): Promise<void>;
 }
 
