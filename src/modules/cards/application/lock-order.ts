@@ -37,12 +37,14 @@
  *     A write of date values holds those fields' rows FOR SHARE, ascending
  *     id, before its value rows (their options decide what a value may be;
  *     an option change takes the row FOR UPDATE: FieldDefinitionsService.
- *     updateField). The guarded statement takes it in its guard, before the
- *     card row: out of this order (docs/ARCHITECTURE.md, "A date field's
- *     options and its values"). Not yet held by the bulk writes: values
- *     written along a creation (FieldsApi.newValuesAlong), and the scalar
- *     rows of writeNewValues and writeValuesMany (creations with groups,
- *     imports); writeValues holds them.
+ *     updateField). The bulk writes hold them too: writeNewValues and
+ *     writeValuesMany before their scalar rows; values written along a
+ *     creation (FieldsApi.newValuesAlong) just after its insert, whose
+ *     values' keys hold the rows FOR KEY SHARE from then on (an option
+ *     change's FOR UPDATE waits for that). The guarded statement takes it
+ *     in its guard, before the card row: out of this order, a deadlock only
+ *     with its own project's deletion, broken and run again
+ *     (docs/ARCHITECTURE.md, "A date field's options and its values").
  *  5. touching the cards (`updated_at`), ascending id: cards held since 1.
  *
  * A foreign key locks too: FOR KEY SHARE on the row it names when a row is
