@@ -191,14 +191,16 @@ describe('the whole flow in a real browser (Chromium, headless, loopback only)',
   // refused "Form expired" (403).
   it('logs in from the first of two tabs opened together on a first visit', async () => {
     const context = await loopbackContext(browser);
-    // Both requests are held until both are on their way, so neither carries a cookie the other's answer set.
+    // Both requests are held until both are on their way, then sent from here at once (route.fetch, with the
+    // context's cookies as they are then: none), so neither carries a cookie the other's answer set. Let go to
+    // the browser's own network stack, the later one at times left after the earlier answer and carried it.
     let release!: () => void;
     const bothSent = new Promise<void>((resolve) => (release = resolve));
     let held = 0;
     await context.route(/\/(login|signup)$/, async (route) => {
       if (++held === 2) release();
       await bothSent;
-      await route.continue();
+      await route.fulfill({ response: await route.fetch() });
     });
     const [login, signup] = await Promise.all([context.newPage(), context.newPage()]);
     await Promise.all([login.goto(`${authUrl}/login`), signup.goto(`${authUrl}/signup`)]);
