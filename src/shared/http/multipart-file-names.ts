@@ -1,3 +1,5 @@
+import { basename, decodeFormDataName, isOctetStream, parseDisposition, partHeaders } from './part-headers.js';
+
 /** A part's headers longer than this are not read (busboy refuses them too). */
 const MAX_HEADER_BYTES = 16 * 1024;
 const HEADER_END = Buffer.from('\r\n\r\n');
@@ -10,6 +12,10 @@ const HEADER_END = Buffer.from('\r\n\r\n');
  * reduces to nothing ("..", ".", "dir/") is dropped, so the request read as
  * one with a text value or none. `problem` says what is wrong with the name
  * of the part named `part`: it has a file name parameter, but no file name.
+ * Each part is read as busboy reads it (`part-headers.ts`: which parameter
+ * wins, escapes, folded lines, what makes a delimiter), so a part busboy
+ * stores as a file is never refused for its name, and one it drops or
+ * reads as text is never let through.
  */
 export class MultipartFileNames {
   private readonly delimiter: Buffer;
@@ -60,18 +66,29 @@ export class MultipartFileNames {
     return undefined;
   }
 
-  /** Reads the header block after a delimiter; the chunk after it, or undefined when it goes on in the next chunk. */
+  /**
+   * Reads what follows a delimiter: `--` ends the body, a line break starts
+   * a part's header block (read up to its blank line), anything else makes
+   * it no delimiter (busboy reads on as part content). The chunk after it,
+   * or undefined when it goes on in the next chunk.
+   */
   private readHeader(chunk: Buffer): Buffer | undefined {
     const block = this.header!.length ? Buffer.concat([this.header!, chunk]) : chunk;
-    if (block.length >= 2 && block.subarray(0, 2).toString('latin1') === '--') return this.finish(); // the closing delimiter
-    const end = block.indexOf(HEADER_END);
+    const opening = block.subarray(0, 2).toString('latin1');
+    if (opening === '--') return this.finish(); // the closing delimiter
+    const end = opening === '\r\n' ? block.indexOf(HEADER_END) : -1;
     if (end === -1) {
-      if (block.length > MAX_HEADER_BYTES) return this.finish();
-      this.header = Buffer.from(block);
-      return undefined;
+      if (opening.length < 2 || (opening === '\r\n' && block.length <= MAX_HEADER_BYTES)) {
+        this.header = Buffer.from(block);
+        return undefined;
+      }
+      if (opening === '\r\n') return this.finish(); // busboy refuses a header block this long
+      this.header = undefined;
+      this.tail = Buffer.alloc(0); // the search goes on after the false delimiter
+      return block;
     }
     this.header = undefined;
-    this.inspect(block.subarray(0, end).toString('latin1'));
+    this.inspect(block.subarray(2, Math.max(2, end)).toString('latin1'));
     // Right after the headers, a delimiter (an empty part) has its line break in `tail`.
     this.tail = Buffer.from('\r\n');
     return block.subarray(end + HEADER_END.length);
@@ -82,36 +99,46 @@ export class MultipartFileNames {
     return undefined;
   }
 
-  /** The header lines of one part (after its delimiter's line): its disposition's name and file name. */
-  private inspect(headers: string): void {
-    const line = headers.split('\r\n').find((l) => /^content-disposition\s*:/i.test(l));
-    if (!line || this.found !== undefined) return;
-    const params = dispositionParams(line.slice(line.indexOf(':') + 1));
-    if (params.name !== this.part) return;
-    const name = params['filename*'] ?? params.filename;
-    if (name === undefined) return;
-    const last = name.split(/[/\\]/).pop()!.trim();
-    if (!name.trim()) this.found = 'the file part has an empty file name (filename="")';
-    else if (last === '' || last === '.' || last === '..') this.found = `the file part's name ${JSON.stringify(name)} is not a file name`;
+  /** A part's header block (after its delimiter's line break): what is wrong with the file name of the part `part`, read as busboy reads it. */
+  private inspect(block: string): void {
+    if (this.found !== undefined) return;
+    const headers = partHeaders(block);
+    const raw = headers.get('content-disposition') ?? '';
+    const disposition = parseDisposition(raw);
+    if (!disposition || disposition.type !== 'form-data') {
+      // busboy skips the part: named `part` (read leniently), the request would go on as if it had none.
+      if (decodeFormDataName(looseName(raw) ?? '') === this.part) this.found = 'the part\'s Content-Disposition cannot be read (a malformed or not a form-data disposition)';
+      return;
+    }
+    const name = disposition.params.get('name');
+    if (name && decodeFormDataName(name) === this.part) this.found = fileNameProblem(disposition.params, headers.get('content-type'));
   }
 }
 
-/** A Content-Disposition's parameters (RFC 6266: quoted strings unescaped, `filename*` decoded from its charset''value form). */
-function dispositionParams(value: string): Record<string, string> {
-  const params: Record<string, string> = {};
-  for (const m of value.matchAll(/;\s*([^\s=;]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s;]*))/g)) {
-    const key = m[1].toLowerCase();
-    const raw = m[2] !== undefined ? m[2].replace(/\\(.)/g, '$1') : m[3];
-    params[key] = key === 'filename*' ? extValue(raw) : raw;
+const EMPTY_NAME = 'the file part has an empty file name (filename="")';
+
+/**
+ * busboy takes `filename*`, else `filename`, the first of each and only when
+ * not empty, then its last segment; a part with neither is a file only when
+ * typed application/octet-stream. multer drops a file whose name is then
+ * empty, and reads a part with an empty file name as text. A blank name, or
+ * one whose last segment is blank, '.' or '..' once trimmed, is refused too:
+ * it names no file.
+ */
+function fileNameProblem(params: Map<string, string>, contentType: string | undefined): string | undefined {
+  const chosen = params.get('filename*') || params.get('filename') || undefined;
+  if (chosen === undefined) {
+    if (params.has('filename*') || params.has('filename')) return EMPTY_NAME;
+    return isOctetStream(contentType) ? 'the file part has no file name (no filename parameter)' : undefined;
   }
-  return params;
+  const last = decodeFormDataName(basename(chosen)).trim();
+  if (!decodeFormDataName(chosen).trim()) return EMPTY_NAME;
+  if (last === '' || last === '.' || last === '..') return `the file part's name ${JSON.stringify(chosen)} is not a file name`;
+  return undefined;
 }
 
-function extValue(raw: string): string {
-  const text = raw.replace(/^[^']*'[^']*'/, '');
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
+/** The `name` parameter of a disposition busboy cannot read, read leniently. */
+function looseName(disposition: string): string | undefined {
+  const match = /(?:^|;)[ \t]*name[ \t]*=[ \t]*(?:"([^"]*)"|([^\s;]*))/i.exec(disposition);
+  return match ? (match[1] ?? match[2]) : undefined;
 }

@@ -225,6 +225,33 @@ describe('files fields', () => {
     expect((res.body.attributes.Attachments as FileJson[]).map((f) => f.name)).toEqual(['kept.txt', 'report.txt']);
   });
 
+  it('reads a file part\'s name as the parser does: the first file name wins and an empty one gives way (200); what it drops or reads as text is a 400', async () => {
+    const card = (await c.card(ann, w.root, 'parser file names')).id;
+    const boundary = 'cardwork-test-boundary';
+    const send = (disposition: string) =>
+      t.http
+        .post(`${API}/cards/${card}/attributes/Attachments/append`)
+        .set(as(ann))
+        .set('Content-Type', `multipart/form-data; boundary=${boundary}`)
+        .send(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; ${disposition}\r\nContent-Type: text/plain\r\n\r\nsome bytes\r\n--${boundary}--\r\n`));
+    await send('name="value"; filename="a.txt"; filename=""').expect(200);
+    await send(`name="value"; filename="ok.txt"; filename*=UTF-8''; size=10`).expect(200);
+    await send(`name="value"; filename*=UTF-8''; filename="ok2.txt"`).expect(200);
+    const refused: Array<[string, RegExp]> = [
+      ['name="value"; filename="x\\.."', /"x\\\\\.\." is not a file name/],
+      ['name="value"; name="other"; filename=""', /empty file name/],
+      ['name="value";\r\n filename=""', /empty file name/],
+      // The parser skips a part whose disposition it cannot read (an empty filename* last is malformed to it).
+      [`name="value"; filename="ok.txt"; filename*=UTF-8''`, /Content-Disposition cannot be read/],
+    ];
+    for (const [disposition, message] of refused) {
+      const res = await send(disposition).expect(400);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.body.errors).toEqual([{ field: 'value', message: expect.stringMatching(message) }]);
+    }
+    expect(((await c.get(ann, card)).attributes.Attachments as FileJson[]).map((f) => f.name)).toEqual(['a.txt', 'ok.txt', 'ok2.txt']);
+  });
+
   it('pop {"value": file_id} removes that file, pop without a body the last one; the content goes too', async () => {
     const card = (await c.card(ann, w.root, 'pop')).id;
     for (const name of ['1.txt', '2.txt', '3.txt']) await c.append(ann, card, 'Attachments', { name, data: name }).expect(200);
