@@ -4,13 +4,14 @@ import multer, { type StorageEngine } from 'multer';
 import type { Observable } from 'rxjs';
 import { AppConfig, UPLOAD_ENVELOPE_BYTES } from '../../config/app-config.js';
 import type { Actor } from '../domain/actor.js';
-import { InvalidInputError, PayloadTooLargeError, type DomainError } from '../domain/domain-error.js';
+import { InvalidInputError, PayloadTooLargeError, type DomainError, type FieldProblem } from '../domain/domain-error.js';
 import { UploadMemoryBudget, type MemoryHold } from '../upload-memory.js';
 import { holdUntilClosed, takeAsItArrives } from './body-memory.js';
 import { checkUtf8Fields, type CheckedMultipart } from './invalid-utf8.js';
 import { MultipartFileNames } from './multipart-file-names.js';
 import { ProblemDetailsFilter } from './problem-details.filter.js';
 import { sendProblem } from './problem.js';
+import { invalidInput } from './validation.pipe.js';
 
 /** A client that keeps sending after its 413 or 503 is cut off after this long. */
 const DISCARD_GRACE_MS = 10_000;
@@ -93,7 +94,9 @@ const MULTER_MESSAGES: Record<string, string> = {
  * comes; a body that cannot fit is a 503 with Retry-After (a 429 when it is
  * its user's share that it passes), answered before the rest is read.
  * Errors are domain errors (413, 503, 429, 400 naming the part,
- * 400 naming a text field that is not UTF-8; the file's bytes are its own).
+ * 400 naming a text field that is not UTF-8; the file's bytes are its own;
+ * 400 naming each part the upload does not take: another file part, or a
+ * text field beside the file).
  * Used by `FileUploadInterceptor`, or called by a handler itself where an
  * interceptor would cost too much.
  */
@@ -129,7 +132,7 @@ export class MultipartUpload {
     const counting = Number.isFinite(declared) ? undefined : takeAsItArrives(req, res, hold, (refusal) => refuseNow(req, res, refusal));
     const names = this.watchFileNames(req);
     try {
-      await this.parse(req, res);
+      await this.parse(req, res, names.filesNotTaken);
     } catch (error) {
       // Refused for memory while the body came in: that is the answer, whatever the parser made of the rest.
       throw counting?.refusal ?? error;
@@ -139,9 +142,35 @@ export class MultipartUpload {
     }
     // Refused while the last parts came in: what was read is not written.
     if (counting?.refusal) throw counting.refusal;
+    const file = (req as Request & { file?: UploadedFilePart }).file;
     const problem = names.problem();
-    if (problem) throw new InvalidInputError(`${this.part}: ${problem}`, [{ field: this.part, message: problem }]);
-    return (req as Request & { file?: UploadedFilePart }).file;
+    const refused = [
+      ...(problem ? [{ field: this.part, message: problem }] : []),
+      // multer drops another part's file without a file name (a file with one was refused while parsing).
+      ...this.notTaken(names.filesNotTaken()),
+      ...(file ? this.textAlong(req.body) : []),
+    ];
+    if (refused.length) throw invalidInput(refused);
+    return file;
+  }
+
+  private notTaken(files: readonly string[]): FieldProblem[] {
+    return files.map((field) => ({ field, message: `the file must be sent in a form part named "${this.part}"` }));
+  }
+
+  /**
+   * DESIGN.md §2: a parameter a request does not take is a 400 naming it.
+   * Along a file the upload takes no text field, its own name included (the
+   * file is the value): the handler reads only the file, so they would be
+   * ignored. (Without a file the text fields are the handler's: a files
+   * value given by URL, checked as a JSON body is.)
+   */
+  private textAlong(body: unknown): FieldProblem[] {
+    const names = body !== null && typeof body === 'object' ? Object.keys(body) : [];
+    return names.map((name) => ({
+      field: name,
+      message: name === this.part ? `the file is the value: send the part "${name}" once, as a file` : `is not a part this upload takes (only the file part "${this.part}")`,
+    }));
   }
 
   /**
@@ -149,18 +178,19 @@ export class MultipartUpload {
    * file name in it ("", "..") would otherwise pass for a text value, or for
    * no value at all (`MultipartFileNames`).
    */
-  private watchFileNames(req: Request): { stop(): void; problem(): string | undefined } {
+  private watchFileNames(req: Request): { stop(): void; problem(): string | undefined; filesNotTaken(): readonly string[] } {
     const boundary = MultipartFileNames.boundaryOf(req.headers['content-type']);
-    if (!boundary) return { stop: () => undefined, problem: () => undefined };
+    if (!boundary) return { stop: () => undefined, problem: () => undefined, filesNotTaken: () => [] };
     const names = new MultipartFileNames(boundary, this.part);
     const read = (chunk: Buffer) => names.write(chunk);
     req.on('data', read);
-    return { stop: () => req.off('data', read), problem: () => names.problem };
+    return { stop: () => req.off('data', read), problem: () => names.problem, filesNotTaken: () => names.filesNotTaken };
   }
 
-  private parse(req: Request, res: Response): Promise<void> {
+  /** `filesNotTaken`: the other file parts read so far, when the parser fails. */
+  private parse(req: Request, res: Response, filesNotTaken: () => readonly string[]): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.upload(req, res, (error, notUtf8) => (error ? reject(this.toDomainError(error)) : notUtf8 ? reject(notUtf8) : resolve()));
+      this.upload(req, res, (error, notUtf8) => (error ? reject(this.toDomainError(error, filesNotTaken())) : notUtf8 ? reject(notUtf8) : resolve()));
     });
   }
 
@@ -172,11 +202,14 @@ export class MultipartUpload {
     return hold.take(declared) ? undefined : hold.refusal();
   }
 
-  private toDomainError(error: unknown): unknown {
+  private toDomainError(error: unknown, filesNotTaken: readonly string[]): unknown {
     const part = this.part;
     if (error instanceof PayloadTooLargeError) return error;
     if (error instanceof multer.MulterError) {
       if (error.code === 'LIMIT_FILE_SIZE') return tooLarge(this.config.maxUploadBytes);
+      // multer stops at the first file part it does not take, or at a second file (it counts one), naming at most
+      // that part; each other file part the body has given so far is named instead (read before busboy reads it).
+      if ((error.code === 'LIMIT_UNEXPECTED_FILE' || error.code === 'LIMIT_FILE_COUNT') && filesNotTaken.length) return invalidInput(this.notTaken(filesNotTaken));
       const message =
         error.code === 'LIMIT_UNEXPECTED_FILE'
           ? `the file must be sent in a form part named "${part}"`

@@ -104,6 +104,23 @@ describe('MultipartFileNames', () => {
     expect(problemOf(raw)).toBeUndefined();
   });
 
+  it('lists the other parts busboy takes for files, with a file name or without (typed application/octet-stream)', () => {
+    const raw = body(
+      { disposition: 'form-data; name="value"; filename="a.txt"', content: 'x' },
+      { disposition: 'form-data; name="note"', content: 'text' },
+      { disposition: 'form-data; name="note2"; filename=""', content: 'text' },
+      { disposition: 'form-data; name="other"; filename="b.txt"', content: 'x' },
+      { disposition: 'form-data; name="raw"', type: 'application/octet-stream', content: 'x' },
+    );
+    for (let cut = 1; cut < raw.length; cut += 7) {
+      const names = new MultipartFileNames(BOUNDARY, 'value');
+      names.write(raw.subarray(0, cut));
+      names.write(raw.subarray(cut));
+      expect(names.filesNotTaken).toEqual(['other', 'raw']);
+      expect(names.problem).toBeUndefined();
+    }
+  });
+
   it('reads the boundary of a Content-Type, quoted or not', () => {
     expect(MultipartFileNames.boundaryOf('multipart/form-data; boundary=abc')).toBe('abc');
     expect(MultipartFileNames.boundaryOf('multipart/form-data; boundary="a b"')).toBe('a b');

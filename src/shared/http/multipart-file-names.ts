@@ -25,6 +25,7 @@ export class MultipartFileNames {
   private header: Buffer | undefined;
   private finished = false;
   private found: string | undefined;
+  private readonly others: string[] = [];
 
   constructor(
     boundary: string,
@@ -47,6 +48,11 @@ export class MultipartFileNames {
   /** What is wrong with the file name the part `part` gave, or undefined. */
   get problem(): string | undefined {
     return this.found;
+  }
+
+  /** The names of the parts read so far that busboy takes for files, other than `part`: files the upload does not take. */
+  get filesNotTaken(): readonly string[] {
+    return this.others;
   }
 
   /** The chunk after the next delimiter (then reading its part's headers), or undefined when it has none. */
@@ -99,19 +105,25 @@ export class MultipartFileNames {
     return undefined;
   }
 
-  /** A part's header block (after its delimiter's line break): what is wrong with the file name of the part `part`, read as busboy reads it. */
+  /** A part's header block (after its delimiter's line break), read as busboy reads it: what is wrong with the file name of the part `part`, or another part that is a file. */
   private inspect(block: string): void {
-    if (this.found !== undefined) return;
     const headers = partHeaders(block);
     const raw = headers.get('content-disposition') ?? '';
     const disposition = parseDisposition(raw);
     if (!disposition || disposition.type !== 'form-data') {
       // busboy skips the part: named `part` (read leniently), the request would go on as if it had none.
-      if (decodeFormDataName(looseName(raw) ?? '') === this.part) this.found = 'the part\'s Content-Disposition cannot be read (a malformed or not a form-data disposition)';
+      if (decodeFormDataName(looseName(raw) ?? '') === this.part) this.find('the part\'s Content-Disposition cannot be read (a malformed or not a form-data disposition)');
       return;
     }
-    const name = disposition.params.get('name');
-    if (name && decodeFormDataName(name) === this.part) this.found = fileNameProblem(disposition.params, headers.get('content-type'));
+    const { params } = disposition;
+    const name = decodeFormDataName(params.get('name') || '');
+    const contentType = headers.get('content-type');
+    if (name === this.part) this.find(fileNameProblem(params, contentType));
+    else if (name && (params.get('filename*') || params.get('filename') || isOctetStream(contentType))) this.others.push(name);
+  }
+
+  private find(problem: string | undefined): void {
+    this.found ??= problem;
   }
 }
 

@@ -20,7 +20,8 @@ function readsOf(handler: Function, controller: Function): Reads {
   if (!reads) {
     const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, handler.name) ?? {}) as Record<string, unknown>;
     const types = new Set(Object.keys(args).map((key) => Number(key.split(':')[0])));
-    // A handler given the whole request (an upload reading its own parts) reads what it needs itself.
+    // A handler given the whole request (an upload reading its own parts) reads what it needs itself;
+    // MultipartUpload refuses the parts it does not take, after the body is read.
     const whole = types.has(RouteParamtypes.REQUEST);
     reads = { body: whole || types.has(RouteParamtypes.BODY), query: whole || types.has(RouteParamtypes.QUERY) };
     READS_BY_HANDLER.set(handler, reads);
