@@ -22,7 +22,8 @@ const positiveId = fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER });
 const username = fc.stringMatching(/^[A-Za-z0-9._-]{1,64}$/);
 const fileName = fc
   .string({ minLength: 1, maxLength: 255 })
-  .filter((s) => s !== '.' && s !== '..' && !/[/\\\u0000-\u001f\u007f]/.test(s));
+  // Blank names are no names (refused, as empty ones are).
+  .filter((s) => s.trim() !== '' && s !== '.' && s !== '..' && !/[/\\\u0000-\u001f\u007f]/.test(s));
 /** Anything that is neither null, a string nor a number: refused by every scalar type. */
 const structured = fc.oneof(fc.array(fc.jsonValue(), { maxLength: 3 }), fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 3 }));
 
