@@ -34,7 +34,7 @@ import { sendProblem } from './shared/http/problem.js';
 import { multipartFields, readsFormFields } from './shared/http/multipart-fields.middleware.js';
 import { queryAsBody } from './shared/http/query-as-body.middleware.js';
 import { answerOptions } from './shared/http/route-methods.js';
-import { UnknownParametersInterceptor } from './shared/http/unknown-parameters.interceptor.js';
+import { UnknownParametersGuard } from './shared/http/unknown-parameters.guard.js';
 import { refuseSlowBodies, type BodyPace } from './shared/http/slow-bodies.js';
 import { rejectUnsafeStrings } from './shared/http/safe-strings.middleware.js';
 import { documentUnreadBodies, refuseUnreadBodies } from './shared/http/unread-bodies.middleware.js';
@@ -133,7 +133,8 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, obs
   // The web pages and /oauth/* live at the root of AUTH_URL, the API under its prefix.
   app.setGlobalPrefix(API_PREFIX, { exclude: WEB_PATHS });
   app.useGlobalPipes(createValidationPipe());
-  app.useGlobalInterceptors(new UnknownParametersInterceptor(API_PREFIX));
+  // After the authentication guard (an APP_GUARD, registered first): a 401 comes before a 400.
+  app.useGlobalGuards(new UnknownParametersGuard(API_PREFIX));
   const document = apiDocument(app, config);
   const server = app.getHttpAdapter().getInstance() as express.Express;
   server.get(`/${API_PREFIX}/spec.json`, (_req, res) => void res.json(document));

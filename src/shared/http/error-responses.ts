@@ -190,7 +190,7 @@ export function inputErrors(limits: RequestLimits): ErrorRule {
     const reasons: ErrorReason[] = [HEADERS_TOO_LARGE, headTooSlow(limits)];
     if (body) reasons.push({ status: 400, why: INVALID_BODY });
     if (query) reasons.push({ status: 400, why: INVALID_QUERY });
-    // An operation that takes neither refuses any parameter (UnknownParametersInterceptor).
+    // An operation that takes neither refuses any parameter (UnknownParametersGuard).
     if (!body && !query) reasons.push({ status: 400, why: UNKNOWN_PARAMETER });
     if (op.parameters('path').length) reasons.push({ status: 404, why: NOT_FOUND });
     const upload = body !== undefined && 'content' in body && 'multipart/form-data' in body.content;
