@@ -33,8 +33,10 @@ export class AccountsApiImpl extends AccountsApi {
 
   async logIn(login: string, password: string, address: string): Promise<Account | null> {
     await this.countAttempt(`login-address:${address}`);
-    await this.countAttempt(await this.accountKey(login));
-    const user = await this.users.logIn(login, password);
+    const text = String(login).trim();
+    const found = text.length <= 300 ? await this.repo.findByLogin(text) : null;
+    await this.countAttempt(accountKey(found, text));
+    const user = await this.users.checkPassword(found, password);
     return user ? toAccount(user) : null;
   }
 
@@ -43,21 +45,20 @@ export class AccountsApiImpl extends AccountsApi {
     if (!attempt.allowed) throw new RateLimitedError(attempt.resetSeconds);
   }
 
-  /**
-   * The counter of the account a login names: one per account, whichever of
-   * its names was typed (keyed on the text, its user name and its email were
-   * two counters, so twice the guesses). An unknown login counts under its
-   * text as the lookup matches it (trimmed, any case); it costs the same
-   * lookup, and answers as a known one does.
-   */
-  private async accountKey(login: string): Promise<string> {
-    const text = String(login).trim();
-    const user = text.length <= 300 ? await this.repo.findByLogin(text) : null;
-    return user ? `login-account:${user.id}` : `login-name:${text.toLowerCase()}`;
-  }
-
   async getAccount(userId: number): Promise<Account | null> {
     const user = await this.repo.findById(userId);
     return user ? toAccount(user) : null;
   }
+}
+
+/**
+ * The counter of the account a login names: one per account, whichever of
+ * its names was typed (keyed on the text, its user name and its email were
+ * two counters, so twice the guesses). An unknown login counts under its
+ * text as the lookup matches it (trimmed, any case), and answers as a known
+ * one does. The account found is the one whose password is then checked:
+ * one lookup.
+ */
+function accountKey(user: { id: number } | null, text: string): string {
+  return user ? `login-account:${user.id}` : `login-name:${text.toLowerCase()}`;
 }

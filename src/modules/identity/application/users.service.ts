@@ -80,8 +80,8 @@ export class UsersService {
   }
 
   /** The user whose username or email and password match. Unknown users cost a hash too, so timing tells nothing. */
-  async logIn(login: string, password: string): Promise<User | null> {
-    const user = typeof login === 'string' && login.length <= 300 ? await this.users.findByLogin(login.trim()) : null;
+  /** `user` (found by the login typed, or null) if `password` is its password; the same work for an unknown user. */
+  async checkPassword(user: User | null, password: string): Promise<User | null> {
     const stored = user?.passwordHash ?? (await unknownUserHash());
     const ok = typeof password === 'string' && password.length <= 1024 && (await verifyPassword(password, stored));
     return ok && user?.passwordHash ? user : null;
