@@ -638,16 +638,10 @@ export class CardValuesService {
    * hold every field they write so, and a field deleted since is the 400 of
    * an unknown field (its value's foreign key would only say "not found").
    */
-  private async underCurrentOptions(writes: Write[], everyField: boolean): Promise<Write[]> {
-    const ids = [...new Set(writes.filter((w) => everyField || takesOptions(w.field.type)).map((w) => w.field.id))];
-    if (!ids.length) return writes;
-    const now = await this.heldAsNow(ids);
-    return writes.map((w) => {
-      if (!ids.includes(w.field.id)) return w;
-      const field = now(w.field);
-      if (field === w.field) return w;
-      return w.kind === 'set' ? { ...w, field, value: parseValue(field, w.value) } : { ...w, field };
-    });
+  private underCurrentOptions(writes: Write[], everyField: boolean): Promise<Write[]> {
+    return this.heldUnderCurrentOptions(writes, (field) => everyField || takesOptions(field.type), (w, field) =>
+      w.kind === 'set' ? { ...w, field, value: parseValue(field, w.value) } : { ...w, field },
+    );
   }
 
   /**
@@ -657,30 +651,31 @@ export class CardValuesService {
    * it was (400 when they no longer allow it). No statement when no row
    * writes a date field, so a bulk write of numbers and texts costs what it did.
    */
-  private async rowsUnderCurrentOptions<R extends { field: FieldDefinition; value: unknown }>(rows: R[]): Promise<R[]> {
-    const ids = [...new Set(rows.filter((r) => takesOptions(r.field.type)).map((r) => r.field.id))];
-    if (!ids.length) return rows;
-    const now = await this.heldAsNow(ids);
-    return rows.map((r) => {
-      if (!takesOptions(r.field.type)) return r;
-      const field = now(r.field);
-      return field === r.field ? r : { ...r, field, value: parseValue(field, r.value) };
-    });
+  private rowsUnderCurrentOptions<R extends { field: FieldDefinition; value: unknown }>(rows: R[]): Promise<R[]> {
+    return this.heldUnderCurrentOptions(rows, (field) => takesOptions(field.type), (r, field) => ({ ...r, field, value: parseValue(field, r.value) }));
   }
 
   /**
-   * FOR SHARE on the fields `ids` until the transaction ends (an option change
-   * waits for it: FieldDefinitionsService.updateField), and a lookup of each
-   * written field as it is now: the same definition when its options are
-   * those it was read with, the current one otherwise; 400 for one deleted since.
+   * The two above: FOR SHARE, ascending id, on the fields of the items that
+   * `held` picks, until the transaction ends (an option change waits for it:
+   * FieldDefinitionsService.updateField); an item whose field's options
+   * changed since it was read is made again (`reparse`) with the field as it
+   * is now; 400 for a field deleted since. No statement when none is picked.
    */
-  private async heldAsNow(ids: number[]): Promise<(field: FieldDefinition) => FieldDefinition> {
+  private async heldUnderCurrentOptions<T extends { field: FieldDefinition }>(
+    items: T[],
+    held: (field: FieldDefinition) => boolean,
+    reparse: (item: T, field: FieldDefinition) => T,
+  ): Promise<T[]> {
+    const ids = [...new Set(items.filter((i) => held(i.field)).map((i) => i.field.id))];
+    if (!ids.length) return items;
     const current = new Map((await this.definitions.shareLock(ids)).map((f) => [f.id, f]));
-    return (field) => {
-      const now = current.get(field.id);
-      if (!now) throw new UnknownFieldError(field.name, field.name);
-      return JSON.stringify(now.options) === JSON.stringify(field.options) ? field : now;
-    };
+    return items.map((item) => {
+      if (!held(item.field)) return item;
+      const now = current.get(item.field.id);
+      if (!now) throw new UnknownFieldError(item.field.name, item.field.name);
+      return JSON.stringify(now.options) === JSON.stringify(item.field.options) ? item : reparse(item, now);
+    });
   }
 
   /**
