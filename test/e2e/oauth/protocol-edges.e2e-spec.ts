@@ -99,6 +99,73 @@ describe('OAuth protocol edges', () => {
     });
   });
 
+  // RFC 6749 §2.3: one authentication method per request. The library read
+  // the Basic header and ignored the form, so a client_secret (right or
+  // wrong) or another client's client_id beside it was let through.
+  describe('client credentials sent two ways (RFC 6749 §2.3)', () => {
+    const TWO_WAYS = {
+      error: 'invalid_request',
+      error_description: 'Client credentials are sent two ways, in the Authorization header (HTTP Basic) and the `client_secret` form field: use one (RFC 6749 section 2.3)',
+    };
+    const OTHER_CLIENT = { error: 'invalid_request', error_description: 'Invalid parameter: `client_id` is not the client the Authorization header (HTTP Basic) names' };
+    const refused = (res: { status: number; body: unknown; headers: Record<string, string> }, body: unknown) => {
+      expect({ status: res.status, body: res.body, cacheControl: res.headers['cache-control'] }).toEqual({ status: 400, body, cacheControl: 'no-store' });
+    };
+    const exchangeFields = (code: string) => [['grant_type', 'authorization_code'], ['code', code], ['redirect_uri', CALLBACK]] as [string, string][];
+
+    it.each([
+      ['its own secret', () => app.clientSecret!],
+      ['another secret', () => 'cws_other'],
+      ['an empty secret', () => ''],
+    ])('Basic and a client_secret field (%s) is invalid_request at both endpoints; the code, the pair and the refresh token stay usable', async (_what, secret) => {
+      const code = await ann.code(params());
+      refused(await post('/oauth/token', form([...exchangeFields(code), ['client_secret', secret()]])), TWO_WAYS);
+      const pair = (await exchange(code).expect(200)).body as TokenPair;
+      refused(await post('/oauth/token', form([['grant_type', 'refresh_token'], ['refresh_token', pair.refresh_token], ['client_secret', secret()]])), TWO_WAYS);
+      refused(await post('/oauth/revoke', form([['token', pair.refresh_token], ['client_id', app.clientId], ['client_secret', secret()]])), TWO_WAYS);
+      await me(pair.access_token).expect(200);
+      await refresh(pair.refresh_token).expect(200);
+    });
+
+    it('Basic and a client_id field naming the same client is taken at both endpoints', async () => {
+      const code = await ann.code(params());
+      const pair = (await post('/oauth/token', form([...exchangeFields(code), ['client_id', app.clientId]])).expect(200)).body as TokenPair;
+      const next = (await post('/oauth/token', form([['grant_type', 'refresh_token'], ['refresh_token', pair.refresh_token], ['client_id', app.clientId]])).expect(200)).body as TokenPair;
+      await post('/oauth/revoke', form([['token', next.refresh_token], ['client_id', app.clientId]])).expect(200);
+      await me(next.access_token).expect(401);
+    });
+
+    it('Basic and a client_id field naming another client (or none) is invalid_request at both endpoints, and changes nothing', async () => {
+      const other = await ann.registerApp([CALLBACK], 'public', 'Other client');
+      for (const clientId of [other.clientId, '', app.clientId.toUpperCase()]) {
+        const code = await ann.code(params());
+        refused(await post('/oauth/token', form([...exchangeFields(code), ['client_id', clientId]])), OTHER_CLIENT);
+        const pair = (await exchange(code).expect(200)).body as TokenPair;
+        refused(await post('/oauth/revoke', form([['token', pair.refresh_token], ['client_id', clientId]])), OTHER_CLIENT);
+        await me(pair.access_token).expect(200);
+        await refresh(pair.refresh_token).expect(200);
+      }
+    });
+
+    // The token endpoint fell back to the form when it could not read the header, and let a public client in by its client_id.
+    it('a Basic header that cannot be read is invalid_client (401), whatever client_id the form names', async () => {
+      const publicApp = await ann.registerApp([CALLBACK], 'public', 'Public with a broken header');
+      const { verifier, challenge } = pkce();
+      const code = await ann.code(params({ client_id: publicApp.clientId, code_challenge: challenge, code_challenge_method: 'S256' }));
+      const fields = { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_id: publicApp.clientId, code_verifier: verifier };
+      for (const authorization of [`Basic ${Buffer.from(publicApp.clientId).toString('base64')}`, 'Basic', `Basic ${Buffer.from(`${publicApp.clientId}:x\ny`).toString('base64')}`]) {
+        const res = await t.http.post('/oauth/token').type('form').set('Authorization', authorization).send(fields);
+        expect({ authorization, status: res.status, body: res.body, challenge: res.headers['www-authenticate'] }).toEqual({
+          authorization,
+          status: 401,
+          body: { error: 'invalid_client', error_description: 'Invalid client: cannot retrieve client credentials' },
+          challenge: 'Basic realm="cardwork"',
+        });
+      }
+      await tokenRequest(t, fields).expect(200);
+    });
+  });
+
   describe('a refresh asking a scope twice', () => {
     it('gets it once, as the authorization request does', async () => {
       const pair = await firstPair();

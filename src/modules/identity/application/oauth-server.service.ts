@@ -263,7 +263,8 @@ function withClientChallenge(r: OAuthEndpointRequest, answer: OAuthEndpointAnswe
  * `invalid_request` for a parameter the endpoints cannot read: one holding
  * text PostgreSQL cannot store, or one sent more than once (RFC 6749 §3.1,
  * which the form parser hands over as an array, and the library and the
- * model took for a string). Checked before the library runs, so the request
+ * model took for a string); or client credentials sent two ways
+ * (`credentialsTwoWays`). Checked before the library runs, so the request
  * changes nothing: the code or the refresh token it names stays usable.
  */
 function malformedParameters(r: OAuthEndpointRequest): OAuthEndpointAnswer | undefined {
@@ -272,6 +273,28 @@ function malformedParameters(r: OAuthEndpointRequest): OAuthEndpointAnswer | und
   const repeated = Object.keys(r.body).find((name) => Array.isArray(r.body[name]));
   if (repeated !== undefined) {
     return oauthError(400, 'invalid_request', `Invalid parameter: \`${repeated}\` is sent more than once (RFC 6749 section 3.1)`);
+  }
+  return credentialsTwoWays(r);
+}
+
+/**
+ * RFC 6749 §2.3: a client uses one authentication method per request. With
+ * an HTTP Basic header the library reads the header and ignores the form, so
+ * a `client_secret` beside it, or a `client_id` naming another client, was
+ * let through unread; both are refused. A `client_id` equal to the header's
+ * is what many clients send (§4.1.3) and stays allowed. A Basic header that
+ * cannot be read is a failed authentication (`invalid_client`, 401), not a
+ * reason to fall back to the form's `client_id`, as the library did.
+ */
+function credentialsTwoWays(r: OAuthEndpointRequest): OAuthEndpointAnswer | undefined {
+  const basic = basicCredentials(r.headers.authorization);
+  if (!basic) return undefined;
+  if (r.body.client_secret !== undefined) {
+    return oauthError(400, 'invalid_request', 'Client credentials are sent two ways, in the Authorization header (HTTP Basic) and the `client_secret` form field: use one (RFC 6749 section 2.3)');
+  }
+  if (basic.clientId === undefined) return invalidClient(r, 'Invalid client: cannot retrieve client credentials');
+  if (r.body.client_id !== undefined && r.body.client_id !== basic.clientId) {
+    return oauthError(400, 'invalid_request', 'Invalid parameter: `client_id` is not the client the Authorization header (HTTP Basic) names');
   }
   return undefined;
 }
@@ -296,18 +319,32 @@ function unsafeParameter(r: OAuthEndpointRequest): string | undefined {
 
 /** Client credentials by HTTP Basic (`client_id:client_secret`) or form fields. */
 function clientCredentials(r: OAuthEndpointRequest): { clientId?: string; clientSecret?: string; viaHeader: boolean } {
-  const header = r.headers.authorization;
-  const match = typeof header === 'string' ? /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header) : null;
-  if (match) {
-    const decoded = Buffer.from(match[1], 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    if (colon < 0) return { viaHeader: true };
-    return { clientId: decoded.slice(0, colon), clientSecret: decoded.slice(colon + 1) || undefined, viaHeader: true };
-  }
+  const basic = basicCredentials(r.headers.authorization);
+  if (basic) return { ...basic, viaHeader: true };
   const { client_id: id, client_secret: secret } = r.body;
   return {
     clientId: typeof id === 'string' ? id : undefined,
     clientSecret: typeof secret === 'string' && secret ? secret : undefined,
     viaHeader: false,
   };
+}
+
+/**
+ * The header and the decoded `id:secret` as the `basic-auth` package the
+ * library uses reads them, so that what is checked here is what the library
+ * authenticates (it takes `-_.~` in the base64 and no line break in the pair).
+ */
+const BASIC_HEADER = /^ *(?:[Bb][Aa][Ss][Ii][Cc]) +([A-Za-z0-9._~+/-]+=*) *$/;
+const BASIC_PAIR = /^([^:]*):(.*)$/;
+
+/**
+ * The credentials of an `Authorization: Basic` header: undefined when there
+ * is none (or another scheme), no `clientId` when it cannot be read.
+ */
+function basicCredentials(header: string | string[] | undefined): { clientId?: string; clientSecret?: string } | undefined {
+  if (typeof header !== 'string' || !/^\s*basic(\s|$)/i.test(header)) return undefined;
+  const encoded = BASIC_HEADER.exec(header)?.[1];
+  const pair = encoded === undefined ? null : BASIC_PAIR.exec(Buffer.from(encoded, 'base64').toString('utf8'));
+  if (!pair) return {};
+  return { clientId: pair[1], clientSecret: pair[2] || undefined };
 }
