@@ -1,8 +1,9 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
-import { ApiBody, ApiCreatedResponse, ApiExtraModels, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiExtraModels, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
+import { ApiCreatedWithLocation, created } from '../../../shared/http/created-location.js';
 import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
 import { Conflicts, RouteErrors, UPLOAD_MEMORY_SHARE } from '../../../shared/http/error-responses.js';
 import { jsonText } from '../../../shared/http/json-text.js';
@@ -58,11 +59,16 @@ export class CardsController {
   }
 
   @Post(':id/children')
-  @ApiCreatedResponse({ type: CardDto, description: 'the new card, last among its siblings' })
+  @ApiCreatedWithLocation({ type: CardDto, description: 'the new card, last among its siblings' })
   // Its `attributes` may name files by URL, downloaded before the card is created.
   @RouteErrors(UPLOAD_MEMORY_SHARE)
-  create(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: CreateCardDto) {
-    return this.creation.create(id, dto, actor);
+  async create(
+    @CurrentActor() actor: Actor,
+    @Param('id', ParseIdPipe) id: number,
+    @Body() dto: CreateCardDto,
+    @Res({ passthrough: true }) res: Response,
+  ) {
+    return created(res, '/cards/', await this.creation.create(id, dto, actor));
   }
 
   @Put(':id')

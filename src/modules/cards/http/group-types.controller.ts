@@ -1,7 +1,9 @@
-import { Body, Controller, Get, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, Param, Post, Put, Query, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
+import { ApiCreatedWithLocation, created } from '../../../shared/http/created-location.js';
 import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
 import { Conflicts } from '../../../shared/http/error-responses.js';
 import { NoQueryDto } from '../../../shared/http/list-query.dto.js';
@@ -31,10 +33,15 @@ export class GroupTypesController {
   }
 
   @Post('projects/:id/group-types')
-  @ApiCreatedResponse({ type: GroupTypeDto, description: 'the new group type, with the group_type field it owns' })
+  @ApiCreatedWithLocation({ type: GroupTypeDto, description: 'the new group type, with the group_type field it owns' })
   @Conflicts(NAMES_TAKEN)
-  create(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) projectId: number, @Body() dto: CreateGroupTypeDto) {
-    return this.types.create(projectId, dto, actor);
+  async create(
+    @CurrentActor() actor: Actor,
+    @Param('id', ParseIdPipe) projectId: number,
+    @Body() dto: CreateGroupTypeDto,
+    @Res({ passthrough: true }) res: Response,
+  ) {
+    return created(res, '/group-types/', await this.types.create(projectId, dto, actor));
   }
 
   @Get('group-types/:id')

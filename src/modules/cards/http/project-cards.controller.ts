@@ -1,8 +1,9 @@
 import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiCreatedResponse, ApiExtraModels, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiExtraModels, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
+import { ApiCreatedWithLocation, created } from '../../../shared/http/created-location.js';
 import { listingRequest, setListingHeaders } from '../../../shared/http/cursor.js';
 import { jsonItems, jsonText } from '../../../shared/http/json-text.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
@@ -62,8 +63,13 @@ export class ProjectCreationController {
   constructor(private readonly projects: CreateProjectService) {}
 
   @Post(':id/projects')
-  @ApiCreatedResponse({ type: ProjectDto, description: 'the new project, with its top-level card' })
-  create(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: CreateProjectDto) {
-    return this.projects.create(id, dto.title, actor);
+  @ApiCreatedWithLocation({ type: ProjectDto, description: 'the new project, with its top-level card' })
+  async create(
+    @CurrentActor() actor: Actor,
+    @Param('id', ParseIdPipe) id: number,
+    @Body() dto: CreateProjectDto,
+    @Res({ passthrough: true }) res: Response,
+  ) {
+    return created(res, '/projects/', await this.projects.create(id, dto.title, actor));
   }
 }

@@ -1,7 +1,9 @@
-import { Body, Controller, Get, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, Param, Post, Put, Query, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
+import { ApiCreatedWithLocation, created } from '../../../shared/http/created-location.js';
 import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
 import { Conflicts } from '../../../shared/http/error-responses.js';
 import { NoQueryDto } from '../../../shared/http/list-query.dto.js';
@@ -39,10 +41,15 @@ export class FieldDefinitionsController {
   }
 
   @Post('projects/:id/attributes')
-  @ApiCreatedResponse({ type: AttributeDto })
+  @ApiCreatedWithLocation({ type: AttributeDto })
   @Conflicts(NAME_TAKEN)
-  create(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: CreateAttributeDto) {
-    return this.definitions.createProjectField(id, { ...dto }, actor);
+  async create(
+    @CurrentActor() actor: Actor,
+    @Param('id', ParseIdPipe) id: number,
+    @Body() dto: CreateAttributeDto,
+    @Res({ passthrough: true }) res: Response,
+  ) {
+    return created(res, '/attributes/', await this.definitions.createProjectField(id, { ...dto }, actor));
   }
 
   @Get('attributes/:id')
@@ -78,10 +85,15 @@ export class ModelsController {
   }
 
   @Post('projects/:id/models')
-  @ApiCreatedResponse({ type: ModelDto })
+  @ApiCreatedWithLocation({ type: ModelDto })
   @Conflicts({ 'FIELDS.MODEL_NAME_TAKEN': 'a model of that name (any case) exists in the project' })
-  create(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: CreateModelDto) {
-    return this.definitions.createModel(id, { ...dto }, actor);
+  async create(
+    @CurrentActor() actor: Actor,
+    @Param('id', ParseIdPipe) id: number,
+    @Body() dto: CreateModelDto,
+    @Res({ passthrough: true }) res: Response,
+  ) {
+    return created(res, '/models/', await this.definitions.createModel(id, { ...dto }, actor));
   }
 
   @Get('models/:id')
@@ -97,9 +109,14 @@ export class ModelsController {
   }
 
   @Post('models/:id/attributes')
-  @ApiCreatedResponse({ type: AttributeDto })
+  @ApiCreatedWithLocation({ type: AttributeDto })
   @Conflicts(NAME_TAKEN)
-  createField(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: CreateAttributeDto) {
-    return this.definitions.createModelField(id, { ...dto }, actor);
+  async createField(
+    @CurrentActor() actor: Actor,
+    @Param('id', ParseIdPipe) id: number,
+    @Body() dto: CreateAttributeDto,
+    @Res({ passthrough: true }) res: Response,
+  ) {
+    return created(res, '/attributes/', await this.definitions.createModelField(id, { ...dto }, actor));
   }
 }

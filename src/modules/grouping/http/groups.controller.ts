@@ -1,7 +1,9 @@
-import { Body, Controller, Get, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, Param, Post, Put, Query, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
+import { ApiCreatedWithLocation, created } from '../../../shared/http/created-location.js';
 import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
 import { Conflicts } from '../../../shared/http/error-responses.js';
 import { NoQueryDto } from '../../../shared/http/list-query.dto.js';
@@ -34,10 +36,15 @@ export class GroupsController {
   }
 
   @Post('cards/:id/groups')
-  @ApiCreatedResponse({ type: GroupDto, description: 'the new group, scoped at the card' })
+  @ApiCreatedWithLocation({ type: GroupDto, description: 'the new group, scoped at the card' })
   @Conflicts(TITLE_TAKEN)
-  create(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) cardId: number, @Body() dto: CreateGroupDto) {
-    return this.groups.create(cardId, dto, actor);
+  async create(
+    @CurrentActor() actor: Actor,
+    @Param('id', ParseIdPipe) cardId: number,
+    @Body() dto: CreateGroupDto,
+    @Res({ passthrough: true }) res: Response,
+  ) {
+    return created(res, '/groups/', await this.groups.create(cardId, dto, actor));
   }
 
   @Get('groups/:id')

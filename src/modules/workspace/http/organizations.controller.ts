@@ -3,6 +3,7 @@ import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
+import { ApiCreatedWithLocation, created } from '../../../shared/http/created-location.js';
 import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
 import { Conflicts } from '../../../shared/http/error-responses.js';
 import { pageRequest, setPageHeaders } from '../../../shared/http/pagination.js';
@@ -35,9 +36,9 @@ export class OrganizationsController {
   }
 
   @Post()
-  @ApiCreatedResponse({ type: OrganizationDto, description: 'the new team; the caller is its admin' })
-  create(@CurrentActor() actor: Actor, @Body() dto: CreateOrganizationDto) {
-    return this.organizations.create(actor, dto.name);
+  @ApiCreatedWithLocation({ type: OrganizationDto, description: 'the new team; the caller is its admin' })
+  async create(@CurrentActor() actor: Actor, @Body() dto: CreateOrganizationDto, @Res({ passthrough: true }) res: Response) {
+    return created(res, '/organizations/', await this.organizations.create(actor, dto.name));
   }
 
   @Get(':id')
