@@ -381,6 +381,35 @@ describe('web pages behind https, with sign-up closed', () => {
     expect(await t.app.get(DataSource).query(`SELECT 1 FROM identity.users`)).toEqual([]);
   });
 
+  // The closed page's links dropped `next`: a user sent by an application's
+  // authorization request who tried sign-up lost the way back to consent.
+  it('keeps a safe `next` on the closed sign-up page\'s links, shown or posted', async () => {
+    const next = '/oauth/authorize?response_type=code&client_id=cwc_x&state=a%26b';
+    const withNext = (path: string) => `${path}?next=${encodeURIComponent(next)}`;
+    const links = (page: string, text: string) => [...page.matchAll(new RegExp(`<a href="([^"]*)">${text}</a>`, 'g'))].map((m) => unescapeHtml(m[1]));
+    const shown = await request(t.app.getHttpServer()).get(withNext('/signup')).expect(403);
+    expect(shown.text).toContain('Sign-up is closed');
+    // the nav's two links and the page's own login link
+    expect(links(shown.text, 'Log in')).toEqual([withNext('/login'), withNext('/login')]);
+    expect(links(shown.text, 'Sign up')).toEqual([withNext('/signup')]);
+
+    const form = await request(t.app.getHttpServer()).get('/login').expect(200);
+    const cookie = (form.headers['set-cookie'] as unknown as string[])[0].split(';')[0];
+    const post = (fields: Record<string, string>) =>
+      request(t.app.getHttpServer()).post('/signup').set('Cookie', cookie).type('form').send({ _csrf: csrfOf(form.text), username: 'eve', email: 'eve@example.test', password: PASSWORD, ...fields });
+    const posted = await post({ next }).expect(403);
+    expect(posted.text).toContain('Sign-up is closed');
+    expect(links(posted.text, 'Log in')).toEqual([withNext('/login'), withNext('/login')]);
+
+    // A next off this site is dropped, as the login drops it.
+    for (const unsafe of ['//evil.example/x', 'https://evil.example/', '/\\evil.example']) {
+      const page = await request(t.app.getHttpServer()).get(`/signup?next=${encodeURIComponent(unsafe)}`).expect(403);
+      expect(links(page.text, 'Log in')).toEqual(['/login', '/login']);
+      expect(links((await post({ next: unsafe }).expect(403)).text, 'Log in')).toEqual(['/login', '/login']);
+    }
+    expect(await t.app.get(DataSource).query(`SELECT 1 FROM identity.users`)).toEqual([]);
+  });
+
   it('sets Secure __Host- cookies', async () => {
     const res = await request(t.app.getHttpServer()).get('/login').expect(200);
     expect(res.headers['set-cookie']?.[0]).toMatch(/^__Host-cw_csrf_[\w-]{12}=[\w-]+; Path=\/; HttpOnly; Secure; SameSite=Lax$/);

@@ -39,7 +39,7 @@ export class AccountPagesController {
   @Get('signup')
   async signUpForm(@Req() req: Request, @Res() res: Response) {
     const ctx = await this.web.context(req, res);
-    if (!this.config.allowSignup) return this.web.send(res, 403, signUpClosedPage(ctx));
+    if (!this.config.allowSignup) return this.web.send(res, 403, signUpClosedPage(ctx, safeNext(req.query.next)));
     if (ctx.account) return res.redirect(303, safeNext(req.query.next));
     this.web.send(res, 200, signUpPage(ctx, { next: safeNext(req.query.next) }));
   }
@@ -47,7 +47,7 @@ export class AccountPagesController {
   @Post('signup')
   async signUp(@Req() req: Request, @Res() res: Response) {
     const ctx = await this.web.formContext(req, res);
-    if (!this.config.allowSignup) return this.web.send(res, 403, signUpClosedPage(ctx));
+    if (!this.config.allowSignup) return this.web.send(res, 403, signUpClosedPage(ctx, safeNext(field(req, 'next'))));
     const input = { username: field(req, 'username').trim(), email: field(req, 'email').trim(), password: field(req, 'password') };
     try {
       const account = await this.accounts.signUp(input);

@@ -58,8 +58,15 @@ export function signUpPage(ctx: PageContext, opts: { error?: string; username?: 
   );
 }
 
-export function signUpClosedPage(ctx: PageContext): SafeHtml {
-  return layout(ctx, 'Sign-up is closed', html`<p>This instance does not accept new accounts. Ask its administrator for one.</p>`);
+/** `next` as on the sign-up page: an existing user who came to sign up still gets back to where they were going. */
+export function signUpClosedPage(ctx: PageContext, next?: string): SafeHtml {
+  return layout(
+    ctx,
+    'Sign-up is closed',
+    html`<p>This instance does not accept new accounts. Ask its administrator for one.</p>
+<p>Already have an account? <a href="${withNext('/login', next)}">Log in</a>.</p>`,
+    next,
+  );
 }
 
 export function logInPage(ctx: PageContext, opts: { error?: string; login?: string; next?: string }): SafeHtml {
