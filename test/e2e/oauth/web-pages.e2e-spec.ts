@@ -306,6 +306,37 @@ describe('web pages on AUTH_URL', () => {
     await post('/login', csrfOf(login.text), { login: 'ann', password: PASSWORD }).expect(303).expect('Location', '/account');
   });
 
+  // Each first view sets a pre-session cookie of its own; they outlived the
+  // login and piled up in the browser, each sent with every request.
+  it('clears every pre-session cookie the browser sent once it logs in or signs up, and no other', async () => {
+    const server = t.app.getHttpServer();
+    const setCookies = (res: request.Response) => (res.headers['set-cookie'] as unknown as string[] | undefined) ?? [];
+    const firstViews = async () => {
+      const views = await Promise.all([request(server).get('/login').expect(200), request(server).get('/signup').expect(200)]);
+      const pairs = views.map((v) => setCookies(v)[0].split(';')[0]);
+      return { csrf: views.map((v) => csrfOf(v.text)), names: pairs.map((p) => p.slice(0, p.indexOf('='))), cookie: [...pairs, 'other=kept'].join('; ') };
+    };
+    const expectCleared = (res: request.Response, names: string[]) => {
+      const cleared = setCookies(res).filter((c) => !c.startsWith('cw_session='));
+      expect(cleared.map((c) => c.slice(0, c.indexOf('='))).sort()).toEqual([...names].sort());
+      for (const c of cleared) expect(c).toMatch(/^cw_csrf_[\w-]{12}=; Max-Age=0; Path=\/; Expires=[^;]+; HttpOnly; SameSite=Lax$/);
+    };
+
+    const login = await firstViews();
+    expect(login.names).toHaveLength(2);
+    const post = (path: string, cookie: string, fields: Record<string, string>) => request(server).post(path).set('Cookie', cookie).type('form').send(fields);
+    // A refused login keeps them: its page's form still needs one.
+    expect(setCookies(await post('/login', login.cookie, { _csrf: login.csrf[0], login: 'ann', password: 'wrong password' }).expect(401))).toEqual([]);
+    const loggedIn = await post('/login', login.cookie, { _csrf: login.csrf[0], login: 'ann', password: PASSWORD }).expect(303);
+    expectCleared(loggedIn, login.names);
+    const session = setCookies(loggedIn).find((c) => c.startsWith('cw_session='))!.split(';')[0];
+    await request(server).get('/account').set('Cookie', session).expect(200);
+
+    const signUp = await firstViews();
+    const signedUp = await post('/signup', signUp.cookie, { _csrf: signUp.csrf[1], username: 'cookie-jar', email: 'cookie-jar@example.test', password: PASSWORD }).expect(303);
+    expectCleared(signedUp, signUp.names);
+  });
+
   it('creates an API key shown once, lists it by prefix and last use, and revokes it', async () => {
     const page = await ann.agent.get('/account').expect(200);
     const created = await ann.agent.post('/account/api-keys').type('form').send({ _csrf: csrfOf(page.text), name: 'laptop' }).expect(201);
@@ -428,6 +459,10 @@ describe('web pages behind https, with sign-up closed', () => {
       .send({ _csrf: csrfOf(form.text), login: 'dan', password: PASSWORD })
       .expect(303);
     expect((res.headers['set-cookie'] as unknown as string[]).find((c) => c.startsWith('__Host-cw_session='))).toMatch(/; Secure; SameSite=Lax$/);
+    // The pre-session cookie is cleared as it was set: __Host-, Secure, Path=/.
+    expect((res.headers['set-cookie'] as unknown as string[]).filter((c) => c.includes('cw_csrf_'))).toEqual([
+      expect.stringMatching(new RegExp(`^${cookie.slice(0, cookie.indexOf('='))}=; Max-Age=0; Path=/; Expires=[^;]+; HttpOnly; Secure; SameSite=Lax$`)),
+    ]);
   });
 
   // Last in this app: it exhausts the login attempts of the test's address.

@@ -143,8 +143,24 @@ export class WebContextService {
    * it was: logging in again leaves no earlier session of this browser behind.
    */
   async logIn(req: Request, res: Response, userId: number): Promise<void> {
-    const token = await this.sessions.start(userId, cookies(req)[this.name(req, 'cw_session')]);
+    const jar = cookies(req);
+    const token = await this.sessions.start(userId, jar[this.name(req, 'cw_session')]);
     res.cookie(this.name(req, 'cw_session'), token, this.cookieOptions(req, SESSION_LIFETIME_MS));
+    this.clearPreSessionCookies(req, res, jar);
+  }
+
+  /**
+   * Once logged in, forms carry the session's token and the pre-session
+   * secrets serve no form: each first view set one, so they would pile up
+   * in the browser, each sent with every request. Cleared with the
+   * attributes they were set with (Path=/, the `__Host-` prefix). Only names
+   * the cookie syntax can hold are answered, as only those were ever set.
+   */
+  private clearPreSessionCookies(req: Request, res: Response, jar: Record<string, string>): void {
+    const prefix = this.name(req, 'cw_csrf_');
+    for (const name of Object.keys(jar)) {
+      if (name.startsWith(prefix) && /^[\w-]+$/.test(name.slice(prefix.length))) res.cookie(name, '', { ...this.cookieOptions(req), maxAge: 0 });
+    }
   }
 
   async logOut(req: Request, res: Response, ctx: WebContext): Promise<void> {
