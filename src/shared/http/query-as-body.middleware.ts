@@ -25,7 +25,8 @@ function isEmpty(query: object): boolean {
  * body, even `{}` or an empty form: its query string is not read. (A body of
  * a type the API does not read never gets here: refuseUnreadBodies answers
  * 415.) A multipart body always counts as sent: an upload route reads its
- * own later, chunked or not, uncounted here.
+ * own later, chunked or not, uncounted here, and refuses a query string
+ * beside it (UnknownParametersGuard) rather than leave it unread.
  *
  * A read works the other way round: its parameters are read as a query, so
  * a JSON or form body sent with a GET becomes its query (`queryFromBody`),
