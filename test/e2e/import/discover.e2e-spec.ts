@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { DataSource } from 'typeorm';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API } from '../../support/workspace-client.js';
 import {
@@ -127,6 +128,39 @@ describe('POST /importers/spreadsheet/discover', () => {
     expect(res.body.errors).toEqual([{ field: 'value', message: 'the file must be sent in a form part named "file"' }]);
     const none = await t.http.post(DISCOVER).set(as(alice)).field('x', '1').expect(400);
     expect(none.body.errors[0].field).toBe('file');
+  });
+
+  it('without a file, names the part "file" and each parameter it does not take: a text mapping, a JSON body, the spreadsheet sent as text', async () => {
+    const required = { field: 'file', message: 'is required: send the spreadsheet as a multipart/form-data part named "file"' };
+    const notTaken = (field: string) => ({ field, message: 'is not a part this upload takes (only the file part "file")' });
+    const text = await t.http.post(DISCOVER).set(as(alice)).field('mapping', '{"0":{"type":"title"}}').field('project_id', '1').expect(400);
+    expect(text.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(text.body).toMatchObject({ type: 'INPUT.INVALID', errors: [required, notTaken('mapping'), notTaken('project_id')] });
+    expect(text.body.detail).toMatch(/^file: is required.*; mapping: is not a part/);
+    const json = await t.http.post(DISCOVER).set(as(alice)).send({ mapping: { '0': { type: 'title' } } }).expect(400);
+    expect(json.body.errors).toEqual([required, notTaken('mapping')]);
+    const asText = await t.http.post(DISCOVER).set(as(alice)).field('file', 'Title\nOne').expect(400);
+    expect(asText.body.errors).toEqual([{ field: 'file', message: expect.stringMatching(/as a file .*not as text/) }]);
+    const nothing = await t.http.post(DISCOVER).set(as(alice)).expect(400);
+    expect(nothing.body.errors).toEqual([required]);
+  });
+
+  it('refuses a query string beside the upload (DESIGN.md §2 would not read it), naming each parameter; nothing is kept', async () => {
+    const uploads = async () => Number((await t.app.get(DataSource).query(`SELECT count(*) AS n FROM importer.uploads`))[0].n);
+    const before = await uploads();
+    const sheet = sheetFile([['Title'], ['One']], 'csv');
+    const res = await t.http.post(`${DISCOVER}?project_id=1&bogus=x`).set(as(alice)).attach('file', sheet, 'sheet.csv').expect(400);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    const message = 'the query string is not read beside a multipart upload (its parameters are its form parts)';
+    expect(res.body.errors).toEqual([
+      { field: 'project_id', message },
+      { field: 'bogus', message },
+    ]);
+    expect(await uploads()).toBe(before);
+    // Authentication still answers first; the same upload without the query is taken.
+    await t.http.post(`${DISCOVER}?bogus=x`).attach('file', sheet, 'sheet.csv').expect(401);
+    await t.http.post(DISCOVER).set(as(alice)).attach('file', sheet, 'sheet.csv').expect(201);
+    expect(await uploads()).toBe(before + 1);
   });
 
   describe('hostile files', () => {

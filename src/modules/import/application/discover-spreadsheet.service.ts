@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../../config/app-config.js';
 import { clientWatch } from '../../../shared/client-watch.js';
 import type { Actor } from '../../../shared/domain/actor.js';
-import { invalidImportInput, SpreadsheetTooLargeError, UploadQuotaError } from '../domain/import.errors.js';
+import { discoverWithoutFile, SpreadsheetTooLargeError, UploadQuotaError } from '../domain/import.errors.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { SheetSummary, trimRow, type DiscoveredField } from '../domain/sheet-summary.js';
 import { classifyZip, sniffContainer, type SpreadsheetFormat } from '../domain/spreadsheet-format.js';
@@ -40,8 +40,9 @@ export class DiscoverSpreadsheetService {
     private readonly sandbox: SheetSandbox,
   ) {}
 
-  async discover(file: SpreadsheetUpload | undefined, actor: Actor): Promise<DiscoverResult> {
-    if (!file) throw invalidImportInput('file', 'send the spreadsheet as a multipart/form-data part named "file"');
+  /** `params`: what else the request sent (text parts, a JSON or form body); discover takes nothing but the file. */
+  async discover(file: SpreadsheetUpload | undefined, actor: Actor, params?: unknown): Promise<DiscoverResult> {
+    if (!file) throw discoverWithoutFile(params);
     // Before the parse (its cost), and again with the rows' size as they are stored.
     this.checkQuota(await this.uploads.liveOf(actor.userId), 0);
     const summary = new SheetSummary(this.config.importLimits);

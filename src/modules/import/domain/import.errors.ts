@@ -72,6 +72,27 @@ export class ImportFieldDeletedError extends ConflictError {
   }
 }
 
+/**
+ * Discover without a file: 400 naming `file`, and each other parameter sent
+ * (a text part such as `mapping`, a JSON or form body's key), which discover
+ * does not take (DESIGN.md §2: an unknown parameter is named, never ignored).
+ * Beside a file the upload refuses them itself (MultipartUpload); without
+ * one it leaves them to the handler. A text part named `file` is the
+ * spreadsheet sent as text, not as a file.
+ */
+export function discoverWithoutFile(params: unknown): InvalidInputError {
+  const names = params !== null && typeof params === 'object' ? Object.keys(params) : [];
+  const file: FieldProblem = {
+    field: 'file',
+    message: names.includes('file')
+      ? 'send the spreadsheet as a file (a part with a file name: curl -F "file=@sheet.xlsx"), not as text'
+      : 'is required: send the spreadsheet as a multipart/form-data part named "file"',
+  };
+  const others = names.filter((name) => name !== 'file').map((field) => ({ field, message: 'is not a part this upload takes (only the file part "file")' }));
+  const problems = [file, ...others];
+  return new InvalidInputError(problems.map((p) => `${p.field}: ${p.message}`).join('; '), problems);
+}
+
 /** A body property of the import request is wrong: 400 naming it. */
 export function invalidImportInput(field: string, message: string): InvalidInputError {
   return new InvalidInputError(`${field}: ${message}`, [{ field, message }]);

@@ -108,7 +108,7 @@ export class SpreadsheetImportController {
     },
   )
   discover(@CurrentActor() actor: Actor, @Req() req: Request): Promise<DiscoverResult> {
-    return this.discovery.discover(req.file, actor);
+    return this.discovery.discover(req.file, actor, req.body);
   }
 
   @Post('import')
