@@ -9,6 +9,7 @@ import type {
 } from '../contracts/oauth.api.js';
 import { hasUnsafeText } from '../../../shared/domain/safe-text.js';
 import { isScope } from '../auth/scope.policy.js';
+import { isRegisteredRedirectUri } from '../domain/redirect-uri.js';
 import { hashSecret } from '../domain/secrets.js';
 import { OAuthClientsRepository } from '../infrastructure/oauth-clients.repository.js';
 import { OAuthGrantsRepository } from '../infrastructure/oauth-grants.repository.js';
@@ -74,7 +75,7 @@ export class OAuthServerService {
     try {
       await this.server.authorize(new OAuth2Server.Request({ method: 'POST', headers: {}, query: {}, body }), response, {
         authenticateHandler: { handle: () => ({ id: userId }) },
-        model: this.modelKnowing(check.client),
+        model: this.modelKnowing(check.client, check.redirectUri),
       } as OAuth2Server.AuthorizeOptions);
     } catch (error) {
       this.logger.error(`authorization failed after the pre-check: ${String(error)}`);
@@ -83,10 +84,15 @@ export class OAuthServerService {
     return { kind: 'redirect', location: withEmptyState(response.get('location') as string, check.state) };
   }
 
-  /** The model with the client the pre-check found: at this step no secret is involved. */
-  private modelKnowing(client: ModelClient): OAuth2Server.AuthorizationCodeModel {
+  /**
+   * The model with the client and the redirect URI the pre-check found: at
+   * this step no secret is involved, and the URI may be a stored one's
+   * parsed form (`isRegisteredRedirectUri`), which the stored list lacks.
+   */
+  private modelKnowing(client: ModelClient, redirectUri: string): OAuth2Server.AuthorizationCodeModel {
     const model = Object.create(this.model) as OAuthModel;
     model.getClient = async () => client;
+    model.validateRedirectUri = async (uri: string) => uri === redirectUri;
     return model;
   }
 
@@ -162,7 +168,7 @@ export class OAuthServerService {
     if (typeof redirectUri !== 'string' || !redirectUri) {
       return { kind: 'fatal', message: 'The request has no redirect_uri; it is required.' };
     }
-    if (!row.redirectUris.includes(redirectUri)) {
+    if (!isRegisteredRedirectUri(row.redirectUris, redirectUri)) {
       return { kind: 'fatal', message: 'The redirect_uri is not one the application registered (they must match exactly).' };
     }
     const client = toModelClient(row);

@@ -29,6 +29,32 @@ export function redirectUriProblem(uri: string): string | null {
   return url.href === uri ? null : `is read as ${url.href}; register it in that form if that is where it should lead`;
 }
 
+/**
+ * Whether an authorization request's `redirect_uri` is one the application
+ * registered: the text stored, exactly; or, for a URI stored before
+ * registrations had to be written as they parse, the form it parses to (a
+ * client library that builds its redirect URI with a URL parser sends that
+ * form, and the stored text never matched it). The request must be written
+ * in that form itself, and the form must be one that could be registered
+ * today. Whole strings are compared, never a prefix or another spelling of
+ * the request's: it is the URI the browser is sent to. For a URI registered
+ * since, both are the same string.
+ */
+export function isRegisteredRedirectUri(registered: readonly string[], requested: string): boolean {
+  return registered.some((uri) => uri === requested || registrableForm(uri) === requested);
+}
+
+/** The form a stored URI parses to, when it could be registered in that form; else null. */
+function registrableForm(uri: string): string | null {
+  let href: string;
+  try {
+    href = new URL(uri).href;
+  } catch {
+    return null;
+  }
+  return redirectUriProblem(href) === null ? href : null;
+}
+
 function schemeProblem(url: URL): string | null {
   if (url.protocol === 'https:') return url.hostname ? null : 'needs a host';
   if (url.protocol === 'http:') {
