@@ -1,8 +1,10 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { DataSource } from 'typeorm';
+import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner.js';
 import { CardCreated, CardEventBatch } from '../../../src/shared/events/card.events.js';
 import { EventBus } from '../../../src/shared/events/event-bus.js';
 import { PreparingClient } from '../../../src/shared/persistence/prepared-statements.js';
+import { requestStatements } from '../../support/request-statements.js';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, workspaceClient, type ProjectJson } from '../../support/workspace-client.js';
 
@@ -267,6 +269,44 @@ describe('an import of several write batches', () => {
     failPublication = 1;
     await importTasks(project, taskRows(ROWS), 500);
     expect(await snapshot(project)).toEqual(before);
+  });
+
+  /**
+   * The import holds the fields it fills from its transaction's first step
+   * and parses each batch's values on definitions read after that, so the
+   * bulk value writer does not hold the date fields again (FOR SHARE) per
+   * batch of updates (FieldsApi.writeValuesMany, fieldsHeld): an update of
+   * dates costs the statements an update of numbers does.
+   */
+  it('updates the matched cards of each batch with dates in as many statements as with numbers, holding no field again', async () => {
+    const n = 600; // two write batches
+    const run = async (type: 'date' | 'number', first: (k: number) => string, then: string, stored: unknown) => {
+      const project = await ws.project(alice, team, `Updates of ${type}s`);
+      const mapping = { '0': { type: 'title' }, '1': { type: 'attribute', attr_type: type, name: 'V' } };
+      const file = (cell: (k: number) => string) => csv(['Title', 'V'], Array.from({ length: n }, (_, k) => [`Row ${k}`, cell(k)]));
+      await importCsv(project, file(first), mapping, 200);
+      const discovered = await t.http.post(DISCOVER).set(as(alice)).attach('file', file(() => then), 'rows.csv').expect(201);
+      const body = { discover_file_id: discovered.body.file_id, project_id: project.id, options: { ignore_header: true }, update_field: 'title', mapping };
+      const sent = jest.spyOn(PostgresQueryRunner.prototype, 'query');
+      let calls: unknown[][];
+      try {
+        const res = await t.http.post(IMPORT).set(as(alice)).send(body).expect(200);
+        expect(res.body).toMatchObject({ created: 0, updated: n });
+        calls = [...sent.mock.calls];
+      } finally {
+        sent.mockRestore();
+      }
+      const [values] = await db.query(
+        `SELECT count(*)::int AS n FROM fields.scalar_values v JOIN cards.cards c ON c.id = v.card_id WHERE c.project_id = $1 AND v.value = $2::jsonb`,
+        [project.id, JSON.stringify(stored)],
+      );
+      const fieldShareLocks = calls.map(([text]) => String(text)).filter((text) => /FROM fields\.attributes[\s\S]*FOR SHARE/.test(text));
+      return { statements: requestStatements(calls).length, fieldShareLocks, updated: values.n };
+    };
+    const dates = await run('date', (k) => `2026-01-${10 + (k % 10)}`, '2026-02-01', '2026-02-01');
+    const numbers = await run('number', (k) => String(k), '7', 7);
+    expect(dates).toEqual({ statements: numbers.statements, fieldShareLocks: [], updated: n });
+    expect(numbers.updated).toBe(n);
   });
 
   it('batches with children or groups are written as before, between batches of one statement', async () => {

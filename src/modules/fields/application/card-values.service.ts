@@ -380,9 +380,15 @@ export class CardValuesService {
    * writes go card by card. Answers the ids of the cards whose values
    * changed (a card written card by card counts as changed).
    */
-  async writeMany(items: Array<{ card: CardSummary; prepared: PreparedValues }>, actor: Actor, options: { system?: boolean } = {}): Promise<Set<number>> {
+  async writeMany(
+    items: Array<{ card: CardSummary; prepared: PreparedValues }>,
+    actor: Actor,
+    options: { system?: boolean; fieldsHeld?: boolean } = {},
+  ): Promise<Set<number>> {
     const { scalars, lists, oneByOne } = await this.bulkRowsOrWrite(items, actor, options);
-    const rows = await this.rowsUnderCurrentOptions(scalars);
+    // Fields the caller holds (FieldsApi.writeValuesMany): updateField takes FOR UPDATE, which waits
+    // for that hold, on every change `narrowsValues` says could parse a value otherwise.
+    const rows = options.fieldsHeld ? scalars : await this.rowsUnderCurrentOptions(scalars);
     const changedCards = new Set(oneByOne);
     if (rows.length) {
       // The upsert records the `card.attribute_changed` entries itself (writing along).

@@ -234,11 +234,21 @@ export abstract class FieldsApi {
    * likes in bulk too (the values they replace read in one query, only real
    * changes written and recorded); anything else card by card. Answers the
    * ids of the cards whose values changed (the caller marks them updated).
+   *
+   * The date fields written are held FOR SHARE and their values parsed
+   * again under the options then current (one statement), unless
+   * `fieldsHeld`: the caller promises that it has held every field the
+   * values write with `holdFields`, in this transaction, since before it
+   * read the definitions they were prepared with (a field it created in the
+   * transaction counts as held). An option change that would parse a value
+   * otherwise (a date field's time taken away, its period turned on or off)
+   * then waits for the caller's commit, and the others (time added) parse
+   * every prepared value to itself, so that statement would change nothing.
    */
   abstract writeValuesMany(
     items: Array<{ card: CardSummary; prepared: PreparedValues }>,
     actor: Actor,
-    options?: { system?: boolean },
+    options?: { system?: boolean; fieldsHeld?: boolean },
   ): Promise<Set<number>>;
   /**
    * A value set from a JSON body (POST /cards/{id}/attributes, and

@@ -600,10 +600,12 @@ export class ImportSpreadsheetService {
         actor,
       );
       // The bulk value writes record only real changes and leave updated_at to the caller: the cards whose values changed.
+      // Every field written is held since the transaction's first step (holdExistingFields) or was created in it,
+      // and `prepared` was parsed on definitions read now: no need to hold the date fields again (fieldsHeld).
       const changed = await this.fields.writeValuesMany(
         withValues.map((u, i) => ({ card: byId.get(u.cardId)!, prepared: prepared[i] })),
         actor,
-        system,
+        { ...system, fieldsHeld: true },
       );
       for (const r of records) changed.delete(r.id);
       if (changed.size) await this.hierarchy.touchMany([...changed]);
