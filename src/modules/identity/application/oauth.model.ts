@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import OAuth2Server from '@node-oauth/oauth2-server';
 import type { Scope } from '../../../shared/domain/actor.js';
 import { isScope } from '../auth/scope.policy.js';
+import { isRegisteredRedirectUri } from '../domain/redirect-uri.js';
 import { hashSecret, newOpaqueSecret } from '../domain/secrets.js';
 import { OAuthClientsRepository, type OAuthClientRow } from '../infrastructure/oauth-clients.repository.js';
 import { OAuthGrantsRepository } from '../infrastructure/oauth-grants.repository.js';
@@ -109,8 +110,9 @@ export class OAuthModel implements OAuth2Server.AuthorizationCodeModel, OAuth2Se
     return [...new Set(scope as Scope[])];
   }
 
+  /** The same rule as the authorization pre-check (OAuthServerService.check), which approve's model narrows to the URI it matched. */
   async validateRedirectUri(redirectUri: string, client: OAuth2Server.Client): Promise<boolean> {
-    return (client.redirectUris as string[]).includes(redirectUri);
+    return isRegisteredRedirectUri(client.redirectUris as string[], redirectUri);
   }
 
   async generateAuthorizationCode(): Promise<string> {
