@@ -5,11 +5,9 @@ import { CardCreated, CardEventBatch } from '../../../src/shared/events/card.eve
 import { EventBus } from '../../../src/shared/events/event-bus.js';
 import { PreparingClient } from '../../../src/shared/persistence/prepared-statements.js';
 import { requestStatements } from '../../support/request-statements.js';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { API, workspaceClient, type ProjectJson } from '../../support/workspace-client.js';
-
-const DISCOVER = `${API}/importers/spreadsheet/discover`;
-const IMPORT = `${API}/importers/spreadsheet/import`;
+import { DISCOVER, IMPORT, importWorld, type ImportWorld } from '../../support/import-client.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+import { type ProjectJson } from '../../support/workspace-client.js';
 /** Three write batches of the importer (500 rows each), the last one short. */
 const ROWS = 1234;
 /** The pool's statements go through PreparingClient on the server only (not on embedded PGlite). */
@@ -99,10 +97,7 @@ class StatementProbe {
 }
 
 describe('an import of several write batches', () => {
-  let t: TestApp;
-  let alice: TestUser;
-  let ws: ReturnType<typeof workspaceClient>;
-  let team: number;
+  let t: TestApp, alice: TestUser, ws: ImportWorld['ws'], team: number;
   let db: DataSource;
   let probe: StatementProbe;
   /** The k-th `card.created` batch published while set fails (a fault after its statement returned). */
@@ -110,10 +105,7 @@ describe('an import of several write batches', () => {
   let publications = 0;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    alice = await t.user();
-    ws = workspaceClient(t);
-    team = await ws.team(alice);
+    ({ t, alice, ws, team } = await importWorld());
     db = t.app.get(DataSource);
     const bus = t.app.get(EventBus);
     probe = new StatementProbe(bus);

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { API, workspaceClient, type ProjectJson } from '../../support/workspace-client.js';
-import { sheetFile, type Cell } from '../../support/spreadsheets.js';
-
-const IMPORT = `${API}/importers/spreadsheet/import`;
+import { IMPORT, importWorld, type ImportClient, type ImportWorld } from '../../support/import-client.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, type ProjectJson } from '../../support/workspace-client.js';
+import { type Cell } from '../../support/spreadsheets.js';
 
 interface CardJson {
   title: string;
@@ -19,22 +18,12 @@ interface CardJson {
  * alike, and name the existing field, context or group.
  */
 describe('import: names in any case, folded as every module folds them', () => {
-  let t: TestApp;
-  let alice: TestUser;
-  let ws: ReturnType<typeof workspaceClient>;
-  let team: number;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-    alice = await t.user();
-    ws = workspaceClient(t);
-    team = await ws.team(alice);
-  });
+  let t: TestApp, alice: TestUser, ws: ImportWorld['ws'], team: number, imports: ImportClient;
+  beforeAll(async () => ({ t, alice, ws, team, imports } = await importWorld()));
   afterAll(() => t.close());
 
   const post = (path: string, body: Record<string, unknown>) => t.http.post(`${API}${path}`).set(as(alice)).send(body).expect(201);
-  const discover = async (rows: Cell[][]): Promise<number> =>
-    (await t.http.post(`${API}/importers/spreadsheet/discover`).set(as(alice)).attach('file', sheetFile(rows, 'csv'), 'sheet.csv').expect(201)).body.file_id;
+  const discover = (rows: Cell[][]) => imports.discover(rows);
   /** The same import as a dry run, then for real: both answers. */
   async function dryThenImport(body: Record<string, unknown>) {
     const dry = await t.http.post(IMPORT).set(as(alice)).send({ ...body, dry_run: true });

@@ -3,9 +3,9 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sheetFile, type Cell } from '../../support/spreadsheets.js';
-import { DISCOVER } from '../../support/import-client.js';
+import { DISCOVER, importWorld } from '../../support/import-client.js';
 import { multipartBody } from '../../support/held-uploads.js';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
 
 // An upload whose client leaves while its spreadsheet is parsed stops the
 // parse (docs/RELIABILITY.md, "A request whose client left stops its work"):
@@ -29,8 +29,7 @@ describe('an upload whose client went away', () => {
   let big: Buffer;
 
   beforeAll(async () => {
-    t = await createTestApp({ env: { IMPORT_PARALLEL_PARSES: '1', IMPORT_PARSE_TIMEOUT_MS: '120000' } });
-    u = await t.user();
+    ({ t, alice: u } = await importWorld({ env: { IMPORT_PARALLEL_PARSES: '1', IMPORT_PARSE_TIMEOUT_MS: '120000' } }));
     const server = t.app.getHttpServer() as Server;
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;

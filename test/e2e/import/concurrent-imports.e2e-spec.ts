@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { API, workspaceClient, type ProjectJson } from '../../support/workspace-client.js';
-import { importClient, type ImportedCardJson } from '../../support/import-client.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, type ProjectJson } from '../../support/workspace-client.js';
+import { importWorld, type ImportClient, type ImportedCardJson, type ImportWorld } from '../../support/import-client.js';
 import { type Cell } from '../../support/spreadsheets.js';
 
 type CardJson = ImportedCardJson;
@@ -15,19 +15,8 @@ type CardJson = ImportedCardJson;
 // connection, so it never saw the bug; the tests run there too, for the
 // answers and the advisory lock (which PGlite has).
 describe('spreadsheet imports sent at once into one project', () => {
-  let t: TestApp;
-  let alice: TestUser;
-  let ws: ReturnType<typeof workspaceClient>;
-  let team: number;
-  let imports: ReturnType<typeof importClient>;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-    alice = await t.user();
-    ws = workspaceClient(t);
-    team = await ws.team(alice);
-    imports = importClient(t, alice);
-  });
+  let t: TestApp, alice: TestUser, ws: ImportWorld['ws'], team: number, imports: ImportClient;
+  beforeAll(async () => ({ t, alice, ws, team, imports } = await importWorld()));
   afterAll(() => t.close());
 
   const discover = (rows: Cell[][]) => imports.discover(rows);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
+import { DISCOVER, importWorld } from '../../support/import-client.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API } from '../../support/workspace-client.js';
 import {
   commentRegexBombXlsx,
@@ -13,18 +14,12 @@ import {
   type SheetFormat,
 } from '../../support/spreadsheets.js';
 
-const DISCOVER = `${API}/importers/spreadsheet/discover`;
 /** Short enough to keep the suite quick; the default (30 s) is documented in docs/IMPORT.md. */
 const PARSE_TIMEOUT_MS = 8000;
 
 describe('POST /importers/spreadsheet/discover', () => {
-  let t: TestApp;
-  let alice: TestUser;
-
-  beforeAll(async () => {
-    t = await createTestApp({ env: { IMPORT_PARSE_TIMEOUT_MS: String(PARSE_TIMEOUT_MS) } });
-    alice = await t.user();
-  });
+  let t: TestApp, alice: TestUser;
+  beforeAll(async () => ({ t, alice } = await importWorld({ env: { IMPORT_PARSE_TIMEOUT_MS: String(PARSE_TIMEOUT_MS) } })));
   afterAll(() => t.close());
 
   const upload = (file: Buffer, name = 'sheet') => t.http.post(DISCOVER).set(as(alice)).attach('file', file, name);

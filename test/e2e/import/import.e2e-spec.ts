@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource, type QueryRunner } from 'typeorm';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { API, workspaceClient, type ProjectJson, type StreamEntryJson } from '../../support/workspace-client.js';
+import { DISCOVER, IMPORT, importWorld, type ImportWorld } from '../../support/import-client.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, type ProjectJson, type StreamEntryJson } from '../../support/workspace-client.js';
 import { sheetFile, type Cell, type SheetFormat } from '../../support/spreadsheets.js';
-
-const DISCOVER = `${API}/importers/spreadsheet/discover`;
-const IMPORT = `${API}/importers/spreadsheet/import`;
 
 interface CardJson {
   id: number;
@@ -18,17 +16,8 @@ interface CardJson {
 }
 
 describe('POST /importers/spreadsheet/import', () => {
-  let t: TestApp;
-  let alice: TestUser;
-  let ws: ReturnType<typeof workspaceClient>;
-  let team: number;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-    alice = await t.user();
-    ws = workspaceClient(t);
-    team = await ws.team(alice);
-  });
+  let t: TestApp, alice: TestUser, ws: ImportWorld['ws'], team: number;
+  beforeAll(async () => ({ t, alice, ws, team } = await importWorld()));
   afterAll(() => t.close());
 
   async function discover(rows: Cell[][], format: SheetFormat, user = alice): Promise<number> {

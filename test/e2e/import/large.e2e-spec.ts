@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { API, workspaceClient } from '../../support/workspace-client.js';
+import { DISCOVER, IMPORT, importWorld, type ImportWorld } from '../../support/import-client.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API } from '../../support/workspace-client.js';
 
 const ROWS = 100_000;
 
@@ -12,18 +13,12 @@ function bigCsv(): Buffer {
 }
 
 describe('a 100 000-row import', () => {
-  let t: TestApp;
-  let alice: TestUser;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-    alice = await t.user();
-  });
+  let t: TestApp, alice: TestUser, ws: ImportWorld['ws'], team: number;
+  beforeAll(async () => ({ t, alice, ws, team } = await importWorld()));
   afterAll(() => t.close());
 
   it('works within the default caps, with flat memory, and reports its counts', async () => {
-    const ws = workspaceClient(t);
-    const project = await ws.project(alice, await ws.team(alice), 'Large');
+    const project = await ws.project(alice, team, 'Large');
     const start = process.memoryUsage();
     const peak = { rss: start.rss, heapUsed: start.heapUsed };
     const sampler = setInterval(() => {
@@ -32,10 +27,10 @@ describe('a 100 000-row import', () => {
       peak.heapUsed = Math.max(peak.heapUsed, now.heapUsed);
     }, 50);
     try {
-      const discovered = await t.http.post(`${API}/importers/spreadsheet/discover`).set(as(alice)).attach('file', bigCsv(), 'big.csv').expect(201);
+      const discovered = await t.http.post(DISCOVER).set(as(alice)).attach('file', bigCsv(), 'big.csv').expect(201);
       expect(discovered.body).toMatchObject({ format: 'csv', rows: ROWS + 1 });
       const res = await t.http
-        .post(`${API}/importers/spreadsheet/import`)
+        .post(IMPORT)
         .set(as(alice))
         .send({
           discover_file_id: discovered.body.file_id,

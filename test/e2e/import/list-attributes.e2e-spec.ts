@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { PreparingClient } from '../../../src/shared/persistence/prepared-statements.js';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { API, workspaceClient, type ProjectJson, type StreamEntryJson } from '../../support/workspace-client.js';
-import { importClient, type ImportedCardJson } from '../../support/import-client.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, type ProjectJson, type StreamEntryJson } from '../../support/workspace-client.js';
+import { importWorld, type ImportClient, type ImportedCardJson, type ImportWorld } from '../../support/import-client.js';
 import { type Cell } from '../../support/spreadsheets.js';
 
 /** The pool's statements go through PreparingClient on the server only (not on embedded PGlite). */
@@ -17,16 +17,13 @@ describe('import of members, relationships and likes columns', () => {
   let bob: TestUser;
   /** A user outside alice's team. */
   let carol: TestUser;
-  let ws: ReturnType<typeof workspaceClient>;
+  let ws: ImportWorld['ws'];
   let team: number;
-  let imports: ReturnType<typeof importClient>;
+  let imports: ImportClient;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    [alice, bob, carol] = [await t.user(), await t.user(), await t.user()];
-    ws = workspaceClient(t);
-    team = await ws.team(alice);
-    imports = importClient(t, alice);
+    ({ t, alice, ws, team, imports } = await importWorld());
+    [bob, carol] = [await t.user(), await t.user()];
     await ws.addMember(alice, team, bob);
   });
   afterAll(() => t.close());

@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner.js';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
+import { IMPORT, importWorld, type ImportClient } from '../../support/import-client.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
 import { sheetFile } from '../../support/spreadsheets.js';
 import { API, groupingClient, type GroupJson } from '../grouping/grouping-fixtures.js';
-
-const DISCOVER = `${API}/importers/spreadsheet/discover`;
-const IMPORT = `${API}/importers/spreadsheet/import`;
 
 /**
  * A context column naming thousands of groups (DESIGN.md §8: "a hostile file
@@ -14,21 +12,14 @@ const IMPORT = `${API}/importers/spreadsheet/import`;
  * every sibling per group (quadratic: 2 000 groups took 24 s).
  */
 describe('import: a context column of many groups', () => {
-  let t: TestApp;
-  let alice: TestUser;
-  let c: ReturnType<typeof groupingClient>;
-  let team: number;
-
+  let t: TestApp, alice: TestUser, team: number, imports: ImportClient, c: ReturnType<typeof groupingClient>;
   beforeAll(async () => {
-    t = await createTestApp();
-    alice = await t.user();
+    ({ t, alice, team, imports } = await importWorld());
     c = groupingClient(t);
-    team = await c.team(alice);
   });
   afterAll(() => t.close());
 
-  const discover = async (csv: string): Promise<number> =>
-    (await t.http.post(DISCOVER).set(as(alice)).attach('file', Buffer.from(csv), 'sheet.csv').expect(201)).body.file_id;
+  const discover = (csv: string) => imports.discoverCsv(csv);
   const mapping = { '0': { type: 'title' }, '1': { type: 'context', name: 'L' } };
 
   it('creates 3 000 distinct groups in a few statements, at positions after the existing ones, reusing those of a title in any case', async () => {

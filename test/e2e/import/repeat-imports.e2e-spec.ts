@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { API, workspaceClient, type ProjectJson } from '../../support/workspace-client.js';
-
-const DISCOVER = `${API}/importers/spreadsheet/discover`;
-const IMPORT = `${API}/importers/spreadsheet/import`;
+import { importWorld, type ImportClient, type ImportWorld } from '../../support/import-client.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, type ProjectJson } from '../../support/workspace-client.js';
 
 interface CardJson {
   id: number;
@@ -19,22 +17,12 @@ interface CardJson {
  * matched row, refs that match nothing, children of matched cards.
  */
 describe('import: matching rows to cards, again and again', () => {
-  let t: TestApp;
-  let alice: TestUser;
-  let ws: ReturnType<typeof workspaceClient>;
-  let team: number;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-    alice = await t.user();
-    ws = workspaceClient(t);
-    team = await ws.team(alice);
-  });
+  let t: TestApp, alice: TestUser, ws: ImportWorld['ws'], team: number, imports: ImportClient;
+  beforeAll(async () => ({ t, alice, ws, team, imports } = await importWorld()));
   afterAll(() => t.close());
 
-  const discover = async (csv: string): Promise<number> =>
-    (await t.http.post(DISCOVER).set(as(alice)).attach('file', Buffer.from(csv), 'sheet.csv').expect(201)).body.file_id;
-  const importing = (body: Record<string, unknown>) => t.http.post(IMPORT).set(as(alice)).send({ options: { ignore_header: true }, ...body });
+  const discover = (csv: string) => imports.discoverCsv(csv);
+  const importing = (body: Record<string, unknown>) => imports.importing({ options: { ignore_header: true }, ...body });
   const all = async (project: ProjectJson): Promise<CardJson[]> =>
     (await t.http.get(`${API}/projects/${project.id}/cards?per_page=1000`).set(as(alice)).expect(200)).body;
   const rowCards = async (project: ProjectJson) => (await all(project)).filter((c) => c.parent_id === project.top_level_card_id);

@@ -3,10 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { UploadCleanup } from '../../../src/modules/import/application/upload-cleanup.service.js';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { API, workspaceClient } from '../../support/workspace-client.js';
+import { DISCOVER, IMPORT } from '../../support/import-client.js';
+import { workspaceClient } from '../../support/workspace-client.js';
 
-const DISCOVER = `${API}/importers/spreadsheet/discover`;
-const IMPORT = `${API}/importers/spreadsheet/import`;
 const DAY = 24 * 3600;
 
 /**

@@ -1,20 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { API, workspaceClient } from '../../support/workspace-client.js';
+import { DISCOVER, IMPORT, importWorld, type ImportWorld } from '../../support/import-client.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API } from '../../support/workspace-client.js';
 import { sheetFile, withSheetXml, writeZip, zipEntries } from '../../support/spreadsheets.js';
-
-const DISCOVER = `${API}/importers/spreadsheet/discover`;
-const IMPORT = `${API}/importers/spreadsheet/import`;
 
 /** XLSX files as other exporters write them: what the worksheet declares, and ISO date cells. */
 describe('XLSX sheets as other exporters write them', () => {
-  let t: TestApp;
-  let alice: TestUser;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-    alice = await t.user();
-  });
+  let t: TestApp, alice: TestUser, ws: ImportWorld['ws'], team: number;
+  beforeAll(async () => ({ t, alice, ws, team } = await importWorld()));
   afterAll(() => t.close());
 
   const upload = (file: Buffer) => t.http.post(DISCOVER).set(as(alice)).attach('file', file, 'sheet.xlsx');
@@ -39,8 +32,7 @@ describe('XLSX sheets as other exporters write them', () => {
         },
       ]);
     }
-    const ws = workspaceClient(t);
-    const project = await ws.project(alice, await ws.team(alice), 'Declared');
+    const project = await ws.project(alice, team, 'Declared');
     const fileId = (await upload(declaring(file, 'A1:Z1048576')).expect(201)).body.file_id;
     const res = await t.http
       .post(IMPORT)
@@ -74,8 +66,7 @@ describe('XLSX sheets as other exporters write them', () => {
       { column: 1, name: 'Due', samples: ['2026-01-05', '2026-02-28'] },
       { column: 2, name: 'Stamp', samples: ['2026-01-05T10:30:00'] },
     ]);
-    const ws = workspaceClient(t);
-    const project = await ws.project(alice, await ws.team(alice), 'ISO dates');
+    const project = await ws.project(alice, team, 'ISO dates');
     await t.http
       .post(IMPORT)
       .set(as(alice))
