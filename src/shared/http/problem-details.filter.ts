@@ -116,7 +116,7 @@ function fromDomainError(error: DomainError): Problem {
 function fromClientError(error: unknown, status: number): Problem {
   const bodyParserType = (error as { type?: unknown }).type;
   let detail = (error as Error).message || titleFor(status);
-  if (bodyParserType === 'entity.parse.failed') detail = 'Malformed JSON in request body';
+  if (bodyParserType === 'entity.parse.failed') detail = jsonParseDetail((error as { body?: unknown }).body);
   if (bodyParserType === 'entity.too.large') detail = 'Request body is too large';
   if (error instanceof HttpException) {
     const response = error.getResponse();
@@ -127,6 +127,24 @@ function fromClientError(error: unknown, status: number): Problem {
   }
   const headers: Record<string, string> = status === 401 ? { 'WWW-Authenticate': BASIC_CHALLENGE } : {};
   return { status, type: `HTTP.${status}`, title: titleFor(status), detail, headers };
+}
+
+/**
+ * body-parser's strict JSON refuses a body that is valid JSON but neither an
+ * object nor an array (`null`, `42`, `"text"`) with the same error as a
+ * broken one; saying "malformed" of valid JSON sends the client looking for
+ * a typo. Only a short body is re-parsed: a long one that failed is malformed.
+ */
+function jsonParseDetail(body: unknown): string {
+  if (typeof body === 'string' && body.length <= 1024) {
+    try {
+      const value: unknown = JSON.parse(body);
+      return `The request body must be a JSON object, not ${value === null ? 'null' : typeof value}`;
+    } catch {
+      // Malformed indeed.
+    }
+  }
+  return 'Malformed JSON in request body';
 }
 
 /**

@@ -99,6 +99,15 @@ describe('HTTP conventions', () => {
     expect(res.body.detail).toMatch(/Malformed JSON/);
   });
 
+  it('says a valid JSON body that is not an object must be one, rather than calling it malformed', async () => {
+    for (const [body, kind] of [['null', 'null'], ['42', 'number'], ['"x"', 'string'], [' true ', 'boolean']]) {
+      const res = await t.http.post('/api/1.0/organizations').set(as(ann)).set('Content-Type', 'application/json').send(body).expect(400);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.body.detail).toBe(`The request body must be a JSON object, not ${kind}`);
+    }
+    await t.http.get('/api/1.0/organizations').set(as(ann)).expect(200, []);
+  });
+
   it('answers a body over 1 MiB with 413 and creates nothing', async () => {
     const res = await t.http
       .post('/api/1.0/organizations')
