@@ -1,4 +1,4 @@
-import { maxHeaderSize, type Server } from 'node:http';
+import { maxHeaderSize, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { NextFunction, Request, Response } from 'express';
 import { InvalidInputError } from '../domain/domain-error.js';
@@ -167,5 +167,23 @@ export function answerClientErrors(server: Server): void {
       `HTTP/1.1 ${status} ${titleFor(status)}\r\nContent-Type: application/problem+json\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
+  });
+  answerUnmetExpectations(server);
+}
+
+/**
+ * A request whose `Expect` asks for something other than 100-continue (RFC
+ * 9110 §10.1.1): Node answers it a bare 417 itself, before any route runs,
+ * unless the server listens for it. Answered here as problem+json like the
+ * parser's refusals; the connection is closed, since a client may send its
+ * body anyway and nothing here reads it.
+ */
+function answerUnmetExpectations(server: Server): void {
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const asked = String(req.headers.expect).slice(0, 100).replace(/[^\x20-\x7e]/g, '?');
+    const detail = `The Expect header asks for "${asked}"; this server meets only 100-continue`;
+    const body = JSON.stringify({ type: 'HTTP.417', title: titleFor(417), status: 417, detail, error: detail });
+    res.writeHead(417, { 'Content-Type': 'application/problem+json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
+    res.end(body);
   });
 }

@@ -180,14 +180,15 @@ const bodyTooSlow = ({ pace }: RequestLimits): ErrorReason => ({
  * input that is read and refused (a body, a query string), 404 for a path
  * naming nothing the caller sees, 413 for a body over its limit, 408 for one
  * that stops arriving (refuseSlowBodies); and the
- * HTTP server's parser, before any route runs: 431 for headers over its
- * limit and 408 for a head that takes too long, on every operation.
+ * HTTP server, before any route runs: 431 for headers over its limit, 408
+ * for a head that takes too long and 417 for an `Expect` other than
+ * 100-continue, on every operation.
  */
 export function inputErrors(limits: RequestLimits): ErrorRule {
   return (op) => {
     const body = op.operation.requestBody;
     const query = op.readsQuery || op.parameters('query').length > 0;
-    const reasons: ErrorReason[] = [HEADERS_TOO_LARGE, headTooSlow(limits)];
+    const reasons: ErrorReason[] = [HEADERS_TOO_LARGE, headTooSlow(limits), UNMET_EXPECTATION];
     if (body) reasons.push({ status: 400, why: INVALID_BODY });
     if (query) reasons.push({ status: 400, why: INVALID_QUERY });
     // An operation that takes neither refuses any parameter (UnknownParametersGuard).
@@ -208,6 +209,16 @@ export function inputErrors(limits: RequestLimits): ErrorRule {
 export const HEADERS_TOO_LARGE: ErrorReason = {
   status: 431,
   why: `HTTP.431: the request line and headers (the URL and cookies included) are larger than ${HEADER_LIMIT} in all; the request is not read further and the connection is closed`,
+};
+
+/**
+ * The 417 of a request whose `Expect` header asks for anything but
+ * 100-continue: answered by the HTTP server before the request is routed
+ * (answerClientErrors), so any operation may answer it, a public one too.
+ */
+export const UNMET_EXPECTATION: ErrorReason = {
+  status: 417,
+  why: 'HTTP.417: the `Expect` header asks for something other than 100-continue, the only expectation this server meets; the request is not read and the connection is closed',
 };
 
 /** The header of every answer that asks the client to come back later. */

@@ -162,6 +162,7 @@ describe('the error answers of the OpenAPI document', () => {
       expectThat(o, '408 for a slow body iff a body', /REQUEST_BODY_TIMEOUT_MS/.test(reasons(o, 408)) === hasBody(o));
       // Refused by the HTTP server's parser before routing, whatever the operation.
       expectThat(o, '431 for headers over 16 KiB', /^HTTP\.431: .*16 KiB/.test(reasons(o, 431)));
+      expectThat(o, '417 for an Expect other than 100-continue', /^HTTP\.417: .*100-continue/.test(reasons(o, 417)));
       expectThat(o, '404 iff an id in the path', lists(o, 404) === pathParams(o).length > 0);
       expectThat(o, 'cross-site 403 iff a write', /AUTH\.CROSS_SITE_WRITE/.test(reasons(o, 403)) === (authenticated && o.method !== 'get'));
       // Bodies (uploads, JSON, forms), and the two JSON writes that may name files by URL, hold memory
@@ -180,8 +181,8 @@ describe('the error answers of the OpenAPI document', () => {
       expectThat(o, '429 RATE.CONCURRENT_BODIES iff a body', /RATE\.CONCURRENT_BODIES/.test(reasons(o, 429)) === hasBody(o));
     }
     expect(wrong).toEqual([]);
-    expect(Object.keys(doc.paths[`${API}/health`].get.responses)).toEqual(['200', '400', '408', '431']);
-    expect(Object.keys(doc.paths[`${API}/ready`].get.responses)).toEqual(['200', '400', '408', '431', '503']);
+    expect(Object.keys(doc.paths[`${API}/health`].get.responses)).toEqual(['200', '400', '408', '417', '431']);
+    expect(Object.keys(doc.paths[`${API}/ready`].get.responses)).toEqual(['200', '400', '408', '417', '431', '503']);
     // the operations that name no parameter still refuse any: 400
     expect(lists(ops.find((o) => o.name === `GET ${API}/projects/{id}/attributes`)!, 400)).toBe(true);
     expect(lists(ops.find((o) => o.name === `GET ${API}/cards/{id}`)!, 400)).toBe(true);
@@ -266,23 +267,36 @@ describe('the error answers of the OpenAPI document', () => {
     expect(answers).toEqual(answers.map(({ op }) => ({ op, status: 408, type: expect.stringMatching(/^application\/problem\+json/), problem: 'HTTP.408' })));
   });
 
+  /**
+   * Sends every operation, raw (a client library may refuse to send such a
+   * head), with the owner's key and `extraHeaders`, and expects each to list
+   * `status` and answer it as problem+json `HTTP.<status>`.
+   */
+  async function expectEveryOperationRefusedRaw(port: number, status: number, extraHeaders: string): Promise<void> {
+    for (const o of ops) {
+      expect({ op: o.name, listed: lists(o, status) }).toEqual({ op: o.name, listed: true });
+      const head = `${o.method.toUpperCase()} ${urlFor(o.path)} HTTP/1.1\r\nHost: localhost\r\nX-Api-Key: ${owner.apiKey}\r\n${extraHeaders}\r\n\r\n`;
+      const { response } = await rawExchange(port, head);
+      const answer = { op: o.name, status: response?.status, type: response?.headers['content-type'], problem: response && JSON.parse(response.body).type };
+      expect(answer).toEqual({ op: o.name, status, type: 'application/problem+json', problem: `HTTP.${status}` });
+    }
+  }
+
   it('431: every operation lists it and answers it to headers over 16 KiB, as problem+json, before any route runs', async () => {
     // Raw: a client library may refuse to send such headers.
     const port = await listening(t);
-    for (const o of ops) {
-      expect({ op: o.name, listed: lists(o, 431) }).toEqual({ op: o.name, listed: true });
-      const head = `${o.method.toUpperCase()} ${urlFor(o.path)} HTTP/1.1\r\nHost: localhost\r\nX-Api-Key: ${owner.apiKey}\r\nCookie: big=${'a'.repeat(17 * 1024)}\r\n\r\n`;
-      const { response } = await rawExchange(port, head);
-      expect({ op: o.name, status: response?.status, type: response?.headers['content-type'], problem: response && JSON.parse(response.body).type }).toEqual({
-        op: o.name,
-        status: 431,
-        type: 'application/problem+json',
-        problem: 'HTTP.431',
-      });
-    }
+    await expectEveryOperationRefusedRaw(port, 431, `Cookie: big=${'a'.repeat(17 * 1024)}`);
     // A URL counts toward the limit, and the answer says so.
     const { response } = await rawExchange(port, `GET ${API}/organizations?q=${'a'.repeat(17 * 1024)} HTTP/1.1\r\nHost: localhost\r\n\r\n`);
     expect([response?.status, response && JSON.parse(response.body).detail]).toEqual([431, 'The request line and headers are larger than 16 KiB in all (a URL counts, as cookies do)']);
+  });
+
+  it('417: every operation lists it and answers an Expect other than 100-continue as problem+json, before any route runs', async () => {
+    const port = await listening(t);
+    await expectEveryOperationRefusedRaw(port, 417, 'Expect: 200-ok\r\nContent-Length: 0');
+    // The detail quotes at most 100 characters of what was asked.
+    const { response } = await rawExchange(port, `GET ${API}/health HTTP/1.1\r\nHost: localhost\r\nExpect: ${'x'.repeat(150)}\r\n\r\n`);
+    expect([response?.status, response && JSON.parse(response.body).detail]).toEqual([417, `The Expect header asks for "${'x'.repeat(100)}"; this server meets only 100-continue`]);
   });
 
   it('403: every write that lists the cross-site refusal answers it to a cross-site browser request; reads answer', async () => {
