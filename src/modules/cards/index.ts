@@ -10,6 +10,7 @@ export {
   type GroupTypeWithField,
   type NewCard,
   type PreparedCards,
+  type PreparedCardsOptions,
   type ReadyBatch,
   type SentBatch,
 } from './contracts/cards.api.js';

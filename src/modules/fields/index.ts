@@ -1,6 +1,7 @@
 export { FieldsModule } from './fields.module.js';
 export {
   FieldsApi,
+  type BulkValueOptions,
   type CardAttributes,
   type Choice,
   type FieldCardRef,

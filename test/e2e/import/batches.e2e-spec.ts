@@ -264,41 +264,99 @@ describe('an import of several write batches', () => {
   });
 
   /**
+   * The import's statements, as sent (the query runner's calls): it is
+   * discovered first, then sent with `body`, and must answer 200.
+   */
+  async function importSpied(file: Buffer, body: Record<string, unknown>) {
+    const discovered = await t.http.post(DISCOVER).set(as(alice)).attach('file', file, 'rows.csv').expect(201);
+    const sent = jest.spyOn(PostgresQueryRunner.prototype, 'query');
+    try {
+      const res = await t.http
+        .post(IMPORT)
+        .set(as(alice))
+        .send({ discover_file_id: discovered.body.file_id, options: { ignore_header: true }, ...body })
+        .expect(200);
+      return { res, texts: sent.mock.calls.map(([text]) => String(text)) };
+    } finally {
+      sent.mockRestore();
+    }
+  }
+
+  /** What the value writes cost: the statements, the holds of fields FOR SHARE, and the reads of the project's definitions in the transaction. */
+  function costOf(texts: string[]) {
+    const inTransaction = texts.slice(texts.indexOf('START TRANSACTION'));
+    return {
+      statements: requestStatements(texts.map((text) => [text])).length,
+      fieldShareLocks: texts.filter((text) => /FROM fields\.attributes[\s\S]*FOR SHARE/.test(text)),
+      definitionReads: inTransaction.filter((text) => /FROM fields\.attributes WHERE project_id/.test(text)).length,
+    };
+  }
+
+  /** How many of the project's cards hold `stored`. */
+  async function holding(project: ProjectJson, stored: unknown): Promise<number> {
+    const [values] = await db.query(
+      `SELECT count(*)::int AS n FROM fields.scalar_values v JOIN cards.cards c ON c.id = v.card_id WHERE c.project_id = $1 AND v.value = $2::jsonb`,
+      [project.id, JSON.stringify(stored)],
+    );
+    return values.n;
+  }
+
+  const valueMapping = (type: string) => ({ '0': { type: 'title' }, '1': { type: 'attribute', attr_type: type, name: 'V' } });
+  const valueFile = (n: number, cell: (k: number) => string, title = (k: number) => `Row ${k}`) =>
+    csv(['Title', 'V'], Array.from({ length: n }, (_, k) => [title(k), cell(k)]));
+
+  /**
    * The import holds the fields it fills from its transaction's first step
-   * and parses each batch's values on definitions read after that, so the
-   * bulk value writer does not hold the date fields again (FOR SHARE) per
-   * batch of updates (FieldsApi.writeValuesMany, fieldsHeld): an update of
-   * dates costs the statements an update of numbers does.
+   * and parses each batch's values on definitions read once after that, so
+   * the bulk value writer does not hold the date fields again (FOR SHARE)
+   * per batch of updates (FieldsApi.writeValuesMany, fieldsHeld): an update
+   * of dates costs the statements an update of numbers does.
    */
   it('updates the matched cards of each batch with dates in as many statements as with numbers, holding no field again', async () => {
     const n = 600; // two write batches
     const run = async (type: 'date' | 'number', first: (k: number) => string, then: string, stored: unknown) => {
       const project = await ws.project(alice, team, `Updates of ${type}s`);
-      const mapping = { '0': { type: 'title' }, '1': { type: 'attribute', attr_type: type, name: 'V' } };
-      const file = (cell: (k: number) => string) => csv(['Title', 'V'], Array.from({ length: n }, (_, k) => [`Row ${k}`, cell(k)]));
-      await importCsv(project, file(first), mapping, 200);
-      const discovered = await t.http.post(DISCOVER).set(as(alice)).attach('file', file(() => then), 'rows.csv').expect(201);
-      const body = { discover_file_id: discovered.body.file_id, project_id: project.id, options: { ignore_header: true }, update_field: 'title', mapping };
-      const sent = jest.spyOn(PostgresQueryRunner.prototype, 'query');
-      let calls: unknown[][];
-      try {
-        const res = await t.http.post(IMPORT).set(as(alice)).send(body).expect(200);
-        expect(res.body).toMatchObject({ created: 0, updated: n });
-        calls = [...sent.mock.calls];
-      } finally {
-        sent.mockRestore();
-      }
-      const [values] = await db.query(
-        `SELECT count(*)::int AS n FROM fields.scalar_values v JOIN cards.cards c ON c.id = v.card_id WHERE c.project_id = $1 AND v.value = $2::jsonb`,
-        [project.id, JSON.stringify(stored)],
-      );
-      const fieldShareLocks = calls.map(([text]) => String(text)).filter((text) => /FROM fields\.attributes[\s\S]*FOR SHARE/.test(text));
-      return { statements: requestStatements(calls).length, fieldShareLocks, updated: values.n };
+      const mapping = valueMapping(type);
+      await importCsv(project, valueFile(n, first), mapping, 200);
+      const { res, texts } = await importSpied(valueFile(n, () => then), { project_id: project.id, update_field: 'title', mapping });
+      expect(res.body).toMatchObject({ created: 0, updated: n });
+      return { ...costOf(texts), updated: await holding(project, stored) };
     };
     const dates = await run('date', (k) => `2026-01-${10 + (k % 10)}`, '2026-02-01', '2026-02-01');
     const numbers = await run('number', (k) => String(k), '7', 7);
-    expect(dates).toEqual({ statements: numbers.statements, fieldShareLocks: [], updated: n });
-    expect(numbers.updated).toBe(n);
+    expect(dates).toEqual({ statements: numbers.statements, fieldShareLocks: [], definitionReads: 3, updated: n });
+    expect(numbers).toMatchObject({ definitionReads: 3, updated: n });
+  });
+
+  /**
+   * New cards' values alike (CardsApi.openBatches and createPrepared with
+   * fieldsHeld): written along with their cards (no context mapped) or after
+   * their groups (a context), a creation of dates costs the statements one
+   * of numbers does, into a field the import holds (created by an import
+   * before) as into one it creates.
+   */
+  it.each([
+    ['written along with their cards', {}],
+    ['written after their groups', { '2': { type: 'context', name: 'Stage' } }],
+  ])('creates cards of each batch with dates (%s) in as many statements as with numbers, holding no field again', async (_, context) => {
+    const n = 600; // two write batches
+    const run = async (type: 'date' | 'number', cell: string, stored: unknown, fieldExists: boolean) => {
+      const project = await ws.project(alice, team, `New cards with ${type}s`);
+      const mapping = { ...valueMapping(type), ...context };
+      const file = (title: (k: number) => string) =>
+        csv(['Title', 'V', 'Stage'], Array.from({ length: n }, (_, k) => [title(k), cell, 'Todo']));
+      if (fieldExists) await importCsv(project, file((k) => `Earlier ${k}`), mapping, 200);
+      const { res, texts } = await importSpied(file((k) => `Row ${k}`), { project_id: project.id, mapping });
+      expect(res.body).toMatchObject({ created: n, updated: 0 });
+      const { statements, fieldShareLocks } = costOf(texts);
+      return { statements, fieldShareLocks, written: (await holding(project, stored)) - (fieldExists ? n : 0) };
+    };
+    for (const fieldExists of [true, false]) {
+      const dates = await run('date', '2026-02-01', '2026-02-01', fieldExists);
+      const numbers = await run('number', '7', 7, fieldExists);
+      expect(dates).toEqual({ statements: numbers.statements, fieldShareLocks: [], written: n });
+      expect(numbers.written).toBe(n);
+    }
   });
 
   it('batches with children or groups are written as before, between batches of one statement', async () => {

@@ -3,7 +3,7 @@ import type { Actor } from '../../../shared/domain/actor.js';
 import { CardHierarchyApi } from '../../card-hierarchy/index.js';
 import type { ProjectFields } from '../../fields/index.js';
 import type { ProjectView } from '../../workspace/index.js';
-import { CardsApi, type BatchSequence, type CardView, type CreateCardInput, type CreatedCard, type GroupTypeWithField, type NewCard, type PreparedCards } from '../contracts/cards.api.js';
+import { CardsApi, type BatchSequence, type CardView, type CreateCardInput, type CreatedCard, type GroupTypeWithField, type NewCard, type PreparedCards, type PreparedCardsOptions } from '../contracts/cards.api.js';
 import { CardViewsService } from './card-views.service.js';
 import { CreateCardsService } from './create-cards.service.js';
 import { CreateProjectService } from './create-project.service.js';
@@ -42,11 +42,11 @@ export class CardsApiImpl extends CardsApi {
     return this.creation.prepareMany(projectId, cards, projectFields);
   }
 
-  createPrepared(parentId: number, batch: PreparedCards, actor: Actor, options?: { system?: boolean }): Promise<CreatedCard[]> {
+  createPrepared(parentId: number, batch: PreparedCards, actor: Actor, options?: PreparedCardsOptions): Promise<CreatedCard[]> {
     return this.creation.createPrepared(parentId, batch, actor, options);
   }
 
-  openBatches(parentId: number, actor: Actor, options?: { system?: boolean }): Promise<BatchSequence> {
+  openBatches(parentId: number, actor: Actor, options?: PreparedCardsOptions): Promise<BatchSequence> {
     return this.creation.openBatches(parentId, actor, options);
   }
 

@@ -4,7 +4,7 @@ import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { CardHierarchyApi, type CardRecord, type ChildCreations } from '../../card-hierarchy/index.js';
 import { FieldsApi, type PreparedValues, type ProjectFields } from '../../fields/index.js';
 import { GroupingApi } from '../../grouping/index.js';
-import type { BatchSequence, CardView, CreateCardInput, CreatedCard, NewCard, PreparedCards, ReadyBatch } from '../contracts/cards.api.js';
+import type { BatchSequence, CardView, CreateCardInput, CreatedCard, NewCard, PreparedCards, PreparedCardsOptions, ReadyBatch } from '../contracts/cards.api.js';
 import { CardViewsService } from './card-views.service.js';
 import { nextTurn } from '../../../shared/event-loop.js';
 
@@ -82,12 +82,12 @@ export class CreateCardsService {
     return this.prepare(projectId, flatten(cards), projectFields, undefined);
   }
 
-  createPrepared(parentId: number, batch: PreparedCards, actor: Actor, options: { system?: boolean } = {}): Promise<CreatedCard[]> {
+  createPrepared(parentId: number, batch: PreparedCards, actor: Actor, options: PreparedCardsOptions = {}): Promise<CreatedCard[]> {
     if (!(batch instanceof PreparedBatch)) throw new Error('createPrepared takes what prepareMany returned');
     return batch.size ? this.write(parentId, batch, actor, options) : Promise.resolve([]);
   }
 
-  async openBatches(parentId: number, actor: Actor, options: { system?: boolean } = {}): Promise<BatchSequence> {
+  async openBatches(parentId: number, actor: Actor, options: PreparedCardsOptions = {}): Promise<BatchSequence> {
     const creations = await this.hierarchy.openCreations(parentId, actor, options);
     return { ready: (batch) => this.readyBatch(creations, batch, actor, options) };
   }
@@ -97,7 +97,7 @@ export class CreateCardsService {
    * (they join after the insert) or children (a second level), whose values
    * all go along with the insert; undefined for any other.
    */
-  private readyBatch(creations: ChildCreations, batch: PreparedCards, actor: Actor, options: { system?: boolean }): ReadyBatch | undefined {
+  private readyBatch(creations: ChildCreations, batch: PreparedCards, actor: Actor, options: PreparedCardsOptions): ReadyBatch | undefined {
     if (!(batch instanceof PreparedBatch)) throw new Error('a batch sequence takes what prepareMany returned');
     const { plan, values } = batch;
     if (!plan.length || plan.some((p) => p.parentIndex !== undefined || p.card.groupIds?.length)) return undefined;
@@ -148,8 +148,12 @@ export class CreateCardsService {
     return batch;
   }
 
-  /** The batch under its parent, in one unit of work; the values' guard refuses a batch prepared for another project. */
-  private write(parentId: number, batch: PreparedBatch, actor: Actor, options: { system?: boolean }): Promise<CreatedCard[]> {
+  /**
+   * The batch under its parent, in one unit of work; the values' guard
+   * refuses a batch prepared for another project. `fieldsHeld` goes to the
+   * value writes only (PreparedCardsOptions).
+   */
+  private write(parentId: number, batch: PreparedBatch, actor: Actor, options: PreparedCardsOptions): Promise<CreatedCard[]> {
     const { plan, values } = batch;
     return this.uow.run(async () => {
       // 1–2. the tree, one level at a time (parents before children, a new card is

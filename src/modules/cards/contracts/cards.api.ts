@@ -82,6 +82,21 @@ export interface PreparedCards {
   readonly size: number;
 }
 
+/** Options of `createPrepared` and `openBatches`. */
+export interface PreparedCardsOptions {
+  /** Records the stream entries as `log` (imports). */
+  system?: boolean;
+  /**
+   * The caller has held every field the batches' values write
+   * (`FieldsApi.holdFields`, or created them) in this transaction since
+   * before it read the `ProjectFields` it gave `prepareMany`: the values'
+   * date fields are then not held FOR SHARE again per batch
+   * (`BulkValueOptions.fieldsHeld`, which says why that is safe). An import
+   * does: it holds its fields first thing in its transaction.
+   */
+  fieldsHeld?: boolean;
+}
+
 /**
  * Prepared batches written one after another under one parent, each as one
  * statement, in the caller's unit of work (an import's write pass), from
@@ -151,14 +166,14 @@ export abstract class CardsApi {
    * checked on the locked row).
    */
   abstract prepareMany(projectId: number, cards: NewCard[], projectFields: ProjectFields): Promise<PreparedCards>;
-  abstract createPrepared(parentId: number, batch: PreparedCards, actor: Actor, options?: { system?: boolean }): Promise<CreatedCard[]>;
+  abstract createPrepared(parentId: number, batch: PreparedCards, actor: Actor, options?: PreparedCardsOptions): Promise<CreatedCard[]>;
   /**
    * `createPrepared` for a sequence of batches under one parent, in the
    * caller's unit of work: the parent is locked and access checked once,
    * here; each batch that is one statement then costs that statement only,
    * and the next can go to the database as soon as it has returned.
    */
-  abstract openBatches(parentId: number, actor: Actor, options?: { system?: boolean }): Promise<BatchSequence>;
+  abstract openBatches(parentId: number, actor: Actor, options?: PreparedCardsOptions): Promise<BatchSequence>;
   /** The project's group type of that name (any case) with its field, created (with its field) when there is none. */
   abstract ensureGroupType(projectId: number, name: string, oneGroupPerCard: boolean, actor: Actor): Promise<GroupTypeWithField>;
   /** A project with its top-level card, in one transaction. */

@@ -27,7 +27,7 @@ import {
 import { isPlainObject } from '../domain/values/json.guards.js';
 import { jsonColumn } from '../../../shared/persistence/sql.js';
 import type { MemoryHold } from '../../../shared/upload-memory.js';
-import type { NewValuesAlong, PlannedValues, PreparedValues, ProjectFields, ValueSetRequest, ValuesAlong } from '../contracts/fields.api.js';
+import type { BulkValueOptions, NewValuesAlong, PlannedValues, PreparedValues, ProjectFields, ValueSetRequest, ValuesAlong } from '../contracts/fields.api.js';
 import { definitionsHeldSql, definitionsStampSql, FieldDefinitionsRepository, fieldsFromJson, projectFieldsJsonSql } from '../infrastructure/field-definitions.repository.js';
 import { ValuePlanCache, type KnownDefinitions, type PlanningCard } from './value-plan.cache.js';
 import { FieldValuesRepository, newScalarsAlongSql, scalarsTouchAlongSql } from '../infrastructure/field-values.repository.js';
@@ -322,9 +322,9 @@ export class CardValuesService {
    * before, so nothing needs reading first); sets of members, relationships
    * and likes in bulk too (`BulkListWriter`). Other writes go card by card.
    */
-  async writeNew(items: Array<{ card: CardSummary; prepared: PreparedValues }>, actor: Actor, options: { system?: boolean } = {}): Promise<void> {
+  async writeNew(items: Array<{ card: CardSummary; prepared: PreparedValues }>, actor: Actor, options: BulkValueOptions = {}): Promise<void> {
     const { scalars, lists } = await this.bulkRowsOrWrite(items, actor, options);
-    const rows = await this.rowsUnderCurrentOptions(scalars);
+    const rows = await this.rowsUnderCurrentOptions(scalars, options);
     if (rows.length) {
       // The insert records the `card.attribute_changed` entries itself (writing along).
       await this.values.insertScalars(
@@ -344,7 +344,7 @@ export class CardValuesService {
    * are checked against their fields' options in `written`, after the
    * statement (`rowsUnderCurrentOptions`).
    */
-  newAlong(items: PreparedValues[], actor: Actor, options: { system?: boolean } = {}): NewValuesAlong | undefined {
+  newAlong(items: PreparedValues[], actor: Actor, options: BulkValueOptions = {}): NewValuesAlong | undefined {
     const rows: Array<{ ord: number; field: FieldDefinition; value: unknown }> = [];
     for (let k = 0; k < items.length; k++) {
       const prepared = items[k];
@@ -365,7 +365,7 @@ export class CardValuesService {
         }
         // Checked after the statement, which cannot fail on it: its values' keys hold the fields' rows
         // (FOR KEY SHARE), so an option change that did not commit before it waits for this transaction.
-        const current = await this.rowsUnderCurrentOptions(rows);
+        const current = await this.rowsUnderCurrentOptions(rows, options);
         await this.publishChanges(current.map((r) => ({ card: cards[r.ord - 1], field: r.field, value: r.value, from: null })), actor, options, true);
       },
     };
@@ -383,12 +383,10 @@ export class CardValuesService {
   async writeMany(
     items: Array<{ card: CardSummary; prepared: PreparedValues }>,
     actor: Actor,
-    options: { system?: boolean; fieldsHeld?: boolean } = {},
+    options: BulkValueOptions = {},
   ): Promise<Set<number>> {
     const { scalars, lists, oneByOne } = await this.bulkRowsOrWrite(items, actor, options);
-    // Fields the caller holds (FieldsApi.writeValuesMany): updateField takes FOR UPDATE, which waits
-    // for that hold, on every change `narrowsValues` says could parse a value otherwise.
-    const rows = options.fieldsHeld ? scalars : await this.rowsUnderCurrentOptions(scalars);
+    const rows = await this.rowsUnderCurrentOptions(scalars, options);
     const changedCards = new Set(oneByOne);
     if (rows.length) {
       // The upsert records the `card.attribute_changed` entries itself (writing along).
@@ -655,9 +653,13 @@ export class CardValuesService {
    * an import's): the date fields they write held FOR SHARE, ascending id, and
    * each of their values parsed again when its field's options changed since
    * it was (400 when they no longer allow it). No statement when no row
-   * writes a date field, so a bulk write of numbers and texts costs what it did.
+   * writes a date field, so a bulk write of numbers and texts costs what it
+   * did, nor when the caller holds the fields (`fieldsHeld`).
    */
-  private rowsUnderCurrentOptions<R extends { field: FieldDefinition; value: unknown }>(rows: R[]): Promise<R[]> {
+  private rowsUnderCurrentOptions<R extends { field: FieldDefinition; value: unknown }>(rows: R[], options: BulkValueOptions): Promise<R[]> {
+    // Fields the caller holds (BulkValueOptions.fieldsHeld): updateField takes FOR UPDATE, which waits
+    // for that hold, on every change `narrowsValues` says could parse a value otherwise.
+    if (options.fieldsHeld) return Promise.resolve(rows);
     return this.heldUnderCurrentOptions(rows, (field) => takesOptions(field.type), (r, field) => ({ ...r, field, value: parseValue(field, r.value) }));
   }
 

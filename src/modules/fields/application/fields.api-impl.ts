@@ -3,6 +3,7 @@ import type { Actor } from '../../../shared/domain/actor.js';
 import type { CardSummary } from '../../card-hierarchy/index.js';
 import {
   FieldsApi,
+  type BulkValueOptions,
   type CardAttributes,
   type FieldCardRef,
   type FieldChoices,
@@ -86,7 +87,7 @@ export class FieldsApiImpl extends FieldsApi {
     return new ProjectFieldSet(projectId, await this.definitionRows.fieldsOfProjects([projectId]));
   }
 
-  newValuesAlong(items: PreparedValues[], actor: Actor, options?: { system?: boolean }): NewValuesAlong | undefined {
+  newValuesAlong(items: PreparedValues[], actor: Actor, options?: BulkValueOptions): NewValuesAlong | undefined {
     return this.values.newAlong(items, actor, options);
   }
 
@@ -94,10 +95,10 @@ export class FieldsApiImpl extends FieldsApi {
     return this.values.write(card, prepared, actor, options);
   }
 
-  writeNewValues(items: Array<{ card: CardSummary; prepared: PreparedValues }>, actor: Actor, options?: { system?: boolean }): Promise<void> {
+  writeNewValues(items: Array<{ card: CardSummary; prepared: PreparedValues }>, actor: Actor, options?: BulkValueOptions): Promise<void> {
     return this.values.writeNew(items, actor, options);
   }
-  writeValuesMany(items: Array<{ card: CardSummary; prepared: PreparedValues }>, actor: Actor, options?: { system?: boolean }): Promise<Set<number>> {
+  writeValuesMany(items: Array<{ card: CardSummary; prepared: PreparedValues }>, actor: Actor, options?: BulkValueOptions): Promise<Set<number>> {
     return this.values.writeMany(items, actor, options);
   }
 

@@ -65,6 +65,27 @@ export interface ProjectFields {
 }
 
 /**
+ * Options of the bulk value writes (`writeNewValues`, `newValuesAlong`,
+ * `writeValuesMany`). Each holds the date fields it writes FOR SHARE and
+ * parses their values again under the options then current (one statement
+ * per write with date values), unless `fieldsHeld`.
+ */
+export interface BulkValueOptions {
+  /** Records the `card.attribute_changed` entries as `log` (imports). */
+  system?: boolean;
+  /**
+   * The caller promises that it has held every field the values write with
+   * `holdFields`, in this transaction, since before it read the definitions
+   * they were prepared with (a field it created in the transaction counts as
+   * held). An option change that would parse a value otherwise (a date
+   * field's time taken away, its period turned on or off) then waits for the
+   * caller's commit, and the others (time added) parse every prepared value
+   * to itself, so holding and parsing again would change nothing.
+   */
+  fieldsHeld?: boolean;
+}
+
+/**
  * New cards' values written along with their creation (bulk creation): pass
  * `creation` as `CardHierarchyApi.createChildren`'s `along`, then call
  * `written` with the cards it returned, in the same transaction.
@@ -75,7 +96,8 @@ export interface NewValuesAlong {
    * Publishes the values' `card.attribute_changed` events (already recorded);
    * refuses cards of another project than the values', and date values their
    * fields' options no longer allow (an option change committed since they
-   * were parsed: 400, one statement only when there are date values).
+   * were parsed: 400, one statement only when there are date values and not
+   * `BulkValueOptions.fieldsHeld`).
    */
   written(cards: CardSummary[]): Promise<void>;
 }
@@ -210,12 +232,12 @@ export abstract class FieldsApi {
    * creation): scalar values in one statement per chunk, their entries as one
    * batch; sets of members, relationships and likes in bulk too (their users
    * and cards checked in one query each, one statement per kind); anything
-   * else card by card.
+   * else card by card. Date fields: `BulkValueOptions`.
    */
   abstract writeNewValues(
     items: Array<{ card: CardSummary; prepared: PreparedValues }>,
     actor: Actor,
-    options?: { system?: boolean },
+    options?: BulkValueOptions,
   ): Promise<void>;
   /**
    * `writeNewValues` in the creation's own statement: the values of the
@@ -223,9 +245,9 @@ export abstract class FieldsApi {
    * creation's entries. Undefined when there is nothing to write, or when a
    * card has a value that cannot go along (only non-empty scalar values can:
    * number, text, content, bool, date, time); then use `writeNewValues`
-   * after the creation.
+   * after the creation. Date fields: `BulkValueOptions`.
    */
-  abstract newValuesAlong(items: PreparedValues[], actor: Actor, options?: { system?: boolean }): NewValuesAlong | undefined;
+  abstract newValuesAlong(items: PreparedValues[], actor: Actor, options?: BulkValueOptions): NewValuesAlong | undefined;
   /**
    * `writeValues` for many existing cards in the caller's transaction, which
    * holds their locks (an import updating the cards it matched): scalar values
@@ -234,21 +256,12 @@ export abstract class FieldsApi {
    * likes in bulk too (the values they replace read in one query, only real
    * changes written and recorded); anything else card by card. Answers the
    * ids of the cards whose values changed (the caller marks them updated).
-   *
-   * The date fields written are held FOR SHARE and their values parsed
-   * again under the options then current (one statement), unless
-   * `fieldsHeld`: the caller promises that it has held every field the
-   * values write with `holdFields`, in this transaction, since before it
-   * read the definitions they were prepared with (a field it created in the
-   * transaction counts as held). An option change that would parse a value
-   * otherwise (a date field's time taken away, its period turned on or off)
-   * then waits for the caller's commit, and the others (time added) parse
-   * every prepared value to itself, so that statement would change nothing.
+   * Date fields: `BulkValueOptions`.
    */
   abstract writeValuesMany(
     items: Array<{ card: CardSummary; prepared: PreparedValues }>,
     actor: Actor,
-    options?: { system?: boolean; fieldsHeld?: boolean },
+    options?: BulkValueOptions,
   ): Promise<Set<number>>;
   /**
    * A value set from a JSON body (POST /cards/{id}/attributes, and

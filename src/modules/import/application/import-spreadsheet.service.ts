@@ -48,6 +48,15 @@ const BATCH_ROWS = 500;
  * import, fourth pass).
  */
 const CHECK_SLICE_ROWS = 64;
+/**
+ * The write pass's value writes: log entries, and no hold of the date fields
+ * again per batch (`fieldsHeld`). Every field the rows fill is held since the
+ * transaction's first step (holdExistingFields, lock order step 0) or was
+ * created in it, and each batch's values are parsed on definitions read after
+ * that (WriteTargets.projectFields): an option change that would parse them
+ * otherwise waits for the import (BulkValueOptions.fieldsHeld).
+ */
+const HELD_FIELDS = { system: true, fieldsHeld: true } as const;
 /** Decision of a row in the check pass, read again by the write pass. */
 const SKIP = -1;
 const CREATE = 0;
@@ -483,7 +492,7 @@ export class ImportSpreadsheetService {
     // The users were checked by the check pass and are checked again as they are written (FieldsApi.writeNewValues).
     const lookup: ReferenceLookup = { memberProblem: () => undefined, cardId: (ref) => relatedCards.get(ref) };
     const pipeline = new BatchPipeline(
-      () => this.cards.openBatches(write.topLevelCardId, actor, { system: true }),
+      () => this.cards.openBatches(write.topLevelCardId, actor, HELD_FIELDS),
       async (full, creates) => {
         children += await this.writeBatch(full, creates, write, actor);
       },
@@ -552,7 +561,7 @@ export class ImportSpreadsheetService {
 
   private async createCards(plans: RowPlan[], prepared: PreparedCards, write: WriteTargets, actor: Actor): Promise<void> {
     if (!plans.length) return;
-    const created = await this.cards.createPrepared(write.topLevelCardId, prepared, actor, { system: true });
+    const created = await this.cards.createPrepared(write.topLevelCardId, prepared, actor, HELD_FIELDS);
     await this.afterCards(plans.map((plan, i) => ({ cardId: created[i].id, plan })), actor);
   }
 
@@ -600,12 +609,10 @@ export class ImportSpreadsheetService {
         actor,
       );
       // The bulk value writes record only real changes and leave updated_at to the caller: the cards whose values changed.
-      // Every field written is held since the transaction's first step (holdExistingFields) or was created in it,
-      // and `prepared` was parsed on definitions read now: no need to hold the date fields again (fieldsHeld).
       const changed = await this.fields.writeValuesMany(
         withValues.map((u, i) => ({ card: byId.get(u.cardId)!, prepared: prepared[i] })),
         actor,
-        { ...system, fieldsHeld: true },
+        HELD_FIELDS,
       );
       for (const r of records) changed.delete(r.id);
       if (changed.size) await this.hierarchy.touchMany([...changed]);
