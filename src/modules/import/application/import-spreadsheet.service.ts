@@ -99,7 +99,13 @@ interface WriteTargets {
   topLevelCardId: number;
   attributeIds: Map<number, number>;
   groupIds: Map<number, Map<string, number>>;
-  /** The project's field definitions once the missing ones exist, for parsing each batch's values. */
+  /**
+   * The project's field definitions once the missing ones exist, for parsing
+   * each batch's values (new cards' and matched cards'): read after the
+   * fields the rows fill are held (holdExistingFields), in the transaction
+   * that created the others, so they stay what the values are parsed on
+   * (`HELD_FIELDS`).
+   */
   projectFields: ProjectFields;
 }
 
@@ -602,11 +608,13 @@ export class ImportSpreadsheetService {
     for (const record of records) byId.set(record.id, record);
     const withValues = updates.filter((u) => u.plan.values.length);
     if (withValues.length) {
-      // Files cannot be mapped (import-mapping.ts), so preparing fetches no file.
+      // Files cannot be mapped (import-mapping.ts), so preparing fetches no file. Parsed on the
+      // definitions the new cards' values are (WriteTargets.projectFields): no read per batch.
       const prepared = await this.fields.prepareValues(
         write.projectId,
         withValues.map((u) => ({ attributes: this.attributesOf(u.plan, write), property: 'attributes' })),
         actor,
+        write.projectFields,
       );
       // The bulk value writes record only real changes and leave updated_at to the caller: the cards whose values changed.
       const changed = await this.fields.writeValuesMany(
