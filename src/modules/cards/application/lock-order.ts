@@ -41,7 +41,9 @@
  *     writeValuesMany before their scalar rows; values written along a
  *     creation (FieldsApi.newValuesAlong) just after its insert, whose
  *     values' keys hold the rows FOR KEY SHARE from then on (an option
- *     change's FOR UPDATE waits for that). The guarded statement takes it
+ *     change's FOR UPDATE waits for that); none of the three when its
+ *     caller holds the fields since step 0 (fieldsHeld: an import, whose
+ *     hold that FOR UPDATE waits for). The guarded statement takes it
  *     in its guard, before the card row: out of this order, a deadlock only
  *     with its own project's deletion, broken and run again
  *     (docs/ARCHITECTURE.md, "A date field's options and its values").
