@@ -1,4 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { DataSource } from 'typeorm';
+import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner.js';
 import { importWorld, type ImportClient, type ImportWorld } from '../../support/import-client.js';
 import { as, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, type ProjectJson } from '../../support/workspace-client.js';
@@ -14,7 +16,8 @@ interface CardJson {
 /**
  * Imports with update_field, run again and again (DESIGN.md §8 presents a
  * repeated import as safe): keys repeated inside one file, empty cells of a
- * matched row, refs that match nothing, children of matched cards.
+ * matched row, refs that match nothing, children and comments of matched
+ * cards.
  */
 describe('import: matching rows to cards, again and again', () => {
   let t: TestApp, alice: TestUser, ws: ImportWorld['ws'], team: number, imports: ImportClient;
@@ -26,6 +29,11 @@ describe('import: matching rows to cards, again and again', () => {
   const all = async (project: ProjectJson): Promise<CardJson[]> =>
     (await t.http.get(`${API}/projects/${project.id}/cards?per_page=1000`).set(as(alice)).expect(200)).body;
   const rowCards = async (project: ProjectJson) => (await all(project)).filter((c) => c.parent_id === project.top_level_card_id);
+  const report = (project: ProjectJson, counts: { created: number; updated: number; children_created: number }) => ({
+    project_id: project.id,
+    skipped: 0,
+    ...counts,
+  });
 
   it('two rows of one key that matches no card: the later one is a row error naming the earlier, dry run alike, nothing written', async () => {
     const project = await ws.project(alice, team, 'Dupes');
@@ -83,11 +91,6 @@ describe('import: matching rows to cards, again and again', () => {
   describe('a children column: a matched card gets only the children it lacks', () => {
     // Before, each run added every child again: a 300-row file imported four times left each child four times.
     const mapping = { '0': { type: 'title' }, '1': { type: 'children' } };
-    const report = (project: ProjectJson, counts: { created: number; updated: number; children_created: number }) => ({
-      project_id: project.id,
-      skipped: 0,
-      ...counts,
-    });
     const body = (file: number, project: ProjectJson) => ({ discover_file_id: file, project_id: project.id, mapping, update_field: 'title' });
     /** The race.csv of the audit: rows of a title and two children. */
     const race = (rows: number) => `Title,Children\n${Array.from({ length: rows }, (_, i) => `Runner ${i},"Lap ${i}\nFinish ${i}"`).join('\n')}\n`;
@@ -150,6 +153,95 @@ describe('import: matching rows to cards, again and again', () => {
       expect(children.get('One')).toEqual(['Kept', 'Shelved', 'kept', 'Elsewhere', 'New', 'New']);
       expect(children.get('Two')).toEqual(['Elsewhere']);
       expect((await importing(body(file, project)).expect(200)).body).toEqual(report(project, { created: 0, updated: 2, children_created: 0 }));
+    });
+  });
+
+  describe('a comment column: a matched card gets only the comments it lacks', () => {
+    // Before, each run added every comment again.
+    const body = (file: number, project: ProjectJson, mapping: Record<string, unknown>) => ({
+      discover_file_id: file,
+      project_id: project.id,
+      mapping,
+      update_field: 'title',
+    });
+    const noteMapping = { '0': { type: 'title' }, '1': { type: 'comment' } };
+
+    /** The comments on the project's cards, in the order written: [card title, author, content]. */
+    async function comments(project: ProjectJson): Promise<Array<[string, number, string]>> {
+      const rows = (await t.app.get(DataSource).query(
+        `SELECT c.title, s.user_id::int AS user_id, s.content FROM cards.card_stream s JOIN cards.cards c ON c.id = s.card_id
+          WHERE s.project_id = $1 AND s.kind = 'comment' ORDER BY s.id`,
+        [project.id],
+      )) as Array<{ title: string; user_id: number; content: string }>;
+      return rows.map((r) => [r.title, r.user_id, r.content]);
+    }
+
+    /** The import's answer, and how many reads of comments it sent. */
+    async function importCounting(request: Record<string, unknown>) {
+      const sent = jest.spyOn(PostgresQueryRunner.prototype, 'query');
+      try {
+        const res = await importing(request).expect(200);
+        return { body: res.body, commentReads: sent.mock.calls.filter(([text]) => /FROM cards\.card_stream[\s\S]*kind = 'comment'/.test(String(text))).length };
+      } finally {
+        sent.mockRestore();
+      }
+    }
+
+    it('a 600-row file (two batches) imported again and again: each comment once, dry run alike; one read per batch of updates', async () => {
+      const project = await ws.project(alice, team, 'Notes');
+      const rows = Array.from({ length: 600 }, (_, i) => `Card ${i},Note ${i}`);
+      const file = await discover(`Title,Note\n${rows.join('\n')}\n`);
+      const mapping = noteMapping;
+      const created = report(project, { created: 600, updated: 0, children_created: 0 });
+      expect(await importCounting(body(file, project, mapping))).toEqual({ body: created, commentReads: 0 });
+      const again = report(project, { created: 0, updated: 600, children_created: 0 });
+      // The dry run reads none (no count depends on comments); each write batch of matched cards reads once.
+      expect(await importCounting({ ...body(file, project, mapping), dry_run: true })).toEqual({ body: again, commentReads: 0 });
+      for (let run = 0; run < 2; run++) expect(await importCounting(body(file, project, mapping))).toEqual({ body: again, commentReads: 2 });
+      const written = await comments(project);
+      expect(written).toHaveLength(600);
+      expect(written[7]).toEqual(['Card 7', alice.id, 'Note 7']);
+    });
+
+    it('four identical imports sent at once (one at a time under the import lock): each comment once', async () => {
+      const project = await ws.project(alice, team, 'Notes at once');
+      const file = await discover(`Title,Note\n${Array.from({ length: 40 }, (_, i) => `Card ${i},Note ${i}`).join('\n')}\n`);
+      const answers = await Promise.all(Array.from({ length: 4 }, () => importing(body(file, project, noteMapping))));
+      expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+      expect(await comments(project)).toHaveLength(40);
+    });
+
+    it('only the comments a card lacks: by the importing user, exact text of the trimmed cell; another user’s does not count', async () => {
+      const project = await ws.project(alice, team, 'Which comments');
+      const bob = await t.user();
+      await ws.addMember(alice, team, bob);
+      const card = async (title: string) =>
+        (await t.http.post(`${API}/cards/${project.top_level_card_id}/children`).set(as(alice)).send({ title }).expect(201)).body as CardJson;
+      const comment = async (user: TestUser, on: CardJson, content: string) =>
+        t.http.post(`${API}/cards/${on.id}/comments`).set(as(user)).send({ content }).expect(201);
+      const [one, two, three] = [await card('One'), await card('Two'), await card('Three')];
+      await card('Four');
+      await comment(alice, one, 'Call back'); // the trimmed cell's text: not added again
+      await comment(bob, two, 'Call back'); // by another user: alice's is added
+      await comment(alice, three, 'call back'); // another case, and the text with a space: added
+      await comment(alice, three, ' Call back');
+      // Four: both comment columns say the same missing text, which is added twice (as a children cell naming a missing title twice).
+      const file = await discover('Title,Note,Also\nOne,  Call back  ,\nTwo,Call back,\nThree,Call back,\nFour,Same,Same\n');
+      const mapping = { ...noteMapping, '2': { type: 'comment' } };
+      const counts = report(project, { created: 0, updated: 4, children_created: 0 });
+      const before = await comments(project);
+      expect((await importing({ ...body(file, project, mapping), dry_run: true }).expect(200)).body).toEqual(counts);
+      expect(await comments(project)).toEqual(before);
+      expect((await importing(body(file, project, mapping)).expect(200)).body).toEqual(counts);
+      const added: Array<[string, number, string]> = [
+        ['Two', alice.id, 'Call back'],
+        ['Three', alice.id, 'Call back'],
+        ['Four', alice.id, 'Same'],
+        ['Four', alice.id, 'Same'],
+      ];
+      expect(await comments(project)).toEqual([...before, ...added]);
+      expect((await importing(body(file, project, mapping)).expect(200)).body).toEqual(counts);
+      expect(await comments(project)).toEqual([...before, ...added]);
     });
   });
 });

@@ -27,6 +27,7 @@ import {
   type TreeMove,
 } from '../contracts/card-hierarchy.api.js';
 import { recordAlongSql } from '../activity/card-stream.recorder.js';
+import { CardStreamRepository } from '../activity/card-stream.repository.js';
 import { CardListingQueries } from '../infrastructure/card-listing.queries.js';
 import { CardTreeRepository, type CardRow } from '../infrastructure/card-tree.repository.js';
 import { CardAccessService } from './card-access.service.js';
@@ -48,6 +49,7 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
     private readonly moves: MoveCardService,
     private readonly listing: ProjectCardsService,
     private readonly stream: CardStreamService,
+    private readonly streamEntries: CardStreamRepository,
   ) {
     super();
   }
@@ -144,6 +146,10 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
 
   childrenWithTitles(parentIds: number[], titles: string[]): Promise<Array<{ parentId: number; title: string }>> {
     return this.cards.childrenWithTitles(parentIds, titles);
+  }
+
+  commentsWithContents(cardIds: number[], userId: number, contents: string[]): Promise<Array<{ cardId: number; content: string }>> {
+    return this.streamEntries.commentsWithContents(cardIds, userId, contents);
   }
 
   async addComment(cardId: number, content: string, actor: Actor): Promise<void> {

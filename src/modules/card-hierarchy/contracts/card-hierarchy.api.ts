@@ -373,6 +373,14 @@ export abstract class CardHierarchyApi {
    * import adds a matched card only the children it lacks).
    */
   abstract childrenWithTitles(parentIds: number[], titles: string[]): Promise<Array<{ parentId: number; title: string }>>;
+  /**
+   * The comments (stream entries of kind `comment`) by user `userId` on
+   * these cards whose content is exactly one of `contents`, each card and
+   * content once: one query for the batch (an import adds a matched card
+   * only the comments it lacks). Served by the stream's `(card_id, id)`
+   * index: it reads the entries of these cards only.
+   */
+  abstract commentsWithContents(cardIds: number[], userId: number, contents: string[]): Promise<Array<{ cardId: number; content: string }>>;
   /** Adds a comment (a stream entry of kind `comment`), in the caller's unit of work. */
   abstract addComment(cardId: number, content: string, actor: Actor): Promise<void>;
   /**

@@ -366,7 +366,7 @@ export class ImportSpreadsheetService {
     const isUpdate = (o: RowOutcome): o is RowPlan => o !== 'skip' && o.action === 'update';
     const present = await this.presentChildren(outcomes.filter(isUpdate).map((plan) => ({ cardId: plan.cardId!, plan })));
     if (!present.size) return outcomes;
-    return outcomes.map((o) => (isUpdate(o) ? { ...o, children: absentTitles(o.children, present.get(o.cardId!)) } : o));
+    return outcomes.map((o) => (isUpdate(o) ? { ...o, children: absentFrom(o.children, present.get(o.cardId!)) } : o));
   }
 
   /**
@@ -379,15 +379,30 @@ export class ImportSpreadsheetService {
    * title matches cards (the cell's lines are trimmed).
    */
   private async presentChildren(updates: Array<{ cardId: number; plan: RowPlan }>): Promise<Map<number, Set<string>>> {
-    const present = new Map<number, Set<string>>();
     const asking = updates.filter((u) => u.plan.children.length);
-    if (!asking.length) return present;
+    if (!asking.length) return new Map();
     const titles = [...new Set(asking.flatMap((u) => u.plan.children))];
-    for (const c of await this.hierarchy.childrenWithTitles(asking.map((u) => u.cardId), titles)) {
-      const held = present.get(c.parentId) ?? present.set(c.parentId, new Set()).get(c.parentId)!;
-      held.add(c.title);
-    }
-    return present;
+    return textsByCard((await this.hierarchy.childrenWithTitles(asking.map((u) => u.cardId), titles)).map((c) => [c.parentId, c.title]));
+  }
+
+  /**
+   * The matched cards' rows without the comments their cards already have:
+   * a comment by the importing user whose content is exactly the cell's
+   * (trimmed) text, as children compare titles (`presentChildren`). Read
+   * once for the batch by the write pass, under the cards' locks, before it
+   * writes the batch's comments, only when a comment column is mapped. The
+   * check pass does not read them: no count of the answer depends on
+   * comments, so the dry run reports what the import does either way. A row
+   * whose comment cells say the same missing text twice adds it twice, as a
+   * children cell naming a missing title twice does (docs/IMPORT.md, "Updates").
+   */
+  private async withoutPresentComments(updates: Array<{ cardId: number; plan: RowPlan }>, actor: Actor): Promise<Array<{ cardId: number; plan: RowPlan }>> {
+    const asking = updates.filter((u) => u.plan.comments.length);
+    if (!asking.length) return updates;
+    const contents = [...new Set(asking.flatMap((u) => u.plan.comments))];
+    const found = await this.hierarchy.commentsWithContents(asking.map((u) => u.cardId), actor.userId, contents);
+    const present = textsByCard(found.map((c) => [c.cardId, c.content]));
+    return updates.map((u) => (present.has(u.cardId) ? { ...u, plan: { ...u.plan, comments: absentFrom(u.plan.comments, present.get(u.cardId)) } } : u));
   }
 
   /** The ids of the cards each plan's key matches, looked up for the whole batch at once. */
@@ -587,8 +602,9 @@ export class ImportSpreadsheetService {
    * The matched cards of a batch, in the order of a single update (card,
    * values, groups, model, comments, children), each step in bulk: the cards
    * locked in ascending id in one statement, the titles that change in one,
-   * the values in one upsert, the memberships read once, the children in one
-   * insert (only those the card lacks, read again now that it is locked). A card is marked as changed (`updated_at`) only by what changes
+   * the values in one upsert, the memberships read once, the comments and
+   * the children in one insert each (only those the card lacks, read now
+   * that it is locked). A card is marked as changed (`updated_at`) only by what changes
    * it, as through the API (a title, a value, a model, a group joined;
    * comments and children leave it as it is), so a row that changes nothing
    * leaves its card untouched (docs/IMPORT.md, "Updates").
@@ -628,15 +644,22 @@ export class ImportSpreadsheetService {
     // Existing memberships stay; each card joins the groups it is not in yet.
     const joins = updates.flatMap(({ cardId, plan }) => this.groupIdsOf(plan, write).map((groupId) => ({ cardId, groupId })));
     if (joins.length) await this.grouping.addCardsToGroups(joins, actor, system);
-    await this.afterCards(updates, actor);
+    await this.afterCards(await this.withoutPresentComments(updates, actor), actor);
     const present = await this.presentChildren(updates);
-    const children = updates.flatMap((u) => absentTitles(u.plan.children, present.get(u.cardId)).map((title) => ({ parentId: u.cardId, title })));
+    const children = updates.flatMap((u) => absentFrom(u.plan.children, present.get(u.cardId)).map((title) => ({ parentId: u.cardId, title })));
     if (children.length) await this.hierarchy.createChildren(children, actor, system);
     return children.length;
   }
 }
 
-/** The titles not among `present` (a cell naming a missing title twice still adds it twice, as a new card's cell does). */
-function absentTitles(titles: string[], present: Set<string> | undefined): string[] {
-  return present ? titles.filter((t) => !present.has(t)) : titles;
+/** The texts not among `present` (a cell naming a missing title twice still adds it twice, as a new card's cell does). */
+function absentFrom(texts: string[], present: Set<string> | undefined): string[] {
+  return present ? texts.filter((t) => !present.has(t)) : texts;
+}
+
+/** The texts of each card, from (card id, text) pairs. */
+function textsByCard(pairs: Array<[number, string]>): Map<number, Set<string>> {
+  const byCard = new Map<number, Set<string>>();
+  for (const [cardId, text] of pairs) (byCard.get(cardId) ?? byCard.set(cardId, new Set()).get(cardId)!).add(text);
+  return byCard;
 }
