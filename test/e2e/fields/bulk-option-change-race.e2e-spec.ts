@@ -12,9 +12,10 @@ import { API } from './fields-fixtures.js';
  * value it no longer allows: the import holds the fields it fills from the
  * start of its transaction (FOR KEY SHARE, which the change's FOR UPDATE
  * conflicts with) and parses its values on the definitions it reads after
- * that hold, and the bulk writers hold the date fields FOR SHARE and parse
- * those values again (test/e2e/cards/bulk-values-option-change.e2e-spec.ts
- * shows them alone). Each test makes the change take the field's row and
+ * that hold; so the bulk writers, which otherwise hold the date fields FOR
+ * SHARE and parse those values again (test/e2e/cards/bulk-values-option-
+ * change.e2e-spec.ts shows them alone), are told the fields are held
+ * (`fieldsHeld`) and skip that. Each test makes the change take the field's row and
  * wait (its rename meets a name held), then sends the import, which waits
  * for it: the import answers 400 and writes nothing.
  */
