@@ -4,7 +4,7 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { pino, type Logger } from 'pino';
-import { createRootLogger, LOG_FLUSH_MS, PinoNestLogger } from './logging.js';
+import { createRootLogger, LOG_FLUSH_MS, PinoNestLogger, redactQuery } from './logging.js';
 
 describe('createRootLogger', () => {
   let file: string;
@@ -37,5 +37,26 @@ describe('createRootLogger', () => {
     new PinoNestLogger(logger).error(new Error('database unreachable'), 'Bootstrap');
     await delay(LOG_FLUSH_MS / 5);
     expect(written().map((l) => l.msg)).toEqual(['a request', 'database unreachable']);
+  });
+});
+
+describe('redactQuery', () => {
+  it('replaces the values of parameters named like a credential, whatever their case or escaping', () => {
+    expect(redactQuery('/oauth/token?client_secret=cws_X&refresh_token=cwr_Y&grant_type=refresh_token')).toBe(
+      '/oauth/token?client_secret=[redacted]&refresh_token=[redacted]&grant_type=refresh_token',
+    );
+    expect(redactQuery('/login?PASSWORD=hunter2&username=ann')).toBe('/login?PASSWORD=[redacted]&username=ann');
+    expect(redactQuery('/x?api%5Fkey=abc&ApiKey=d&key=e&code=f&code_verifier=g&access_token=h&new_password=i')).toBe(
+      '/x?api%5Fkey=[redacted]&ApiKey=[redacted]&key=[redacted]&code=[redacted]&code_verifier=[redacted]&access_token=[redacted]&new_password=[redacted]',
+    );
+  });
+
+  it('replaces one of the service’s own credentials under any name, and a value whose name does not decode', () => {
+    expect(redactQuery('/api/1.0/me?q=cwk_abc&cwk_def&n%ZZ=1&page=2')).toBe('/api/1.0/me?q=[redacted]&[redacted]&n%ZZ=[redacted]&page=2');
+  });
+
+  it('keeps every other URL as sent', () => {
+    for (const url of ['/api/1.0/me', '/api/1.0/cards?filter=state%3Ddone&page=2&per_page=10', '/a?flag&x=', '/a?'])
+      expect(redactQuery(url)).toBe(url);
   });
 });

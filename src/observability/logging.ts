@@ -55,14 +55,18 @@ export function writeNow(logger: Logger): void {
 /** A request id a client or a proxy may choose; anything else is replaced by a UUID. */
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-type LoggedRequest = IncomingMessage & { id?: string; originalUrl?: string };
+type LoggedRequest = IncomingMessage & { id?: string; originalUrl?: string; ip?: string };
 type LoggedResponse = ServerResponse & { err?: unknown };
 
 /**
  * One log line per request (method, route URL, status, duration) carrying the
  * request id that is also echoed as `X-Request-Id`. A 5xx is logged at error
  * level with the error and its stack (the problem filter hands it over as
- * `res.err`). Credentials are never logged: the line names no header.
+ * `res.err`). Credentials are never logged: the line names no header, and
+ * the values of query parameters that may carry one are replaced
+ * (`redactQuery`). The client address is Express's `req.ip`, which follows
+ * the `trust proxy` setting (behind a proxy, the socket's address is the
+ * proxy's).
  *
  * Written by hand rather than with pino-http: that one builds two child
  * loggers and serialises the request for every request, whether or not the
@@ -88,7 +92,7 @@ function logRequest(logger: Logger, req: LoggedRequest, res: LoggedResponse, res
   const level = failed ? 'error' : 'info';
   if (!logger.isLevelEnabled(level)) return;
   const line: Record<string, unknown> = {
-    req: { id: req.id, method: req.method, url: req.originalUrl ?? req.url, remoteAddress: req.socket?.remoteAddress },
+    req: { id: req.id, method: req.method, url: redactQuery(req.originalUrl ?? req.url ?? ''), remoteAddress: req.ip ?? req.socket?.remoteAddress },
     res: { statusCode: res.statusCode },
     responseTime,
   };
@@ -96,6 +100,48 @@ function logRequest(logger: Logger, req: LoggedRequest, res: LoggedResponse, res
   const err = res.err ?? new Error(`failed with status code ${res.statusCode}`);
   logger.error({ ...line, err }, 'request errored');
   writeNow(logger);
+}
+
+/**
+ * Query parameter names whose values may be a credential (compared without
+ * case): API keys, passwords, OAuth secrets, tokens, codes and verifiers.
+ * Clients put them in a query string by mistake (the API refuses them there,
+ * but the line is written whatever the answer); a name that merely looks like
+ * one is redacted too, as a lost value costs less than a leaked key.
+ */
+const SECRET_PARAMETER = /password|passwd|^pass$|secret|token|key$|^code(_verifier)?$|^auth(orization)?$|credential|signature|^sig$/i;
+/** One of the service's own credentials (cwk_ API key, cws_ client secret, cwa_/cwr_ tokens, …), under any name or none. */
+const OWN_CREDENTIAL = /cw[a-z]_/i;
+export const REDACTED = '[redacted]';
+
+/**
+ * The URL with the value of each query parameter that may be a credential
+ * replaced by `[redacted]`: named like one, holding one of ours, or with a
+ * name that does not decode. The rest is kept as sent.
+ */
+export function redactQuery(url: string): string {
+  const start = url.indexOf('?');
+  if (start < 0) return url;
+  const pairs = url
+    .slice(start + 1)
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      const [name, value] = eq < 0 ? ['', pair] : [pair.slice(0, eq), pair.slice(eq + 1)];
+      const decoded = decodedName(name);
+      if (decoded !== undefined && !SECRET_PARAMETER.test(decoded) && !OWN_CREDENTIAL.test(value)) return pair;
+      return eq < 0 ? REDACTED : `${name}=${REDACTED}`;
+    });
+  return `${url.slice(0, start)}?${pairs.join('&')}`;
+}
+
+/** A query parameter's name as the server reads it (`+` and %-escapes decoded); undefined when it does not decode. */
+function decodedName(raw: string): string | undefined {
+  try {
+    return decodeURIComponent(raw.replace(/\+/g, ' '));
+  } catch {
+    return undefined;
+  }
 }
 
 /** Nest's own messages (start-up, shutdown) through the same JSON logger. */

@@ -55,6 +55,32 @@ describe('request logs and metrics', () => {
     expect(JSON.stringify(lines)).not.toContain(u.apiKey);
   });
 
+  it('writes a credential sent in a query string as [redacted], and the client address Express derives (trust proxy)', async () => {
+    const secrets = ['cws_SeCrEt', 'cwr_ReFrEsH', 'hunter2-pass', 'abc-code-1'];
+    const sent = [
+      (await t.http.post(`/oauth/token?client_secret=${secrets[0]}&refresh_token=${secrets[1]}`)).headers['x-request-id'],
+      (await t.http.get(`${API}/me?api_key=${u.apiKey}&page=2`)).headers['x-request-id'],
+      (await t.http.post(`/login?Password=${secrets[2]}`)).headers['x-request-id'],
+      (await t.http.get(`/oauth/authorize?code=${secrets[3]}`)).headers['x-request-id'],
+    ];
+    await new Promise((r) => setTimeout(r, 50));
+    const logged = sent.map((id) => lines.find((l) => (l.req as { id?: string } | undefined)?.id === id));
+    expect(logged.map((l) => (l?.req as { url?: string } | undefined)?.url)).toEqual([
+      '/oauth/token?client_secret=[redacted]&refresh_token=[redacted]',
+      `${API}/me?api_key=[redacted]&page=2`,
+      '/login?Password=[redacted]',
+      '/oauth/authorize?code=[redacted]',
+    ]);
+    const text = JSON.stringify(lines);
+    for (const secret of [...secrets, u.apiKey]) expect(text).not.toContain(secret);
+
+    // Tests connect from loopback, which `trust proxy` trusts by default: the address is the proxy's client.
+    const proxied = await t.http.get(`${API}/me`).set(as(u)).set('X-Forwarded-For', '203.0.113.7').expect(200);
+    await new Promise((r) => setTimeout(r, 50));
+    const line = lines.find((l) => (l.req as { id?: string } | undefined)?.id === proxied.headers['x-request-id']);
+    expect(line).toMatchObject({ req: { remoteAddress: '203.0.113.7' } });
+  });
+
   it('logs a 5xx at error level with its stack next to the request id, and keeps the stack out of the body', async () => {
     const victim = await t.user();
     failingUser = victim.id;
