@@ -1,14 +1,22 @@
-import { Controller, Get } from '@nestjs/common';
+import { Controller, Get, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
 import { DataSource } from 'typeorm';
 import { DomainError } from './shared/domain/domain-error.js';
 import { Public } from './shared/http/actor.decorator.js';
-import { RouteErrors } from './shared/http/error-responses.js';
+import { RETRY_AFTER, RouteErrors } from './shared/http/error-responses.js';
 import { DrainState } from './shared/http/draining.js';
+import { DATABASE_RETRY_AFTER_SECONDS } from './shared/persistence/database-availability.js';
 
 class NotReadyError extends DomainError {
   readonly code = 'SERVICE.NOT_READY';
   readonly kind = 'unavailable' as const;
+}
+
+/** The 503 of /ready; the problem filter keeps the header set here. */
+function notReady(res: Response, message: string): NotReadyError {
+  res.setHeader('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
+  return new NotReadyError(message);
 }
 
 @ApiTags('health')
@@ -27,17 +35,26 @@ export class HealthController {
     return { status: 'ok' };
   }
 
-  /** Readiness: not draining after SIGTERM, and the database answers; 503 otherwise. */
+  /**
+   * Readiness: not draining after SIGTERM, and the database answers; 503
+   * otherwise, with the `Retry-After` the API's 503s send while the database
+   * is away (a draining instance is gone by then; behind a load balancer the
+   * retry reaches another).
+   */
   @Public()
   @Get('ready')
   @ApiOkResponse({ description: 'ready to serve', schema: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ready'] } } } })
-  @RouteErrors({ status: 503, why: 'SERVICE.NOT_READY: the server is draining after SIGTERM, or the database is not reachable' })
-  async ready() {
-    if (this.drain.draining) throw new NotReadyError('The server is shutting down');
+  @RouteErrors({
+    status: 503,
+    why: `SERVICE.NOT_READY: the server is draining after SIGTERM, or the database is not reachable; retry after \`Retry-After\` seconds (${DATABASE_RETRY_AFTER_SECONDS})`,
+    headers: RETRY_AFTER,
+  })
+  async ready(@Res({ passthrough: true }) res: Response) {
+    if (this.drain.draining) throw notReady(res, 'The server is shutting down');
     try {
       await this.dataSource.query('SELECT 1');
     } catch {
-      throw new NotReadyError('The database is not reachable');
+      throw notReady(res, 'The database is not reachable');
     }
     return { status: 'ready' };
   }

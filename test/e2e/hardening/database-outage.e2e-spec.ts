@@ -72,7 +72,12 @@ describeWithServer('PostgreSQL outage', () => {
     expect(readyWhileDown.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(readWhileDown.status).toBe(503);
     expect(readWhileDown.headers['retry-after']).toMatch(/^\d+$/);
+    // A probe is told when to come back, as the API's clients are, and the document says so.
+    expect(readyWhileDown.headers['retry-after']).toBe(readWhileDown.headers['retry-after']);
+    const spec = await t.http.get(`${API}/spec.json`).expect(200);
+    expect(Object.keys(spec.body.paths['/api/1.0/ready'].get.responses['503'].headers ?? {})).toContain('Retry-After');
     expect(readyAgain?.status).toBe(200);
+    expect(readyAgain?.headers['retry-after']).toBeUndefined();
 
     expect(answers.filter((a) => a.res.status >= 500 && a.res.status !== 503).map((a) => `${a.res.status} ${a.res.text}`)).toEqual([]);
     for (const a of answers) expect(a.ms).toBeLessThan(10_000);
