@@ -152,7 +152,6 @@ function apiDocument(app: NestExpressApplication, config: AppConfig): OpenAPIObj
       .setTitle('cardwork')
       .setDescription('Card and workspace management API')
       .setVersion('1.0')
-      .addServer(config.baseUrl.replace(/\/api\/1\.0$/, ''))
       .addBasicAuth(
         { type: 'http', scheme: 'basic', description: 'API key as username with an empty password, or the key alone without a colon' },
         'basic',
@@ -188,7 +187,25 @@ function apiDocument(app: NestExpressApplication, config: AppConfig): OpenAPIObj
     roleErrorResponses,
     databaseBusyErrors,
   ]);
+  serveFromBaseUrl(document, config.baseUrl);
   return document;
+}
+
+/**
+ * The document's `servers` and paths, so that a server plus a path is the URL
+ * BASE_URL gives that route (as Link and Location do). A BASE_URL ending in
+ * the API's prefix keeps the prefix in the paths, as clients of the original
+ * read them; any other one (a proxy mapping `/v1` onto it) is the server
+ * itself, and the paths start after the prefix.
+ */
+function serveFromBaseUrl(document: OpenAPIObject, baseUrl: string): void {
+  const prefix = `/${API_PREFIX}`;
+  if (baseUrl.endsWith(prefix)) {
+    document.servers = [{ url: baseUrl.slice(0, -prefix.length) }];
+    return;
+  }
+  document.servers = [{ url: baseUrl }];
+  document.paths = Object.fromEntries(Object.entries(document.paths).map(([path, item]) => [path.startsWith(`${prefix}/`) ? path.slice(prefix.length) : path, item]));
 }
 
 /** Pool counts of the PostgreSQL driver; undefined on the embedded database (one connection, no pool). */
