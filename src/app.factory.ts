@@ -87,7 +87,8 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, obs
   app.use(`/${API_PREFIX}`, app.get(EarlyKeyLookup).middleware());
   closeConnectionsWhileDraining(app.get(DrainState), (app.getHttpAdapter().getInstance() as express.Express).response);
   app.disable('x-powered-by');
-  app.set('trust proxy', 'loopback');
+  // Whose X-Forwarded-For names the client (req.ip: rate limits, login limits, body memory per address) and whose X-Forwarded-Proto counts.
+  app.set('trust proxy', config.trustProxy);
   app.set('query parser', 'simple');
   app.set(PAGE_LINK_SETTING, { publicBase: config.baseUrl, prefix: `/${API_PREFIX}` } satisfies PageLinkSetting);
   // Body parsers first, then an error handler that turns their failures

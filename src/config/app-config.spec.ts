@@ -24,6 +24,32 @@ describe('loadConfig', () => {
     expect([given.baseUrl, given.authUrl]).toEqual(['https://cards.example.com/api/1.0', 'https://cards.example.com']);
   });
 
+  it('takes AUTH_URL as an origin only: the pages are served at its root', () => {
+    expect(loadConfig({ AUTH_URL: 'https://Cards.example.com:443/' }).authUrl).toBe('https://cards.example.com');
+    expect(loadConfig({ AUTH_URL: 'http://cards.example.com:8080' }).authUrl).toBe('http://cards.example.com:8080');
+    for (const bad of ['https://cards.example.com/cw', 'https://cards.example.com/?', 'https://cards.example.com?a=1', 'https://cards.example.com/#x', 'https://u:p@cards.example.com']) {
+      expect(() => loadConfig({ AUTH_URL: bad })).toThrow(/^Invalid configuration: AUTH_URL must be an origin, scheme:\/\/host\[:port\]/);
+    }
+  });
+
+  it("reads TRUST_PROXY as Express's trust proxy: loopback by default, none, a hop count or a list of addresses, ranges and range names", () => {
+    expect(loadConfig({}).trustProxy).toEqual(['loopback']);
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: ' None ' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: '172.17.0.1, 10.0.0.0/8,fd00::/8 , ::1, LinkLocal,uniquelocal' }).trustProxy).toEqual([
+      '172.17.0.1',
+      '10.0.0.0/8',
+      'fd00::/8',
+      '::1',
+      'linklocal',
+      'uniquelocal',
+    ]);
+    for (const bad of ['true', 'all', '1.2.3', '10.0.0.0/33', '::1/129', '10.0.0.0/8/8', 'loopback,', 'proxy.example.com', '-1', '101']) {
+      expect(() => loadConfig({ TRUST_PROXY: bad })).toThrow(/^Invalid configuration: TRUST_PROXY must be /);
+    }
+  });
+
   it('refuses a METRICS_HOST that is no host, as HOST', () => {
     expect(() => loadConfig({ METRICS_PORT: '9464', METRICS_HOST: 'bad host' })).toThrow(/METRICS_HOST/);
     expect(() => loadConfig({ HOST: 'bad host' })).toThrow(/HOST/);

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -42,6 +43,13 @@ export interface ImportLimits {
   uploadBytesPerUser: number;
 }
 
+/**
+ * Which proxies' X-Forwarded-* headers name the client, in a form Express's
+ * `trust proxy` takes: none, a number of hops, or the proxies' addresses,
+ * CIDR ranges and range names.
+ */
+export type TrustProxy = false | number | string[];
+
 /** Typed configuration, read once from the environment (DESIGN.md §1). */
 export class AppConfig {
   readonly port: number;
@@ -53,7 +61,10 @@ export class AppConfig {
   readonly databaseStatementTimeoutMs: number;
   readonly dataDir: string;
   readonly baseUrl: string;
+  /** An origin only: the pages and /oauth/* are served at its root. */
   readonly authUrl: string;
+  /** Express's `trust proxy`: whose X-Forwarded-For and X-Forwarded-Proto count (TRUST_PROXY). */
+  readonly trustProxy: TrustProxy;
   readonly maxUploadBytes: number;
   /** Bytes of uploads and file-URL downloads all requests may hold in memory at once (UPLOAD_MEMORY_MAX_BYTES). */
   readonly uploadMemoryMaxBytes: number;
@@ -133,6 +144,47 @@ function readUrl(env: Env, name: string, fallback: string | undefined, protocols
   return raw.replace(/\/+$/, '');
 }
 
+/** An origin's URL: what the pages need, since they are served at the root of theirs (a path before them would be ignored). */
+function readOrigin(env: Env, name: string, fallback: string): string {
+  const url = new URL(readUrl(env, name, fallback, ['http:', 'https:'])!);
+  if (url.href !== `${url.origin}/`) {
+    throw new ConfigError(name, `must be an origin, scheme://host[:port], with no path, query, fragment or credentials (the pages are served at its root), got "${env[name]}"`);
+  }
+  return url.origin;
+}
+
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * TRUST_PROXY: loopback by default (a proxy on the same machine). Never
+ * "every address" (`true`): any client could then choose its own address,
+ * and with it a fresh rate-limit bucket per request.
+ */
+function readTrustProxy(env: Env): TrustProxy {
+  const raw = env.TRUST_PROXY?.trim() ?? '';
+  if (raw === '') return ['loopback'];
+  if (['false', 'none'].includes(raw.toLowerCase())) return false;
+  if (/^\d+$/.test(raw)) return readInt(env, 'TRUST_PROXY', 0, 0, 100);
+  const entries = raw.split(',').map((entry) => entry.trim());
+  const named = (entry: string) => PROXY_RANGE_NAMES.includes(entry.toLowerCase());
+  const bad = entries.find((entry) => !named(entry) && !isAddressOrRange(entry));
+  if (bad !== undefined) {
+    throw new ConfigError(
+      'TRUST_PROXY',
+      `must be false, none, a number of proxies, or a comma list of the proxies' addresses, CIDR ranges, loopback, linklocal or uniquelocal, got "${bad}"`,
+    );
+  }
+  return entries.map((entry) => (named(entry) ? entry.toLowerCase() : entry));
+}
+
+/** An IP address, or a CIDR range (`172.17.0.0/16`, `fd00::/8`). */
+function isAddressOrRange(entry: string): boolean {
+  const [address, prefix, ...rest] = entry.split('/');
+  const version = isIP(address);
+  if (version === 0 || rest.length > 0) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128));
+}
+
 function readHost(env: Env, name: string): string {
   const host = env[name]?.trim() || '127.0.0.1';
   if (/\s/.test(host)) throw new ConfigError(name, `must be a host name or address, got "${host}"`);
@@ -157,7 +209,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     databaseStatementTimeoutMs: readInt(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 60_000, 0, 2_147_483_647),
     dataDir: path.resolve(env.DATA_DIR?.trim() || './data'),
     baseUrl: readUrl(env, 'BASE_URL', `${local}/api/1.0`, ['http:', 'https:'])!,
-    authUrl: readUrl(env, 'AUTH_URL', local, ['http:', 'https:'])!,
+    authUrl: readOrigin(env, 'AUTH_URL', local),
+    trustProxy: readTrustProxy(env),
     maxUploadBytes,
     uploadMemoryMaxBytes,
     uploadMemoryUserMaxBytes: readUserShare(env, uploadMemoryMaxBytes, maxUploadBytes),

@@ -39,6 +39,23 @@ describe('start-up refusals', () => {
     }
   }, 120_000);
 
+  it('refuses a TRUST_PROXY Express would not take or that trusts every address, and an AUTH_URL that is more than an origin', async () => {
+    const refusals = [
+      ['TRUST_PROXY', 'true', /^cardwork failed to start: Invalid configuration: TRUST_PROXY must be false, none, a number of proxies, or a comma list .*, got "true"$/m],
+      ['TRUST_PROXY', '172.17.0.1,proxy.local', /^cardwork failed to start: Invalid configuration: TRUST_PROXY must be .*, got "proxy.local"$/m],
+      // The pages would still be served at the root, with forms posting there.
+      ['AUTH_URL', 'https://cards.example.com/cw', /^cardwork failed to start: Invalid configuration: AUTH_URL must be an origin, scheme:\/\/host\[:port\].*, got "https:\/\/cards.example.com\/cw"$/m],
+      ['AUTH_URL', 'https://cards.example.com/?tenant=a', /^cardwork failed to start: Invalid configuration: AUTH_URL must be an origin/m],
+    ] as const;
+    for (const [variable, value, line] of refusals) {
+      const port = await freePort();
+      const refused = await runToExit({ DATA_DIR: dataDir(), PORT: String(port), [variable]: value });
+      expect({ value, code: refused.code }).toEqual({ value, code: 1 });
+      expect(refused.output).toMatch(line);
+      expect(refused.output.trim().split('\n')).toHaveLength(1);
+    }
+  }, 120_000);
+
   it('refuses a port already taken, naming HOST and PORT, or METRICS_HOST and METRICS_PORT, before the API serves', async () => {
     const taken = net.createServer().listen(0, '127.0.0.1');
     await new Promise((resolve) => taken.once('listening', resolve));
