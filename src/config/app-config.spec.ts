@@ -32,6 +32,14 @@ describe('loadConfig', () => {
     }
   });
 
+  it('refuses a BASE_URL with a query, a fragment or credentials: links are made by appending paths to it', () => {
+    expect(loadConfig({ BASE_URL: 'https://cards.example.com/v1/' }).baseUrl).toBe('https://cards.example.com/v1');
+    for (const bad of ['https://cards.example.com/api/1.0?a=1', 'https://cards.example.com/api/1.0?', 'https://cards.example.com/api/1.0#x']) {
+      expect(() => loadConfig({ BASE_URL: bad })).toThrow(/^Invalid configuration: BASE_URL must be scheme:\/\/host\[:port\]\[\/path\], with no query/);
+    }
+    expect(() => loadConfig({ BASE_URL: 'https://u:secret@cards.example.com/api/1.0' })).toThrow(/got \(not shown: it holds credentials\)$/);
+  });
+
   it("reads TRUST_PROXY as Express's trust proxy: loopback by default, none, a hop count or a list of addresses, ranges and range names", () => {
     expect(loadConfig({}).trustProxy).toEqual(['loopback']);
     expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);

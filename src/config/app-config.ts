@@ -144,6 +144,21 @@ function readUrl(env: Env, name: string, fallback: string | undefined, protocols
   return raw.replace(/\/+$/, '');
 }
 
+/**
+ * The public base of API calls: Link, Location and OpenAPI's servers are made
+ * by appending paths to it, so a query, a fragment or credentials in it
+ * would end up inside every link (`https://x/api?a=1/cards/5`).
+ */
+function readBase(env: Env, name: string, fallback: string): string {
+  const raw = readUrl(env, name, fallback, ['http:', 'https:'])!;
+  const url = new URL(raw);
+  if (/[?#]/.test(raw) || url.username || url.password) {
+    const shown = url.username || url.password ? '(not shown: it holds credentials)' : `"${raw}"`;
+    throw new ConfigError(name, `must be scheme://host[:port][/path], with no query, fragment or credentials (links are made by appending paths to it), got ${shown}`);
+  }
+  return raw;
+}
+
 /** An origin's URL: what the pages need, since they are served at the root of theirs (a path before them would be ignored). */
 function readOrigin(env: Env, name: string, fallback: string): string {
   const url = new URL(readUrl(env, name, fallback, ['http:', 'https:'])!);
@@ -208,7 +223,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     // takes up to 2^31-1 ms.
     databaseStatementTimeoutMs: readInt(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 60_000, 0, 2_147_483_647),
     dataDir: path.resolve(env.DATA_DIR?.trim() || './data'),
-    baseUrl: readUrl(env, 'BASE_URL', `${local}/api/1.0`, ['http:', 'https:'])!,
+    baseUrl: readBase(env, 'BASE_URL', `${local}/api/1.0`),
     authUrl: readOrigin(env, 'AUTH_URL', local),
     trustProxy: readTrustProxy(env),
     maxUploadBytes,

@@ -14,7 +14,7 @@ export const UPLOAD_MEMORY_RETRY_AFTER_SECONDS = 5;
 export type MemoryOwner = number | ClientAddress | undefined;
 type ClientAddress = `address:${string}`;
 
-/** The owner of a body read before its user is known: the client's address (the proxy's `X-Forwarded-For` from loopback). */
+/** The owner of a body read before its user is known: the client's address (`req.ip`: the proxy's `X-Forwarded-For` when TRUST_PROXY trusts the proxy). */
 export const clientAddress = (ip: string | undefined): ClientAddress => `address:${ip ?? 'unknown'}`;
 
 /**
