@@ -3,24 +3,36 @@ import type { INestApplication, LoggerService } from '@nestjs/common';
 import { DrainState } from '../shared/http/draining.js';
 
 /**
+ * How long the stop at the deadline waits after cutting the connections.
+ * A cut socket closes in the event loop's close phase and only then do its
+ * request's 'close' listeners run (the request log line among them); the
+ * server's own 'close' comes earlier, so it cannot be the signal.
+ */
+const CUT_CLOSE_WAIT_MS = 50;
+
+/**
  * SIGTERM drain (DESIGN.md §1, §10): readiness turns false, the listener
  * closes (new connections are refused), answers carry `Connection: close`,
  * in-flight requests finish, idle keep-alive sockets close, then Nest closes
  * (database pool) and the process exits 0. Whatever is still open at
- * `graceMs` is cut and the process exits 1.
+ * `graceMs` is cut, each cut request logged, and the process exits 1.
  */
 export function drainAndExit(app: INestApplication, graceMs: number, logger: LoggerService, signal: string): void {
   app.get(DrainState).start();
   const server = app.getHttpServer() as Server;
   logger.log(`${signal} received: draining (deadline ${graceMs} ms)`, 'Shutdown');
+  let cut = false;
   const deadline = setTimeout(() => {
+    cut = true;
     logger.warn(`connections still open after ${graceMs} ms: closing them`, 'Shutdown');
     server.closeAllConnections();
-    process.exit(1);
+    setTimeout(() => process.exit(1), CUT_CLOSE_WAIT_MS);
   }, graceMs);
   // close() also closes the keep-alive sockets idle right now; the busy ones
-  // close after their answer, which carries `Connection: close`.
+  // close after their answer, which carries `Connection: close`. Its callback
+  // runs after a cut too, before the cut requests are logged: the deadline exits then.
   server.close(() => {
+    if (cut) return;
     app
       .close()
       .then(() => {

@@ -62,7 +62,8 @@ type LoggedResponse = ServerResponse & { err?: unknown };
  * One log line per request (method, route URL, status, duration) carrying the
  * request id that is also echoed as `X-Request-Id`. A 5xx is logged at error
  * level with the error and its stack (the problem filter hands it over as
- * `res.err`). Credentials are never logged: the line names no header, and
+ * `res.err`); a request closed before its answer was complete (the client
+ * left, or the shutdown cut it) at warn. Credentials are never logged: the line names no header, and
  * the values of query parameters that may carry one are replaced
  * (`redactQuery`). The client address is Express's `req.ip`, which follows
  * the `trust proxy` setting (behind a proxy, the socket's address is the
@@ -89,13 +90,17 @@ export function requestLogging(logger: Logger) {
 
 function logRequest(logger: Logger, req: LoggedRequest, res: LoggedResponse, responseTime: number): void {
   const failed = res.err !== undefined || res.statusCode >= 500;
-  const level = failed ? 'error' : 'info';
+  // Closed before its answer was complete: the client went away, or the shutdown cut it at SHUTDOWN_GRACE_MS.
+  const cut = !failed && !res.writableFinished;
+  const level = failed ? 'error' : cut ? 'warn' : 'info';
   if (!logger.isLevelEnabled(level)) return;
   const line: Record<string, unknown> = {
     req: { id: req.id, method: req.method, url: redactQuery(req.originalUrl ?? req.url ?? ''), remoteAddress: req.ip ?? req.socket?.remoteAddress },
-    res: { statusCode: res.statusCode },
+    // No status was sent when the headers were not.
+    res: { statusCode: res.headersSent ? res.statusCode : null },
     responseTime,
   };
+  if (cut) return logger.warn(line, 'request closed before its answer was complete');
   if (!failed) return logger.info(line, 'request completed');
   const err = res.err ?? new Error(`failed with status code ${res.statusCode}`);
   logger.error({ ...line, err }, 'request errored');

@@ -123,6 +123,7 @@ describe('SIGTERM drain of the built server', () => {
       expect(readiness).not.toBe('closed');
       expect((readiness as RawResponse).status).toBe(503);
       expect((readiness as RawResponse).headers.connection).toBe('close');
+      expect((readiness as RawResponse).headers['retry-after']).toBe('5');
       expect(created).not.toBe('closed');
       expect((created as RawResponse).status).toBe(201);
       expect((created as RawResponse).headers.connection).toBe('close');
@@ -165,6 +166,14 @@ describe('SIGTERM drain of the built server', () => {
       expect(exit.at - sigtermAt).toBeGreaterThanOrEqual(1400);
       expect(exit.at - sigtermAt).toBeLessThan(1500 + 2500);
       expect(exit.code).toBe(1);
+      // The request it cut is logged (its line is written from the socket's close, after the cut).
+      const cut = server
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { msg: string; req?: { method: string; url: string }; res?: { statusCode: unknown } })
+        .filter((line) => line.req?.url === '/api/1.0/organizations');
+      expect(cut).toEqual([expect.objectContaining({ msg: 'request closed before its answer was complete', req: expect.objectContaining({ method: 'POST' }), res: { statusCode: null } })]);
       stuck.destroy();
     } finally {
       await server.stop();
