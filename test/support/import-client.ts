@@ -4,6 +4,8 @@ import { API, workspaceClient, type ProjectJson } from './workspace-client.js';
 
 export const DISCOVER = `${API}/importers/spreadsheet/discover`;
 export const IMPORT = `${API}/importers/spreadsheet/import`;
+/** `${UPLOADS}/<file_id>`: DELETE removes an upload before its 24 hours are over. */
+export const UPLOADS = `${API}/importers/spreadsheet/files`;
 
 /** A card as the importer's tests read it back. */
 export interface ImportedCardJson {
@@ -24,6 +26,8 @@ export function importClient(t: TestApp, user: TestUser) {
     /** Uploads CSV text as it is written; its `file_id`. */
     discoverCsv: (csv: string): Promise<number> => upload(Buffer.from(csv), 'sheet.csv'),
     importing: (body: Record<string, unknown>) => t.http.post(IMPORT).set(as(user)).send(body),
+    /** Deletes an upload (any path segment: the tests send bad ids too). */
+    deleteUpload: (fileId: number | string) => t.http.delete(`${UPLOADS}/${fileId}`).set(as(user)),
     /** The project's cards directly under its top-level card (the rows' cards), by ref. */
     async rowCards(project: ProjectJson): Promise<ImportedCardJson[]> {
       const all = (await t.http.get(`${API}/projects/${project.id}/cards?per_page=1000`).set(as(user)).expect(200)).body as ImportedCardJson[];

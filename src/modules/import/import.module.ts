@@ -5,6 +5,7 @@ import { CardsModule } from '../cards/index.js';
 import { FieldsModule } from '../fields/index.js';
 import { GroupingModule } from '../grouping/index.js';
 import { WorkspaceModule } from '../workspace/index.js';
+import { DeleteUploadService } from './application/delete-upload.service.js';
 import { DiscoverSpreadsheetService } from './application/discover-spreadsheet.service.js';
 import { ImportSpreadsheetService } from './application/import-spreadsheet.service.js';
 import { UploadCleanup } from './application/upload-cleanup.service.js';
@@ -22,6 +23,7 @@ import { UploadsRepository } from './infrastructure/uploads.repository.js';
     ProjectImportLock,
     UploadCleanup,
     DiscoverSpreadsheetService,
+    DeleteUploadService,
     ImportSpreadsheetService,
     SpreadsheetUploadInterceptor,
     { provide: SheetSandbox, useFactory: (config: AppConfig) => new SheetSandbox(config.importLimits), inject: [AppConfig] },

@@ -49,6 +49,7 @@ function pathValue(ids: TeamIds, route: string) {
   return (p: { name: string; after: string }): string | number => {
     if (p.name === 'attr') return ids.attr;
     if (p.name === 'userId') return ids.member;
+    if (p.name === 'fileId') return ids.uploads;
     if (p.name === 'id' && p.after in ids) return ids[p.after as keyof TeamIds];
     throw new Error(`isolation walk: no team resource for :${p.name} after "${p.after}" in ${route}; teach TeamIds about it`);
   };
@@ -187,7 +188,9 @@ describe('team isolation over every route', () => {
   it('answers 403 to a viewer on every write route of its team, and changes nothing', async () => {
     const before = await snapshotRows(t.app);
     const wrong: string[] = [];
-    const teamWrites = routes.filter((r) => WRITE.has(r.method) && pathParams(r.path).length > 0 && !r.path.startsWith(`${API}/me/`));
+    // Not the user's own: their keys, and their spreadsheet uploads (another user's upload is a 404 to anyone, walked above).
+    const own = (path: string) => path.startsWith(`${API}/me/`) || path.startsWith(`${API}/importers/`);
+    const teamWrites = routes.filter((r) => WRITE.has(r.method) && pathParams(r.path).length > 0 && !own(r.path));
     for (const route of teamWrites) {
       const path = fillPath(route.path, pathValue(victim, route.path));
       const body = minimalBody(ops.get(`${route.method} ${route.path}`)?.body, bodyIds(victim));

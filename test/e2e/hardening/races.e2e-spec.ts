@@ -83,6 +83,8 @@ describe('races at every write route', () => {
     };
   }
 
+  const discoverUpload = async (): Promise<number> =>
+    (await t.http.post(`${API}/importers/spreadsheet/discover`).set(as(admin)).attach('file', Buffer.from('Title\nraced\n'), 'raced.csv').expect(201)).body.file_id;
   const deleteRouteFor = (segment: string) => routes.find((r) => r.method === 'DELETE' && r.path === `${API}/${segment}/:id`);
   const BODY_KIND: Record<string, string> = { parent_id: 'cards', group_id: 'groups', type_id: 'group-types', model_id: 'models' };
 
@@ -90,6 +92,7 @@ describe('races at every write route', () => {
     const path = fillPath(route.path, (p) => {
       if (p.name === 'attr') return f.attr;
       if (p.name === 'userId') return f.ids.userId;
+      if (p.name === 'fileId') return f.ids.uploads;
       const id = f.ids[p.after];
       if (id === undefined) throw new Error(`race test: no fixture id for :${p.name} after "${p.after}" in ${route.path}`);
       return id;
@@ -191,6 +194,8 @@ describe('races at every write route', () => {
       const f = await fixture();
       // The member to remove (the race above may have removed bob already).
       if (route.path.endsWith('/members/:userId')) await t.http.post(`${API}/organizations/${orgId}/members`).set(as(admin)).send({ user: bob.id, role: 'member' });
+      // A spreadsheet upload, made here only: each counts against the user's upload quota.
+      if (route.path.endsWith('/files/:fileId')) f.ids.uploads = await discoverUpload();
       const del = request(route, f);
       answers[route.path.slice(API.length)] = (await Promise.all(Array.from({ length: 8 }, () => del.send()))).map((r) => r.status).sort();
     }

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { UploadCleanup } from '../../../src/modules/import/application/upload-cleanup.service.js';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { DISCOVER, IMPORT } from '../../support/import-client.js';
+import { DISCOVER, IMPORT, importClient } from '../../support/import-client.js';
 import { workspaceClient } from '../../support/workspace-client.js';
 
 const DAY = 24 * 3600;
@@ -11,8 +11,8 @@ const DAY = 24 * 3600;
 /**
  * Each discover keeps the sheet's rows for 24 hours: one user's live uploads
  * are capped in number and stored bytes (IMPORT_UPLOADS_PER_USER_MAX,
- * IMPORT_UPLOAD_BYTES_PER_USER_MAX), a 429 until the first expires; the
- * expired ones are deleted by the sweep.
+ * IMPORT_UPLOAD_BYTES_PER_USER_MAX), a 429 until the first expires or the
+ * user deletes one; the expired ones are deleted by the sweep.
  */
 describe('discover: uploads kept per user', () => {
   let t: TestApp;
@@ -70,6 +70,26 @@ describe('discover: uploads kept per user', () => {
     expect(huge.status).toBe(413);
     expect(huge.body.detail).toMatch(/IMPORT_UPLOAD_BYTES_PER_USER_MAX/);
     expect(await stored(dave)).toBe(0);
+  });
+
+  it('a deleted upload frees its share at once: a user at the number or the bytes discovers again after deleting one', async () => {
+    const frank = await t.user();
+    const ids: number[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await discover(frank, `Title\nrow ${i}\n`).expect(201)).body.file_id);
+    expect((await discover(frank, 'Title\nmore\n')).body.type).toBe('IMPORT.UPLOAD_QUOTA');
+    await importClient(t, frank).deleteUpload(ids[1]).expect(200);
+    await discover(frank, 'Title\nmore\n').expect(201);
+    expect(await stored(frank)).toBe(3);
+
+    const gina = await t.user();
+    const first = (await discover(gina, noise(12_000)).expect(201)).body.file_id;
+    await discover(gina, noise(12_000)).expect(201);
+    const refused = await discover(gina, noise(12_000));
+    expect([refused.status, refused.body.type]).toEqual([429, 'IMPORT.UPLOAD_QUOTA']);
+    expect(refused.body.detail).toMatch(/IMPORT_UPLOAD_BYTES_PER_USER_MAX/);
+    await importClient(t, gina).deleteUpload(first).expect(200);
+    await discover(gina, noise(12_000)).expect(201);
+    expect(await stored(gina)).toBe(2);
   });
 
   it('two discovers at once past the number: one of them is refused', async () => {

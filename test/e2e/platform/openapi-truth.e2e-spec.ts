@@ -118,6 +118,7 @@ describe('the OpenAPI document tells the truth', () => {
     const csv = Buffer.from('title,estimate\nOne,1\nTwo,2\n');
     const discovered = async () => (await http.post(`${API}/importers/spreadsheet/discover`).set(basic).attach('file', csv, 'rows.csv').expect(201)).body;
     const uploaded = await discovered();
+    const spareUpload = await discovered();
     const mapping = { '0': { type: 'title' }, '1': { type: 'attribute', name: 'Estimate', attr_type: 'number' } };
 
     const calls: Array<[string, () => Test]> = [
@@ -190,6 +191,7 @@ describe('the OpenAPI document tells the truth', () => {
       [`DELETE ${API}/groups/{id}`, () => http.delete(`${API}/groups/${spareGroup.id}`).set(basic)],
       [`DELETE ${API}/group-types/{id}`, () => http.delete(`${API}/group-types/${spareType.id}`).set(basic)],
       [`DELETE ${API}/cards/{id}`, () => http.delete(`${API}/cards/${spareCard.id}`).set(basic)],
+      [`DELETE ${API}/importers/spreadsheet/files/{fileId}`, () => http.delete(`${API}/importers/spreadsheet/files/${spareUpload.file_id}`).set(basic)],
     ];
     const documented = operationsOf(doc).map((o) => o.name);
     expect(documented.filter((name) => !calls.some(([called]) => called === name))).toEqual([]);

@@ -3,6 +3,7 @@ import {
   ConflictError,
   DomainError,
   InvalidInputError,
+  NotFoundError,
   PayloadTooLargeError,
   UnsupportedMediaError,
   type FieldProblem,
@@ -34,6 +35,17 @@ export class UploadQuotaError extends ConcurrencyLimitedError {
       Math.max(1, retryAfterSeconds),
       'IMPORT.UPLOAD_QUOTA',
     );
+  }
+}
+
+/**
+ * No live upload of the caller has this file_id: unknown, expired, deleted,
+ * or another user's. One answer for all, so the ids of others' uploads are
+ * not revealed (DESIGN.md §2).
+ */
+export class UploadNotFoundError extends NotFoundError {
+  constructor() {
+    super('Spreadsheet upload', 'IMPORT.UPLOAD_NOT_FOUND');
   }
 }
 

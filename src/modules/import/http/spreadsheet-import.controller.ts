@@ -1,13 +1,16 @@
-import { Body, Controller, HttpCode, Post, Req, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, HttpCode, Param, Post, Req, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiOkResponse, ApiTags, ApiUnsupportedMediaTypeResponse } from '@nestjs/swagger';
 import type { Request } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
+import { deleted, DeletionRoute, type Deleted } from '../../../shared/http/deletion.js';
 import { Conflicts, RETRY_AFTER, RouteErrors } from '../../../shared/http/error-responses.js';
 import { FileUploadInterceptor } from '../../../shared/http/file-upload.interceptor.js';
+import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
+import { DeleteUploadService } from '../application/delete-upload.service.js';
 import { DiscoverSpreadsheetService, type DiscoverResult } from '../application/discover-spreadsheet.service.js';
 import { ImportSpreadsheetService, type ImportReport } from '../application/import-spreadsheet.service.js';
-import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
+import { RequiresScope, WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
 /** The spec's multipart part holding the spreadsheet. */
 export const SpreadsheetUploadInterceptor = FileUploadInterceptor('file');
@@ -86,6 +89,7 @@ export class SpreadsheetImportController {
   constructor(
     private readonly discovery: DiscoverSpreadsheetService,
     private readonly importer: ImportSpreadsheetService,
+    private readonly deletion: DeleteUploadService,
   ) {}
 
   @Post('discover')
@@ -122,5 +126,22 @@ export class SpreadsheetImportController {
   @Conflicts({ 'IMPORT.FIELD_DELETED': 'a field the mapping names was deleted while the import ran; nothing is imported' })
   import(@CurrentActor() actor: Actor, @Body() body: Record<string, unknown>): Promise<ImportReport> {
     return this.importer.import(body ?? {}, actor);
+  }
+
+  /**
+   * Frees the upload's share of IMPORT.UPLOAD_QUOTA at once, rather than
+   * after its 24 hours. The scope discover needs, declared as such rather
+   * than by the class's workspace rule: an upload is its user's, not a
+   * team's, so no role can refuse it (roleErrorResponses reads that rule).
+   */
+  @DeletionRoute('files/:fileId', 'the upload and its stored rows are gone, and no longer count against the upload quota')
+  @RouteErrors({
+    status: 404,
+    why: "IMPORT.UPLOAD_NOT_FOUND: no upload of the caller's has this `file_id` (never one, expired, already deleted, or another user's: one answer for all)",
+  })
+  @RequiresScope('write_workspace')
+  async deleteUpload(@CurrentActor() actor: Actor, @Param('fileId', ParseIdPipe) fileId: number): Promise<Deleted> {
+    await this.deletion.delete(fileId, actor);
+    return deleted(fileId);
   }
 }

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { Sql } from '../../../shared/persistence/sql.js';
 
-/** Advisory lock class of "imports into one project" (the second key is the project id). */
-const PROJECT_IMPORTS_LOCK = 0x494d5054;
+/** Advisory lock class of "imports into one project" (the second key is the project id); exported for the tests that hold it. */
+export const PROJECT_IMPORTS_LOCK = 0x494d5054;
 
 /**
  * Serialises the imports into one project, until the transaction ends: the

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { jsonColumn } from '../../../shared/persistence/sql.js';
+import { jsonColumn, returnedRows } from '../../../shared/persistence/sql.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import type { DiscoveredField } from '../domain/sheet-summary.js';
 import type { SpreadsheetFormat } from '../domain/spreadsheet-format.js';
@@ -106,6 +106,19 @@ export class UploadsRepository {
       // pg answers a Buffer, PGlite a Uint8Array.
       rowsGz: Buffer.from(r.rows_gz as Uint8Array),
     };
+  }
+
+  /**
+   * Deletes the caller's live upload; false when there was none (as
+   * findLive). Two deletions at once: the second waits for the first's row
+   * lock, finds the row gone when it re-checks, and deletes nothing.
+   */
+  async deleteLive(id: number, userId: number): Promise<boolean> {
+    const result: unknown = await this.uow.manager.query(
+      `DELETE FROM importer.uploads WHERE id = $1 AND user_id = $2 AND expires_at > now() RETURNING id`,
+      [id, userId],
+    );
+    return returnedRows(result).length > 0;
   }
 
   /** Removes uploads past their 24 hours; returns how many went. */
