@@ -9,13 +9,13 @@ import { claimEmbedded } from '../database/embedded-lock.js';
 import { IdentityAdminApi } from '../modules/identity/index.js';
 import { createCliLogger, PinoNestLogger } from '../observability/logging.js';
 import { DomainError } from '../shared/domain/domain-error.js';
-import { optionalOption, parseArgs, requireOption, UsageError, type ParsedArgs } from './args.js';
+import { optionalOption, parseArgs, requireOption, UsageError, type CommandOptions, type ParsedArgs } from './args.js';
 import { CliModule } from './cli.module.js';
 
 const HELP = `Usage: cardwork <command> [options]
 
 Commands:
-  user create --username U --email E [--password P] [--admin]
+  user create --username U --email E [--password P] [--admin[=true|false]]
         Create a user and a first API key. Prints one JSON line:
         {"id":…,"username":…,"email":…,"api_key":"cwk_…"}
   apikey create --user <id|@username> [--name N]   Create another API key (shown once)
@@ -25,9 +25,19 @@ Commands:
         {"applied":N,"migrations":["…names, in the order applied…"]}
   --help                                            Show this help
 
+An option a command does not take, or a word after it, is refused (exit 2).
 Configuration comes from the environment (DATABASE_URL, DATA_DIR, …; see README.md).
 Without DATABASE_URL the embedded database in DATA_DIR is used; it refuses while a
 server holds that directory.`;
+
+/** What each command takes; anything else on its line is a usage error. */
+const COMMANDS: Record<string, CommandOptions> = {
+  'user create': { values: ['username', 'email', 'password'], flags: ['admin'] },
+  'apikey create': { values: ['user', 'name'] },
+  'apikey list': { values: ['user'] },
+  'apikey revoke': { values: ['user', 'id'] },
+  migrate: {},
+};
 
 function print(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value)}\n`);
@@ -47,16 +57,14 @@ function userRef(args: ParsedArgs): string {
 }
 
 async function run(args: ParsedArgs, config: AppConfig): Promise<void> {
-  const [group, action] = args.words;
-  const command = [group, action].filter(Boolean).join(' ');
-  switch (command) {
+  switch (args.command) {
     // Options are read before the database is opened: a usage error answers at once and changes nothing.
     case 'user create': {
       const input = {
         username: requireOption(args, 'username'),
         email: requireOption(args, 'email'),
         password: optionalOption(args, 'password'),
-        isAdmin: args.options.admin === true,
+        isAdmin: args.flags.admin ?? false,
       };
       return withIdentity(config, async (api) => {
         const user = await api.createUser(input);
@@ -83,7 +91,7 @@ async function run(args: ParsedArgs, config: AppConfig): Promise<void> {
     case 'migrate':
       return migrate(config);
     default:
-      throw new UsageError(command ? `unknown command "${command}"` : 'no command given');
+      throw new UsageError(`unknown command "${args.command}"`);
   }
 }
 
@@ -106,13 +114,14 @@ async function lastExecuted(config: AppConfig, count: number): Promise<string[]>
 }
 
 async function main(): Promise<number> {
-  const args = parseArgs(process.argv.slice(2));
-  if (args.options.help || args.words[0] === 'help') {
-    process.stdout.write(`${HELP}\n`);
-    return 0;
-  }
   let release = () => undefined as void;
   try {
+    // The command line is read before the configuration and the database: a usage error changes nothing.
+    const args = parseArgs(process.argv.slice(2), COMMANDS);
+    if (args.command === 'help') {
+      process.stdout.write(`${HELP}\n`);
+      return 0;
+    }
     const config = loadConfig();
     // What logs outside a Nest context (the migrations' progress) follows LOG_LEVEL, on stderr.
     Logger.overrideLogger(new PinoNestLogger(createCliLogger(config.logLevel)));

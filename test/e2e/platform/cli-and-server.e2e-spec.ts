@@ -65,6 +65,18 @@ describe('the CLI and the server on an embedded database', () => {
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('--email');
     expect(runCli(['apikey', 'revoke', '--user', '@x', '--id', 'two'], env).code).toBe(2);
+    // An option the command does not take, a stray word, a flag value it cannot read: usage, exit 2, nothing done.
+    for (const args of [
+      ['user', 'create', '--username', 'dave', '--email', 'd@example.com', '--passwd', 'Secret-pass1'],
+      ['user', 'create', '--username', 'dave', '--email', 'd@example.com', '--admin=maybe'],
+      ['user', 'create', '--username', 'dave', '--email', 'd@example.com', 'extra'],
+      ['apikey', 'create', '--user', '@alice', 'extra', 'words'],
+      ['migrate', '--force'],
+    ]) {
+      const refused = runCli(args, env);
+      expect({ args, code: refused.code, stdout: refused.stdout }).toEqual({ args, code: 2, stdout: '' });
+      expect(refused.stderr).toMatch(/^cardwork: (unexpected|"[a-z ]+" takes no option|--admin takes no value)/);
+    }
     // A usage error is answered before the database is opened: it neither creates nor migrates one.
     expect(fs.existsSync(path.join(dataDir, 'db'))).toBe(false);
   });
@@ -107,6 +119,10 @@ describe('the CLI and the server on an embedded database', () => {
     expect(Object.keys(user).sort()).toEqual(['api_key', 'email', 'id', 'username']);
     expect(user.api_key).toMatch(/^cwk_/);
 
+    // A flag's value is read, not ignored: `--admin true` makes an admin, `--admin=no` does not.
+    const admin = JSON.parse(runCli(['user', 'create', '--username', 'dave', '--email', 'd@example.com', '--admin', 'true'], env).stdout);
+    const plain = JSON.parse(runCli(['user', 'create', '--username', 'erin', '--email', 'e@example.com', '--admin=no'], env).stdout);
+
     const duplicate = runCli(['user', 'create', '--username', 'alice', '--email', 'other@example.com'], env);
     expect(duplicate.code).toBe(1);
     expect(duplicate.stderr).toMatch(/already exists/);
@@ -122,6 +138,10 @@ describe('the CLI and the server on an embedded database', () => {
       const me = await fetch(`${base}/me`, { headers: { Authorization: `Basic ${Buffer.from(`${user.api_key}:`).toString('base64')}` } });
       expect(me.status).toBe(200);
       expect(await me.json()).toMatchObject({ id: user.id, username: 'alice' });
+      for (const [created, isAdmin] of [[admin, true], [plain, false]] as const) {
+        const res = await fetch(`${base}/me`, { headers: { 'X-Api-Key': created.api_key } });
+        expect(await res.json()).toMatchObject({ username: created.username, is_admin: isAdmin });
+      }
 
       const busy = runCli(['apikey', 'list', '--user', '@alice'], env);
       expect(busy.code).toBe(1);
