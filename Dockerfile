@@ -19,5 +19,6 @@ RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
 EXPOSE 3000
-HEALTHCHECK CMD node -e "fetch('http://127.0.0.1:3000/api/1.0/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+# The port the server listens on (PORT, 3000 unless `docker run -e PORT=…` says otherwise).
+HEALTHCHECK CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/api/1.0/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 CMD ["node", "dist/src/main.js"]
