@@ -8,6 +8,7 @@ import { applyHeapGrowth, keepRequestsYoung } from './lifecycle/heap-growth.js';
 import { createRootLogger, PinoNestLogger } from './observability/logging.js';
 import { Metrics } from './observability/metrics.js';
 import { refusePendingMigrations } from './database/pending-migrations.js';
+import { waitForDatabase } from './database/database-wait.js';
 
 async function bootstrap(): Promise<void> {
   const config = loadConfig();
@@ -18,6 +19,9 @@ async function bootstrap(): Promise<void> {
   const root = createRootLogger(config.logLevel);
   const logger = new PinoNestLogger(root);
   const metrics = config.metricsPort !== undefined ? new Metrics() : undefined;
+  // Before Nest: a database it cannot reach would end the process from Nest's
+  // ExceptionHandler (a stack), before the catch below could say it in a line.
+  if (!config.embedded) await waitForDatabase(config.databaseUrl!, (message) => logger.warn(message, 'Database'));
   const app = await createApp(config, { rootLogger: root, logger, metrics });
   if (!config.migrationsRun) await refusePendingMigrations(app.get(DataSource));
   // The metrics listener first: a port it cannot take stops the start before the API serves.

@@ -1,16 +1,7 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
-import { isDatabaseUnavailable } from '../shared/persistence/database-availability.js';
 import { dataSourceOptions } from './data-source.js';
-
-/**
- * A database still starting up (or restarting) is waited for, as long as the
- * request pool's first connection was before migrations moved out of it
- * (TypeOrmModule's retries: 9 more attempts, 3 s apart).
- */
-const START_ATTEMPTS = 10;
-const START_RETRY_MS = 3_000;
+import { retryWhileUnavailable, START_WAIT } from './database-wait.js';
 
 /**
  * Applies pending migrations on a connection of their own, without the
@@ -21,19 +12,15 @@ const START_RETRY_MS = 3_000;
  * `cardwork migrate` beside a starting server) apply them one after the
  * other, the later finding none pending. Before, two ran the same migration
  * at once, and one stopped on `CREATE SCHEMA` (duplicate key) and exited.
- * The embedded database has one process (embedded-lock.ts).
+ * The embedded database has one process (embedded-lock.ts). A database
+ * still starting up is waited for (START_WAIT; the server's start has
+ * waited for it already, waitForDatabase).
  */
-export async function applyMigrations(config: AppConfig, embeddedDir?: string, attempts = START_ATTEMPTS): Promise<number> {
-  let ds: DataSource;
-  for (let n = 1; ; n++) {
-    try {
-      ds = await new DataSource({ ...dataSourceOptions(config, embeddedDir, 'migrations'), migrationsRun: false }).initialize();
-      break;
-    } catch (error) {
-      if (n >= attempts || !isDatabaseUnavailable(error)) throw error;
-      await delay(START_RETRY_MS);
-    }
-  }
+export async function applyMigrations(config: AppConfig, embeddedDir?: string, attempts = START_WAIT.attempts): Promise<number> {
+  const ds = await retryWhileUnavailable(
+    () => new DataSource({ ...dataSourceOptions(config, embeddedDir, 'migrations'), migrationsRun: false }).initialize(),
+    { ...START_WAIT, attempts },
+  );
   try {
     if (!config.embedded) await ds.query(`SELECT pg_advisory_lock(hashtextextended('cardwork.migrations', 0))`);
     return (await ds.runMigrations({ transaction: 'each' })).length;

@@ -4,6 +4,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, runCli, runToExit, startServer } from '../../support/server-process.js';
+import { withDatabase } from '../../support/test-db.js';
 
 /**
  * A server that cannot serve as configured does not start (DESIGN.md §1: a
@@ -74,4 +75,53 @@ describe('start-up refusals', () => {
       taken.close();
     }
   }, 120_000);
+});
+
+/**
+ * A PostgreSQL the server cannot use at start: one line naming where it
+ * looked (host, port, database, user; never the password), exit 1, no
+ * stack. Before, Nest's ExceptionHandler ended the process with a JSON line
+ * holding the stack, after 27 silent seconds of retries.
+ */
+describe('start-up refusals for the database', () => {
+  const PASSWORD = 'Sekrit-pw-7741';
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cardwork-start-db-'));
+  afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const refusalLines = (output: string) => output.split('\n').filter((line) => line.trim() && !line.startsWith('{'));
+  const expectOneClearLine = (output: string, line: RegExp) => {
+    expect(refusalLines(output)).toEqual([expect.stringMatching(line)]);
+    expect(output).not.toContain(PASSWORD);
+    expect(output).not.toMatch(/"stack"|\n\s+at |ExceptionHandler/);
+  };
+
+  it('waits for an unreachable database, a line per failed attempt, then refuses in one line', async () => {
+    const closed = await freePort();
+    const refused = await runToExit({ DATA_DIR: dataDir, DATABASE_URL: `postgres://operator:${PASSWORD}@127.0.0.1:${closed}/cardwork`, PORT: String(await freePort()) }, 90_000);
+    expect(refused.code).toBe(1);
+    expectOneClearLine(
+      refused.output,
+      new RegExp(`^cardwork failed to start: database not reachable at 127\\.0\\.0\\.1:${closed} \\(database "cardwork", user "operator"\\) after 10 attempt\\(s\\) in \\d+ s: connect ECONNREFUSED`),
+    );
+    // The wait is not silent: one warning per failed attempt but the last.
+    const retries = refused.output
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { level: number; msg: string })
+      .filter((line) => line.level === 40);
+    expect(retries.map((line) => line.msg.replace(/: .*/, ''))).toEqual(
+      Array.from({ length: 9 }, (_, i) => `database not reachable at 127.0.0.1:${closed}, retrying (${i + 1} of 9)`),
+    );
+  }, 120_000);
+
+  it('refuses at once a database that does not exist, naming it', async () => {
+    const serverUrl = process.env.DATABASE_URL;
+    if (!serverUrl) return console.warn('start-up refusals: the missing-database case needs a PostgreSQL server (DATABASE_URL)');
+    const url = new URL(withDatabase(serverUrl, 'cardwork_no_such_db'));
+    url.password = PASSWORD;
+    const started = Date.now();
+    const refused = await runToExit({ DATA_DIR: dataDir, DATABASE_URL: url.toString(), PORT: String(await freePort()) });
+    expect(refused.code).toBe(1);
+    expectOneClearLine(refused.output, /^cardwork failed to start: database at .+ \(database "cardwork_no_such_db", user "[^"]+"\) refused the connection: database "cardwork_no_such_db" does not exist$/);
+    expect(Date.now() - started).toBeLessThan(20_000);
+  }, 60_000);
 });
