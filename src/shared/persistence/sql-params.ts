@@ -35,9 +35,38 @@ export type FilterOrderOp = '=' | '<' | '<=' | '>' | '>=';
 /** How a text is matched, ignoring case: the whole value, or a part of it. */
 export type FilterTextMatch = 'equals' | 'contains';
 
+/** `text` for (I)LIKE as plain characters: its pattern characters escaped. */
+const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
 /** `%text%` for (I)LIKE: `text` as a plain substring, its pattern characters escaped. */
 export function likeContains(text: string): string {
-  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return `%${likeLiteral(text)}%`;
+}
+
+const SIGMA = /[σςΣ]/g;
+/** lower() with a word's final `ς` read as `σ`, as JavaScript's toLowerCase and a reader make the two one letter. */
+const sigmaFolded = (expr: string) => `translate(lower(${expr}), 'ς', 'σ')`;
+
+/**
+ * `expr` equals / contains `text`, ignoring case (docs/FILTERS.md).
+ * PostgreSQL's lower() and ILIKE fold each character on its own, so `Σ` is
+ * always `σ` and a word's final `ς` stays `ς`: "οδος" (typed as Greek is
+ * written) never found "ΟΔΟΣ", nor "ΟΔΟΣ" a stored "οδος". A text holding a
+ * sigma is compared with ς and σ as one letter: exactly by the folded
+ * comparison, found first by an ILIKE with any character where a sigma is
+ * (what the title's trigram index serves). Any other text compares as
+ * before; a text without a sigma matches the same whichever way the
+ * value's sigmas are folded.
+ */
+export function textMatchSql(expr: string, match: FilterTextMatch, text: string, params: SqlParams): string {
+  if (!/[σςΣ]/.test(text)) {
+    return match === 'equals' ? `lower(${expr}) = lower(${params.add(text)})` : `${expr} ILIKE ${params.add(likeContains(text))}`;
+  }
+  const shape = likeLiteral(text).replace(SIGMA, '_');
+  if (match === 'equals') {
+    return `(${expr} ILIKE ${params.add(shape)} AND ${sigmaFolded(expr)} = ${sigmaFolded(params.add(text))})`;
+  }
+  return `(${expr} ILIKE ${params.add(`%${shape}%`)} AND ${sigmaFolded(expr)} LIKE ${sigmaFolded(params.add(likeContains(text)))})`;
 }
 
 /**

@@ -34,7 +34,7 @@ const FIELD_POOL: Array<[string, FieldType, FilterField['options']?]> = [
   ['Due date', 'date'],
 ];
 const OTHER_TYPES: FieldType[] = ['text', 'number', 'bool', 'date', 'members'];
-const WORDS = ['alpha', 'Beta', 'gamma', 'DELTA', 'é', 'École', '50%', 'a_b', 'x\\y', 'in', 'Or'];
+const WORDS = ['alpha', 'Beta', 'gamma', 'DELTA', 'é', 'École', '50%', 'a_b', 'x\\y', 'in', 'Or', 'ΟΔΟΣ', 'οδος', 'σς'];
 const GROUP_TITLES = ['Todo', 'Doing', 'Done', 'todo list', 'Ready 2'];
 const FILE_NAMES = ['spec.pdf', 'Notes.TXT', 'a_b.png'];
 const NUMBERS = [-2, 0, 1, 1.5, 3, 10, 100];
@@ -388,7 +388,7 @@ function value(g: Gen): string {
 function leaf(g: Gen): string {
   switch (g(fc.integer, { min: 0, max: 9 })) {
     case 0:
-      return g(fc.constantFrom, 'alpha', 'beta', 'É', '50%', 'a_b', 'zzz', quote('alpha beta'), quote('x\\y'), quote('in'));
+      return g(fc.constantFrom, 'alpha', 'beta', 'É', '50%', 'a_b', 'zzz', quote('alpha beta'), quote('x\\y'), quote('in'), 'οδος', 'ΟΔΟΣ', 'σ');
     case 1:
       return `#${g(fc.integer, { min: 0, max: 12 })}`;
     case 2:

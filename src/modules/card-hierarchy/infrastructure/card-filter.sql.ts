@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
-import { idIn, likeContains, SqlParams, type FilterCardColumns, type FilterOrderOp } from '../../../shared/persistence/sql-params.js';
+import { idIn, textMatchSql, SqlParams, type FilterCardColumns, type FilterOrderOp } from '../../../shared/persistence/sql-params.js';
 import { CardFilterApi, type CandidateSet, type CardTerm, type FilterCondition, type FilterScope, type PageStart } from '../contracts/card-filter.api.js';
 
 /**
@@ -106,9 +106,7 @@ export class CardFilterSql extends CardFilterApi {
   predicate(term: CardTerm, params: SqlParams): string {
     switch (term.kind) {
       case 'title':
-        return term.match === 'equals'
-          ? `lower(c.title) = lower(${params.add(term.text)})`
-          : `c.title ILIKE ${params.add(likeContains(term.text))}`;
+        return textMatchSql('c.title', term.match, term.text, params);
       case 'ref':
         return `c.ref ${term.op} ${params.add(term.value, 'bigint')}`;
       case 'hlevel':

@@ -70,7 +70,8 @@ function cmp<T extends number | string>(a: T, op: Op, b: T): boolean {
   }
 }
 
-const lower = (s: string) => s.toLowerCase();
+/** As docs/FILTERS.md compares texts: lower case, a word's final ς the same letter as σ. */
+const lower = (s: string) => s.toLowerCase().replace(/ς/g, 'σ');
 
 function textMatches(value: string, match: 'equals' | 'contains', text: string): boolean {
   return match === 'equals' ? lower(value) === lower(text) : lower(value).includes(lower(text));

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { prepared } from '../../../shared/persistence/prepared-statements.js';
 import { jsonColumn } from '../../../shared/persistence/sql.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
-import { idIn, likeContains, type FilterCardColumns, type FilterOrderOp, type FilterTextMatch, type SqlParams } from '../../../shared/persistence/sql-params.js';
+import { idIn, textMatchSql, type FilterCardColumns, type FilterOrderOp, type SqlParams } from '../../../shared/persistence/sql-params.js';
 import {
   FieldFilterApi,
   type FieldTerm,
@@ -13,10 +13,6 @@ import type { FieldOptions, FieldType } from '../domain/values/index.js';
 
 type Raw = Record<string, unknown>;
 
-/** Case-insensitive match of a text expression. */
-function textMatch(expr: string, match: FilterTextMatch, text: string, params: SqlParams): string {
-  return match === 'equals' ? `lower(${expr}) = lower(${params.add(text)})` : `${expr} ILIKE ${params.add(likeContains(text))}`;
-}
 
 /**
  * `column` (a field id) is one of `fields` as the card uses them: a project
@@ -64,7 +60,7 @@ function scalarComparison(term: Extract<FieldTerm, { fields: FilterFieldRef[]; k
   const asText = `(v.value #>> '{}')`;
   switch (term.kind) {
     case 'text':
-      return `jsonb_typeof(v.value) = 'string' AND ${textMatch(asText, term.match, term.text, params)}`;
+      return `jsonb_typeof(v.value) = 'string' AND ${textMatchSql(asText, term.match, term.text, params)}`;
     case 'number':
       // jsonb orders numbers numerically; the type test keeps other kinds of value out.
       return `jsonb_typeof(v.value) = 'number' AND v.value ${term.op} ${params.add(JSON.stringify(term.value), 'jsonb')}`;
@@ -98,7 +94,7 @@ function valueRows(term: Exclude<FieldTerm, { kind: 'likes' }>, params: SqlParam
     case 'liked':
       return { table: 'fields.like_votes', alias: 'l', test: `${idIn('l.user_id', term.userIds, params)} AND l.vote = 1` };
     case 'file':
-      return { table: 'fields.files', alias: 'f', test: textMatch('f.name', term.match, term.text, params) };
+      return { table: 'fields.files', alias: 'f', test: textMatchSql('f.name', term.match, term.text, params) };
   }
 }
 

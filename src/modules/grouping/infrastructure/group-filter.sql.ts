@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
-import { idIn, likeContains, SqlParams, type FilterCardColumns } from '../../../shared/persistence/sql-params.js';
+import { idIn, textMatchSql, SqlParams, type FilterCardColumns } from '../../../shared/persistence/sql-params.js';
 import { GroupFilterApi, type GroupTerm } from '../contracts/group-filter.api.js';
 
 /** The grouping part of the filter language: groups found by title, then an EXISTS over the card's memberships. */
@@ -17,10 +17,7 @@ export class GroupFilterSql extends GroupFilterApi {
     const projects = params.add(projectIds, 'bigint[]');
     const selects = terms.map((term, i) => {
       const types = term.typeIds === null ? '' : ` AND g.type_id = ANY(${params.add(term.typeIds, 'bigint[]')})`;
-      const title =
-        term.match === 'equals'
-          ? `lower(g.title) = lower(${params.add(term.title)})`
-          : `g.title ILIKE ${params.add(likeContains(term.title))}`;
+      const title = textMatchSql('g.title', term.match, term.title, params);
       return `SELECT ${i} AS term, g.id FROM grouping.groups g WHERE g.project_id = ANY(${projects})${types} AND ${title}`;
     });
     const rows = (await this.uow.manager.query(selects.join(' UNION ALL '), params.values)) as Array<{ term: number; id: string | number }>;
