@@ -4,7 +4,6 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, runCli, runToExit, startServer } from '../../support/server-process.js';
-import { withDatabase } from '../../support/test-db.js';
 
 /**
  * A server that cannot serve as configured does not start (DESIGN.md §1: a
@@ -116,7 +115,8 @@ describe('start-up refusals for the database', () => {
   it('refuses at once a database that does not exist, naming it', async () => {
     const serverUrl = process.env.DATABASE_URL;
     if (!serverUrl) return console.warn('start-up refusals: the missing-database case needs a PostgreSQL server (DATABASE_URL)');
-    const url = new URL(withDatabase(serverUrl, 'cardwork_no_such_db'));
+    const url = new URL(serverUrl);
+    url.pathname = '/cardwork_no_such_db';
     url.password = PASSWORD;
     const started = Date.now();
     const refused = await runToExit({ DATA_DIR: dataDir, DATABASE_URL: url.toString(), PORT: String(await freePort()) });
