@@ -32,6 +32,10 @@ describe('loadConfig', () => {
     }
   });
 
+  it('never echoes the credentials of a DATABASE_URL it cannot read', () => {
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://u:Secret99@host:abc/db' })).toThrow('DATABASE_URL must be a URL, got "postgres://…@host:abc/db"');
+  });
+
   it('refuses a BASE_URL with a query, a fragment or credentials: links are made by appending paths to it', () => {
     expect(loadConfig({ BASE_URL: 'https://cards.example.com/v1/' }).baseUrl).toBe('https://cards.example.com/v1');
     for (const bad of ['https://cards.example.com/api/1.0?a=1', 'https://cards.example.com/api/1.0?', 'https://cards.example.com/api/1.0#x']) {

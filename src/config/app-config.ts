@@ -136,7 +136,8 @@ function readUrl(env: Env, name: string, fallback: string | undefined, protocols
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigError(name, `must be a URL, got "${raw}"`);
+    // DATABASE_URL may hold a password: whatever stands between `//` and `@` is not echoed.
+    throw new ConfigError(name, `must be a URL, got "${raw.replace(/\/\/[^/]*@/, '//…@')}"`);
   }
   if (!protocols.includes(url.protocol)) {
     throw new ConfigError(name, `must use ${protocols.join(' or ')}, got "${url.protocol}"`);

@@ -32,6 +32,11 @@ describe('retryWhileUnavailable', () => {
     const opened = await retryWhileUnavailable(async () => (++calls < 3 ? Promise.reject(refused) : 'open'), { attempts: 5, delayMs: 1 });
     expect({ opened, calls }).toEqual({ opened: 'open', calls: 3 });
 
+    // A host name that does not resolve yet: the database's container is not up (compose starts them together).
+    calls = 0;
+    const unresolved = Object.assign(new Error('getaddrinfo ENOTFOUND db'), { code: 'ENOTFOUND' });
+    expect(await retryWhileUnavailable(async () => (++calls < 2 ? Promise.reject(unresolved) : 'open'), { attempts: 5, delayMs: 1 })).toBe('open');
+
     calls = 0;
     const missing = Object.assign(new Error('database "x" does not exist'), { code: '3D000' });
     await expect(retryWhileUnavailable(async () => (++calls, Promise.reject(missing)), { attempts: 5, delayMs: 1 })).rejects.toBe(missing);

@@ -7,7 +7,8 @@ import { sqlState } from './sql-errors.js';
  * PostgreSQL is back.
  */
 const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123]|53300)$/; // connection exceptions, shutdown, too many connections
-const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+// ENOTFOUND: a database host name that does not resolve (yet: its container not up, a DNS outage).
+const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND']);
 const UNAVAILABLE_MESSAGE =
   /Connection terminated|timeout exceeded when trying to connect|not queryable|Connection closed|terminating connection|the database system is (starting up|shutting down)/i;
 
