@@ -1,28 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { API, cardClient, type CardJson, type ProjectJson } from './card-fixtures.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, cardWorld, type CardClient, type CardJson, type ProjectJson } from './card-fixtures.js';
 
 describe('card access', () => {
-  let t: TestApp;
-  let c: ReturnType<typeof cardClient>;
-  let ann: TestUser; // admin of Acme
-  let mia: TestUser; // member of Acme
-  let vic: TestUser; // viewer of Acme
-  let eve: TestUser; // admin of Evil, outside Acme
-  let project: ProjectJson;
+  let t: TestApp, c: CardClient, project: ProjectJson;
+  let ann: TestUser, mia: TestUser, vic: TestUser, eve: TestUser; // eve: admin of Evil, outside Acme
   let card: CardJson;
   let child: CardJson;
   let evilProject: ProjectJson;
   let evilCard: CardJson;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    c = cardClient(t);
-    [ann, mia, vic, eve] = [await t.user(), await t.user(), await t.user(), await t.user()];
-    const org = await c.team(ann, 'Acme');
-    await c.addMember(ann, org, mia, 'member');
-    await c.addMember(ann, org, vic, 'viewer');
-    project = await c.project(ann, org, 'Roadmap');
+    ({ t, c, ann, project, users: { mia, vic, eve } } = await cardWorld({
+      team: 'Acme',
+      project: 'Roadmap',
+      users: { mia: 'member', vic: 'viewer', eve: 'outsider' },
+    }));
     card = await c.create(ann, project.top_level_card_id, 'card');
     child = await c.create(ann, card.id, 'child');
     await t.http.post(`${API}/cards/${card.id}/comments`).set(as(ann)).send({ content: 'hello' }).expect(201);

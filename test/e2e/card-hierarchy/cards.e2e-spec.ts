@@ -1,27 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CardHierarchyApi } from '../../../src/modules/card-hierarchy/index.js';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { API, cardClient, expectConsistentTree, type CardJson, type ProjectJson } from './card-fixtures.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, cardWorld, expectConsistentTree, type CardClient, type CardJson, type ProjectJson } from './card-fixtures.js';
 
 const actionsOf = (entries: { action: string }[]) => entries.map((e) => e.action);
 
 const STATES = ['undecided', 'dropped', 'accepted', 'in_progress', 'waiting', 'completed', 'closed'];
 
 describe('cards: create, read, update, state', () => {
-  let t: TestApp;
-  let ann: TestUser;
-  let c: ReturnType<typeof cardClient>;
-  let project: ProjectJson;
-  let top: number;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-    c = cardClient(t);
-    ann = await t.user();
-    const org = await c.team(ann, 'Acme');
-    project = await c.project(ann, org, 'Roadmap');
-    top = project.top_level_card_id;
-  });
+  let t: TestApp, ann: TestUser, c: CardClient, project: ProjectJson, top: number;
+  beforeAll(async () => ({ t, c, ann, project, root: top } = await cardWorld({ team: 'Acme', project: 'Roadmap' })));
   afterAll(() => t.close());
 
   it('gives a project a top-level card with ref 0 and depth 0', async () => {
@@ -243,17 +231,8 @@ describe('cards: create, read, update, state', () => {
 });
 
 describe('cards: archive, restore, delete', () => {
-  let t: TestApp;
-  let ann: TestUser;
-  let c: ReturnType<typeof cardClient>;
-  let org: number;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-    c = cardClient(t);
-    ann = await t.user();
-    org = await c.team(ann, 'Archive');
-  });
+  let t: TestApp, ann: TestUser, c: CardClient, org: number;
+  beforeAll(async () => ({ t, c, ann, team: org } = await cardWorld({ team: 'Archive' })));
   afterAll(() => t.close());
 
   const ids = (cards: CardJson[]) => cards.map((x) => x.id).sort((a, b) => a - b);
@@ -439,18 +418,11 @@ describe('cards: archive, restore, delete', () => {
 });
 
 describe('project card listing', () => {
-  let t: TestApp;
-  let ann: TestUser;
-  let c: ReturnType<typeof cardClient>;
-  let project: ProjectJson;
+  let t: TestApp, ann: TestUser, c: CardClient, project: ProjectJson;
   const created: CardJson[] = [];
 
   beforeAll(async () => {
-    t = await createTestApp();
-    c = cardClient(t);
-    ann = await t.user();
-    const org = await c.team(ann, 'Listing');
-    project = await c.project(ann, org, 'L');
+    ({ t, c, ann, project } = await cardWorld({ team: 'Listing', project: 'L' }));
     // 12 cards over three levels, created interleaved so id order differs from tree order.
     const a = await c.create(ann, project.top_level_card_id, 'a');
     const b = await c.create(ann, project.top_level_card_id, 'b');
@@ -567,21 +539,17 @@ describe('project card listing', () => {
  * (nested, under an archived card, with children already).
  */
 describe('CardHierarchyApi.createChildren', () => {
-  let t: TestApp;
-  let ann: TestUser;
-  let c: ReturnType<typeof cardClient>;
+  let t: TestApp, ann: TestUser, c: CardClient, team: number;
   let api: CardHierarchyApi;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    c = cardClient(t);
-    ann = await t.user();
+    ({ t, c, ann, team } = await cardWorld({ team: 'Bulk' }));
     api = t.app.get(CardHierarchyApi);
   });
   afterAll(() => t.close());
 
   it('returns the new rows as stored, in the order given', async () => {
-    const project = await c.project(ann, await c.team(ann, 'Bulk'), 'Bulk');
+    const project = await c.project(ann, team, 'Bulk');
     const top = project.top_level_card_id;
     const epic = await c.create(ann, top, 'Epic');
     const story = await c.create(ann, epic.id, 'Story');

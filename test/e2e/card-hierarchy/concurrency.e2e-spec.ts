@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Response } from 'supertest';
 import { DataSource } from 'typeorm';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { ancestry, API, cardClient, expectConsistentTree, type CardJson, type ProjectJson } from './card-fixtures.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+import { ancestry, API, cardWorld, expectConsistentTree, type CardClient, type CardJson } from './card-fixtures.js';
 
 /**
  * Races on the card tree. Meaningful on real PostgreSQL (DATABASE_URL); on the
@@ -10,19 +10,13 @@ import { ancestry, API, cardClient, expectConsistentTree, type CardJson, type Pr
  * the serial outcome is right.
  */
 describe('card tree under concurrency', () => {
-  let t: TestApp;
-  let ann: TestUser;
-  let c: ReturnType<typeof cardClient>;
-  let org: number;
+  let t: TestApp, ann: TestUser, c: CardClient, org: number;
 
   beforeAll(async () => {
-    t = await createTestApp({ env: { RATE_LIMIT_PER_MINUTE: '1000000' } });
+    ({ t, c, ann, team: org } = await cardWorld({ team: 'Races', env: { RATE_LIMIT_PER_MINUTE: '1000000' } }));
     // A listening server, so parallel supertest requests share it instead of
     // each starting (and closing) its own listener.
     await t.app.listen(0, '127.0.0.1');
-    c = cardClient(t);
-    ann = await t.user();
-    org = await c.team(ann, 'Races');
   });
   afterAll(() => t.close());
 

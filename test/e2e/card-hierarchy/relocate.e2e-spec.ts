@@ -1,19 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { API, cardClient, expectConsistentTree, type CardJson, type ProjectJson } from './card-fixtures.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, cardWorld, expectConsistentTree, type CardClient, type CardJson } from './card-fixtures.js';
 
 describe('relocate', () => {
-  let t: TestApp;
-  let ann: TestUser;
-  let c: ReturnType<typeof cardClient>;
-  let org: number;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-    c = cardClient(t);
-    ann = await t.user();
-    org = await c.team(ann, 'Moves');
-  });
+  let t: TestApp, ann: TestUser, c: CardClient, org: number;
+  beforeAll(async () => ({ t, c, ann, team: org } = await cardWorld({ team: 'Moves' })));
   afterAll(() => t.close());
 
   /** top ─ a ─ a1 ─ a11 ─ a111, a ─ a2; top ─ b ─ b1; top ─ d */

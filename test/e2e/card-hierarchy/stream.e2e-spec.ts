@@ -2,24 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { CardStreamRecorder } from '../../../src/modules/card-hierarchy/activity/card-stream.recorder.js';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { API, cardClient, type ProjectJson, type StreamEntryJson } from './card-fixtures.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, cardWorld, type CardClient, type ProjectJson, type StreamEntryJson } from './card-fixtures.js';
 
 describe('card stream', () => {
-  let t: TestApp;
-  let ann: TestUser;
-  let c: ReturnType<typeof cardClient>;
-  let project: ProjectJson;
-  let top: number;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-    c = cardClient(t);
-    ann = await t.user();
-    const org = await c.team(ann, 'Stream');
-    project = await c.project(ann, org, 'S');
-    top = project.top_level_card_id;
-  });
+  let t: TestApp, ann: TestUser, c: CardClient, project: ProjectJson, top: number;
+  beforeAll(async () => ({ t, c, ann, project, root: top } = await cardWorld({ team: 'Stream', project: 'S' })));
   afterAll(() => t.close());
 
   const actions = (entries: StreamEntryJson[]) => entries.map((e) => e.action);
@@ -145,10 +133,7 @@ describe('card stream', () => {
  * fail on demand; every change must then fail as a whole and leave no trace.
  */
 describe('card stream atomicity', () => {
-  let t: TestApp;
-  let ann: TestUser;
-  let c: ReturnType<typeof cardClient>;
-  let project: ProjectJson;
+  let t: TestApp, ann: TestUser, c: CardClient, project: ProjectJson;
   let failing = false;
   let attempts = 0;
 
@@ -164,13 +149,7 @@ describe('card stream atomicity', () => {
     };
   };
 
-  beforeAll(async () => {
-    t = await createTestApp({ override: breakRecorder });
-    c = cardClient(t);
-    ann = await t.user();
-    const org = await c.team(ann, 'Atomic');
-    project = await c.project(ann, org, 'A');
-  });
+  beforeAll(async () => ({ t, c, ann, project } = await cardWorld({ team: 'Atomic', project: 'A', override: breakRecorder })));
   afterAll(() => t.close());
 
   async function whileFailing<T>(fn: () => Promise<T>): Promise<T> {
