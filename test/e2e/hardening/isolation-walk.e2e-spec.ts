@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { snapshotRows } from '../../support/db-snapshot.js';
+import { pkce, tokenRequest, webUser } from '../../support/oauth-client.js';
 import { loadOperations, minimalBody, type Operation } from '../../support/openapi.js';
 import { fillPath, listRoutes, pathParams, type RouteInfo } from '../../support/routes.js';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
@@ -7,8 +8,10 @@ import { API, workspaceClient } from '../../support/workspace-client.js';
 
 // Team isolation, walked over the router's own list of routes (issue 13), so a
 // route added later is covered without anyone listing it here. Every route is
-// called with another team's ids under every kind of credential; a viewer
-// tries every write route of its team; nothing may change.
+// called with another team's ids under every kind of credential (an API key
+// as X-Api-Key and as Basic, an OAuth access token of another outsider); a
+// viewer tries every write route of its team; nothing may change. A refusal
+// for another team's id is the very answer a missing id gets.
 
 const MARKER = `SECRET${Math.random().toString(36).slice(2, 10)}`;
 const WRITE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -69,6 +72,8 @@ describe('team isolation over every route', () => {
   let victimAdmin: TestUser;
   let viewer: TestUser;
   let attacker: TestUser;
+  /** An access token with every scope, of a user outside the victim's team who signed up on the pages. */
+  let outsiderToken: string;
   let victim: TeamIds;
   let own: TeamIds;
 
@@ -76,6 +81,26 @@ describe('team isolation over every route', () => {
     'X-Api-Key': as(u),
     Basic: { Authorization: `Basic ${Buffer.from(`${u.apiKey}:`).toString('base64')}` },
   });
+  /** The attacker's key both ways, and another outsider's OAuth token. */
+  const outsiderCredentials = () => ({ ...credentials(attacker), Bearer: { Authorization: `Bearer ${outsiderToken}` } });
+
+  /** An access token with every scope for a new user, through the pages (sign-up, app, consent, code exchange). */
+  async function tokenOfNewUser(username: string): Promise<string> {
+    const user = webUser(t);
+    await user.signUp(username);
+    const callback = 'http://127.0.0.1:9/callback';
+    const app = await user.registerApp([callback], 'public');
+    const { verifier, challenge } = pkce();
+    const scope = 'read_user read_workspace write_workspace';
+    const code = await user.code({ response_type: 'code', client_id: app.clientId, redirect_uri: callback, scope, code_challenge: challenge, code_challenge_method: 'S256' });
+    const res = await tokenRequest(t, { grant_type: 'authorization_code', code, redirect_uri: callback, client_id: app.clientId, code_verifier: verifier }).expect(200);
+    return res.body.access_token as string;
+  }
+
+  /** The answer to `route` with ids that name nothing, as `headers`' caller: what another team's ids must get too. */
+  function missingIdAnswer(route: RouteInfo, headers: Record<string, string>, body: object | undefined) {
+    return call(route, fillPath(route.path, (p) => (p.name === 'attr' ? 'NoSuchField' : 987654321)), headers, body);
+  }
 
   async function team(u: TestUser, title: string): Promise<TeamIds> {
     const ws = workspaceClient(t);
@@ -127,6 +152,7 @@ describe('team isolation over every route', () => {
     victim = await team(victimAdmin, MARKER);
     own = await team(attacker, 'Mine');
     await workspaceClient(t).addMember(victimAdmin, victim.organizations, viewer, 'viewer');
+    outsiderToken = await tokenOfNewUser('outsider');
     ops = new Map((await loadOperations(t.http)).map((o) => [`${o.method} ${o.path}`, o]));
   });
   afterAll(() => t.close());
@@ -149,10 +175,16 @@ describe('team isolation over every route', () => {
     for (const route of routes.filter((r) => pathParams(r.path).length > 0)) {
       const path = fillPath(route.path, pathValue(victim, route.path));
       const body = minimalBody(ops.get(`${route.method} ${route.path}`)?.body, bodyIds(own));
-      for (const [kind, headers] of Object.entries(credentials(attacker))) {
+      for (const [kind, headers] of Object.entries(outsiderCredentials())) {
         const res = await call(route, path, headers, body);
-        if (res.status !== 404) wrong.push(`${kind} ${route.method} ${route.path}: ${res.status} ${res.text.slice(0, 120)}`);
-        else expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+        // An access token is refused the caller's own API keys whatever the id (they need an API key).
+        const keysOnly = kind === 'Bearer' && route.path.startsWith(`${API}/me/api-keys`);
+        const missing = await missingIdAnswer(route, headers, body);
+        if (keysOnly ? res.status !== 403 : res.status !== 404) wrong.push(`${kind} ${route.method} ${route.path}: ${res.status} ${res.text.slice(0, 120)}`);
+        else if (!keysOnly) expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+        // Told apart from an id that names nothing by nothing but the id it names.
+        const shown = (text: string) => text.replace(/\d+/g, 'N');
+        if (shown(res.text) !== shown(missing.text)) wrong.push(`${kind} ${route.method} ${route.path}: ${res.text.slice(0, 120)} ≠ missing id's ${missing.text.slice(0, 120)}`);
       }
     }
     expect(wrong).toEqual([]);
@@ -173,6 +205,7 @@ describe('team isolation over every route', () => {
         }
         const path = fillPath(route.path, pathValue(own, route.path));
         const body = { ...minimalBody(op!.body, bodyIds(own)), [property]: victim[BODY_ID_KINDS[property]] };
+        // The attacker's own resources in the path: the outsider's token has none of its own to name.
         for (const [kind, headers] of Object.entries(credentials(attacker))) {
           tried++;
           const res = await call(route, path, headers, body);
@@ -207,7 +240,7 @@ describe('team isolation over every route', () => {
   it("never shows another team's data in a listing", async () => {
     const leaks: string[] = [];
     for (const route of routes.filter((r) => r.method === 'GET' && pathParams(r.path).length === 0)) {
-      for (const [kind, headers] of Object.entries(credentials(attacker))) {
+      for (const [kind, headers] of Object.entries(outsiderCredentials())) {
         const res = await t.http.get(route.path).set(headers);
         expect(res.status).toBeLessThan(500);
         if (res.text.includes(MARKER)) leaks.push(`${kind} GET ${route.path}`);
