@@ -1,5 +1,5 @@
 import { expect } from '@jest/globals';
-import { teamWorld, type TeamWorld, type TeamWorldOptions } from '../../support/team-world.js';
+import { teamWorld, type TeamUsers, type TeamWorld, type TeamWorldOptions } from '../../support/team-world.js';
 import { as, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, workspaceClient, type ProjectJson, type StreamEntryJson } from '../../support/workspace-client.js';
 
@@ -77,7 +77,9 @@ export function cardClient(t: TestApp) {
 export type CardClient = ReturnType<typeof cardClient>;
 
 /** teamWorld (ann, her team, the users and project named) with the card client `c`. */
-export async function cardWorld<const O extends TeamWorldOptions = Record<never, never>>(options: O = {} as O): Promise<TeamWorld<O> & { c: CardClient }> {
+export async function cardWorld<U extends TeamUsers = Record<never, never>, P extends string | undefined = undefined>(
+  options: TeamWorldOptions<U, P> = {},
+): Promise<TeamWorld<U, P> & { c: CardClient }> {
   const world = await teamWorld(options);
   return { ...world, c: cardClient(world.t) };
 }

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { deadlocks, deadlocksSince, sendWhileHeld } from '../../support/lock-waits.js';
-import { importClient } from '../../support/import-client.js';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { workspaceClient, type ProjectJson } from '../../support/workspace-client.js';
+import { importWorld, type ImportClient, type ImportWorld } from '../../support/import-client.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+import { type ProjectJson } from '../../support/workspace-client.js';
 import { API } from './fields-fixtures.js';
 
 /**
@@ -20,20 +20,9 @@ import { API } from './fields-fixtures.js';
  * for it: the import answers 400 and writes nothing.
  */
 describe('an import meeting a date field’s option change', () => {
-  let t: TestApp;
-  let ann: TestUser;
-  let ws: ReturnType<typeof workspaceClient>;
-  let team: number;
-  let imports: ReturnType<typeof importClient>;
+  let t: TestApp, ann: TestUser, ws: ImportWorld['ws'], team: number, imports: ImportClient;
   let n = 0;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-    ann = await t.user();
-    ws = workspaceClient(t);
-    team = await ws.team(ann);
-    imports = importClient(t, ann);
-  });
+  beforeAll(async () => ({ t, alice: ann, ws, team, imports } = await importWorld()));
   afterAll(() => t.close());
 
   const PERIOD = '2026-01-01 -> 2026-01-03';

@@ -1,21 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { API, fieldsClient, type World } from './fields-fixtures.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, fieldsWorld, type FieldsClient, type World } from './fields-fixtures.js';
 
 /** Values and definitions under concurrent requests: nothing lost, names stay unique. */
 describe('fields under concurrency', () => {
-  let t: TestApp;
-  let c: ReturnType<typeof fieldsClient>;
-  let ann: TestUser;
+  let t: TestApp, c: FieldsClient, ann: TestUser, w: World;
   let users: TestUser[];
-  let w: World;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    c = fieldsClient(t);
-    ann = await t.user();
-    w = await c.world(ann);
+    ({ t, c, ann, w } = await fieldsWorld());
     users = [];
     for (let i = 0; i < 10; i++) {
       const u = await t.user();

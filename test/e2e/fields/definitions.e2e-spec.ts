@@ -1,24 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { FieldsApi } from '../../../src/modules/fields/index.js';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { API, fieldsClient, type AttributeJson, type World } from './fields-fixtures.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, fieldsWorld, type AttributeJson, type FieldsClient, type World } from './fields-fixtures.js';
 
 describe('field definitions', () => {
-  let t: TestApp;
-  let c: ReturnType<typeof fieldsClient>;
-  let ann: TestUser; // admin
-  let vic: TestUser; // viewer
-  let eve: TestUser; // another team
-  let w: World;
+  let t: TestApp, c: FieldsClient, w: World;
+  let ann: TestUser, vic: TestUser, eve: TestUser; // eve: another team
   let evil: World;
   let evilField: AttributeJson;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    c = fieldsClient(t);
-    [ann, vic, eve] = [await t.user(), await t.user(), await t.user()];
-    w = await c.world(ann);
-    await c.addMember(ann, w.org, vic, 'viewer');
+    ({ t, c, ann, w, users: { vic, eve } } = await fieldsWorld({ users: { vic: 'viewer', eve: 'outsider' } }));
     evil = await c.world(eve, 'Evil');
     evilField = await c.field(eve, evil.project, 'Evil field', 'text');
   });

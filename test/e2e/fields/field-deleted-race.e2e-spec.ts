@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { untilWaitingForLocks } from '../../support/lock-waits.js';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { API, fieldsClient, type World } from './fields-fixtures.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, fieldsWorld, type FieldsClient, type World } from './fields-fixtures.js';
 
 /**
  * A batch of values that goes the locking path (a list value in it) is
@@ -12,16 +12,10 @@ import { API, fieldsClient, type World } from './fields-fixtures.js';
  * found", after a re-run of the same plan.
  */
 describe('a field deleted while a batch of values waits to be written', () => {
-  let t: TestApp;
-  let ann: TestUser;
-  let c: ReturnType<typeof fieldsClient>;
-  let world: World;
+  let t: TestApp, ann: TestUser, c: FieldsClient, world: World;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    c = fieldsClient(t);
-    ann = await t.user();
-    world = await c.world(ann);
+    ({ t, c, ann, w: world } = await fieldsWorld());
     await c.field(ann, world.project, 'Owners', 'members');
   });
   afterAll(() => t.close());

@@ -1,4 +1,5 @@
 import { expect } from '@jest/globals';
+import { teamWorld, type TeamUsers, type TeamWorld, type TeamWorldOptions } from '../../support/team-world.js';
 import { as, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, workspaceClient } from '../../support/workspace-client.js';
 
@@ -77,6 +78,21 @@ export function fieldsClient(t: TestApp) {
       return (await http.get(`${API}/cards/${card}/stream`).set(as(user)).expect(200)).body;
     },
   };
+}
+
+export type FieldsClient = ReturnType<typeof fieldsClient>;
+
+/**
+ * teamWorld for the fields suites: ann's team (Acme unless named) and its
+ * project as `w`, named as fieldsClient.world names them, with the fields
+ * client `c`.
+ */
+export async function fieldsWorld<U extends TeamUsers = Record<never, never>>(
+  options: Omit<TeamWorldOptions<U>, 'project'> = {},
+): Promise<TeamWorld<U> & { c: FieldsClient; w: World }> {
+  const team = options.team ?? 'Acme';
+  const { project, root, ...world } = await teamWorld({ ...options, team, project: `${team} project` });
+  return { ...world, c: fieldsClient(world.t), w: { org: world.team, project: project.id, root } };
 }
 
 /** A 400 problem+json that names the field. */

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { FileUrlPolicy } from '../../../src/modules/fields/files/application/file-inputs.service.js';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { API, fieldsClient, type World } from './fields-fixtures.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, fieldsWorld, type FieldsClient, type World } from './fields-fixtures.js';
 
 const CAP = 100_000;
 const FILE_BYTES = 40_000;
@@ -28,10 +28,7 @@ function storedFiles(dir: string): number {
  * body names tens of thousands of them) for up to 30 s per URL.
  */
 describe('file by URL: what one request may download', () => {
-  let t: TestApp;
-  let c: ReturnType<typeof fieldsClient>;
-  let ann: TestUser;
-  let w: World;
+  let t: TestApp, c: FieldsClient, ann: TestUser, w: World;
   let dataDir: string;
   let source: Server;
   let base: string;
@@ -50,15 +47,12 @@ describe('file by URL: what one request may download', () => {
     });
     await new Promise<void>((resolve) => source.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(source.address() as AddressInfo).port}`;
-    t = await createTestApp({
+    ({ t, c, ann, w } = await fieldsWorld({
       env: { FILE_URL_ALLOW_PRIVATE: 'true', DATA_DIR: dataDir, MAX_UPLOAD_BYTES: String(CAP) },
       override: (app) => {
         app.get(FileUrlPolicy).timeoutMs = TIMEOUT_MS;
       },
-    });
-    c = fieldsClient(t);
-    ann = await t.user();
-    w = await c.world(ann);
+    }));
     await c.field(ann, w.project, 'Docs', 'files');
     await c.field(ann, w.project, 'More', 'files');
   });

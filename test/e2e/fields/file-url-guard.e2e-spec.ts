@@ -4,8 +4,8 @@ import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { FileUrlPolicy } from '../../../src/modules/fields/files/application/file-inputs.service.js';
 import { isForbiddenAddress } from '../../../src/modules/fields/files/infrastructure/forbidden-address.policy.js';
-import { createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { fieldsClient } from './fields-fixtures.js';
+import { type TestApp, type TestUser } from '../../support/test-app.js';
+import { fieldsWorld, type FieldsClient, type World } from './fields-fixtures.js';
 
 /** Stands in for an outside server: the only address the guard is told to treat as public. */
 const OUTSIDE = '127.0.0.2';
@@ -16,9 +16,7 @@ const OUTSIDE = '127.0.0.2';
  * is refused before any connection is made, also when a redirect leads there.
  */
 describe('file by URL: the SSRF guard', () => {
-  let t: TestApp;
-  let c: ReturnType<typeof fieldsClient>;
-  let ann: TestUser;
+  let t: TestApp, c: FieldsClient, ann: TestUser;
   let card: number;
   let inside: Server;
   let outside: Server;
@@ -43,16 +41,14 @@ describe('file by URL: the SSRF guard', () => {
     await new Promise<void>((resolve) => outside.listen(0, OUTSIDE, resolve));
     outsidePort = (outside.address() as AddressInfo).port;
 
-    t = await createTestApp({
+    let w: World;
+    ({ t, c, ann, w } = await fieldsWorld({
       override: (app) => {
         const policy = app.get(FileUrlPolicy);
         policy.isForbidden = (ip: string) => ip !== OUTSIDE && isForbiddenAddress(ip);
       },
-    });
+    }));
     expect(t.config.fileUrlAllowPrivate).toBe(false);
-    c = fieldsClient(t);
-    ann = await t.user();
-    const w = await c.world(ann);
     await c.field(ann, w.project, 'Attachments', 'files');
     card = (await c.card(ann, w.root, 'guarded')).id;
   });

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { UploadMemoryBudget } from '../../../src/shared/upload-memory.js';
 import { startFileUrlSource, type FileUrlSource } from '../../support/file-url-source.js';
 import { expectBusy, storedFileCount, until } from '../../support/held-uploads.js';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { API, fieldsClient, type World } from './fields-fixtures.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, fieldsWorld, type FieldsClient, type World } from './fields-fixtures.js';
 
 const CAP = 100_000;
 /** The least the budget may be: one upload at the cap and its multipart envelope. */
@@ -23,11 +23,7 @@ const CHUNK = 20_000;
  * and nothing is stored; the bytes go back however the request ends.
  */
 describe('upload memory budget: file by URL', () => {
-  let t: TestApp;
-  let c: ReturnType<typeof fieldsClient>;
-  let ann: TestUser;
-  let eve: TestUser;
-  let w: World;
+  let t: TestApp, c: FieldsClient, ann: TestUser, eve: TestUser, w: World;
   let dataDir: string;
   let budget: UploadMemoryBudget;
   let source: FileUrlSource;
@@ -35,14 +31,11 @@ describe('upload memory budget: file by URL', () => {
   beforeAll(async () => {
     dataDir = mkdtempSync(path.join(tmpdir(), 'cardwork-url-memory-'));
     source = await startFileUrlSource({ heldBytes: HELD_BYTES, fileBytes: FILE_BYTES, chunkBytes: CHUNK });
-    t = await createTestApp({
+    ({ t, c, ann, w, users: { eve } } = await fieldsWorld({
       env: { FILE_URL_ALLOW_PRIVATE: 'true', DATA_DIR: dataDir, MAX_UPLOAD_BYTES: String(CAP), UPLOAD_MEMORY_MAX_BYTES: String(BUDGET) },
-    });
+      users: { eve: 'outsider' },
+    }));
     budget = t.app.get(UploadMemoryBudget);
-    c = fieldsClient(t);
-    ann = await t.user();
-    eve = await t.user();
-    w = await c.world(ann);
     await c.field(ann, w.project, 'Docs', 'files');
     await c.field(ann, w.project, 'Owners', 'members');
   });

@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Response } from 'supertest';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { API, expectRefusal, fieldsClient, type World } from './fields-fixtures.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, expectRefusal, fieldsWorld, type FieldsClient, type World } from './fields-fixtures.js';
 
 interface FileJson {
   id: number;
@@ -35,12 +35,8 @@ function listStoredFiles(dir: string): string[] {
 }
 
 describe('files fields', () => {
-  let t: TestApp;
-  let c: ReturnType<typeof fieldsClient>;
-  let ann: TestUser;
-  let vic: TestUser;
-  let eve: TestUser;
-  let w: World;
+  let t: TestApp, c: FieldsClient, w: World;
+  let ann: TestUser, vic: TestUser, eve: TestUser;
   let dataDir: string;
   let source: Server;
   let sourceUrl: string;
@@ -67,11 +63,10 @@ describe('files fields', () => {
     });
     await new Promise<void>((resolve) => source.listen(0, '127.0.0.1', resolve));
     sourceUrl = `http://127.0.0.1:${(source.address() as AddressInfo).port}`;
-    t = await createTestApp({ env: { FILE_URL_ALLOW_PRIVATE: 'true', DATA_DIR: dataDir } });
-    c = fieldsClient(t);
-    [ann, vic, eve] = [await t.user(), await t.user(), await t.user()];
-    w = await c.world(ann);
-    await c.addMember(ann, w.org, vic, 'viewer');
+    ({ t, c, ann, w, users: { vic, eve } } = await fieldsWorld({
+      env: { FILE_URL_ALLOW_PRIVATE: 'true', DATA_DIR: dataDir },
+      users: { vic: 'viewer', eve: 'outsider' },
+    }));
     await c.field(ann, w.project, 'Attachments', 'files');
   });
   afterAll(async () => {
@@ -355,18 +350,14 @@ describe('files fields', () => {
 });
 
 describe('upload size cap', () => {
-  let t: TestApp;
-  let c: ReturnType<typeof fieldsClient>;
-  let ann: TestUser;
+  let t: TestApp, c: FieldsClient, ann: TestUser;
   let card: number;
   let port: number;
   const CAP = 8 * 1024;
 
   beforeAll(async () => {
-    t = await createTestApp({ env: { MAX_UPLOAD_BYTES: String(CAP) } });
-    c = fieldsClient(t);
-    ann = await t.user();
-    const w = await c.world(ann);
+    let w: World;
+    ({ t, c, ann, w } = await fieldsWorld({ env: { MAX_UPLOAD_BYTES: String(CAP) } }));
     await c.field(ann, w.project, 'Attachments', 'files');
     card = (await c.card(ann, w.root, 'capped')).id;
     const server = t.app.getHttpServer() as Server;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { API, expectRefusal, fieldsClient, type AttributeJson, type World } from './fields-fixtures.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, expectRefusal, fieldsWorld, type AttributeJson, type FieldsClient, type World } from './fields-fixtures.js';
 
 interface ModelJson {
   id: number;
@@ -9,12 +9,8 @@ interface ModelJson {
 }
 
 describe('models', () => {
-  let t: TestApp;
-  let c: ReturnType<typeof fieldsClient>;
-  let ann: TestUser;
-  let vic: TestUser;
-  let eve: TestUser;
-  let w: World;
+  let t: TestApp, c: FieldsClient, w: World;
+  let ann: TestUser, vic: TestUser, eve: TestUser;
   let bug: ModelJson;
   let story: ModelJson;
   let evilModel: ModelJson;
@@ -28,11 +24,7 @@ describe('models', () => {
     t.http.post(`${API}/cards/${cardId}/model`).set(as(user)).send(body);
 
   beforeAll(async () => {
-    t = await createTestApp();
-    c = fieldsClient(t);
-    [ann, vic, eve] = [await t.user(), await t.user(), await t.user()];
-    w = await c.world(ann);
-    await c.addMember(ann, w.org, vic, 'viewer');
+    ({ t, c, ann, w, users: { vic, eve } } = await fieldsWorld({ users: { vic: 'viewer', eve: 'outsider' } }));
     await c.field(ann, w.project, 'Estimate', 'number');
     const evil = await c.world(eve, 'Evil');
     evilModel = (await createModel(eve, evil.project, 'Evil model').expect(201)).body;

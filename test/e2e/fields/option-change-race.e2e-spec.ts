@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { deadlocks, deadlocksSince, sendWhileHeld } from '../../support/lock-waits.js';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { API, expectRefusal, fieldsClient, type AttributeJson, type World } from './fields-fixtures.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, expectRefusal, fieldsWorld, type AttributeJson, type FieldsClient, type World } from './fields-fixtures.js';
 
 /**
  * A date field's `time` and `period` options decide which values it takes,
@@ -15,18 +15,12 @@ import { API, expectRefusal, fieldsClient, type AttributeJson, type World } from
  * row until both wait); each answered 200 twice, or never waited, before.
  */
 describe('a date field’s options changed while a value is written', () => {
-  let t: TestApp;
-  let ann: TestUser;
-  let c: ReturnType<typeof fieldsClient>;
-  let world: World;
+  let t: TestApp, ann: TestUser, c: FieldsClient, world: World;
   let note: AttributeJson;
   let n = 0;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    c = fieldsClient(t);
-    ann = await t.user();
-    world = await c.world(ann);
+    ({ t, c, ann, w: world } = await fieldsWorld());
     note = await c.field(ann, world.project, 'Note', 'text');
   });
   afterAll(() => t.close());

@@ -2,8 +2,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { deadlocks, deadlocksSince, sendWhileHeld } from '../../support/lock-waits.js';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { API, fieldsClient, type AttributeJson, type World } from './fields-fixtures.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, fieldsWorld, type AttributeJson, type FieldsClient, type World } from './fields-fixtures.js';
 
 /**
  * A relationships value's row holds the card it names FOR KEY SHARE (its
@@ -18,17 +18,11 @@ import { API, fieldsClient, type AttributeJson, type World } from './fields-fixt
  * the lock order (docs/ARCHITECTURE.md, "The one lock order").
  */
 describe('relationship values in the lock order', () => {
-  let t: TestApp;
-  let ann: TestUser;
-  let c: ReturnType<typeof fieldsClient>;
-  let world: World;
+  let t: TestApp, ann: TestUser, c: FieldsClient, world: World;
   let related: AttributeJson;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    c = fieldsClient(t);
-    ann = await t.user();
-    world = await c.world(ann);
+    ({ t, c, ann, w: world } = await fieldsWorld());
     related = await c.field(ann, world.project, 'Related', 'relationships');
   });
   afterAll(() => t.close());

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
-import { createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { fieldsClient, type World } from './fields-fixtures.js';
+import { type TestApp, type TestUser } from '../../support/test-app.js';
+import { fieldsWorld, type FieldsClient, type World } from './fields-fixtures.js';
 
 /**
  * A write that changes nothing (a value set to what it is, a member appended
@@ -12,19 +12,10 @@ import { fieldsClient, type World } from './fields-fixtures.js';
  * checked; `updated_at` is read with its microseconds, as the database keeps it.
  */
 describe('writes that change nothing', () => {
-  let t: TestApp;
-  let ann: TestUser;
-  let bob: TestUser;
-  let c: ReturnType<typeof fieldsClient>;
-  let world: World;
+  let t: TestApp, ann: TestUser, bob: TestUser, c: FieldsClient, world: World;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    c = fieldsClient(t);
-    ann = await t.user();
-    bob = await t.user();
-    world = await c.world(ann);
-    await c.addMember(ann, world.org, bob, 'member');
+    ({ t, c, ann, w: world, users: { bob } } = await fieldsWorld({ users: { bob: 'member' } }));
     await c.field(ann, world.project, 'Estimate', 'number');
     await c.field(ann, world.project, 'Note', 'text');
     await c.field(ann, world.project, 'Owners', 'members');

@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { UploadMemoryBudget } from '../../../src/shared/upload-memory.js';
 import { until } from '../../support/held-uploads.js';
-import { createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { API, fieldsClient } from './fields-fixtures.js';
+import { type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, fieldsWorld, type FieldsClient, type World } from './fields-fixtures.js';
 
 const BOUNDARY = 'cardwork-parameters-boundary';
 
@@ -30,9 +30,7 @@ function multipart(parts: Part[]): Buffer {
  * side of the file it comes and however the body is framed; nothing is kept.
  */
 describe('upload routes refuse the parts they do not take', () => {
-  let t: TestApp;
-  let c: ReturnType<typeof fieldsClient>;
-  let ann: TestUser;
+  let t: TestApp, c: FieldsClient, ann: TestUser;
   let card: number;
   let port: number;
   let dataDir: string;
@@ -41,10 +39,8 @@ describe('upload routes refuse the parts they do not take', () => {
 
   beforeAll(async () => {
     dataDir = mkdtempSync(path.join(tmpdir(), 'cardwork-upload-parameters-'));
-    t = await createTestApp({ env: { DATA_DIR: dataDir } });
-    c = fieldsClient(t);
-    ann = await t.user();
-    const w = await c.world(ann);
+    let w: World;
+    ({ t, c, ann, w } = await fieldsWorld({ env: { DATA_DIR: dataDir } }));
     await c.field(ann, w.project, 'Docs', 'files');
     card = (await c.card(ann, w.root, 'uploads')).id;
     db = t.app.get(DataSource);

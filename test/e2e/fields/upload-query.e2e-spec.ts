@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { API, fieldsClient } from './fields-fixtures.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, fieldsWorld, type FieldsClient, type World } from './fields-fixtures.js';
 
 /**
  * DESIGN.md §2 reads the query string only when there is no body, and a
@@ -11,16 +11,12 @@ import { API, fieldsClient } from './fields-fixtures.js';
  * import e2e suite.)
  */
 describe('a query string beside a files value upload', () => {
-  let t: TestApp;
-  let c: ReturnType<typeof fieldsClient>;
-  let ann: TestUser;
+  let t: TestApp, c: FieldsClient, ann: TestUser;
   let card: number;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    c = fieldsClient(t);
-    ann = await t.user();
-    const w = await c.world(ann);
+    let w: World;
+    ({ t, c, ann, w } = await fieldsWorld());
     await c.field(ann, w.project, 'Docs', 'files');
     card = (await c.card(ann, w.root, 'uploads')).id;
   });

@@ -3,8 +3,8 @@ import { DataSource, EntityManager } from 'typeorm';
 import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner.js';
 import { FieldsApi } from '../../../src/modules/fields/index.js';
 import { requestStatements } from '../../support/request-statements.js';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { API, expectRefusal, fieldsClient, type World } from './fields-fixtures.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, expectRefusal, fieldsWorld, type FieldsClient, type World } from './fields-fixtures.js';
 
 /**
  * Values of every field type through the attribute operations: the accepted
@@ -12,24 +12,14 @@ import { API, expectRefusal, fieldsClient, type World } from './fields-fixtures.
  * refusals that leave the card exactly as it was.
  */
 describe('field values', () => {
-  let t: TestApp;
-  let c: ReturnType<typeof fieldsClient>;
-  let ann: TestUser; // admin of Acme
-  let bob: TestUser; // member of Acme
-  let vic: TestUser; // viewer of Acme
-  let eve: TestUser; // outside Acme
-  let w: World;
+  let t: TestApp, c: FieldsClient, w: World;
+  let ann: TestUser, bob: TestUser, vic: TestUser, eve: TestUser;
   let evilCard: number;
   let cardA: number;
   let cardB: number;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    c = fieldsClient(t);
-    [ann, bob, vic, eve] = [await t.user(), await t.user(), await t.user(), await t.user()];
-    w = await c.world(ann);
-    await c.addMember(ann, w.org, bob, 'member');
-    await c.addMember(ann, w.org, vic, 'viewer');
+    ({ t, c, ann, w, users: { bob, vic, eve } } = await fieldsWorld({ users: { bob: 'member', vic: 'viewer', eve: 'outsider' } }));
     for (const [name, type, options] of [
       ['Title text', 'text'],
       ['Notes', 'content'],
