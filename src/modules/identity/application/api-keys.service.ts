@@ -36,6 +36,8 @@ export const RATE_WINDOW_SECONDS = 60;
 
 /** A key that authenticated, and its request counted against the per-credential limit. */
 export interface AuthenticatedKey {
+  /** The key's row (`isLive` reads it again). */
+  keyId: number;
   actor: Actor;
   rateLimit: RateLimitHit;
 }
@@ -106,8 +108,20 @@ export class ApiKeysService {
       await this.keys.touch(record.id, now);
     }
     return {
+      keyId: record.id,
       actor: { userId: record.userId, username: record.username, isAdmin: record.isAdmin, scopes: null },
       rateLimit: toHit(window, this.config.rateLimitPerMinute),
     };
+  }
+
+  /**
+   * Whether a key that `authenticate` found is still not revoked: read
+   * again, without counting a hit or touching it (its request was counted
+   * once already). A user's name and admin flag never change after creation
+   * and users are not deleted, so the rest of the actor still stands.
+   */
+  async isLive(found: AuthenticatedKey): Promise<boolean> {
+    const record = await this.keys.findForUser(found.keyId, found.actor.userId);
+    return record !== null && record.revokedAt === null;
   }
 }

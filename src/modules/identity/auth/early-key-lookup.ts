@@ -3,9 +3,21 @@ import type { NextFunction, Request, Response } from 'express';
 import { ApiKeysService, type AuthenticatedKey } from '../application/api-keys.service.js';
 import { soleApiKey } from './credentials.js';
 
+/**
+ * How long after it started an early lookup still stands for the key as it
+ * is. An ordinary request reaches the guard tens of microseconds after its
+ * head (its body came with it, docs/PERFORMANCE.md, tenth pass), so it never
+ * waits this long; a body that takes longer came from a slow or stalling
+ * client, for whom one more indexed read is nothing. A key revoked within
+ * these 100 ms passes as a request already past the guard would.
+ */
+export const FRESH_LOOKUP_MS = 100;
+
 interface StartedLookup {
   key: string;
   found: Promise<AuthenticatedKey | null>;
+  /** `performance.now()` when the lookup was sent. */
+  at: number;
 }
 
 /**
@@ -15,8 +27,9 @@ interface StartedLookup {
  * strategies take that lookup rather than start their own
  * (`authenticate`); a request that never reaches the guard (a malformed
  * body, an unknown route) has still counted its hit, as a request made with
- * that key. The guard decides as before: the lookup only answers sooner
- * (docs/PERFORMANCE.md, issue 15, tenth pass).
+ * that key. The guard judges the key as it is when the guard runs: an early
+ * answer older than FRESH_LOOKUP_MS (a body trickled in while the key was
+ * revoked) is checked again (docs/PERFORMANCE.md, issue 15, tenth pass).
  */
 @Injectable()
 export class EarlyKeyLookup {
@@ -33,7 +46,7 @@ export class EarlyKeyLookup {
         // Awaited by the strategy, or by no one when the request ends before
         // the guard: a database failure must not become an unhandled rejection.
         found.catch(() => undefined);
-        this.started.set(req, { key, found });
+        this.started.set(req, { key, found, at: performance.now() });
       }
       next();
     };
@@ -41,12 +54,20 @@ export class EarlyKeyLookup {
 
   /**
    * The lookup of `key` for `req`: the one started when it arrived, taken
-   * once, or else a new one.
+   * once (checked again for revocation when it is no longer fresh), or else
+   * a new one.
    */
   authenticate(req: Request, key: string): Promise<AuthenticatedKey | null> {
     const started = this.started.get(req);
     if (started === undefined || started.key !== key) return this.keys.authenticate(key);
     this.started.delete(req);
-    return started.found;
+    if (performance.now() - started.at < FRESH_LOOKUP_MS) return started.found;
+    return this.stillLive(started.found);
+  }
+
+  /** The early answer if its key is still not revoked; its hit stays the one counted. */
+  private async stillLive(early: Promise<AuthenticatedKey | null>): Promise<AuthenticatedKey | null> {
+    const found = await early;
+    return found !== null && (await this.keys.isLive(found)) ? found : null;
   }
 }
