@@ -1,25 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { API, groupingClient, type GroupTypeJson, type ProjectJson } from './grouping-fixtures.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, groupingWorld, type GroupingClient, type GroupTypeJson, type ProjectJson } from './grouping-fixtures.js';
 
 /** Membership positions under concurrent requests: never a duplicate, never a gap, never a lost card. */
 describe('grouping under concurrency', () => {
-  let t: TestApp;
-  let c: ReturnType<typeof groupingClient>;
-  let ann: TestUser;
-  let project: ProjectJson;
-  let root: number;
+  let t: TestApp, c: GroupingClient, ann: TestUser, project: ProjectJson, root: number;
   let status: GroupTypeJson;
   let labels: GroupTypeJson;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    c = groupingClient(t);
-    ann = await t.user();
-    const org = await c.team(ann, 'Acme');
-    project = await c.project(ann, org, 'Board');
-    root = project.top_level_card_id;
+    ({ t, c, ann, project, root } = await groupingWorld());
     status = await c.type(ann, project.id, 'Status', true);
     labels = await c.type(ann, project.id, 'Labels');
   });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { API, groupingClient, type ProjectJson } from './grouping-fixtures.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, groupingWorld, type GroupingClient, type ProjectJson } from './grouping-fixtures.js';
 
 interface AttributeJson {
   id: number;
@@ -11,23 +11,9 @@ interface AttributeJson {
 }
 
 describe('group types', () => {
-  let t: TestApp;
-  let c: ReturnType<typeof groupingClient>;
-  let ann: TestUser; // admin of Acme
-  let mia: TestUser; // member of Acme
-  let vic: TestUser; // viewer of Acme
-  let eve: TestUser; // outside Acme
-  let project: ProjectJson;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-    c = groupingClient(t);
-    [ann, mia, vic, eve] = [await t.user(), await t.user(), await t.user(), await t.user()];
-    const org = await c.team(ann, 'Acme');
-    await c.addMember(ann, org, mia, 'member');
-    await c.addMember(ann, org, vic, 'viewer');
-    project = await c.project(ann, org, 'Board');
-  });
+  let t: TestApp, c: GroupingClient, project: ProjectJson;
+  let ann: TestUser, mia: TestUser, vic: TestUser, eve: TestUser;
+  beforeAll(async () => ({ t, c, ann, project, users: { mia, vic, eve } } = await groupingWorld({ users: { mia: 'member', vic: 'viewer', eve: 'outsider' } })));
   afterAll(() => t.close());
 
   const attributes = async (projectId = project.id): Promise<AttributeJson[]> =>

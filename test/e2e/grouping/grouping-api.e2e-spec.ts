@@ -2,26 +2,22 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Actor } from '../../../src/shared/domain/actor.js';
 import { CardsApi } from '../../../src/modules/cards/index.js';
 import { GroupingApi } from '../../../src/modules/grouping/index.js';
-import { createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
+import { teamWorld } from '../../support/team-world.js';
+import { type TestApp, type TestUser } from '../../support/test-app.js';
 import { groupingClient, type ProjectJson } from './grouping-fixtures.js';
 
 /** The contract downstream modules (the importer) use; group types come with their field, through CardsApi. */
 describe('GroupingApi', () => {
-  let t: TestApp;
+  let t: TestApp, ann: TestUser, project: ProjectJson;
   let api: GroupingApi;
   let cards: CardsApi;
-  let ann: TestUser;
   let actor: Actor;
-  let project: ProjectJson;
 
   beforeAll(async () => {
-    t = await createTestApp();
+    ({ t, ann, project } = await teamWorld({ project: 'Project' }));
     api = t.app.get(GroupingApi);
     cards = t.app.get(CardsApi);
-    ann = await t.user();
     actor = { userId: ann.id, username: ann.username, isAdmin: false, scopes: null };
-    const c = groupingClient(t);
-    project = await c.project(ann, await c.team(ann));
   });
   afterAll(() => t.close());
 

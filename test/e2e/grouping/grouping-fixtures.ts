@@ -1,4 +1,5 @@
 import { expect } from '@jest/globals';
+import { teamWorld, type TeamUsers, type TeamWorld, type TeamWorldOptions } from '../../support/team-world.js';
 import { as, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, workspaceClient, type StreamEntryJson } from '../../support/workspace-client.js';
 
@@ -124,4 +125,18 @@ export function groupingClient(t: TestApp) {
     },
   };
   return c;
+}
+
+export type GroupingClient = ReturnType<typeof groupingClient>;
+
+/**
+ * teamWorld for the grouping suites: ann's team (Acme unless named), its
+ * project (Board unless named) and top-level card `root`, with the grouping
+ * client `c`.
+ */
+export async function groupingWorld<U extends TeamUsers = Record<never, never>>(
+  options: TeamWorldOptions<U> = {},
+): Promise<TeamWorld<U, string> & { c: GroupingClient }> {
+  const world = await teamWorld({ ...options, team: options.team ?? 'Acme', project: options.project ?? 'Board' });
+  return { ...world, c: groupingClient(world.t) };
 }

@@ -1,15 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { API, groupingClient, type CardJson, type GroupJson, type GroupTypeJson, type ProjectJson } from './grouping-fixtures.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, groupingWorld, type CardJson, type GroupingClient, type GroupJson, type GroupTypeJson, type ProjectJson } from './grouping-fixtures.js';
 
 describe('groups', () => {
-  let t: TestApp;
-  let c: ReturnType<typeof groupingClient>;
-  let ann: TestUser; // admin of Acme
-  let vic: TestUser; // viewer of Acme
-  let eve: TestUser; // outside Acme
-  let project: ProjectJson;
-  let root: number;
+  let t: TestApp, c: GroupingClient, project: ProjectJson, root: number;
+  let ann: TestUser, vic: TestUser, eve: TestUser;
   let status: GroupTypeJson;
   let labels: GroupTypeJson;
   let other: ProjectJson;
@@ -17,13 +12,8 @@ describe('groups', () => {
   let evilType: GroupTypeJson;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    c = groupingClient(t);
-    [ann, vic, eve] = [await t.user(), await t.user(), await t.user()];
-    const org = await c.team(ann, 'Acme');
-    await c.addMember(ann, org, vic, 'viewer');
-    project = await c.project(ann, org, 'Board');
-    root = project.top_level_card_id;
+    let org: number;
+    ({ t, c, ann, team: org, project, root, users: { vic, eve } } = await groupingWorld({ users: { vic: 'viewer', eve: 'outsider' } }));
     status = await c.type(ann, project.id, 'Status', true);
     labels = await c.type(ann, project.id, 'Labels');
     other = await c.project(ann, org, 'Other');

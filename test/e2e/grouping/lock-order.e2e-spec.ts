@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { deadlocks, deadlocksSince, sendWhileHeld } from '../../support/lock-waits.js';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { API, groupingClient, type ProjectJson } from './grouping-fixtures.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, groupingWorld, type GroupingClient, type ProjectJson } from './grouping-fixtures.js';
 
 /**
  * Grouping's two removals of many memberships at once in the one lock order
@@ -10,17 +10,8 @@ import { API, groupingClient, type ProjectJson } from './grouping-fixtures.js';
  * pg_stat_database.deadlocks are checked afterwards.
  */
 describe('grouping in the lock order', () => {
-  let t: TestApp;
-  let ann: TestUser;
-  let c: ReturnType<typeof groupingClient>;
-  let project: ProjectJson;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-    c = groupingClient(t);
-    ann = await t.user();
-    project = await c.project(ann, await c.team(ann, 'Acme'), 'Board');
-  });
+  let t: TestApp, ann: TestUser, c: GroupingClient, project: ProjectJson;
+  beforeAll(async () => ({ t, c, ann, project } = await groupingWorld()));
   afterAll(() => t.close());
 
   const send = (method: 'post' | 'put' | 'delete', path: string, body?: object) =>

@@ -1,25 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource, type QueryRunner } from 'typeorm';
 import { GroupingInit1763769600400 } from '../../../migrations/1763769600400-grouping-init.js';
-import { createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { groupingClient } from './grouping-fixtures.js';
+import { teamWorld } from '../../support/team-world.js';
+import { type TestApp, type TestUser } from '../../support/test-app.js';
+import { groupingClient, type ProjectJson } from './grouping-fixtures.js';
 
 describe('grouping migration', () => {
-  let t: TestApp;
-  let ann: TestUser;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-    ann = await t.user();
-  });
+  let t: TestApp, ann: TestUser, project: ProjectJson;
+  beforeAll(async () => ({ t, ann, project } = await teamWorld({ project: 'Project' })));
   afterAll(() => t.close());
 
   const TABLES = ['grouping.group_types', 'grouping.groups', 'grouping.memberships'];
 
   it('goes down without a trace, with data in it, and comes back up', async () => {
     const c = groupingClient(t);
-    const org = await c.team(ann);
-    const project = await c.project(ann, org);
     const type = await c.type(ann, project.id, 'Status', true);
     const group = await c.group(ann, project.top_level_card_id, type.id, 'To do');
     await c.card(ann, project.top_level_card_id, 'card', { group_id: group.id });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { deadlocks, deadlocksSince, sendWhileHeld } from '../../support/lock-waits.js';
-import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
-import { API, groupingClient, type CardJson, type GroupJson, type GroupTypeJson, type ProjectJson } from './grouping-fixtures.js';
+import { as, type TestApp, type TestUser } from '../../support/test-app.js';
+import { API, groupingWorld, type CardJson, type GroupingClient, type GroupJson, type GroupTypeJson, type ProjectJson } from './grouping-fixtures.js';
 
 /**
  * A group scoped at card S is usable by the cards strictly under S. When a
@@ -10,22 +10,13 @@ import { API, groupingClient, type CardJson, type GroupJson, type GroupTypeJson,
  * up, and each removal is in that card's stream.
  */
 describe('memberships when a card moves to another parent', () => {
-  let t: TestApp;
-  let c: ReturnType<typeof groupingClient>;
-  let ann: TestUser;
-  let project: ProjectJson;
-  let root: number;
+  let t: TestApp, c: GroupingClient, ann: TestUser, project: ProjectJson, root: number;
   let status: GroupTypeJson; // one group per card: columns
   let labels: GroupTypeJson; // several per card
   let bug: GroupJson; // label scoped at the top-level card
 
   beforeAll(async () => {
-    t = await createTestApp();
-    c = groupingClient(t);
-    ann = await t.user();
-    const org = await c.team(ann, 'Acme');
-    project = await c.project(ann, org, 'Board');
-    root = project.top_level_card_id;
+    ({ t, c, ann, project, root } = await groupingWorld());
     status = await c.type(ann, project.id, 'Status', true);
     labels = await c.type(ann, project.id, 'Labels', false);
     bug = await c.group(ann, root, labels.id, 'bug');
