@@ -259,11 +259,325 @@ export function lastRowNumber(part: Buffer): number {
 }
 
 /**
+ * One parse as the worker's steps share it: what the sandbox handed over,
+ * the loaded parser, the way back to the parent, and how far the first
+ * sheet has been posted (a large sheet is parsed in windows, and each
+ * window's rows carry on from the last one's).
+ */
+interface SheetWorkerRun {
+  input: SheetWorkerInput;
+  parser: Parser;
+  post: (message: SheetWorkerMessage) => void;
+  /** Rows read and not posted yet: they go back `batchRows` at a time. */
+  batch: string[][];
+  /** The first sheet's next row (0-based) to post. */
+  next: number;
+}
+
+/** The first sheet's part cut into windows, when it is larger than a window: see `windowsOfFirstSheet`. */
+interface WindowedSheet {
+  entry: Zip['FileIndex'][number];
+  part: Buffer;
+  windows: SheetWindows;
+}
+
+/**
+ * What SheetJS is told: the first sheet only, as dense rows of values and
+ * their number formats (dates are told by them), at most `sheetRows` rows;
+ * nothing the importer does not read (formulas, HTML, styles, macros).
+ */
+function sheetReadOptions(sheetRows: number) {
+  return {
+    type: 'buffer',
+    dense: true,
+    sheets: 0,
+    sheetRows,
+    cellNF: true,
+    cellDates: false,
+    cellFormula: false,
+    cellHTML: false,
+    cellText: false,
+    cellStyles: false,
+    bookVBA: false,
+  };
+}
+
+/** Whether a zip entry is an XML part of root `root`: the worker finds worksheets, shared strings and styles by content, not by path. */
+function isXmlPart(content: unknown, root: string): content is Buffer {
+  return Buffer.isBuffer(content) && xmlRootIs(content, root);
+}
+
+/**
+ * The entry that SheetJS reads as the first sheet, found by asking it:
+ * every worksheet part is swapped for a one-cell sheet holding its index
+ * (and the shared strings for an empty list, to skip their parse).
+ */
+function firstSheetEntry(parser: Parser, zip: Zip): number | null {
+  const saved = zip.FileIndex.map((entry) => entry.content);
+  try {
+    zip.FileIndex.forEach((entry, i) => {
+      if (isXmlPart(entry.content, 'worksheet')) entry.content = Buffer.from(`<worksheet><sheetData><row r="1"><c r="A1"><v>${i}</v></c></row></sheetData></worksheet>`);
+      else if (isXmlPart(entry.content, 'sst')) entry.content = Buffer.from('<sst/>');
+    });
+    const book = parser.parse_zip(zip, sheetReadOptions(2));
+    const index = book.SheetNames.length ? book.Sheets[book.SheetNames[0]]?.[0]?.[0]?.v : undefined;
+    return typeof index === 'number' && isXmlPart(saved[index], 'worksheet') ? index : null;
+  } finally {
+    zip.FileIndex.forEach((entry, i) => (entry.content = saved[i]));
+  }
+}
+
+/** The first sheet's part and its windows, when it is larger than a window (at least twice the shared strings). */
+function windowsOfFirstSheet(zip: Zip, index: number | null, windowBytesAtLeast: number): WindowedSheet | null {
+  const shared = zip.FileIndex.reduce((n, entry) => (isXmlPart(entry.content, 'sst') ? n + entry.content.length : n), 0);
+  const windowBytes = Math.max(windowBytesAtLeast, 2 * shared);
+  const entry = index === null ? undefined : zip.FileIndex[index];
+  if (!entry || (entry.content as Buffer).length <= windowBytes) return null;
+  const windows = sheetWindows(entry.content as Buffer, windowBytes);
+  return windows ? { entry, part: entry.content as Buffer, windows } : null;
+}
+
+/** The cap a parsed ODS sheet passes, if any (`!fullref` is its range before `sheetRows` cut it short). */
+function capPassed(run: SheetWorkerRun, sheet: Sheet & { '!ref': string }): SheetWorkerMessage | null {
+  const full = run.parser.utils.decode_range(sheet['!fullref'] ?? sheet['!ref']);
+  if (full.e.r + 1 > run.input.maxRows) return { type: 'too_many', what: 'rows', count: full.e.r + 1 };
+  if (full.e.c + 1 > run.input.maxColumns) return { type: 'too_many', what: 'columns', count: full.e.c + 1 };
+  return null;
+}
+
+/**
+ * The last row (0-based) to post from a parsed sheet, or a cap it passes.
+ *
+ * An XLSX sheet (`rows` counted in its XML, already within the row cap) is
+ * as long as its last row element, and as wide as its cells: its declared
+ * range (`<dimension>`, SheetJS's `!ref`, and `!fullref` once `sheetRows`
+ * cut it) is not trusted for either. Some exporters declare `A1:Z1048576`
+ * over a few rows: the range made such a file pass the row cap (413), or,
+ * under a higher cap, post a million blank rows; a range wider than the
+ * column cap refused cells all within it; and a range shorter than the
+ * rows (SheetJS still reads their cells) dropped the rows past it without
+ * a word. So a window ends at its last row with cells, and the last window
+ * at the sheet's last row element: blank rows between rows, and the rows
+ * (with or without cells) written after the last filled one, are posted
+ * as blank rows as before, but no row the XML does not hold. A stored
+ * cell past the column cap still refuses the sheet, before any of its
+ * window is posted (a cell far to the right must not be walked to either).
+ * A cell whose reference names a row past its sheet's last row element
+ * (malformed) is not posted, as when no range covered it.
+ *
+ * An ODS sheet (`rows` null: nothing counted, and no declared range to
+ * distrust) is posted up to SheetJS's range, as before.
+ */
+function lastRowToPost(run: SheetWorkerRun, sheet: Sheet, lastWindow: boolean, rows: number | null): number | SheetWorkerMessage {
+  if (rows === null) {
+    if (!sheet['!ref']) return -1;
+    const cap = capPassed(run, sheet as Sheet & { '!ref': string });
+    if (cap) return cap;
+    const declared = run.parser.utils.decode_range(sheet['!ref']).e.r;
+    return lastWindow ? declared : Math.min(declared, sheet.length - 1);
+  }
+  const last = lastWindow ? rows - 1 : Math.min(rows, sheet.length) - 1;
+  for (let r = run.next; r <= last; r++) {
+    const width = sheet[r]?.length ?? 0;
+    if (width > run.input.maxColumns) return { type: 'too_many', what: 'columns', count: width };
+  }
+  return last;
+}
+
+/** A parsed book's first sheet, or null (posted as unreadable) when it has none to read. */
+function firstSheetRead(run: SheetWorkerRun, book: Book, unread: () => string): Sheet | null {
+  const sheet = book.SheetNames.length ? book.Sheets[book.SheetNames[0]] : undefined;
+  if (!sheet && book.SheetNames.length) {
+    // SheetJS left out a sheet it failed to read: the rows are not there to post, and no sheet is not an empty one.
+    run.post({ type: 'unreadable', message: unread() });
+    return null;
+  }
+  if (!sheet) {
+    // No sheet at all: a workbook has at least one, so this one is broken, not empty.
+    run.post({ type: 'unreadable', message: 'the workbook lists no sheet' });
+    return null;
+  }
+  return sheet;
+}
+
+/**
+ * Posts a sheet's rows from `run.next` to `last` as text, a batch at a
+ * time; each row is dropped from the sheet once read, so a window's cells
+ * and their text are not held twice.
+ */
+function postSheetRows(run: SheetWorkerRun, sheet: Sheet, last: number, date1904: boolean): void {
+  for (; run.next <= last; run.next++) {
+    const cells = sheet[run.next] ?? [];
+    const row: string[] = [];
+    for (let c = 0; c < cells.length; c++) row.push(sheetCellText(cells[c], run.parser, date1904));
+    while (row.length && row[row.length - 1] === '') row.pop();
+    sheet[run.next] = undefined;
+    run.batch.push(row);
+    if (run.batch.length === run.input.batchRows) {
+      run.post({ type: 'rows', rows: run.batch });
+      run.batch = [];
+    }
+  }
+}
+
+/**
+ * Posts a parsed sheet's rows from `run.next` on, up to `lastRowToPost`.
+ * False when the sheet passes a cap or could not be read (posted as such).
+ */
+function postRows(run: SheetWorkerRun, book: Book, lastWindow: boolean, rows: number | null, unread: () => string): boolean {
+  const sheet = firstSheetRead(run, book, unread);
+  if (!sheet) return false;
+  const last = lastRowToPost(run, sheet, lastWindow, rows);
+  if (typeof last !== 'number') {
+    run.post(last);
+    return false;
+  }
+  postSheetRows(run, sheet, last, Boolean(book.Workbook?.WBProps?.date1904));
+  return true;
+}
+
+/** What is wrong with the first sheet (its part, or the window of it being read) that SheetJS could not read. */
+function whyUnread(zip: Zip, index: number | null): string {
+  if (index === null) return 'its first sheet is malformed';
+  const sst = zip.FileIndex.find((entry) => isXmlPart(entry.content, 'sst'))?.content as Buffer | undefined;
+  const strings = sst ? (sst.toString('latin1').match(/<(?:\w+:)?(?:si|sstItem)>/g) ?? []).length : null;
+  const part = (zip.FullPaths[index] ?? '').replace(/^Root Entry\//, '');
+  return danglingSharedString(zip.FileIndex[index].content as Buffer, strings) ?? `its first sheet (${JSON.stringify(part.slice(0, 100))}) is malformed`;
+}
+
+/**
+ * The first sheet's entry (null when there is no XLSX worksheet, as in an
+ * ODS) and its rows as counted in its XML, checked before SheetJS parses
+ * it: past the cap, a row SheetJS would skip unseen (no <dimension>) makes
+ * the sheet too large, and a part cut short would read as the rows before
+ * the cut. Null once refused (posted as such).
+ */
+function prescanFirstSheet(run: SheetWorkerRun, zip: Zip): { index: number | null; rows: number | null } | null {
+  const index = zip.FileIndex.some((entry) => isXmlPart(entry.content, 'worksheet')) ? firstSheetEntry(run.parser, zip) : null;
+  if (index !== null && !sheetPartComplete(zip.FileIndex[index].content as Buffer)) {
+    const part = (zip.FullPaths[index] ?? '').replace(/^Root Entry\//, '');
+    run.post({ type: 'unreadable', message: `its first sheet (${JSON.stringify(part.slice(0, 100))}) is cut short: its XML does not close` });
+    return null;
+  }
+  const rows = index === null ? null : lastRowNumber(zip.FileIndex[index].content as Buffer);
+  if (rows !== null && rows > run.input.maxRows) {
+    run.post({ type: 'too_many', what: 'rows', count: rows });
+    return null;
+  }
+  return { index, rows };
+}
+
+/** Parses and posts a large first sheet a window at a time, the rest of the zip as it is; false when a window passes a cap. */
+function parseWindows(run: SheetWorkerRun, zip: Zip, plan: WindowedSheet, rows: number | null, unread: () => string): boolean {
+  const { entry, part, windows } = plan;
+  for (let w = 0; w + 1 < windows.cuts.length; w++) {
+    const lastWindow = w + 2 === windows.cuts.length;
+    const body = isoDateCells(part.subarray(windows.cuts[w], windows.cuts[w + 1]));
+    entry.content = Buffer.concat([windows.head, body, lastWindow ? windows.tail : windows.closing]);
+    if (!postRows(run, run.parser.parse_zip(zip, sheetReadOptions(run.input.maxRows + 1)), lastWindow, rows, unread)) return false;
+  }
+  return true;
+}
+
+/** Parses the first sheet, a window at a time when it is large; false when it passes a cap or cannot be read. */
+function parseFirstSheet(run: SheetWorkerRun, zip: Zip): boolean {
+  const scan = prescanFirstSheet(run, zip);
+  if (!scan) return false;
+  const { index, rows } = scan;
+  const plan = windowsOfFirstSheet(zip, index, run.input.windowBytes);
+  const unread = () => whyUnread(zip, index);
+  if (plan) return parseWindows(run, zip, plan, rows, unread);
+  if (index !== null) zip.FileIndex[index].content = isoDateCells(zip.FileIndex[index].content as Buffer);
+  return postRows(run, run.parser.parse_zip(zip, sheetReadOptions(run.input.maxRows + 1)), true, rows, unread);
+}
+
+/**
+ * The parser, as an ES module: SheetJS's ESM build does not load its
+ * codepage tables (some 20 MB, for legacy formats that never reach this
+ * worker). A CommonJS stand-in arrives with its exports as names too.
+ */
+async function loadParser(parserPath: string): Promise<Parser> {
+  const { pathToFileURL } = require('node:url') as typeof import('node:url');
+  return (await import(pathToFileURL(parserPath).href)) as Parser;
+}
+
+/**
+ * ODS dates are calendar values (`office:date-value="2026-01-05"`, or with
+ * a time and no zone), and arrive as `isoCellText` makes them: each date
+ * cell becomes a text cell of that text before SheetJS reads it. SheetJS
+ * would read the value through the process's time zone (a day alone as
+ * UTC midnight shown in local time: the evening before in New York), into
+ * a plain count of days since 1899-12-30, which Excel's 1900 system (SSF)
+ * read back as another day before 1900-03-01 (1900-02-28 as 1900-02-29,
+ * 1899-12-30 as a time, a negative serial as a number), and a zone's local
+ * mean time before 1900 (New York's -4:56:02) shifted by seconds.
+ */
+function calendarDates(zip: Zip): void {
+  const cellTag = /<(?:[\w.-]+:)?table-cell\s[^<>]*>/g;
+  const dated = /(\s(?:[\w.-]+:)?value-type\s*=\s*)(["'])date\2/g;
+  const value = /\s(?:[\w.-]+:)?date-value\s*=\s*(["'])([^"'<>]*)\1/;
+  for (const entry of zip.FileIndex) {
+    if (!isXmlPart(entry.content, 'document-content')) continue;
+    // Bytes as latin1 characters: the tags are ASCII, and the rest goes back unchanged.
+    const xml = entry.content.toString('latin1');
+    const text = xml.replace(cellTag, (tag) => {
+      const date = dated.test(tag) ? value.exec(tag) : null;
+      dated.lastIndex = 0;
+      if (!date) return tag;
+      const typed = tag.replace(dated, (_, name: string, quote: string) => `${name}${quote}string${quote}`);
+      return `${typed.slice(0, typed.endsWith('/>') ? -2 : -1)} office:string-value=${date[1]}${isoCellText(date[2])}${date[1]}${typed.endsWith('/>') ? '/>' : '>'}`;
+    });
+    entry.content = Buffer.from(text, 'latin1');
+  }
+}
+
+/** The file's zip, with its ODS dates and East-Asian date formats rewritten for SheetJS before it reads any sheet. */
+function readZip(parser: Parser, bytes: Uint8Array): Zip {
+  const zip = parser.CFB.read(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length), { type: 'buffer' });
+  calendarDates(zip);
+  zip.FileIndex.forEach((entry) => {
+    if (isXmlPart(entry.content, 'styleSheet')) entry.content = eastAsianDateFormats(entry.content);
+  });
+  return zip;
+}
+
+/** The whole parse: the first sheet's rows, the last batch, then `done` (nothing more once a cap or an unreadable sheet was posted). */
+async function parseWorkbook(input: SheetWorkerInput, post: (message: SheetWorkerMessage) => void): Promise<void> {
+  const parser = await loadParser(input.parserPath);
+  const zip = readZip(parser, input.bytes);
+  const run: SheetWorkerRun = { input, parser, post, batch: [], next: 0 };
+  if (!parseFirstSheet(run, zip)) return;
+  post({ type: 'rows', rows: run.batch });
+  post({ type: 'done' });
+}
+
+/** The worker's steps: their source is declared in the worker's ahead of `sheetWorkerMain`'s (see below). */
+const SHEET_WORKER_STEPS = [
+  sheetReadOptions,
+  isXmlPart,
+  firstSheetEntry,
+  windowsOfFirstSheet,
+  capPassed,
+  lastRowToPost,
+  firstSheetRead,
+  postSheetRows,
+  postRows,
+  whyUnread,
+  prescanFirstSheet,
+  parseWindows,
+  parseFirstSheet,
+  loadParser,
+  calendarDates,
+  readZip,
+  parseWorkbook,
+];
+
+/**
  * The body of the parsing worker. It runs as an `eval` worker (so the same
  * code serves the built server and the TypeScript test run), from the source
- * of this function and of the exported functions above it (sheet-sandbox.ts
- * assembles them): it must use nothing else from the module around it, only
- * `require` and its workerData.
+ * of this function, of its steps above and of the exported functions before
+ * them (sheet-sandbox.ts assembles them): it must use nothing else from the
+ * module around it, only `require` and its workerData.
  *
  * Before the parser is loaded the built-in prototypes are frozen, so a
  * prototype-pollution bug in the parser (CVE-2023-30533 in xlsx 0.18.5) fails
@@ -282,231 +596,16 @@ export function sheetWorkerMain(): void {
   const post = (message: SheetWorkerMessage) => parentPort.postMessage(message);
   const builtins = [Object, Object.prototype, Array.prototype, Function.prototype, String.prototype, Number.prototype];
   for (const b of builtins) Object.freeze(b);
-
-  const readOptions = (sheetRows: number) => ({
-    type: 'buffer',
-    dense: true,
-    sheets: 0,
-    sheetRows,
-    cellNF: true,
-    cellDates: false,
-    cellFormula: false,
-    cellHTML: false,
-    cellText: false,
-    cellStyles: false,
-    bookVBA: false,
-  });
-
-  const isPart = (content: unknown, root: string): content is Buffer => Buffer.isBuffer(content) && xmlRootIs(content, root);
-
-  /**
-   * The entry that SheetJS reads as the first sheet, found by asking it:
-   * every worksheet part is swapped for a one-cell sheet holding its index
-   * (and the shared strings for an empty list, to skip their parse).
-   */
-  const firstSheetEntry = (parser: Parser, zip: Zip): number | null => {
-    const saved = zip.FileIndex.map((entry) => entry.content);
-    try {
-      zip.FileIndex.forEach((entry, i) => {
-        if (isPart(entry.content, 'worksheet')) entry.content = Buffer.from(`<worksheet><sheetData><row r="1"><c r="A1"><v>${i}</v></c></row></sheetData></worksheet>`);
-        else if (isPart(entry.content, 'sst')) entry.content = Buffer.from('<sst/>');
-      });
-      const book = parser.parse_zip(zip, readOptions(2));
-      const index = book.SheetNames.length ? book.Sheets[book.SheetNames[0]]?.[0]?.[0]?.v : undefined;
-      return typeof index === 'number' && isPart(saved[index], 'worksheet') ? index : null;
-    } finally {
-      zip.FileIndex.forEach((entry, i) => (entry.content = saved[i]));
-    }
-  };
-
-  /** The first sheet's part and its windows, when it is larger than a window (at least twice the shared strings). */
-  const windowsOfFirstSheet = (zip: Zip, index: number | null) => {
-    const shared = zip.FileIndex.reduce((n, entry) => (isPart(entry.content, 'sst') ? n + entry.content.length : n), 0);
-    const windowBytes = Math.max(workerData.windowBytes, 2 * shared);
-    const entry = index === null ? undefined : zip.FileIndex[index];
-    if (!entry || (entry.content as Buffer).length <= windowBytes) return null;
-    const windows = sheetWindows(entry.content as Buffer, windowBytes);
-    return windows ? { entry, part: entry.content as Buffer, windows } : null;
-  };
-
-  let batch: string[][] = [];
-  let next = 0;
-  /** The cap a parsed ODS sheet passes, if any (`!fullref` is its range before `sheetRows` cut it short). */
-  const capPassed = (parser: Parser, sheet: Sheet & { '!ref': string }): SheetWorkerMessage | null => {
-    const full = parser.utils.decode_range(sheet['!fullref'] ?? sheet['!ref']);
-    if (full.e.r + 1 > workerData.maxRows) return { type: 'too_many', what: 'rows', count: full.e.r + 1 };
-    if (full.e.c + 1 > workerData.maxColumns) return { type: 'too_many', what: 'columns', count: full.e.c + 1 };
-    return null;
-  };
-
-  /**
-   * The last row (0-based) to post from a parsed sheet, or a cap it passes.
-   *
-   * An XLSX sheet (`rows` counted in its XML, already within the row cap) is
-   * as long as its last row element, and as wide as its cells: its declared
-   * range (`<dimension>`, SheetJS's `!ref`, and `!fullref` once `sheetRows`
-   * cut it) is not trusted for either. Some exporters declare `A1:Z1048576`
-   * over a few rows: the range made such a file pass the row cap (413), or,
-   * under a higher cap, post a million blank rows; a range wider than the
-   * column cap refused cells all within it; and a range shorter than the
-   * rows (SheetJS still reads their cells) dropped the rows past it without
-   * a word. So a window ends at its last row with cells, and the last window
-   * at the sheet's last row element: blank rows between rows, and the rows
-   * (with or without cells) written after the last filled one, are posted
-   * as blank rows as before, but no row the XML does not hold. A stored
-   * cell past the column cap still refuses the sheet, before any of its
-   * window is posted (a cell far to the right must not be walked to either).
-   * A cell whose reference names a row past its sheet's last row element
-   * (malformed) is not posted, as when no range covered it.
-   *
-   * An ODS sheet (`rows` null: nothing counted, and no declared range to
-   * distrust) is posted up to SheetJS's range, as before.
-   */
-  const lastRowToPost = (parser: Parser, sheet: Sheet, lastWindow: boolean, rows: number | null): number | SheetWorkerMessage => {
-    if (rows === null) {
-      if (!sheet['!ref']) return -1;
-      const cap = capPassed(parser, sheet as Sheet & { '!ref': string });
-      if (cap) return cap;
-      const declared = parser.utils.decode_range(sheet['!ref']).e.r;
-      return lastWindow ? declared : Math.min(declared, sheet.length - 1);
-    }
-    const last = lastWindow ? rows - 1 : Math.min(rows, sheet.length) - 1;
-    for (let r = next; r <= last; r++) {
-      const width = sheet[r]?.length ?? 0;
-      if (width > workerData.maxColumns) return { type: 'too_many', what: 'columns', count: width };
-    }
-    return last;
-  };
-
-  /**
-   * Posts a parsed sheet's rows from `next` on, up to `lastRowToPost`. False
-   * when the sheet passes a cap (posted as such).
-   */
-  const postRows = (parser: Parser, book: Book, lastWindow: boolean, rows: number | null, unread: () => string): boolean => {
-    const sheet = book.SheetNames.length ? book.Sheets[book.SheetNames[0]] : undefined;
-    if (!sheet && book.SheetNames.length) {
-      // SheetJS left out a sheet it failed to read: the rows are not there to post, and no sheet is not an empty one.
-      post({ type: 'unreadable', message: unread() });
-      return false;
-    }
-    if (!sheet) {
-      // No sheet at all: a workbook has at least one, so this one is broken, not empty.
-      post({ type: 'unreadable', message: 'the workbook lists no sheet' });
-      return false;
-    }
-    const last = lastRowToPost(parser, sheet, lastWindow, rows);
-    if (typeof last !== 'number') {
-      post(last);
-      return false;
-    }
-    const date1904 = Boolean(book.Workbook?.WBProps?.date1904);
-    for (; next <= last; next++) {
-      const cells = sheet[next] ?? [];
-      const row: string[] = [];
-      for (let c = 0; c < cells.length; c++) row.push(sheetCellText(cells[c], parser, date1904));
-      while (row.length && row[row.length - 1] === '') row.pop();
-      sheet[next] = undefined;
-      batch.push(row);
-      if (batch.length === workerData.batchRows) {
-        post({ type: 'rows', rows: batch });
-        batch = [];
-      }
-    }
-    return true;
-  };
-
-  /** What is wrong with the first sheet (its part, or the window of it being read) that SheetJS could not read. */
-  const whyUnread = (zip: Zip, index: number | null): string => {
-    if (index === null) return 'its first sheet is malformed';
-    const sst = zip.FileIndex.find((entry) => isPart(entry.content, 'sst'))?.content as Buffer | undefined;
-    const strings = sst ? (sst.toString('latin1').match(/<(?:\w+:)?(?:si|sstItem)>/g) ?? []).length : null;
-    const part = (zip.FullPaths[index] ?? '').replace(/^Root Entry\//, '');
-    return danglingSharedString(zip.FileIndex[index].content as Buffer, strings) ?? `its first sheet (${JSON.stringify(part.slice(0, 100))}) is malformed`;
-  };
-
-  /** Parses the first sheet, a window at a time when it is large; false when it passes a cap. */
-  const parseFirstSheet = (parser: Parser, zip: Zip): boolean => {
-    // An XLSX sheet's rows are counted in its XML first: past the cap, a row
-    // SheetJS would skip unseen (no <dimension>) makes the sheet too large.
-    const index = zip.FileIndex.some((entry) => isPart(entry.content, 'worksheet')) ? firstSheetEntry(parser, zip) : null;
-    if (index !== null && !sheetPartComplete(zip.FileIndex[index].content as Buffer)) {
-      const part = (zip.FullPaths[index] ?? '').replace(/^Root Entry\//, '');
-      post({ type: 'unreadable', message: `its first sheet (${JSON.stringify(part.slice(0, 100))}) is cut short: its XML does not close` });
-      return false;
-    }
-    const rows = index === null ? null : lastRowNumber(zip.FileIndex[index].content as Buffer);
-    if (rows !== null && rows > workerData.maxRows) {
-      post({ type: 'too_many', what: 'rows', count: rows });
-      return false;
-    }
-    const plan = windowsOfFirstSheet(zip, index);
-    const unread = () => whyUnread(zip, index);
-    if (!plan) {
-      if (index !== null) zip.FileIndex[index].content = isoDateCells(zip.FileIndex[index].content as Buffer);
-      return postRows(parser, parser.parse_zip(zip, readOptions(workerData.maxRows + 1)), true, rows, unread);
-    }
-    const { entry, part, windows } = plan;
-    for (let w = 0; w + 1 < windows.cuts.length; w++) {
-      const lastWindow = w + 2 === windows.cuts.length;
-      const body = isoDateCells(part.subarray(windows.cuts[w], windows.cuts[w + 1]));
-      entry.content = Buffer.concat([windows.head, body, lastWindow ? windows.tail : windows.closing]);
-      if (!postRows(parser, parser.parse_zip(zip, readOptions(workerData.maxRows + 1)), lastWindow, rows, unread)) return false;
-    }
-    return true;
-  };
-
-  /**
-   * The parser, as an ES module: SheetJS's ESM build does not load its
-   * codepage tables (some 20 MB, for legacy formats that never reach this
-   * worker). A CommonJS stand-in arrives with its exports as names too.
-   */
-  const loadParser = async (): Promise<Parser> => {
-    const { pathToFileURL } = require('node:url') as typeof import('node:url');
-    return (await import(pathToFileURL(workerData.parserPath).href)) as Parser;
-  };
-
-  /**
-   * ODS dates are calendar values (`office:date-value="2026-01-05"`, or with
-   * a time and no zone), and arrive as `isoCellText` makes them: each date
-   * cell becomes a text cell of that text before SheetJS reads it. SheetJS
-   * would read the value through the process's time zone (a day alone as
-   * UTC midnight shown in local time: the evening before in New York), into
-   * a plain count of days since 1899-12-30, which Excel's 1900 system (SSF)
-   * read back as another day before 1900-03-01 (1900-02-28 as 1900-02-29,
-   * 1899-12-30 as a time, a negative serial as a number), and a zone's local
-   * mean time before 1900 (New York's -4:56:02) shifted by seconds.
-   */
-  const calendarDates = (zip: Zip) => {
-    const cellTag = /<(?:[\w.-]+:)?table-cell\s[^<>]*>/g;
-    const dated = /(\s(?:[\w.-]+:)?value-type\s*=\s*)(["'])date\2/g;
-    const value = /\s(?:[\w.-]+:)?date-value\s*=\s*(["'])([^"'<>]*)\1/;
-    for (const entry of zip.FileIndex) {
-      if (!isPart(entry.content, 'document-content')) continue;
-      // Bytes as latin1 characters: the tags are ASCII, and the rest goes back unchanged.
-      const xml = entry.content.toString('latin1');
-      const text = xml.replace(cellTag, (tag) => {
-        const date = dated.test(tag) ? value.exec(tag) : null;
-        dated.lastIndex = 0;
-        if (!date) return tag;
-        const typed = tag.replace(dated, (_, name: string, quote: string) => `${name}${quote}string${quote}`);
-        return `${typed.slice(0, typed.endsWith('/>') ? -2 : -1)} office:string-value=${date[1]}${isoCellText(date[2])}${date[1]}${typed.endsWith('/>') ? '/>' : '>'}`;
-      });
-      entry.content = Buffer.from(text, 'latin1');
-    }
-  };
-
-  const parse = async () => {
-    const parser = await loadParser();
-    const bytes = workerData.bytes;
-    const zip = parser.CFB.read(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length), { type: 'buffer' });
-    calendarDates(zip);
-    zip.FileIndex.forEach((entry) => {
-      if (isPart(entry.content, 'styleSheet')) entry.content = eastAsianDateFormats(entry.content);
-    });
-    if (!parseFirstSheet(parser, zip)) return;
-    post({ type: 'rows', rows: batch });
-    post({ type: 'done' });
-  };
-
-  parse().catch((error: unknown) => post({ type: 'failed', message: String((error as Error)?.message ?? error).slice(0, 200) }));
+  parseWorkbook(workerData, post).catch((error: unknown) => post({ type: 'failed', message: String((error as Error)?.message ?? error).slice(0, 200) }));
 }
+
+// sheet-sandbox.ts builds the worker's code from `String(sheetWorkerMain)`,
+// called at once. That string is a function that declares the steps from
+// their own source and then runs this one, so the steps can be functions of
+// their own while the worker still gets all its code as one string.
+Object.defineProperty(sheetWorkerMain, 'toString', {
+  value: () => {
+    const source = (f: (...args: never[]) => unknown) => Function.prototype.toString.call(f);
+    return `function () {\n${SHEET_WORKER_STEPS.map(source).join('\n')}\nreturn (${source(sheetWorkerMain)})();\n}`;
+  },
+});
