@@ -26,6 +26,7 @@ import { IdentityOAuthTokensWithoutGrant1795640000100 } from './1795640000100-id
 import { IdentityOAuthTokensGrantFkValidate1795640000200 } from './1795640000200-identity-oauth-tokens-grant-fk-validate.js';
 import { IdentityOAuthTokensLiveIndex1795640000300 } from './1795640000300-identity-oauth-tokens-live-index.js';
 import { IdentityOAuthRotatedRefreshTokens1795650000000 } from './1795650000000-identity-oauth-rotated-refresh-tokens.js';
+import { IdentityOAuthCodesUserIndex1795660000000 } from './1795660000000-identity-oauth-codes-user-index.js';
 
 /** Every migration, in order. Listed explicitly so ESM builds, the CLI and tests load the same set. */
 export const MIGRATIONS = [
@@ -57,4 +58,5 @@ export const MIGRATIONS = [
   IdentityOAuthTokensGrantFkValidate1795640000200,
   IdentityOAuthTokensLiveIndex1795640000300,
   IdentityOAuthRotatedRefreshTokens1795650000000,
+  IdentityOAuthCodesUserIndex1795660000000,
 ];

@@ -4,6 +4,7 @@ import { PassportModule } from '@nestjs/passport';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccountsApiImpl } from './application/accounts.api-impl.js';
 import { ApiKeysService } from './application/api-keys.service.js';
+import { AuthorizedAppsService } from './application/authorized-apps.service.js';
 import { IdentityAdminApiImpl } from './application/identity-admin.api-impl.js';
 import { IdentityApiImpl } from './application/identity.api-impl.js';
 import { OAuthClientsService } from './application/oauth-clients.service.js';
@@ -45,6 +46,7 @@ import { UsersRepository } from './infrastructure/users.repository.js';
     UsersService,
     ApiKeysService,
     OAuthClientsService,
+    AuthorizedAppsService,
     OAuthModel,
     OAuthServerService,
     EarlyKeyLookup,

@@ -13,6 +13,7 @@ export {
   OAuthApi,
   type AuthorizationOutcome,
   type AuthorizeParams,
+  type AuthorizedApp,
   type NewOAuthClient,
   type OAuthClientSummary,
   type OAuthEndpointAnswer,

@@ -3,11 +3,13 @@ import {
   OAuthApi,
   type AuthorizationOutcome,
   type AuthorizeParams,
+  type AuthorizedApp,
   type NewOAuthClient,
   type OAuthClientSummary,
   type OAuthEndpointAnswer,
   type OAuthEndpointRequest,
 } from '../contracts/oauth.api.js';
+import { AuthorizedAppsService } from './authorized-apps.service.js';
 import { OAuthClientsService } from './oauth-clients.service.js';
 import { OAuthServerService } from './oauth-server.service.js';
 
@@ -16,6 +18,7 @@ export class OAuthApiImpl extends OAuthApi {
   constructor(
     private readonly clients: OAuthClientsService,
     private readonly server: OAuthServerService,
+    private readonly authorized: AuthorizedAppsService,
   ) {
     super();
   }
@@ -34,6 +37,14 @@ export class OAuthApiImpl extends OAuthApi {
 
   deleteClient(ownerId: number, id: number): Promise<void> {
     return this.clients.delete(ownerId, id);
+  }
+
+  authorizedApps(userId: number): Promise<AuthorizedApp[]> {
+    return this.authorized.list(userId);
+  }
+
+  revokeAuthorizedApp(userId: number, id: number): Promise<void> {
+    return this.authorized.revoke(userId, id);
   }
 
   checkAuthorization(params: AuthorizeParams): Promise<AuthorizationOutcome> {

@@ -11,6 +11,24 @@ export interface OAuthClientSummary {
   createdAt: string;
 }
 
+/**
+ * An application a user authorized, as that user sees it: one entry for all
+ * of the user's live authorizations of it (each approval on the consent page
+ * is one; live = a token that still works or can be refreshed, or a code not
+ * yet exchanged).
+ */
+export interface AuthorizedApp {
+  /** The application's id (`OAuthClientSummary.id`), which `revokeAuthorizedApp` takes. */
+  id: number;
+  name: string;
+  /** Every scope one of those authorizations holds now (a refresh may have narrowed it). */
+  scopes: Scope[];
+  /** When the earliest of them was approved (ISO 8601). */
+  authorizedAt: string;
+  /** When a token was last issued to it for this user (code exchange or refresh); null before the first. */
+  lastIssuedAt: string | null;
+}
+
 export interface NewOAuthClient {
   name: string;
   redirectUris: string[];
@@ -57,6 +75,14 @@ export abstract class OAuthApi {
   abstract rotateClientSecret(ownerId: number, id: number): Promise<string>;
   /** Deletes an application and every code and token issued to it. */
   abstract deleteClient(ownerId: number, id: number): Promise<void>;
+  /** The applications `userId` authorized and has not revoked, earliest first. */
+  abstract authorizedApps(userId: number): Promise<AuthorizedApp[]>;
+  /**
+   * Ends every authorization `userId` gave the application `id`: its access
+   * and refresh tokens stop working at once, and a code not yet exchanged can
+   * no longer be. Nothing to end (none, or already revoked) is not an error.
+   */
+  abstract revokeAuthorizedApp(userId: number, id: number): Promise<void>;
   /** Checks a request before any login or consent: client and redirect URI first, then the rest. */
   abstract checkAuthorization(params: AuthorizeParams): Promise<AuthorizationOutcome>;
   /** The user approved: issue a code and answer the redirect carrying it (and `state`). */

@@ -41,6 +41,15 @@ export interface RefreshRow {
   revokedAt: Date | null;
 }
 
+/** One live authorization of a user, with its application. */
+export interface LiveGrantRow {
+  clientPk: number;
+  clientName: string;
+  scopes: Scope[];
+  authorizedAt: Date;
+  issuedAt: Date | null;
+}
+
 const date = (v: Date | string | null): Date | null => (v === null ? null : new Date(v));
 /** Scopes are stored space-separated, as OAuth sends them. */
 const toScopes = (v: unknown): Scope[] => String(v).split(' ').filter(Boolean) as Scope[];
@@ -137,6 +146,51 @@ export class OAuthGrantsRepository {
   async endGrant(grantId: number): Promise<void> {
     await this.query(`UPDATE identity.oauth_codes SET replayed_at = now() WHERE id = $1`, [grantId]);
     await this.revokeGrant(grantId);
+  }
+
+  /**
+   * A user's live authorizations, oldest first: not ended, and holding a
+   * token pair that still works or can be refreshed (an authorization keeps
+   * one such row, its current pair), or a code still to be exchanged. The
+   * scopes are the pair's (a refresh may have narrowed the code's).
+   */
+  async liveGrantsOf(userId: number): Promise<LiveGrantRow[]> {
+    const rows = await this.query<Record<string, unknown>>(
+      `SELECT k.id AS client_pk, k.name, coalesce(t.scopes, g.scopes) AS scopes, g.created_at AS authorized_at, t.created_at AS issued_at
+         FROM identity.oauth_codes g
+         JOIN identity.oauth_clients k ON k.id = g.client_id
+         LEFT JOIN identity.oauth_tokens t
+                ON t.grant_id = g.id AND t.revoked_at IS NULL AND greatest(t.access_expires_at, t.refresh_expires_at) > now()
+        WHERE g.user_id = $1 AND g.replayed_at IS NULL
+          AND (t.id IS NOT NULL OR (g.used_at IS NULL AND g.expires_at > now()))
+        ORDER BY g.created_at, g.id`,
+      [userId],
+    );
+    return rows.map((r) => ({
+      clientPk: toId(r.client_pk),
+      clientName: r.name as string,
+      scopes: toScopes(r.scopes),
+      authorizedAt: date(r.authorized_at as string)!,
+      issuedAt: date(r.issued_at as string | null),
+    }));
+  }
+
+  /**
+   * Ends every authorization a user gave one application, as `endGrant` ends
+   * one: all of them marked first, then their tokens revoked, so a code
+   * exchange or refresh racing this either stored its pair before the mark
+   * (and the revocation sees it) or finds the mark and stores nothing.
+   */
+  async endGrantsOf(userId: number, clientPk: number): Promise<void> {
+    await this.query(
+      `UPDATE identity.oauth_codes SET replayed_at = now() WHERE user_id = $1 AND client_id = $2 AND replayed_at IS NULL`,
+      [userId, clientPk],
+    );
+    await this.query(
+      `UPDATE identity.oauth_tokens SET revoked_at = now()
+        WHERE grant_id IN (SELECT id FROM identity.oauth_codes WHERE user_id = $1 AND client_id = $2) AND revoked_at IS NULL`,
+      [userId, clientPk],
+    );
   }
 
   /** Revokes every token of one authorization (the code's and its refreshed successors). */

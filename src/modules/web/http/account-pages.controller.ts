@@ -5,14 +5,21 @@ import { AppConfig } from '../../../config/app-config.js';
 import { DomainError, RateLimitedError } from '../../../shared/domain/domain-error.js';
 import { Public } from '../../../shared/http/actor.decorator.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
-import { AccountsApi, IdentityAdminApi } from '../../identity/index.js';
-import { accountPage, logInPage, signUpClosedPage, signUpPage, WEB_CSS } from '../views/pages.js';
+import { AccountsApi, IdentityAdminApi, OAuthApi } from '../../identity/index.js';
+import { accountPage, logInPage, signUpClosedPage, signUpPage, WEB_CSS, type AccountView } from '../views/pages.js';
 import { WebErrorFilter } from './web-error.filter.js';
 import { safeNext } from '../views/next-target.js';
-import { field, WebContextService } from './web-context.js';
+import { field, WebContextService, type AccountContext } from './web-context.js';
 
+/**
+ * What `/account?done=…` says after a form's redirect: fixed texts only, so
+ * a link cannot make the page say anything else.
+ */
+const NOTICES = new Map([
+  ['app-revoked', "Access revoked: the application's tokens no longer work."],
+]);
 
-/** Sign-up, login, logout and the account page (API keys), on AUTH_URL. */
+/** Sign-up, login, logout and the account page (API keys, authorized applications), on AUTH_URL. */
 @ApiExcludeController()
 @Public()
 @UseFilters(WebErrorFilter)
@@ -23,6 +30,7 @@ export class AccountPagesController {
     private readonly config: AppConfig,
     private readonly accounts: AccountsApi,
     private readonly admin: IdentityAdminApi,
+    private readonly oauth: OAuthApi,
   ) {}
 
   @Get()
@@ -98,7 +106,13 @@ export class AccountPagesController {
   async account(@Req() req: Request, @Res() res: Response) {
     const ctx = await this.web.accountPage(req, res, '/account');
     if (!ctx) return;
-    this.web.send(res, 200, accountPage(ctx, await this.admin.listApiKeys(ctx.account.id)));
+    await this.showAccount(res, ctx, 200, { notice: NOTICES.get(String(req.query.done)) });
+  }
+
+  /** The account page with the user's keys and authorized applications. */
+  private async showAccount(res: Response, ctx: AccountContext, status: number, extra: Omit<AccountView, 'keys' | 'apps'> = {}) {
+    const [keys, apps] = await Promise.all([this.admin.listApiKeys(ctx.account.id), this.oauth.authorizedApps(ctx.account.id)]);
+    this.web.send(res, status, accountPage(ctx, { keys, apps, ...extra }));
   }
 
   /** The new key is in this answer only (no redirect that could lose it; the page is not cached). */
@@ -108,7 +122,7 @@ export class AccountPagesController {
     if (!ctx) return;
     const name = field(req, 'name').trim();
     const { apiKey } = await this.admin.createApiKey(ctx.account.id, name);
-    this.web.send(res, 201, accountPage(ctx, await this.admin.listApiKeys(ctx.account.id), { name, key: apiKey }));
+    await this.showAccount(res, ctx, 201, { created: { name, key: apiKey } });
   }
 
   @Post('account/api-keys/:id/revoke')
@@ -117,5 +131,14 @@ export class AccountPagesController {
     if (!ctx) return;
     await this.admin.revokeApiKey(ctx.account.id, id);
     res.redirect(303, '/account');
+  }
+
+  /** Ends every authorization this user gave the application (an id of none, or of an app already revoked: nothing to end). */
+  @Post('account/apps/:id/revoke')
+  async revokeApp(@Req() req: Request, @Res() res: Response, @Param('id', ParseIdPipe) id: number) {
+    const ctx = await this.web.accountForm(req, res, '/account');
+    if (!ctx) return;
+    await this.oauth.revokeAuthorizedApp(ctx.account.id, id);
+    res.redirect(303, '/account?done=app-revoked');
   }
 }

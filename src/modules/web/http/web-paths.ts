@@ -14,6 +14,7 @@ export const WEB_PATHS = [
   'account',
   'account/api-keys',
   'account/api-keys/:id/revoke',
+  'account/apps/:id/revoke',
   'developer',
   'developer/apps',
   'developer/apps/:id/rotate-secret',

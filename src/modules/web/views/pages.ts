@@ -1,4 +1,4 @@
-import type { Account, ApiKeySummary, OAuthClientSummary } from '../../identity/index.js';
+import type { Account, ApiKeySummary, AuthorizedApp, OAuthClientSummary } from '../../identity/index.js';
 import { safeNext } from './next-target.js';
 import { html, type SafeHtml } from './html.js';
 
@@ -87,8 +87,31 @@ export function logInPage(ctx: PageContext, opts: { error?: string; login?: stri
 
 const when = (iso: string | null) => (iso ? iso.replace('T', ' ').slice(0, 16) + ' UTC' : 'never');
 
-export function accountPage(ctx: PageContext, keys: ApiKeySummary[], created?: { name: string; key: string }): SafeHtml {
+/** What the account page shows besides the account itself. */
+export interface AccountView {
+  keys: ApiKeySummary[];
+  apps: AuthorizedApp[];
+  /** A key just created, shown this once. */
+  created?: { name: string; key: string };
+  /** What the last form did (after its redirect). */
+  notice?: string;
+}
+
+export function accountPage(ctx: PageContext, view: AccountView): SafeHtml {
   const a = ctx.account!;
+  const created = view.created;
+  return layout(
+    ctx,
+    'Account',
+    html`<p>${a.displayName} (<strong>${a.username}</strong>, ${a.email})${a.isAdmin ? ' · instance administrator' : ''}</p>
+${view.notice ? html`<p class="notice" role="status">${view.notice}</p>` : null}
+${created ? html`<div class="secret" role="status"><p>New API key <strong>${created.name || '(no name)'}</strong>. Copy it now: it is shown only once.</p><code id="new-api-key">${created.key}</code></div>` : null}
+${apiKeysSection(ctx, view.keys)}
+${authorizedAppsSection(ctx, view.apps)}`,
+  );
+}
+
+function apiKeysSection(ctx: PageContext, keys: ApiKeySummary[]): SafeHtml {
   const rows = keys.map(
     (k) => html`<tr><td>${k.name || '(no name)'}</td><td><code>${k.prefix}…</code></td><td>${when(k.created_at)}</td>
       <td>${when(k.last_used_at)}</td>
@@ -98,19 +121,28 @@ export function accountPage(ctx: PageContext, keys: ApiKeySummary[], created?: {
           : html`<form method="post" action="/account/api-keys/${k.id}/revoke" class="inline">${csrfField(ctx)}<button type="submit">Revoke</button></form>`
       }</td></tr>`,
   );
-  return layout(
-    ctx,
-    'Account',
-    html`<p>${a.displayName} (<strong>${a.username}</strong>, ${a.email})${a.isAdmin ? ' · instance administrator' : ''}</p>
-${created ? html`<div class="secret" role="status"><p>New API key <strong>${created.name || '(no name)'}</strong>. Copy it now: it is shown only once.</p><code id="new-api-key">${created.key}</code></div>` : null}
-<h2>API keys</h2>
+  return html`<h2>API keys</h2>
 <p>Send a key as the user name of HTTP Basic authentication (empty password) or in the <code>X-Api-Key</code> header. A key has your full access.</p>
 ${keys.length ? html`<table><thead><tr><th>Name</th><th>Prefix</th><th>Created</th><th>Last used</th><th></th></tr></thead><tbody>${rows}</tbody></table>` : html`<p>No API keys yet.</p>`}
 <form method="post" action="/account/api-keys">${csrfField(ctx)}
   <label>Name of a new key <input name="name" maxlength="200" placeholder="laptop"></label>
   <button type="submit">Create API key</button>
-</form>`,
+</form>`;
+}
+
+function authorizedAppsSection(ctx: PageContext, apps: AuthorizedApp[]): SafeHtml {
+  const rows = apps.map(
+    (app) => html`<tr><td>${app.name}</td><td>${app.scopes.map((s) => html`<code>${s}</code> `)}</td><td>${when(app.authorizedAt)}</td>
+      <td>${when(app.lastIssuedAt)}</td>
+      <td><form method="post" action="/account/apps/${app.id}/revoke" class="inline">${csrfField(ctx)}<button type="submit">Revoke access</button></form></td></tr>`,
   );
+  return html`<h2>Authorized applications</h2>
+<p>Applications you allowed to act for you. Revoking one ends its access at once: its tokens stop working, and it must ask you again.</p>
+${
+  apps.length
+    ? html`<table id="authorized-apps"><thead><tr><th>Application</th><th>Scopes</th><th>Authorized</th><th>Last token issued</th><th></th></tr></thead><tbody>${rows}</tbody></table>`
+    : html`<p>No application has access to your account.</p>`
+}`;
 }
 
 export interface ShownSecret {
@@ -189,6 +221,6 @@ label{display:block;margin:.75rem 0}input:not([type=radio]),textarea{display:blo
 button{font:inherit;padding:.4rem .9rem;margin:.25rem .25rem .25rem 0;cursor:pointer}
 form.inline{display:inline}fieldset{max-width:32rem;border:1px solid #ccd}
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35rem;border-bottom:1px solid #dde}
-.error{color:#a00;font-weight:600}.secret{background:#fff8d8;border:1px solid #e5c860;padding:.5rem 1rem;margin:1rem 0}
+.error{color:#a00;font-weight:600}.notice{color:#075;font-weight:600}.secret{background:#fff8d8;border:1px solid #e5c860;padding:.5rem 1rem;margin:1rem 0}
 .secret code{word-break:break-all;font-size:1.05rem}section.app{background:#fff;border:1px solid #dde;padding:.5rem 1rem;margin:.75rem 0}
 dt{font-weight:600}dd{margin:0 0 .5rem}`;
