@@ -14,6 +14,7 @@ import {
   sheetCellText,
   sheetPartComplete,
   sheetWindows,
+  SHEET_WORKER_STEPS,
   sheetWorkerMain,
   xmlRootIs,
   type SheetWorkerInput,
@@ -22,7 +23,7 @@ import {
 
 /** The worker's code: its main function and the functions it calls, from their own source (a test runs it in a process of another time zone). */
 export const WORKER_SOURCE =
-  [sheetCellText, isoCellText, cellTags, danglingSharedString, isoDateCells, eastAsianDateFormats, xmlRootIs, sheetWindows, lastRowNumber, sheetPartComplete]
+  [sheetCellText, isoCellText, cellTags, danglingSharedString, isoDateCells, eastAsianDateFormats, xmlRootIs, sheetWindows, lastRowNumber, sheetPartComplete, ...SHEET_WORKER_STEPS]
     .map(String)
     .join('\n') + `\n(${String(sheetWorkerMain)})();`;
 const BATCH_ROWS = 2000;

@@ -551,8 +551,8 @@ async function parseWorkbook(input: SheetWorkerInput, post: (message: SheetWorke
   post({ type: 'done' });
 }
 
-/** The worker's steps: their source is declared in the worker's ahead of `sheetWorkerMain`'s (see below). */
-const SHEET_WORKER_STEPS = [
+/** The worker's steps: sheet-sandbox.ts declares their source in the worker's, ahead of `sheetWorkerMain`'s. */
+export const SHEET_WORKER_STEPS = [
   sheetReadOptions,
   isXmlPart,
   firstSheetEntry,
@@ -598,14 +598,3 @@ export function sheetWorkerMain(): void {
   for (const b of builtins) Object.freeze(b);
   parseWorkbook(workerData, post).catch((error: unknown) => post({ type: 'failed', message: String((error as Error)?.message ?? error).slice(0, 200) }));
 }
-
-// sheet-sandbox.ts builds the worker's code from `String(sheetWorkerMain)`,
-// called at once. That string is a function that declares the steps from
-// their own source and then runs this one, so the steps can be functions of
-// their own while the worker still gets all its code as one string.
-Object.defineProperty(sheetWorkerMain, 'toString', {
-  value: () => {
-    const source = (f: (...args: never[]) => unknown) => Function.prototype.toString.call(f);
-    return `function () {\n${SHEET_WORKER_STEPS.map(source).join('\n')}\nreturn (${source(sheetWorkerMain)})();\n}`;
-  },
-});
