@@ -5,6 +5,7 @@ import { createTestApp, type TestApp } from '../../support/test-app.js';
 
 const API = '/api/1.0';
 const CALLBACK = 'https://app.example.test/callback';
+const NEW_PASSWORD = 'a new and longer passphrase';
 
 interface TokenPair {
   access_token: string;
@@ -129,4 +130,123 @@ describe('account page: authorized applications can be revoked', () => {
     // GET of the form's target goes to the account page
     await dev.agent.get(`/account/apps/${otherId}/revoke`).expect(303).expect('Location', '/account');
   });
+});
+
+describe('account page: the password can be changed', () => {
+  let t: TestApp;
+  let address = 0;
+
+  const server = () => t.app.getHttpServer();
+  /** Each call comes from its own client address (X-Forwarded-For, trusted from loopback), so only the per-account limit counts. */
+  const fresh = () => `10.7.${Math.floor(++address / 250)}.${address % 250}`;
+
+  async function logIn(login: string, password: string): Promise<request.Response> {
+    const form = await request(server()).get('/login').expect(200);
+    return request(server())
+      .post('/login')
+      .set('X-Forwarded-For', fresh())
+      .set('Cookie', (form.headers['set-cookie'] as unknown as string[])[0].split(';')[0])
+      .type('form')
+      .send({ _csrf: csrfOf(form.text), login, password });
+  }
+  async function session(login: string): Promise<string> {
+    const res = await logIn(login, PASSWORD);
+    expect(res.status).toBe(303);
+    return sessionOf(res)!;
+  }
+  const account = (cookie: string) => request(server()).get('/account').set('Cookie', cookie);
+  async function changePassword(cookie: string, current: string, next: string, headers: Record<string, string> = {}) {
+    const page = await account(cookie).expect(200);
+    return request(server())
+      .post('/account/password')
+      .set('Cookie', cookie)
+      .set('X-Forwarded-For', fresh())
+      .set(headers)
+      .type('form')
+      .send({ _csrf: csrfOf(page.text), current_password: current, new_password: next });
+  }
+  async function createUser(username: string): Promise<void> {
+    const { IdentityAdminApi } = await import('../../../src/modules/identity/index.js');
+    await t.app.get(IdentityAdminApi).createUser({ username, email: `${username}@example.test`, password: PASSWORD });
+  }
+
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('changes it: every other session ends, this browser stays logged in (under a new cookie), the old password stops working', async () => {
+    await createUser('carl');
+    const here = await session('carl');
+    const laptop = await session('carl');
+    const phone = await session('carl');
+    const key = /id="new-api-key">([^<]+)</.exec(
+      (await request(server()).post('/account/api-keys').set('Cookie', laptop).type('form').send({ _csrf: csrfOf((await account(laptop)).text), name: 'ci' }).expect(201)).text,
+    )![1];
+
+    const changed = expectStatus(await changePassword(here, PASSWORD, NEW_PASSWORD), 303);
+    expect(changed.headers.location).toBe('/account?done=password');
+    const renewed = sessionOf(changed)!;
+    expect(renewed).toMatch(/^cw_session=/);
+    expect(renewed).not.toBe(here);
+
+    const page = await request(server()).get(changed.headers.location as string).set('Cookie', renewed).expect(200);
+    expect(page.text).toContain('Your password is changed. Every other browser logged in to your account is logged out; this one stays.');
+    for (const ended of [laptop, phone, here]) await account(ended).expect(303).expect('Location', '/login?next=%2Faccount');
+
+    expect((await logIn('carl', PASSWORD)).status).toBe(401);
+    expect((await logIn('carl@example.test', NEW_PASSWORD)).status).toBe(303);
+    // API keys are kept, as the page says
+    await t.http.get(`${API}/me`).set('X-Api-Key', key).expect(200);
+  });
+
+  it('refuses a wrong current password as the login page does (401), and a new password sign-up would refuse (400): nothing changes', async () => {
+    await createUser('dina');
+    const here = await session('dina');
+    const elsewhere = await session('dina');
+    const wrong = expectStatus(await changePassword(here, 'not my password', NEW_PASSWORD), 401);
+    expect(wrong.text).toContain('<p class="error" role="alert">Wrong current password.</p>');
+    expect(sessionOf(wrong)).toBeUndefined();
+    const short = expectStatus(await changePassword(here, PASSWORD, 'short'), 400);
+    expect(short.text).toContain('The new password must be 8 to 1024 characters');
+    const missing = expectStatus(await changePassword(here, PASSWORD, ''), 400);
+    expect(missing.text).toContain('Change password');
+    for (const cookie of [here, elsewhere]) await account(cookie).expect(200);
+    expect((await logIn('dina', PASSWORD)).status).toBe(303);
+    expect((await logIn('dina', NEW_PASSWORD)).status).toBe(401);
+  });
+
+  it('refuses a change without the form token, from another site, or logged out', async () => {
+    await createUser('ezra');
+    const here = await session('ezra');
+    expectStatus(await changePassword(here, PASSWORD, NEW_PASSWORD, { Origin: 'http://evil.example' }), 403);
+    expectStatus(await changePassword(here, PASSWORD, NEW_PASSWORD, { 'Sec-Fetch-Site': 'cross-site' }), 403);
+    await request(server()).post('/account/password').set('Cookie', here).type('form').send({ _csrf: 'nope', current_password: PASSWORD, new_password: NEW_PASSWORD }).expect(403);
+    await account(here).expect(200);
+    expect((await logIn('ezra', PASSWORD)).status).toBe(303);
+    await request(server()).get('/account/password').set('Cookie', here).expect(303).expect('Location', '/account');
+  });
+
+  /** The limit's windows are whole minutes: start early in one, so the attempts below all fall in it. */
+  async function startOfAMinute(): Promise<void> {
+    const second = new Date().getSeconds();
+    if (second > 30) await new Promise((resolve) => setTimeout(resolve, (61 - second) * 1000));
+  }
+
+  it('counts wrong current passwords toward the login limit of the account: a stolen session cannot guess faster than the login page', async () => {
+    await createUser('finn');
+    await startOfAMinute();
+    const stolen = await session('finn');
+    // one login above counted already; each attempt comes from a new address
+    let attempts = 1;
+    let res = await changePassword(stolen, 'guess 0', NEW_PASSWORD);
+    while (res.status === 401 && attempts < 45) res = await changePassword(stolen, `guess ${attempts++}`, NEW_PASSWORD);
+    expect({ status: res.status, attempts }).toEqual({ status: 429, attempts: 20 });
+    expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    expect(res.text).toContain('Too many login attempts');
+    // even the right password waits, here and on the login page
+    expectStatus(await changePassword(stolen, PASSWORD, NEW_PASSWORD), 429);
+    expect((await logIn('finn', PASSWORD)).status).toBe(429);
+    await account(stolen).expect(200);
+  }, 60_000);
 });

@@ -40,6 +40,14 @@ export class AccountsApiImpl extends AccountsApi {
     return user ? toAccount(user) : null;
   }
 
+  async changePassword(userId: number, currentPassword: string, newPassword: string, address: string): Promise<boolean> {
+    this.users.checkNewPassword(newPassword);
+    await this.countAttempt(`login-address:${address}`);
+    await this.countAttempt(accountCounter(userId));
+    const user = await this.users.checkPassword(await this.repo.findById(userId), currentPassword);
+    return user ? this.users.replacePassword(user, newPassword) : false;
+  }
+
   private async countAttempt(key: string): Promise<void> {
     const attempt = await this.limits.hit(key, LOGIN_ATTEMPTS_PER_MINUTE, 60);
     if (!attempt.allowed) throw new RateLimitedError(attempt.resetSeconds);
@@ -51,6 +59,8 @@ export class AccountsApiImpl extends AccountsApi {
   }
 }
 
+const accountCounter = (userId: number) => `login-account:${userId}`;
+
 /**
  * The counter of the account a login names: one per account, whichever of
  * its names was typed (keyed on the text, its user name and its email were
@@ -60,5 +70,5 @@ export class AccountsApiImpl extends AccountsApi {
  * one lookup.
  */
 function accountKey(user: { id: number } | null, text: string): string {
-  return user ? `login-account:${user.id}` : `login-name:${text.toLowerCase()}`;
+  return user ? accountCounter(user.id) : `login-name:${text.toLowerCase()}`;
 }

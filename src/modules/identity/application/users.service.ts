@@ -28,6 +28,8 @@ let dummyHash: Promise<string> | undefined;
 const unknownUserHash = () => (dummyHash ??= hashPassword('not the password of anyone'));
 
 const USERNAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+/** Sign-up's rule for a password. */
+const passwordFits = (p: unknown): p is string => typeof p === 'string' && p.length >= 8 && p.length <= 1024;
 const EMAIL = /^[^\s@]{1,200}@[^\s@]{1,200}\.[^\s@]{1,60}$/;
 
 export function toUserView(u: User): UserView {
@@ -87,6 +89,23 @@ export class UsersService {
     return ok && user?.passwordHash ? user : null;
   }
 
+  /** Sign-up's rule for a password, for a new one chosen later. */
+  checkNewPassword(password: string): void {
+    if (!passwordFits(password)) {
+      throw new InvalidUserError('The new password must be 8 to 1024 characters', [{ field: 'new_password', message: 'must be 8 to 1024 characters' }]);
+    }
+  }
+
+  /**
+   * Sets `user`'s password, if it is still the one just checked: of two
+   * changes checked against the same password, the second finds it replaced
+   * and changes nothing (false), as if its current password were wrong.
+   */
+  async replacePassword(user: User, password: string): Promise<boolean> {
+    this.checkNewPassword(password);
+    return this.users.replacePasswordHash(user.id, user.passwordHash!, await hashPassword(password));
+  }
+
   async get(id: number): Promise<User> {
     const user = await this.users.findById(id);
     if (!user) throw new UserNotFoundError();
@@ -108,7 +127,7 @@ function validate(input: NewUser): void {
   if (typeof input.email !== 'string' || !EMAIL.test(input.email)) {
     problems.push({ field: 'email', message: 'must be an email address' });
   }
-  if (input.password !== undefined && (input.password.length < 8 || input.password.length > 1024)) {
+  if (input.password !== undefined && !passwordFits(input.password)) {
     problems.push({ field: 'password', message: 'must be 8 to 1024 characters' });
   }
   if (problems.length) {

@@ -25,4 +25,13 @@ export abstract class AccountsApi {
    */
   abstract logIn(login: string, password: string, address: string): Promise<Account | null>;
   abstract getAccount(userId: number): Promise<Account | null>;
+  /**
+   * Replaces the user's password when `currentPassword` is theirs; false
+   * (nothing changed) when it is not. The new one follows sign-up's rules
+   * (an `invalid` DomainError otherwise, checked first and not counted).
+   * Each check of the current password counts as a login attempt, under
+   * the same limits as `logIn` (its address and the account): a stolen
+   * session cannot guess it faster than the login page allows.
+   */
+  abstract changePassword(userId: number, currentPassword: string, newPassword: string, address: string): Promise<boolean>;
 }

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { returnedRows } from '../../../shared/persistence/sql.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { User } from '../domain/user.entity.js';
 
@@ -53,6 +54,15 @@ export class UsersRepository {
       .getOne();
     if (!row) return null;
     return row.username.toLowerCase() === username.toLowerCase() ? 'username' : 'email';
+  }
+
+  /** Sets the password hash if it is still `expected`; false when it was not. */
+  async replacePasswordHash(id: number, expected: string, next: string): Promise<boolean> {
+    const result: unknown = await this.uow.manager.query(
+      `UPDATE identity.users SET password_hash = $3 WHERE id = $1 AND password_hash = $2 RETURNING id`,
+      [id, expected, next],
+    );
+    return returnedRows(result).length === 1;
   }
 
   save(user: User): Promise<User> {

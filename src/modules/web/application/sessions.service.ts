@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { AccountsApi, type Account } from '../../identity/index.js';
 import { SessionsRepository } from '../infrastructure/sessions.repository.js';
 
@@ -18,6 +19,7 @@ export class SessionsService {
   constructor(
     private readonly sessions: SessionsRepository,
     private readonly accounts: AccountsApi,
+    private readonly uow: UnitOfWork,
   ) {}
 
   /**
@@ -30,6 +32,22 @@ export class SessionsService {
     const replaced = replacing && replacing.length <= 100 ? hash(replacing) : null;
     await this.sessions.insert(hash(token), userId, new Date(Date.now() + SESSION_LIFETIME_MS), replaced);
     return token;
+  }
+
+  /**
+   * Changes the user's password (`AccountsApi.changePassword`) and, if it
+   * changed, ends every session of the user and starts a new one for this
+   * browser, in one transaction: never a new password with the sessions of
+   * the old one still open. This browser stays logged in, but under a new
+   * token, so a copy of its cookie taken before stops working too. The new
+   * token, or null when the current password was wrong (nothing changed).
+   */
+  changePassword(userId: number, change: { current: string; next: string; address: string }): Promise<string | null> {
+    return this.uow.run(async () => {
+      if (!(await this.accounts.changePassword(userId, change.current, change.next, change.address))) return null;
+      await this.sessions.deleteAllOf(userId);
+      return this.start(userId);
+    });
   }
 
   /** The account a session token belongs to; null for an unknown or expired one. */

@@ -17,9 +17,19 @@ import { field, WebContextService, type AccountContext } from './web-context.js'
  */
 const NOTICES = new Map([
   ['app-revoked', "Access revoked: the application's tokens no longer work."],
+  [
+    'password',
+    'Your password is changed. Every other browser logged in to your account is logged out; this one stays. Your API keys and authorized applications keep working.',
+  ],
 ]);
 
-/** Sign-up, login, logout and the account page (API keys, authorized applications), on AUTH_URL. */
+/** The login page's text for a refusal over the login limit, with its Retry-After. */
+function tooManyAttempts(res: Response, error: RateLimitedError): string {
+  res.setHeader('Retry-After', String(error.retryAfterSeconds));
+  return `Too many login attempts. Try again in ${error.retryAfterSeconds} seconds.`;
+}
+
+/** Sign-up, login, logout and the account page (API keys, authorized applications, password), on AUTH_URL. */
 @ApiExcludeController()
 @Public()
 @UseFilters(WebErrorFilter)
@@ -84,9 +94,7 @@ export class AccountPagesController {
       account = await this.accounts.logIn(login, field(req, 'password'), req.ip ?? 'unknown');
     } catch (error) {
       if (!(error instanceof RateLimitedError)) throw error;
-      res.setHeader('Retry-After', String(error.retryAfterSeconds));
-      const message = `Too many login attempts. Try again in ${error.retryAfterSeconds} seconds.`;
-      return this.web.send(res, 429, logInPage(ctx, { login, next: field(req, 'next'), error: message }));
+      return this.web.send(res, 429, logInPage(ctx, { login, next: field(req, 'next'), error: tooManyAttempts(res, error) }));
     }
     if (!account) {
       return this.web.send(res, 401, logInPage(ctx, { login, next: field(req, 'next'), error: 'Wrong user name, email or password.' }));
@@ -140,5 +148,27 @@ export class AccountPagesController {
     if (!ctx) return;
     await this.oauth.revokeAuthorizedApp(ctx.account.id, id);
     res.redirect(303, '/account?done=app-revoked');
+  }
+
+  /**
+   * A wrong current password is refused as the login page refuses one (401)
+   * and counts toward the same limits (429 past them); a new password that
+   * sign-up would refuse is 400. Either way nothing changes.
+   */
+  @Post('account/password')
+  async changePassword(@Req() req: Request, @Res() res: Response) {
+    const ctx = await this.web.accountForm(req, res, '/account');
+    if (!ctx) return;
+    const passwords = { current: field(req, 'current_password'), next: field(req, 'new_password') };
+    let changed: boolean;
+    try {
+      changed = await this.web.changePassword(req, res, ctx, passwords);
+    } catch (error) {
+      if (error instanceof RateLimitedError) return this.showAccount(res, ctx, 429, { passwordError: tooManyAttempts(res, error) });
+      if (error instanceof DomainError && error.kind === 'invalid') return this.showAccount(res, ctx, 400, { passwordError: error.message });
+      throw error;
+    }
+    if (!changed) return this.showAccount(res, ctx, 401, { passwordError: 'Wrong current password.' });
+    res.redirect(303, '/account?done=password');
   }
 }

@@ -145,8 +145,24 @@ export class WebContextService {
   async logIn(req: Request, res: Response, userId: number): Promise<void> {
     const jar = cookies(req);
     const token = await this.sessions.start(userId, jar[this.name(req, 'cw_session')]);
-    res.cookie(this.name(req, 'cw_session'), token, this.cookieOptions(req, SESSION_LIFETIME_MS));
+    this.setSession(req, res, token);
     this.clearPreSessionCookies(req, res, jar);
+  }
+
+  /**
+   * A password change from this browser's session (`SessionsService.changePassword`):
+   * every session of the user ends, this browser gets a new one. False, with
+   * nothing changed, when the current password was wrong.
+   */
+  async changePassword(req: Request, res: Response, ctx: AccountContext, passwords: { current: string; next: string }): Promise<boolean> {
+    const token = await this.sessions.changePassword(ctx.account.id, { ...passwords, address: req.ip ?? 'unknown' });
+    if (token === null) return false;
+    this.setSession(req, res, token);
+    return true;
+  }
+
+  private setSession(req: Request, res: Response, token: string): void {
+    res.cookie(this.name(req, 'cw_session'), token, this.cookieOptions(req, SESSION_LIFETIME_MS));
   }
 
   /**

@@ -15,6 +15,7 @@ export const WEB_PATHS = [
   'account/api-keys',
   'account/api-keys/:id/revoke',
   'account/apps/:id/revoke',
+  'account/password',
   'developer',
   'developer/apps',
   'developer/apps/:id/rotate-secret',

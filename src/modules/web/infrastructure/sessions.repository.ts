@@ -24,6 +24,11 @@ export class SessionsRepository {
     return row ? toId(row.user_id) : null;
   }
 
+  /** Ends every session of a user (a password change: a session stolen with the old password goes too). */
+  async deleteAllOf(userId: number): Promise<void> {
+    await this.sql.run(`DELETE FROM web.sessions WHERE user_id = $1`, [userId]);
+  }
+
   async delete(tokenHash: string): Promise<void> {
     await this.sql.run(`DELETE FROM web.sessions WHERE token_hash = $1`, [tokenHash]);
   }

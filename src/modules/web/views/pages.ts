@@ -95,6 +95,8 @@ export interface AccountView {
   created?: { name: string; key: string };
   /** What the last form did (after its redirect). */
   notice?: string;
+  /** Why the password form was refused. */
+  passwordError?: string;
 }
 
 export function accountPage(ctx: PageContext, view: AccountView): SafeHtml {
@@ -107,7 +109,8 @@ export function accountPage(ctx: PageContext, view: AccountView): SafeHtml {
 ${view.notice ? html`<p class="notice" role="status">${view.notice}</p>` : null}
 ${created ? html`<div class="secret" role="status"><p>New API key <strong>${created.name || '(no name)'}</strong>. Copy it now: it is shown only once.</p><code id="new-api-key">${created.key}</code></div>` : null}
 ${apiKeysSection(ctx, view.keys)}
-${authorizedAppsSection(ctx, view.apps)}`,
+${authorizedAppsSection(ctx, view.apps)}
+${passwordSection(ctx, view.passwordError)}`,
   );
 }
 
@@ -143,6 +146,17 @@ ${
     ? html`<table id="authorized-apps"><thead><tr><th>Application</th><th>Scopes</th><th>Authorized</th><th>Last token issued</th><th></th></tr></thead><tbody>${rows}</tbody></table>`
     : html`<p>No application has access to your account.</p>`
 }`;
+}
+
+function passwordSection(ctx: PageContext, error: string | undefined): SafeHtml {
+  return html`<h2>Change password</h2>
+<p>Every other browser logged in to your account is logged out; this one stays. Your API keys and authorized applications keep working: revoke them above if they may be in the wrong hands.</p>
+${problem(error)}
+<form method="post" action="/account/password">${csrfField(ctx)}
+  <label>Current password <input name="current_password" type="password" required autocomplete="current-password"></label>
+  <label>New password (at least 8 characters) <input name="new_password" type="password" required minlength="8" autocomplete="new-password"></label>
+  <button type="submit">Change password</button>
+</form>`;
 }
 
 export interface ShownSecret {
