@@ -15,7 +15,8 @@ import { ExpressHttpAdapter } from './shared/http/express-http-adapter.js';
 import { rejectUndecodableQueries, verifyUtf8Form, verifyUtf8Json } from './shared/http/invalid-utf8.js';
 import { documentPagination, PAGE_LINK_SETTING, type PageLinkSetting } from './shared/http/pagination.js';
 import { holdParsedBodies } from './shared/http/body-memory.js';
-import { answerClientErrors, limitParsedBodies, refuseDeepJson } from './shared/http/body-limits.js';
+import { limitParsedBodies, refuseDeepJson } from './shared/http/body-limits.js';
+import { answerClientErrors } from './shared/http/server-refusals.js';
 import { EarlyKeyLookup, guardErrorResponses } from './modules/identity/index.js';
 import { roleErrorResponses } from './modules/workspace/index.js';
 import {

@@ -4,7 +4,7 @@ import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import type { HeaderObject, OpenAPIObject, OperationObject, ResponseObject } from '@nestjs/swagger';
 import { IS_PUBLIC } from './actor.decorator.js';
-import { HEADER_LIMIT } from './body-limits.js';
+import { HEADER_LIMIT } from './server-refusals.js';
 import { documentInputs } from './openapi-inputs.js';
 import { ParseIdPipe } from './parse-id.pipe.js';
 import { problemResponse } from './problem.js';

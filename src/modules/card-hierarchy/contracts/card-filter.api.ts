@@ -1,4 +1,4 @@
-import type { FilterCardColumns, FilterOrderOp, FilterTextMatch, SqlParams } from '../../../shared/persistence/sql-params.js';
+import type { FilterCardColumns, FilterOrderOp, FilterTextMatch, SqlParams } from '../../../shared/persistence/filter-sql.js';
 import type { CardState } from './card-hierarchy.api.js';
 
 /** A filter term about the card row itself (docs/FILTERS.md). */

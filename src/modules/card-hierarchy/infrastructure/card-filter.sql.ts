@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
-import { idIn, textMatchSql, SqlParams, type FilterCardColumns, type FilterOrderOp } from '../../../shared/persistence/sql-params.js';
+import { idIn, textMatchSql, SqlParams, type FilterCardColumns, type FilterOrderOp } from '../../../shared/persistence/filter-sql.js';
 import { CardFilterApi, type CandidateSet, type CardTerm, type FilterCondition, type FilterScope, type PageStart } from '../contracts/card-filter.api.js';
 
 /**

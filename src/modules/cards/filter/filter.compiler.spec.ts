@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { SqlParams, type FilterCardColumns } from '../../../shared/persistence/sql-params.js';
+import { SqlParams, type FilterCardColumns } from '../../../shared/persistence/filter-sql.js';
 import type { CardFilterApi } from '../../card-hierarchy/index.js';
 import type { FieldFilterApi, FieldTerm } from '../../fields/index.js';
 import type { GroupFilterApi, GroupTerm } from '../../grouping/index.js';

@@ -1,4 +1,4 @@
-import { SqlParams, type FilterCardColumns } from '../../../shared/persistence/sql-params.js';
+import { SqlParams, type FilterCardColumns } from '../../../shared/persistence/filter-sql.js';
 import type { CandidateSet, CardFilterApi, FilterCondition } from '../../card-hierarchy/index.js';
 import type { FieldFilterApi } from '../../fields/index.js';
 import type { GroupFilterApi, GroupTerm } from '../../grouping/index.js';

@@ -1,5 +1,5 @@
 import type { FilterField, FilterFieldRef, FilterSchema } from '../../fields/index.js';
-import type { FilterOrderOp } from '../../../shared/persistence/sql-params.js';
+import type { FilterOrderOp } from '../../../shared/persistence/filter-sql.js';
 import { foldCase } from '../../../shared/domain/fold-case.js';
 import type { BuiltinField, CompareOp, FieldName, FilterExpr, FilterValue, UserRef } from './filter.ast.js';
 import type { Condition } from './filter.condition.js';

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../../../config/app-config.js';
-import { MultipartUpload } from '../../../shared/http/file-upload.interceptor.js';
+import { MultipartUpload } from '../../../shared/http/multipart-upload.js';
 import { UploadMemoryBudget } from '../../../shared/upload-memory.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { FilterCardColumns, FilterOrderOp, FilterTextMatch, SqlParams } from '../../../shared/persistence/sql-params.js';
+import type { FilterCardColumns, FilterOrderOp, FilterTextMatch, SqlParams } from '../../../shared/persistence/filter-sql.js';
 import type { FieldType } from '../domain/values/field-value.types.js';
 
 /** A field as the filter language sees it (project fields and model fields). */

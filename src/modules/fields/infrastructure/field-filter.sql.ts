@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { prepared } from '../../../shared/persistence/prepared-statements.js';
 import { jsonColumn } from '../../../shared/persistence/sql.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
-import { idIn, textMatchSql, type FilterCardColumns, type FilterOrderOp, type SqlParams } from '../../../shared/persistence/sql-params.js';
+import { idIn, textMatchSql, type FilterCardColumns, type FilterOrderOp, type SqlParams } from '../../../shared/persistence/filter-sql.js';
 import {
   FieldFilterApi,
   type FieldTerm,

@@ -1,4 +1,4 @@
-import type { FilterCardColumns, FilterTextMatch, SqlParams } from '../../../shared/persistence/sql-params.js';
+import type { FilterCardColumns, FilterTextMatch, SqlParams } from '../../../shared/persistence/filter-sql.js';
 
 /**
  * The card is in a group whose title matches (ignoring case): of any type

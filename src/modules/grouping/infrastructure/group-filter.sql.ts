@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
-import { idIn, textMatchSql, SqlParams, type FilterCardColumns } from '../../../shared/persistence/sql-params.js';
+import { idIn, textMatchSql, SqlParams, type FilterCardColumns } from '../../../shared/persistence/filter-sql.js';
 import { GroupFilterApi, type GroupTerm } from '../contracts/group-filter.api.js';
 
 /** The grouping part of the filter language: groups found by title, then an EXISTS over the card's memberships. */

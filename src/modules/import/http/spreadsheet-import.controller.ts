@@ -5,7 +5,7 @@ import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { deleted, DeletionRoute, type Deleted } from '../../../shared/http/deletion.js';
 import { Conflicts, RETRY_AFTER, RouteErrors } from '../../../shared/http/error-responses.js';
-import { FileUploadInterceptor } from '../../../shared/http/file-upload.interceptor.js';
+import { FileUploadInterceptor } from '../../../shared/http/multipart-upload.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { DeleteUploadService } from '../application/delete-upload.service.js';
 import { DiscoverSpreadsheetService, type DiscoverResult } from '../application/discover-spreadsheet.service.js';
