@@ -10,6 +10,10 @@
  *     existing fields filled, FOR KEY SHARE in ascending id: only deletions
  *     of a project or a field conflict, and they take that row first of all
  *     (WorkspaceApi.requireProject in a transaction, FieldsApi.holdFields).
+ *     With the project row, in that statement, the caller's membership row
+ *     FOR SHARE (any write checking its access to a project or, when
+ *     creating one, to a team in its transaction): a removal or a role
+ *     change, which locks only membership rows, waits for the write.
  *  1. card-hierarchy, card rows: FOR UPDATE in ascending id, every row the
  *     write will change (the parent on a creation; card, old parent, new
  *     parent's chain, subtree and the siblings whose positions shift on a

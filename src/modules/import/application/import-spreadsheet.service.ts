@@ -182,7 +182,11 @@ export class ImportSpreadsheetService {
   /**
    * First in the transaction (lock order step 0): the imports into the
    * project one at a time (an advisory lock), then the project row (KEY
-   * SHARE, the caller's write access checked again). An import that matches
+   * SHARE) and the caller's membership (SHARE), the caller's write access
+   * checked again; into a new project, the membership in the team only. A
+   * removal of the caller or a demotion to viewer that committed before is
+   * refused here as the check before the transaction would have refused it
+   * (400, 403); one sent after waits for the import. An import that matches
    * cards then checks its rows again, under these locks, when its check
    * pass may have decided on a project that is no longer so: it waited for
    * another import, or cards were created or deleted since (the counter row
@@ -193,7 +197,10 @@ export class ImportSpreadsheetService {
    */
   private async holdProject(job: Job, counters: ProjectCardCounters | null, planned: Plan, actor: Actor): Promise<Plan> {
     const { target } = job.request;
-    if (target.kind !== 'existing') return planned;
+    if (target.kind !== 'existing') {
+      await this.target(target, actor);
+      return planned;
+    }
     const waited = await this.importLock.take(target.projectId);
     await this.target(target, actor);
     // Another import (or any request) may have created since the check pass
@@ -214,7 +221,8 @@ export class ImportSpreadsheetService {
 
   /**
    * The target project, checked for write access: 400 naming the property
-   * when it is not visible. In a transaction, it holds the project (KEY SHARE).
+   * when it is not visible. In a transaction, it holds the project (KEY SHARE)
+   * and the caller's membership (SHARE).
    */
   private async target(target: ImportTarget, actor: Actor): Promise<Project> {
     try {

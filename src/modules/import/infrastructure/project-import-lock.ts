@@ -6,9 +6,9 @@ export const PROJECT_IMPORTS_LOCK = 0x494d5054;
 
 /**
  * Serialises the imports into one project, until the transaction ends: the
- * first step of the import's transaction, before the project row (lock
- * order step 0, docs/ARCHITECTURE.md). Only imports take it, so nothing else
- * waits for it.
+ * first step of the import's transaction, before the project row and the
+ * caller's membership row (lock order step 0, docs/ARCHITECTURE.md). Only
+ * imports take it, so nothing else waits for it.
  */
 @Injectable()
 export class ProjectImportLock {

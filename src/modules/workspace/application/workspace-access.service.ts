@@ -15,9 +15,21 @@ export class WorkspaceAccess {
     private readonly uow: UnitOfWork,
   ) {}
 
+  /**
+   * A write in a transaction (a project's creation, an import into a new
+   * project) holds the caller's membership row until it commits, as
+   * `project` does: a removal or a demotion to viewer waits for it, and one
+   * that committed first refuses it. Not the admin mode: membership changes
+   * lock the admin rows FOR UPDATE later in their transaction, and two of
+   * them by one admin, each holding that admin's row FOR SHARE, would
+   * deadlock on the upgrade.
+   */
   async organization(organizationId: number, actor: Actor, mode: AccessMode): Promise<OrganizationAccess> {
-    const membership = await this.repo.membership(organizationId, actor.userId);
-    return this.fromRole(organizationId, membership?.role ?? null, mode);
+    const role =
+      mode === 'write' && this.uow.inTransaction
+        ? await this.repo.heldRole(organizationId, actor.userId)
+        : ((await this.repo.membership(organizationId, actor.userId))?.role ?? null);
+    return this.fromRole(organizationId, role, mode);
   }
 
   /** 404 outside the team (null role), 403 for a role too weak. */
@@ -38,7 +50,10 @@ export class WorkspaceAccess {
     // A write holds the project row until it commits, so a concurrent project
     // deletion either waits for it (and then drops what it added) or has
     // already happened (and the write finds no project: 404). Without this, a
-    // field created during a deletion outlived its project (issue 13).
+    // field created during a deletion outlived its project (issue 13). It
+    // holds the caller's membership row too: a removal or a demotion to
+    // viewer waits for the write, or committed first and the write is refused
+    // (an import committed 100 000 cards after its author's removal answered).
     const found = await this.repo.projectWithMembership(projectId, actor.userId, mode !== 'read' && this.uow.inTransaction);
     if (!found) throw new ProjectNotFoundError();
     if (!roleAllows(found.role, mode)) throw new RoleTooWeakError(mode);

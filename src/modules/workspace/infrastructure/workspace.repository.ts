@@ -23,7 +23,17 @@ const VISIBLE_PROJECTS_SQL = prepared(
   `SELECT p.id FROM workspace.memberships m JOIN workspace.projects p ON p.organization_id = m.organization_id
     WHERE m.user_id = $1 ORDER BY p.id`,
 );
-const PROJECT_WITH_ROLE_KEY_SHARE_SQL = prepared(`${PROJECT_WITH_ROLE} FOR KEY SHARE OF p`);
+/**
+ * What a write relies on, held until it commits: the project row against its
+ * deletion (KEY SHARE is enough), the caller's membership against a removal
+ * or a role change (SHARE: a role UPDATE takes NO KEY UPDATE, which KEY SHARE
+ * lets through).
+ */
+const PROJECT_WITH_ROLE_HELD_SQL = prepared(`${PROJECT_WITH_ROLE} FOR KEY SHARE OF p FOR SHARE OF m`);
+/** The caller's role in a team, the membership row held as in `PROJECT_WITH_ROLE_HELD_SQL`. */
+const ROLE_HELD_SQL = prepared(
+  `SELECT role FROM workspace.memberships WHERE organization_id = $1 AND user_id = $2 FOR SHARE`,
+);
 
 interface ProjectWithRoleRow {
   id: unknown;
@@ -61,10 +71,22 @@ export class WorkspaceRepository {
   }
 
   /**
+   * The user's role in the team (null: not a member), the membership row held
+   * FOR SHARE until the transaction ends: a removal or a role change of the
+   * member waits for the write that relied on it.
+   */
+  async heldRole(organizationId: number, userId: number): Promise<Membership['role'] | null> {
+    const rows: Array<{ role: Membership['role'] }> = await this.m.query(ROLE_HELD_SQL, [organizationId, userId]);
+    return rows[0]?.role ?? null;
+  }
+
+  /**
    * The project with the caller's membership in its team, in one query.
-   * `keyShare` holds the project row (FOR KEY SHARE) until the transaction
-   * ends, so the project cannot be deleted under a write that adds to it.
-   * A named statement (written out rather than built by TypeORM's query
+   * `hold` keeps both rows until the transaction ends (the project FOR KEY
+   * SHARE, the membership FOR SHARE), so that neither the project's deletion
+   * nor the caller's removal or change of role commits under a write that
+   * relied on them: they wait for it, and a write that comes after them sees
+   * them. A named statement (written out rather than built by TypeORM's query
    * builder): every filtered listing and every write to a project runs it,
    * and PostgreSQL parsed and planned the builder's text anew each time
    * (about 0.5 ms of the database's time; docs/PERFORMANCE.md, issue 15,
@@ -73,9 +95,9 @@ export class WorkspaceRepository {
   async projectWithMembership(
     projectId: number,
     userId: number,
-    keyShare = false,
+    hold = false,
   ): Promise<{ project: Project; role: Membership['role'] } | null> {
-    const rows: ProjectWithRoleRow[] = await this.m.query(keyShare ? PROJECT_WITH_ROLE_KEY_SHARE_SQL : PROJECT_WITH_ROLE_SQL, [projectId, userId]);
+    const rows: ProjectWithRoleRow[] = await this.m.query(hold ? PROJECT_WITH_ROLE_HELD_SQL : PROJECT_WITH_ROLE_SQL, [projectId, userId]);
     const row = rows[0];
     return row ? { project: projectFromRow(row), role: row.role } : null;
   }
@@ -126,12 +148,17 @@ export class WorkspaceRepository {
     return this.m.getRepository(Membership).find({ where: { organizationId }, order: { createdAt: 'ASC', userId: 'ASC' } });
   }
 
-  /** Locks the team's admin rows so two concurrent demotions cannot remove the last admin. */
+  /**
+   * Locks the team's admin rows so two concurrent demotions cannot remove the
+   * last admin: in ascending user id, so two of them meet in one order. It
+   * waits for a write holding one of those rows (`heldRole`).
+   */
   adminsForUpdate(organizationId: number): Promise<Membership[]> {
     return this.m
       .getRepository(Membership)
       .createQueryBuilder('m')
       .where('m.organization_id = :organizationId AND m.role = :role', { organizationId, role: 'admin' })
+      .orderBy('m.userId', 'ASC')
       .setLock('pessimistic_write')
       .getMany();
   }
