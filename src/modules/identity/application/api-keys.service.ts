@@ -6,6 +6,7 @@ import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { ApiKey } from '../domain/api-key.entity.js';
 import { ApiKeyLimitError, ApiKeyNotFoundError, InvalidUserError } from '../domain/identity.errors.js';
 import { hashApiKey, looksLikeApiKey, newApiKey } from '../domain/secrets.js';
+import { DECEPTIVE_NAME_MESSAGE, hasDeceptiveCharacter } from '../domain/visible-name.js';
 import { ApiKeysRepository } from '../infrastructure/api-keys.repository.js';
 import { hashLimitKey, toHit, type RateLimitHit } from '../infrastructure/rate-limit.store.js';
 
@@ -57,11 +58,7 @@ export class ApiKeysService {
 
   /** Creates a key; the returned `key` is the only time it is ever shown. 409 once the user holds API_KEYS_PER_USER_MAX live keys. */
   create(userId: number, name = ''): Promise<{ key: string; record: ApiKey }> {
-    if (typeof name !== 'string' || longerThan(name, 200)) {
-      throw new InvalidUserError('name must be a string of at most 200 characters', [
-        { field: 'name', message: 'must be at most 200 characters' },
-      ]);
-    }
+    checkKeyName(name);
     return this.uow.run(async () => {
       const max = this.config.apiKeysPerUserMax;
       if ((await this.keys.lockUserCountLive(userId)) >= max) throw new ApiKeyLimitError(max);
@@ -124,4 +121,12 @@ export class ApiKeysService {
     const record = await this.keys.findForUser(found.keyId, found.actor.userId);
     return record !== null && record.revokedAt === null;
   }
+}
+
+/** A key's name is shown on the account page: at most 200 characters, none that hides or reorders text. */
+function checkKeyName(name: unknown): void {
+  if (typeof name !== 'string' || longerThan(name, 200)) {
+    throw new InvalidUserError('name must be a string of at most 200 characters', [{ field: 'name', message: 'must be at most 200 characters' }]);
+  }
+  if (hasDeceptiveCharacter(name)) throw new InvalidUserError(`name ${DECEPTIVE_NAME_MESSAGE}`, [{ field: 'name', message: DECEPTIVE_NAME_MESSAGE }]);
 }

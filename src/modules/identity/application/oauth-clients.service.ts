@@ -4,6 +4,7 @@ import type { FieldProblem } from '../../../shared/domain/domain-error.js';
 import type { NewOAuthClient, OAuthClientSummary } from '../contracts/oauth.api.js';
 import { InvalidOAuthClientError, OAuthClientNotFoundError } from '../domain/identity.errors.js';
 import { redirectUriProblem } from '../domain/redirect-uri.js';
+import { DECEPTIVE_NAME_MESSAGE, hasDeceptiveCharacter } from '../domain/visible-name.js';
 import { newOpaqueSecret } from '../domain/secrets.js';
 import { OAuthClientsRepository, type OAuthClientRow } from '../infrastructure/oauth-clients.repository.js';
 
@@ -64,6 +65,8 @@ function validate(input: NewOAuthClient): { name: string; redirectUris: string[]
   const problems: FieldProblem[] = [];
   const name = typeof input.name === 'string' ? input.name.trim() : '';
   if (name.length < 1 || longerThan(name, 100)) problems.push({ field: 'name', message: 'must be 1 to 100 characters' });
+  // The consent page shows it to users: it must not pass for another app nor turn the page's words around.
+  if (hasDeceptiveCharacter(name)) problems.push({ field: 'name', message: `Name ${DECEPTIVE_NAME_MESSAGE}` });
   const uris = Array.isArray(input.redirectUris) ? [...new Set(input.redirectUris.map((u) => String(u).trim()).filter(Boolean))] : [];
   if (uris.length < 1 || uris.length > MAX_REDIRECT_URIS) {
     problems.push({ field: 'redirect_uris', message: `must hold 1 to ${MAX_REDIRECT_URIS} URIs` });

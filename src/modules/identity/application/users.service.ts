@@ -4,6 +4,7 @@ import { mapViolations } from '../../../shared/persistence/sql-errors.js';
 import { hashPassword, verifyPassword } from '../domain/secrets.js';
 import { InvalidUserError, UserNotFoundError, UserTakenError } from '../domain/identity.errors.js';
 import { User } from '../domain/user.entity.js';
+import { DECEPTIVE_NAME_MESSAGE, hasDeceptiveCharacter } from '../domain/visible-name.js';
 import { UsersRepository } from '../infrastructure/users.repository.js';
 
 export interface NewUser {
@@ -126,6 +127,10 @@ function validate(input: NewUser): void {
   }
   if (typeof input.email !== 'string' || !EMAIL.test(input.email)) {
     problems.push({ field: 'email', message: 'must be an email address' });
+  }
+  // The display name is shown on pages (the username's pattern already keeps it plain).
+  if (input.displayName !== undefined && (typeof input.displayName !== 'string' || hasDeceptiveCharacter(input.displayName))) {
+    problems.push({ field: 'display_name', message: DECEPTIVE_NAME_MESSAGE });
   }
   if (input.password !== undefined && !passwordFits(input.password)) {
     problems.push({ field: 'password', message: 'must be 8 to 1024 characters' });

@@ -27,11 +27,18 @@ function withNext(path: '/login' | '/signup', next: string | undefined): string 
   return target === '/account' ? path : `${path}?next=${encodeURIComponent(target)}`;
 }
 
+/*
+ * Names people chose (applications, API keys, users) sit inside <bdi> where
+ * they run within a sentence: even a name stored before bidi controls were
+ * refused cannot reorder the page's own words around it. A table cell or
+ * heading holding only the name is a paragraph of its own already.
+ */
+
 /** A page; `next` is where the login and sign-up links of a logged-out visitor come back to. */
 export function layout(ctx: PageContext, title: string, body: SafeHtml, next?: string): SafeHtml {
   const nav = ctx.account
     ? html`<nav><a href="/account">Account</a> <a href="/developer">Developer</a>
-        <form method="post" action="/logout" class="inline">${csrfField(ctx)}<button type="submit">Log out ${ctx.account.username}</button></form></nav>`
+        <form method="post" action="/logout" class="inline">${csrfField(ctx)}<button type="submit">Log out <bdi>${ctx.account.username}</bdi></button></form></nav>`
     : html`<nav><a href="${withNext('/login', next)}">Log in</a> <a href="${withNext('/signup', next)}">Sign up</a></nav>`;
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -105,9 +112,9 @@ export function accountPage(ctx: PageContext, view: AccountView): SafeHtml {
   return layout(
     ctx,
     'Account',
-    html`<p>${a.displayName} (<strong>${a.username}</strong>, ${a.email})${a.isAdmin ? ' · instance administrator' : ''}</p>
+    html`<p><bdi>${a.displayName}</bdi> (<strong><bdi>${a.username}</bdi></strong>, <bdi>${a.email}</bdi>)${a.isAdmin ? ' · instance administrator' : ''}</p>
 ${view.notice ? html`<p class="notice" role="status">${view.notice}</p>` : null}
-${created ? html`<div class="secret" role="status"><p>New API key <strong>${created.name || '(no name)'}</strong>. Copy it now: it is shown only once.</p><code id="new-api-key">${created.key}</code></div>` : null}
+${created ? html`<div class="secret" role="status"><p>New API key <bdi><strong>${created.name || '(no name)'}</strong></bdi>. Copy it now: it is shown only once.</p><code id="new-api-key">${created.key}</code></div>` : null}
 ${apiKeysSection(ctx, view.keys)}
 ${authorizedAppsSection(ctx, view.apps)}
 ${passwordSection(ctx, view.passwordError)}`,
@@ -168,7 +175,7 @@ export interface ShownSecret {
 export function developerPage(ctx: PageContext, apps: OAuthClientSummary[], opts: { shown?: ShownSecret; error?: string; form?: Record<string, string> }): SafeHtml {
   const shown = opts.shown;
   const list = apps.map(
-    (app) => html`<section class="app"><h3>${app.name}</h3>
+    (app) => html`<section class="app"><h3><bdi>${app.name}</bdi></h3>
   <dl><dt>Client id</dt><dd><code>${app.clientId}</code></dd>
   <dt>Type</dt><dd>${app.confidential ? 'confidential (has a client secret)' : 'public (no secret; PKCE required)'}</dd>
   <dt>Redirect URIs</dt><dd>${app.redirectUris.map((u) => html`<code>${u}</code><br>`)}</dd></dl>
@@ -181,7 +188,7 @@ export function developerPage(ctx: PageContext, apps: OAuthClientSummary[], opts
     'Developer',
     html`${
       shown
-        ? html`<div class="secret" role="status"><p>Application <strong>${shown.app.name}</strong> ${shown.what}.</p>
+        ? html`<div class="secret" role="status"><p>Application <bdi><strong>${shown.app.name}</strong></bdi> ${shown.what}.</p>
   <p>Client id: <code id="client-id">${shown.app.clientId}</code></p>
   ${shown.secret ? html`<p>Client secret (copy it now: it is shown only once): <code id="client-secret">${shown.secret}</code></p>` : html`<p>Public client: no secret. Use PKCE (S256).</p>`}</div>`
         : null
@@ -213,7 +220,7 @@ export function consentPage(
   return layout(
     ctx,
     'Authorize application',
-    html`<p><strong id="app-name">${client.name}</strong> asks to act as <strong>${ctx.account!.username}</strong>. It will be able to:</p>
+    html`<p><bdi><strong id="app-name">${client.name}</strong></bdi> asks to act as <strong><bdi>${ctx.account!.username}</bdi></strong>. It will be able to:</p>
 <ul id="scopes">${scopes.map((s) => html`<li><code>${s}</code>: ${SCOPE_TEXT[s] ?? s}</li>`)}</ul>
 <form method="post" action="/oauth/authorize">${csrfField(ctx)}${hidden}
   <button type="submit" name="decision" value="approve">Approve</button>

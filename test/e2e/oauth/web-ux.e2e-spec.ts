@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { DataSource } from 'typeorm';
+import { csrfOf, webUser, type WebUser } from '../../support/oauth-client.js';
+import { createTestApp, type TestApp } from '../../support/test-app.js';
+
+const API = '/api/1.0';
+
+describe('web pages: names that could disguise themselves or the page', () => {
+  let t: TestApp;
+  let ann: WebUser;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    ann = webUser(t);
+    await ann.signUp('ann');
+  });
+  afterAll(() => t.close());
+
+  const register = async (name: string) => {
+    const page = await ann.agent.get('/developer').expect(200);
+    return ann.agent
+      .post('/developer/apps')
+      .type('form')
+      .send({ _csrf: csrfOf(page.text), name, redirect_uris: 'https://app.example.test/cb', client_type: 'confidential' });
+  };
+
+  // "Photo Printer" + U+202E turned the consent page's own sentence after the name backwards.
+  it.each([
+    ['a right-to-left override', 'Photo Printer\u202E'],
+    ['a left-to-right isolate', 'Photo \u2066Printer'],
+    ['an Arabic letter mark', 'Photo\u061C Printer'],
+    ['a zero-width space', 'Photo\u200BPrinter'],
+    ['a zero-width joiner', 'Pho\u200Dto'],
+    ['a byte order mark inside', 'Pho\uFEFFto'],
+    ['a soft hyphen', 'Pho\u00ADto'],
+    ['a line separator', 'Photo\u2028Printer'],
+  ])('refuses an application name with %s, with the page\'s error, and registers nothing', async (_what, name) => {
+    const res = await register(name);
+    expect(res.status).toBe(400);
+    expect(res.text).toMatch(/<p class="error" role="alert">[^<]*must not contain invisible, control or text-direction characters/);
+    const list = await ann.agent.get('/developer').expect(200);
+    expect(list.text).toContain('No applications yet.');
+  });
+
+  it('still takes names in any script, right-to-left ones included', async () => {
+    for (const name of ['מדפסת תמונות', 'Imprimante photo é', '写真プリンター 🖨️']) expect((await register(name)).status).toBe(201);
+  });
+
+  it('refuses an API key name with such characters, on the account page and on the API', async () => {
+    const page = await ann.agent.get('/account').expect(200);
+    const web = await ann.agent.post('/account/api-keys').type('form').send({ _csrf: csrfOf(page.text), name: 'laptop\u202Egnp.exe' });
+    expect(web.status).toBe(400);
+    expect(web.text).toMatch(/<p class="error" role="alert">[^<]*must not contain invisible, control or text-direction characters/);
+    const created = await ann.agent.post('/account/api-keys').type('form').send({ _csrf: csrfOf(page.text), name: 'laptop' }).expect(201);
+    const apiKey = /id="new-api-key">([^<]+)</.exec(created.text)![1];
+    const api = await t.http.post(`${API}/me/api-keys`).set('X-Api-Key', apiKey).send({ name: 'ci\u200Bbot' });
+    expect({ status: api.status, type: api.body.type }).toEqual({ status: 400, type: 'IDENTITY.INVALID_USER' });
+    const listed = await t.http.get(`${API}/me/api-keys`).set('X-Api-Key', apiKey).expect(200);
+    expect(listed.body.map((k: { name: string }) => k.name)).toEqual(['laptop']);
+  });
+
+  it('refuses such a display name when the CLI creates a user', async () => {
+    const { IdentityAdminApi } = await import('../../../src/modules/identity/index.js');
+    const create = t.app.get(IdentityAdminApi).createUser({ username: 'dora', email: 'dora@example.test', displayName: 'Dora\u202E' });
+    await expect(create).rejects.toMatchObject({ kind: 'invalid', errors: [{ field: 'display_name' }] });
+  });
+
+  // A name stored before the check: shown isolated, so it cannot reorder the words around it.
+  it('shows a stored name inside <bdi> on the consent and developer pages', async () => {
+    const app = await ann.registerApp(['https://old.example.test/cb'], 'confidential', 'Old Name');
+    await t.app.get(DataSource).query(`UPDATE identity.oauth_clients SET name = $1 WHERE client_id = $2`, ['Old\u202E Name', app.clientId]);
+    const consent = await ann.authorize({ response_type: 'code', client_id: app.clientId, redirect_uri: 'https://old.example.test/cb', scope: 'read_user' }).expect(200);
+    expect(consent.text).toContain('<bdi><strong id="app-name">Old\u202E Name</strong></bdi> asks to act as <strong><bdi>ann</bdi></strong>');
+    expect((await ann.agent.get('/developer').expect(200)).text).toContain('<h3><bdi>Old\u202E Name</bdi></h3>');
+  });
+});
