@@ -27,6 +27,7 @@ import { IdentityOAuthTokensGrantFkValidate1795640000200 } from './1795640000200
 import { IdentityOAuthTokensLiveIndex1795640000300 } from './1795640000300-identity-oauth-tokens-live-index.js';
 import { IdentityOAuthRotatedRefreshTokens1795650000000 } from './1795650000000-identity-oauth-rotated-refresh-tokens.js';
 import { IdentityOAuthCodesUserIndex1795660000000 } from './1795660000000-identity-oauth-codes-user-index.js';
+import { WebFormSubmissions1795670000000 } from './1795670000000-web-form-submissions.js';
 
 /** Every migration, in order. Listed explicitly so ESM builds, the CLI and tests load the same set. */
 export const MIGRATIONS = [
@@ -59,4 +60,5 @@ export const MIGRATIONS = [
   IdentityOAuthTokensLiveIndex1795640000300,
   IdentityOAuthRotatedRefreshTokens1795650000000,
   IdentityOAuthCodesUserIndex1795660000000,
+  WebFormSubmissions1795670000000,
 ];

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { IdentityModule } from '../identity/index.js';
+import { FormSubmissionsService } from './application/form-submissions.service.js';
 import { SessionsService } from './application/sessions.service.js';
 import { AccountPagesController } from './http/account-pages.controller.js';
 import { DeveloperPagesController } from './http/developer-pages.controller.js';
@@ -7,6 +8,7 @@ import { OAuthPagesController } from './http/oauth-pages.controller.js';
 import { PageMethodsController } from './http/page-methods.controller.js';
 import { WebContextService } from './http/web-context.js';
 import { WebErrorFilter } from './http/web-error.filter.js';
+import { FormSubmissionsRepository } from './infrastructure/form-submissions.repository.js';
 import { SessionsRepository } from './infrastructure/sessions.repository.js';
 
 /**
@@ -20,6 +22,6 @@ import { SessionsRepository } from './infrastructure/sessions.repository.js';
   imports: [IdentityModule],
   // PageMethodsController last: its routes take what the pages' routes leave (a method they do not take).
   controllers: [AccountPagesController, DeveloperPagesController, OAuthPagesController, PageMethodsController],
-  providers: [SessionsRepository, SessionsService, WebContextService, WebErrorFilter],
+  providers: [SessionsRepository, SessionsService, FormSubmissionsRepository, FormSubmissionsService, WebContextService, WebErrorFilter],
 })
 export class WebModule {}

@@ -5,7 +5,9 @@ import { AppConfig } from '../../../config/app-config.js';
 import { DomainError, RateLimitedError } from '../../../shared/domain/domain-error.js';
 import { Public } from '../../../shared/http/actor.decorator.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
-import { AccountsApi, IdentityAdminApi, OAuthApi } from '../../identity/index.js';
+import { AccountsApi, IdentityAdminApi, OAuthApi, type Account } from '../../identity/index.js';
+import { FormSubmissionsService } from '../application/form-submissions.service.js';
+import { withAlert } from '../views/form-submissions.js';
 import { accountPage, logInPage, signUpClosedPage, signUpPage, WEB_CSS, type AccountView } from '../views/pages.js';
 import { WebErrorFilter } from './web-error.filter.js';
 import { safeNext } from '../views/next-target.js';
@@ -17,6 +19,10 @@ import { field, WebContextService, type AccountContext } from './web-context.js'
  */
 const NOTICES = new Map([
   ['app-revoked', "Access revoked: the application's tokens no longer work."],
+  [
+    'key-resent',
+    'This form was already sent: the API key was created and is in the list below. Its secret was shown only once, in the answer to the first send; if you did not copy it, revoke that key and create another.',
+  ],
   [
     'password',
     'Your password is changed. Every other browser logged in to your account is logged out; this one stays. Your API keys and authorized applications keep working.',
@@ -41,6 +47,7 @@ export class AccountPagesController {
     private readonly accounts: AccountsApi,
     private readonly admin: IdentityAdminApi,
     private readonly oauth: OAuthApi,
+    private readonly forms: FormSubmissionsService,
   ) {}
 
   @Get()
@@ -68,7 +75,8 @@ export class AccountPagesController {
     if (!this.config.allowSignup) return this.web.send(res, 403, signUpClosedPage(ctx, safeNext(field(req, 'next'))));
     const input = { username: field(req, 'username').trim(), email: field(req, 'email').trim(), password: field(req, 'password') };
     try {
-      const account = await this.accounts.signUp(input);
+      const first = await this.forms.once(ctx.submission, 'signup', () => this.accounts.signUp(input), input.username);
+      const account = first.repeated ? await this.sameSignUp(req, input, first.note) : first.value;
       await this.web.logIn(req, res, account.id);
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
@@ -76,6 +84,17 @@ export class AccountPagesController {
       return this.web.send(res, status, signUpPage(ctx, { ...input, error: error.message, next: field(req, 'next') }));
     }
     res.redirect(303, safeNext(field(req, 'next')));
+  }
+
+  /**
+   * A sign-up form sent again (a double click: the browser dropped the first
+   * answer, and the session cookie with it). If that first send created the
+   * account it names, with this password, this one logs in as it would have;
+   * anything else is a sign-up of its own (409 for the name now taken).
+   */
+  private async sameSignUp(req: Request, input: { username: string; email: string; password: string }, created: string | null): Promise<Account> {
+    const account = created === input.username ? await this.accounts.logIn(input.username, input.password, req.ip ?? 'unknown') : null;
+    return account ?? this.accounts.signUp(input);
   }
 
   @Get('login')
@@ -117,20 +136,32 @@ export class AccountPagesController {
     await this.showAccount(res, ctx, 200, { notice: NOTICES.get(String(req.query.done)) });
   }
 
-  /** The account page with the user's keys and authorized applications. */
-  private async showAccount(res: Response, ctx: AccountContext, status: number, extra: Omit<AccountView, 'keys' | 'apps'> = {}) {
+  /** The account page with the user's keys and authorized applications (and `error` at its top). */
+  private async showAccount(res: Response, ctx: AccountContext, status: number, extra: Omit<AccountView, 'keys' | 'apps'> = {}, error?: string) {
     const [keys, apps] = await Promise.all([this.admin.listApiKeys(ctx.account.id), this.oauth.authorizedApps(ctx.account.id)]);
-    this.web.send(res, status, accountPage(ctx, { keys, apps, ...extra }));
+    this.web.send(res, status, withAlert(accountPage(ctx, { keys, apps, ...extra }), 'error', error));
   }
 
-  /** The new key is in this answer only (no redirect that could lose it; the page is not cached). */
+  /**
+   * The new key is in this answer only (the page is not cached; a redirect
+   * would lose it). The same form sent again (a reload of this answer, a
+   * double click) creates nothing: 303 to the list, which says so. Over the
+   * key limit, the account page with the limit's error (409).
+   */
   @Post('account/api-keys')
   async createKey(@Req() req: Request, @Res() res: Response) {
     const ctx = await this.web.accountForm(req, res, '/account');
     if (!ctx) return;
     const name = field(req, 'name').trim();
-    const { apiKey } = await this.admin.createApiKey(ctx.account.id, name);
-    await this.showAccount(res, ctx, 201, { created: { name, key: apiKey } });
+    let first;
+    try {
+      first = await this.forms.once(ctx.submission, 'api-key', () => this.admin.createApiKey(ctx.account.id, name));
+    } catch (error) {
+      if (error instanceof DomainError && error.kind === 'conflict') return this.showAccount(res, ctx, 409, {}, error.message);
+      throw error;
+    }
+    if (first.repeated) return res.redirect(303, '/account?done=key-resent');
+    await this.showAccount(res, ctx, 201, { created: { name, key: first.value.apiKey } });
   }
 
   @Post('account/api-keys/:id/revoke')

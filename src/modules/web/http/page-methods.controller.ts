@@ -8,7 +8,7 @@ import { AccountPagesController } from './account-pages.controller.js';
 import { DeveloperPagesController } from './developer-pages.controller.js';
 import { OAUTH_ENDPOINT_PATHS } from './oauth-endpoint-bodies.middleware.js';
 import { OAuthPagesController } from './oauth-pages.controller.js';
-import { sendPage } from './web-context.js';
+import { WebContextService } from './web-context.js';
 import { WebErrorFilter } from './web-error.filter.js';
 
 /** `/` + the controller's path + the handler's path. */
@@ -63,13 +63,16 @@ function allowed(route: string): string {
 @UseFilters(WebErrorFilter)
 @Controller()
 export class PageMethodsController {
+  constructor(private readonly web: WebContextService) {}
+
   @All(PAGE_ROUTES)
-  otherMethod(@Req() req: Request, @Res() res: Response) {
+  async otherMethod(@Req() req: Request, @Res() res: Response) {
     const route = joined(String(req.route?.path ?? req.path));
     const page = ROUTES.get(route)?.has('GET') ? route : pageAbove(route);
     if (req.method === 'GET' || req.method === 'HEAD') return res.redirect(303, page);
     res.setHeader('Allow', allowed(route));
     const message = `This address takes ${allowed(route)}, not ${req.method}.`;
-    sendPage(res, 405, errorPage({ account: null, csrf: '' }, 'Method Not Allowed', message, page));
+    // The user's own navigation: a logged-in user is not shown as logged out.
+    this.web.send(res, 405, errorPage(await this.web.context(req, res), 'Method Not Allowed', message, page));
   }
 }

@@ -1,9 +1,10 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { CookieOptions, Request, Response } from 'express';
 import { AppConfig } from '../../../config/app-config.js';
 import { isCrossSiteWrite } from '../../../shared/http/cross-site.policy.js';
 import type { Account } from '../../identity/index.js';
+import type { FormSubmission } from '../application/form-submissions.service.js';
 import { SESSION_LIFETIME_MS, SessionsService } from '../application/sessions.service.js';
 import type { SafeHtml } from '../views/html.js';
 import type { PageContext } from '../views/pages.js';
@@ -11,6 +12,8 @@ import type { PageContext } from '../views/pages.js';
 export interface WebContext extends PageContext {
   /** The session token from the cookie (null when logged out). */
   sessionToken: string | null;
+  /** A posted form's one-time submission id (`formContext`; none on a GET or for a token without one). */
+  submission?: FormSubmission;
 }
 
 export type AccountContext = WebContext & { account: Account };
@@ -18,6 +21,16 @@ export type AccountContext = WebContext & { account: Account };
 /** The id of a pre-session secret (9 random bytes), which names its cookie and starts its forms' token. */
 const PRE_SESSION_ID_LENGTH = 12;
 const PRE_SESSION_ID = /^[\w-]{12}$/;
+/**
+ * The one-time submission id at the end of each page's `_csrf` (12 random
+ * bytes): every rendering of a page gets its own, so a reload or a second
+ * click re-posts an id already used (`FormSubmissionsService`). Carried in
+ * the CSRF field, which every form already has, rather than a field of its own.
+ */
+const SUBMISSION_ID = /^[\w-]{16}$/;
+const submissionId = () => randomBytes(12).toString('base64url');
+/** How long a browser that saw a page over https keeps to https (HSTS): a year, this host only. */
+const HSTS = 'max-age=31536000';
 
 /** A form posted with a missing or wrong `_csrf` field. */
 export class CsrfError extends Error {}
@@ -44,7 +57,8 @@ function cookies(req: Request): Record<string, string> {
  *   over TLS through a trusted proxy).
  * - CSRF: every form carries `_csrf` = HMAC(secret, "csrf"), where the secret is
  *   the session token when logged in, else a random pre-session cookie. An
- *   attacker's page can neither read that cookie nor compute the field.
+ *   attacker's page can neither read that cookie nor compute the field. A
+ *   one-time submission id follows it (`SUBMISSION_ID`), bound to that secret.
  * - Each pre-session secret has its own cookie, `cw_csrf_<id>`, and its forms'
  *   `_csrf` starts with that id. Page views that arrive together without one
  *   (two tabs on a first visit, a restored window) each set a secret; under
@@ -70,7 +84,8 @@ export class WebContextService {
     this.origins = new Set([new URL(config.baseUrl).origin, new URL(config.authUrl).origin]);
   }
 
-  private secure(req: Request): boolean {
+  /** Whether this page is served over https (AUTH_URL https, or TLS through a trusted proxy). */
+  secure(req: Request): boolean {
     return this.config.authUrl.startsWith('https:') || req.secure;
   }
 
@@ -87,7 +102,7 @@ export class WebContextService {
     const jar = cookies(req);
     const sessionToken = jar[this.name(req, 'cw_session')] ?? null;
     const account: Account | null = await this.sessions.account(sessionToken ?? undefined);
-    const csrf = account ? csrfToken(sessionToken!) : this.preSessionCsrf(req, res, jar);
+    const csrf = (account ? csrfToken(sessionToken!) : this.preSessionCsrf(req, res, jar)) + submissionId();
     return { account, csrf, sessionToken: account ? sessionToken : null };
   }
 
@@ -102,23 +117,30 @@ export class WebContextService {
     return id + csrfToken(secret);
   }
 
-  /** The form token a post must carry: the session's, or that of the pre-session cookie `sent` names (undefined when the browser has none). */
-  private expectedCsrf(req: Request, ctx: WebContext, sent: string): string | undefined {
-    if (ctx.account) return ctx.csrf;
+  /**
+   * The form token a post must carry (without its submission id), and the
+   * secret it comes from: the session's, or that of the pre-session cookie
+   * `sent` names (undefined when the browser has none).
+   */
+  private expectedCsrf(req: Request, ctx: WebContext, sent: string): { token: string; secret: string } | undefined {
+    if (ctx.account) return { token: csrfToken(ctx.sessionToken!), secret: ctx.sessionToken! };
     const id = sent.slice(0, PRE_SESSION_ID_LENGTH);
     const secret = PRE_SESSION_ID.test(id) ? cookies(req)[this.name(req, `cw_csrf_${id}`)] : undefined;
-    return secret === undefined ? undefined : id + csrfToken(secret);
+    return secret === undefined ? undefined : { token: id + csrfToken(secret), secret };
   }
 
-  /** The context of a form post, after checking its CSRF field. */
+  /** The context of a form post, after checking its CSRF field; with the form's submission id when it has one. */
   async formContext(req: Request, res: Response): Promise<WebContext> {
     if (isCrossSiteWrite(req, this.origins)) throw new CsrfError();
     const ctx = await this.context(req, res);
     const sent = (req.body as Record<string, unknown> | undefined)?._csrf;
     if (typeof sent !== 'string') throw new CsrfError();
     const expected = this.expectedCsrf(req, ctx, sent);
-    if (expected === undefined || !sameText(sent, expected)) throw new CsrfError();
-    return ctx;
+    if (expected === undefined || !sameText(sent.slice(0, expected.token.length), expected.token)) throw new CsrfError();
+    const id = sent.slice(expected.token.length);
+    if (id !== '' && !SUBMISSION_ID.test(id)) throw new CsrfError();
+    const scopeHash = createHash('sha256').update(expected.secret).digest('hex');
+    return id ? { ...ctx, submission: { scopeHash, id } } : ctx;
   }
 
   /** A logged-in page: the context, or null after redirecting to the login page (which comes back to `here`). */
@@ -184,9 +206,9 @@ export class WebContextService {
     res.clearCookie(this.name(req, 'cw_session'), this.cookieOptions(req));
   }
 
-  /** Sends a page (`sendPage`). */
+  /** Sends a page (`sendPage`), with HSTS when it is served over https. */
   send(res: Response, status: number, page: SafeHtml, formTargets: string[] = []): void {
-    sendPage(res, status, page, formTargets);
+    sendPage(res, status, page, formTargets, this.secure(res.req));
   }
 }
 
@@ -194,9 +216,15 @@ export class WebContextService {
  * Sends a page with headers that keep it out of frames (clickjacking on the
  * consent page) and caches (secrets shown once), and a CSP without scripts.
  * `formTargets` widens `form-action` for a form whose answer redirects away.
+ * Over https (`https`: by default, a request that came over TLS, directly or
+ * through a trusted proxy), `Strict-Transport-Security` keeps the browser on
+ * https for a year: a later http link or typed address cannot be
+ * intercepted before the redirect. Not `includeSubDomains`: AUTH_URL's host
+ * does not speak for other hosts under it.
  */
-export function sendPage(res: Response, status: number, page: SafeHtml, formTargets: string[] = []): void {
+export function sendPage(res: Response, status: number, page: SafeHtml, formTargets: string[] = [], https = res.req.secure): void {
   res.status(status);
+  if (https) res.setHeader('Strict-Transport-Security', HSTS);
   res.setHeader('Content-Type', 'text/html; charset=utf-8');
   res.setHeader('Cache-Control', 'no-store');
   res.setHeader('X-Frame-Options', 'DENY');

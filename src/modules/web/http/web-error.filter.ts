@@ -1,37 +1,81 @@
-import { type ArgumentsHost, Catch, type ExceptionFilter, NotFoundException } from '@nestjs/common';
+import { type ArgumentsHost, Catch, type ExceptionFilter, Injectable, Logger, NotFoundException } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { PayloadTooLargeError } from '../../../shared/domain/domain-error.js';
 import { tooLargeDetail, type TooLargeAnswer } from '../../../shared/http/body-limits.js';
 import { ProblemDetailsFilter } from '../../../shared/http/problem-details.filter.js';
 import { sendProblem } from '../../../shared/http/problem.js';
 import type { SlowBodyAnswer } from '../../../shared/http/slow-bodies.js';
-import { errorPage } from '../views/pages.js';
-import { CsrfError, sendPage } from './web-context.js';
-import { ALL_WEB_PATHS, WEB_PAGE_PATHS } from './web-paths.js';
+import { safeNext } from '../views/next-target.js';
+import { errorPage, logInPage, signUpPage, type PageContext } from '../views/pages.js';
+import { CsrfError, field, sendPage, WebContextService } from './web-context.js';
+import { ALL_WEB_PATHS, formPage, WEB_PAGE_PATHS } from './web-paths.js';
 
 const problems = new ProblemDetailsFilter();
+const BLANK: PageContext = { account: null, csrf: '' };
+const EXPIRED = 'This form has expired or did not come from this site. Reload the page and try again.';
 
-/** An error as the HTML error page, with the status an API call would get. */
-function sendErrorPage(error: unknown, req: Request, res: Response): void {
-  const blank = { account: null, csrf: '' };
-  if (error instanceof CsrfError) {
-    const message = 'This form has expired or did not come from this site. Go back, reload the page and try again.';
-    return sendPage(res, 403, errorPage(blank, 'Form expired', message));
-  }
+/**
+ * An error as the HTML error page, with the status an API call would get,
+ * the navigation of `ctx` (who is logged in) and, for a form's post, a link
+ * back to the page the form is on.
+ */
+function sendErrorPage(error: unknown, req: Request, res: Response, ctx: PageContext = BLANK, https?: boolean): void {
+  const back = req.method === 'POST' ? formPage(req.path) : undefined;
+  if (error instanceof CsrfError) return sendPage(res, 403, errorPage(ctx, 'Form expired', EXPIRED, back), [], https);
   const p = problems.toProblem(error, req);
   // A busy or rate-limited page says when to come back, as the API does; a
   // Basic challenge would open the browser's own sign-in dialog instead of ours.
   if (p.headers?.['Retry-After']) res.setHeader('Retry-After', p.headers['Retry-After']);
-  sendPage(res, p.status, errorPage(blank, p.title, p.detail));
+  sendPage(res, p.status, errorPage(ctx, p.title, p.detail, back), [], https);
 }
 
 /** Errors of the web pages become HTML pages with the same status an API call would get. */
+@Injectable()
 @Catch()
 export class WebErrorFilter implements ExceptionFilter {
+  private readonly logger = new Logger(WebErrorFilter.name);
+
+  constructor(private readonly web: WebContextService) {}
+
   catch(error: unknown, host: ArgumentsHost): void {
+    const req = host.switchToHttp().getRequest<Request>();
     const res = host.switchToHttp().getResponse<Response>();
     if (res.headersSent) return;
-    sendErrorPage(error, host.switchToHttp().getRequest<Request>(), res);
+    this.answer(error, req, res).catch((failure: unknown) => {
+      this.logger.error(failure);
+      if (!res.headersSent) sendErrorPage(error, req, res);
+    });
+  }
+
+  /** The page as the user's own (their navigation), or logged out when the session cannot be read (the database is down). */
+  private async answer(error: unknown, req: Request, res: Response): Promise<void> {
+    const ctx = await this.web.context(req, res).catch(() => BLANK);
+    if (res.headersSent) return;
+    if (error instanceof CsrfError && (await this.expiredLogInForm(req, res, ctx))) return;
+    sendErrorPage(error, req, res, ctx, this.web.secure(req));
+  }
+
+  /**
+   * A login or sign-up form refused as expired (its pre-session cookie gone,
+   * a browser restarted): the same form again, filled in as sent but for the
+   * password, with a fresh token and the reason, so sending it again works.
+   * A browser that is logged in by now (a double click whose first answer
+   * logged it in) goes where the form was going. False for any other form.
+   */
+  private async expiredLogInForm(req: Request, res: Response, ctx: PageContext): Promise<boolean> {
+    const form = formPage(req.path);
+    if (req.method !== 'POST' || (form !== '/login' && form !== '/signup')) return false;
+    const next = safeNext(field(req, 'next'));
+    if (ctx.account) {
+      res.redirect(303, next);
+      return true;
+    }
+    const page =
+      form === '/login'
+        ? logInPage(ctx, { login: field(req, 'login').trim(), next, error: EXPIRED })
+        : signUpPage(ctx, { username: field(req, 'username').trim(), email: field(req, 'email').trim(), next, error: EXPIRED });
+    this.web.send(res, 403, page);
+    return true;
   }
 }
 

@@ -45,3 +45,17 @@ export const ALL_WEB_PATHS = pathsPattern(WEB_PATHS.map(pathPattern));
  * token and revocation endpoints, whose clients read RFC 6749 JSON.
  */
 export const WEB_PAGE_PATHS = pathsPattern(WEB_PATHS.map(pathPattern).filter((p) => !OAUTH_ENDPOINT_PATHS.includes(p)));
+
+/**
+ * The page a form posted to `path` is on, for a link back from its error
+ * page: `/account` for its key and app forms and for logout, `/developer`
+ * for the app forms, else the path itself (`/login`, `/signup`). The consent
+ * form's page needs the authorization request's parameters, which a link
+ * cannot be trusted to carry: `/account` (the way back is the application).
+ */
+export function formPage(path: string): string {
+  const page = `/${path.toLowerCase().split('/').filter(Boolean).join('/')}`;
+  if (page === '/logout' || page === '/oauth/authorize' || page.startsWith('/account/')) return '/account';
+  if (page.startsWith('/developer/')) return '/developer';
+  return page;
+}
