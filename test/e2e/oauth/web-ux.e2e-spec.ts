@@ -74,3 +74,29 @@ describe('web pages: names that could disguise themselves or the page', () => {
     expect((await ann.agent.get('/developer').expect(200)).text).toContain('<h3><bdi>Old\u202E Name</bdi></h3>');
   });
 });
+
+describe('the consent page says where the user will be sent', () => {
+  let t: TestApp;
+  let ann: WebUser;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    ann = webUser(t);
+    await ann.signUp('ann');
+  });
+  afterAll(() => t.close());
+
+  it.each([
+    ['an https URI with a port', 'https://app.example.test:8443/oauth/cb?tenant=7', 'https://app.example.test:8443'],
+    ['a loopback URI', 'http://127.0.0.1:9/callback', 'http://127.0.0.1:9'],
+    ['a native app\'s private scheme', 'com.example.app:/oauth2redirect', 'com.example.app:'],
+  ])('shows the origin, the full redirect URI and the client id, for %s', async (_what, uri, origin) => {
+    const app = await ann.registerApp([uri], 'public', 'Where To');
+    const consent = await ann
+      .authorize({ response_type: 'code', client_id: app.clientId, redirect_uri: uri, scope: 'read_user', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' })
+      .expect(200);
+    expect(consent.text).toContain(`<strong id="redirect-origin" class="wrap destination">${origin}</strong>`);
+    expect(consent.text).toContain(`<code id="redirect-uri" class="wrap">${uri}</code>`);
+    expect(consent.text).toContain(`<code id="client-id" class="wrap">${app.clientId}</code>`);
+  });
+});

@@ -210,6 +210,25 @@ ${problem(opts.error)}
   );
 }
 
+/**
+ * Where an approval sends the browser, as the user should judge it: the
+ * origin (scheme, host, port; an IDN host in its xn-- form, as it parses),
+ * or for a native app's private scheme the scheme itself.
+ */
+function destination(redirectUri: string): string {
+  try {
+    const url = new URL(redirectUri);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : url.protocol;
+  } catch {
+    return redirectUri;
+  }
+}
+
+/**
+ * The consent page says who asks (name and client id) and where the answer
+ * goes (the redirect URI's origin, prominently, then the whole URI), as
+ * GitHub's and Google's do: a name can be anything, the destination cannot.
+ */
 export function consentPage(
   ctx: PageContext,
   client: { clientId: string; name: string },
@@ -217,11 +236,17 @@ export function consentPage(
   params: Record<string, string>,
 ): SafeHtml {
   const hidden = Object.entries(params).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`);
+  const redirectUri = params.redirect_uri ?? '';
   return layout(
     ctx,
     'Authorize application',
     html`<p><bdi><strong id="app-name">${client.name}</strong></bdi> asks to act as <strong><bdi>${ctx.account!.username}</bdi></strong>. It will be able to:</p>
 <ul id="scopes">${scopes.map((s) => html`<li><code>${s}</code>: ${SCOPE_TEXT[s] ?? s}</li>`)}</ul>
+<dl class="consent">
+  <dt>You will be sent to</dt><dd><strong id="redirect-origin" class="wrap destination">${destination(redirectUri)}</strong></dd>
+  <dt>Full redirect address</dt><dd><code id="redirect-uri" class="wrap">${redirectUri}</code></dd>
+  <dt>Application's client id</dt><dd><code id="client-id" class="wrap">${client.clientId}</code></dd>
+</dl>
 <form method="post" action="/oauth/authorize">${csrfField(ctx)}${hidden}
   <button type="submit" name="decision" value="approve">Approve</button>
   <button type="submit" name="decision" value="deny">Deny</button>
@@ -244,4 +269,5 @@ form.inline{display:inline}fieldset{max-width:32rem;border:1px solid #ccd}
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35rem;border-bottom:1px solid #dde}
 .error{color:#a00;font-weight:600}.notice{color:#075;font-weight:600}.secret{background:#fff8d8;border:1px solid #e5c860;padding:.5rem 1rem;margin:1rem 0}
 .secret code{word-break:break-all;font-size:1.05rem}section.app{background:#fff;border:1px solid #dde;padding:.5rem 1rem;margin:.75rem 0}
-dt{font-weight:600}dd{margin:0 0 .5rem}`;
+dt{font-weight:600}dd{margin:0 0 .5rem}
+.wrap{overflow-wrap:anywhere}.destination{font-size:1.25rem}`;
