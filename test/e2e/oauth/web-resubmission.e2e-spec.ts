@@ -183,6 +183,17 @@ describe('web forms sent again, expired forms, error pages, HSTS', () => {
       expect(retried.headers.location).toBe('/developer');
     });
 
+    it('is the plain error page for a form posted from another origin (nothing of it filled into ours)', async () => {
+      const crossSite = await request(t.app.getHttpServer())
+        .post('/login')
+        .set('Origin', 'http://elsewhere.example.test')
+        .type('form')
+        .send({ _csrf: 'A'.repeat(71), login: 'planted', password: PASSWORD })
+        .expect(403);
+      expect(crossSite.text).toContain('<h1>Form expired</h1>');
+      expect(crossSite.text).not.toContain('planted');
+    });
+
     it('is the sign-up form again, filled in but for the password', async () => {
       const stale = await request(t.app.getHttpServer())
         .post('/signup')

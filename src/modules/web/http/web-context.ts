@@ -32,8 +32,12 @@ const submissionId = () => randomBytes(12).toString('base64url');
 /** How long a browser that saw a page over https keeps to https (HSTS): a year, this host only. */
 const HSTS = 'max-age=31536000';
 
-/** A form posted with a missing or wrong `_csrf` field. */
-export class CsrfError extends Error {}
+/** A form posted with a missing or wrong `_csrf` field, or from another origin (`crossSite`). */
+export class CsrfError extends Error {
+  constructor(readonly crossSite = false) {
+    super();
+  }
+}
 
 function cookies(req: Request): Record<string, string> {
   const out: Record<string, string> = {};
@@ -131,7 +135,7 @@ export class WebContextService {
 
   /** The context of a form post, after checking its CSRF field; with the form's submission id when it has one. */
   async formContext(req: Request, res: Response): Promise<WebContext> {
-    if (isCrossSiteWrite(req, this.origins)) throw new CsrfError();
+    if (isCrossSiteWrite(req, this.origins)) throw new CsrfError(true);
     const ctx = await this.context(req, res);
     const sent = (req.body as Record<string, unknown> | undefined)?._csrf;
     if (typeof sent !== 'string') throw new CsrfError();

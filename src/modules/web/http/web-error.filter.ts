@@ -51,7 +51,7 @@ export class WebErrorFilter implements ExceptionFilter {
   private async answer(error: unknown, req: Request, res: Response): Promise<void> {
     const ctx = await this.web.context(req, res).catch(() => BLANK);
     if (res.headersSent) return;
-    if (error instanceof CsrfError && (await this.expiredLogInForm(req, res, ctx))) return;
+    if (error instanceof CsrfError && !error.crossSite && (await this.expiredLogInForm(req, res, ctx))) return;
     sendErrorPage(error, req, res, ctx, this.web.secure(req));
   }
 
@@ -61,6 +61,8 @@ export class WebErrorFilter implements ExceptionFilter {
    * password, with a fresh token and the reason, so sending it again works.
    * A browser that is logged in by now (a double click whose first answer
    * logged it in) goes where the form was going. False for any other form.
+   * Not for a post from another origin (the caller checks): another site's
+   * page must not fill in a form of ours in front of the user.
    */
   private async expiredLogInForm(req: Request, res: Response, ctx: PageContext): Promise<boolean> {
     const form = formPage(req.path);
