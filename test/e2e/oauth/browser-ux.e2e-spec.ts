@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { DataSource } from 'typeorm';
-import { webUser, type WebUser } from '../../support/oauth-client.js';
+import { csrfOf, webUser, type WebUser } from '../../support/oauth-client.js';
 import { createTestApp, type TestApp } from '../../support/test-app.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -76,5 +76,45 @@ describe('web pages in a real browser: names, small screens (Chromium, headless,
     expect(await page.textContent('#app-name')).toBe('Photo Printer\u202E');
     expect(await drawnOrder(page, 'main p', 'asks to act')).toBe('asks to act');
     expect(await drawnOrder(page, '#scopes', 'your user name')).toBe('your user name');
+  });
+
+  // At 375 px the logged-in header was 438 px wide (Log out cut off), the key table 470 px, and long names,
+  // redirect URIs and 404 paths did not wrap (pages up to 2104 px wide).
+  describe('fits a 375 px wide screen', () => {
+    const width = async () => page.evaluate(() => document.documentElement.scrollWidth);
+
+    it('the account page with API keys, long names included', async () => {
+      for (const name of ['laptop', 'k'.repeat(200)]) {
+        const form = await ann.agent.get('/account').expect(200);
+        await ann.agent.post('/account/api-keys').type('form').send({ _csrf: csrfOf(form.text), name }).expect(201);
+      }
+      await page.goto(`${authUrl}/account`);
+      expect(await page.locator('tbody tr').count()).toBe(2);
+      expect(await width()).toBeLessThanOrEqual(375);
+      expect(await page.locator('header button').isVisible()).toBe(true);
+      const button = await page.locator('header button').boundingBox();
+      expect(button!.x + button!.width).toBeLessThanOrEqual(375);
+    });
+
+    it('the developer page with an app whose redirect URI and name are long', async () => {
+      await ann.registerApp([`https://app.example.test/${'c'.repeat(400)}`], 'confidential', 'N'.repeat(100));
+      await page.goto(`${authUrl}/developer`);
+      expect(await width()).toBeLessThanOrEqual(375);
+    });
+
+    it('the consent page of an app with a 100-character name', async () => {
+      const app = await ann.registerApp([`${CALLBACK}/${'d'.repeat(300)}`], 'confidential', 'W'.repeat(100));
+      const url = new URL(consentUrl(app.clientId));
+      url.searchParams.set('redirect_uri', `${CALLBACK}/${'d'.repeat(300)}`);
+      await page.goto(url.href);
+      expect(await page.textContent('#app-name')).toBe('W'.repeat(100));
+      expect(await width()).toBeLessThanOrEqual(375);
+    });
+
+    it('the 404 page of a long path', async () => {
+      const response = await page.goto(`${authUrl}/nosuchpage${'x'.repeat(400)}`);
+      expect(response!.status()).toBe(404);
+      expect(await width()).toBeLessThanOrEqual(375);
+    });
   });
 });

@@ -133,7 +133,7 @@ function apiKeysSection(ctx: PageContext, keys: ApiKeySummary[]): SafeHtml {
   );
   return html`<h2>API keys</h2>
 <p>Send a key as the user name of HTTP Basic authentication (empty password) or in the <code>X-Api-Key</code> header. A key has your full access.</p>
-${keys.length ? html`<table><thead><tr><th>Name</th><th>Prefix</th><th>Created</th><th>Last used</th><th></th></tr></thead><tbody>${rows}</tbody></table>` : html`<p>No API keys yet.</p>`}
+${keys.length ? html`<div class="table-scroll"><table><thead><tr><th>Name</th><th>Prefix</th><th>Created</th><th>Last used</th><th></th></tr></thead><tbody>${rows}</tbody></table></div>` : html`<p>No API keys yet.</p>`}
 <form method="post" action="/account/api-keys">${csrfField(ctx)}
   <label>Name of a new key <input name="name" maxlength="200" placeholder="laptop"></label>
   <button type="submit">Create API key</button>
@@ -150,7 +150,7 @@ function authorizedAppsSection(ctx: PageContext, apps: AuthorizedApp[]): SafeHtm
 <p>Applications you allowed to act for you. Revoking one ends its access at once: its tokens stop working, and it must ask you again.</p>
 ${
   apps.length
-    ? html`<table id="authorized-apps"><thead><tr><th>Application</th><th>Scopes</th><th>Authorized</th><th>Last token issued</th><th></th></tr></thead><tbody>${rows}</tbody></table>`
+    ? html`<div class="table-scroll"><table id="authorized-apps"><thead><tr><th>Application</th><th>Scopes</th><th>Authorized</th><th>Last token issued</th><th></th></tr></thead><tbody>${rows}</tbody></table></div>`
     : html`<p>No application has access to your account.</p>`
 }`;
 }
@@ -259,14 +259,21 @@ export function errorPage(ctx: PageContext, title: string, message: string, back
   return layout(ctx, title, html`<p class="error" role="alert">${message}</p>${back ? html`<p><a href="${back}">Go to ${back}</a></p>` : null}`);
 }
 
-export const WEB_CSS = `body{font:16px/1.5 system-ui,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
-header{display:flex;justify-content:space-between;align-items:center;padding:.75rem 1.5rem;background:#1d2330;color:#fff}
-header a{color:#fff;margin-left:1rem}header nav{display:flex;align-items:center;gap:.5rem}
-main{max-width:52rem;margin:1.5rem auto;padding:0 1.5rem}
+/**
+ * The one stylesheet. Small screens (375 px): the header and its nav wrap,
+ * tables scroll inside their own box, and names, URIs and paths (which have
+ * no spaces to break at) break anywhere rather than widen the page.
+ */
+export const WEB_CSS = `*,*::before,*::after{box-sizing:border-box}
+body{font:16px/1.5 system-ui,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
+header{display:flex;flex-wrap:wrap;justify-content:space-between;align-items:center;gap:.25rem 1rem;padding:.75rem 1rem;background:#1d2330;color:#fff}
+header a{color:#fff}header nav{display:flex;flex-wrap:wrap;align-items:center;gap:.25rem 1rem}header nav button{margin:0}
+main{max-width:52rem;margin:1.5rem auto;padding:0 1rem;overflow-wrap:anywhere}
 label{display:block;margin:.75rem 0}input:not([type=radio]),textarea{display:block;width:100%;max-width:32rem;padding:.4rem;font:inherit}
-button{font:inherit;padding:.4rem .9rem;margin:.25rem .25rem .25rem 0;cursor:pointer}
+button{font:inherit;padding:.4rem .9rem;margin:.25rem .25rem .25rem 0;cursor:pointer;overflow-wrap:anywhere}
 form.inline{display:inline}fieldset{max-width:32rem;border:1px solid #ccd}
-table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35rem;border-bottom:1px solid #dde}
+.table-scroll{overflow-x:auto;max-width:100%}
+table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35rem;border-bottom:1px solid #dde;vertical-align:top}
 .error{color:#a00;font-weight:600}.notice{color:#075;font-weight:600}.secret{background:#fff8d8;border:1px solid #e5c860;padding:.5rem 1rem;margin:1rem 0}
 .secret code{word-break:break-all;font-size:1.05rem}section.app{background:#fff;border:1px solid #dde;padding:.5rem 1rem;margin:.75rem 0}
 dt{font-weight:600}dd{margin:0 0 .5rem}
