@@ -81,7 +81,7 @@ describe('web pages in a real browser: names, small screens (Chromium, headless,
   // At 375 px the logged-in header was 438 px wide (Log out cut off), the key table 470 px, and long names,
   // redirect URIs and 404 paths did not wrap (pages up to 2104 px wide).
   describe('fits a 375 px wide screen', () => {
-    const width = async () => page.evaluate(() => document.documentElement.scrollWidth);
+    const width = () => page.$eval('html', (root) => (root as unknown as { scrollWidth: number }).scrollWidth);
 
     it('the account page with API keys, long names included', async () => {
       for (const name of ['laptop', 'k'.repeat(200)]) {
