@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
-import { csrfOf, webUser, type WebUser } from '../../support/oauth-client.js';
+import { csrfOf, PASSWORD, webUser, type WebUser } from '../../support/oauth-client.js';
 import { createTestApp, type TestApp } from '../../support/test-app.js';
 
 const API = '/api/1.0';
@@ -98,5 +98,59 @@ describe('the consent page says where the user will be sent', () => {
     expect(consent.text).toContain(`<strong id="redirect-origin" class="wrap destination">${origin}</strong>`);
     expect(consent.text).toContain(`<code id="redirect-uri" class="wrap">${uri}</code>`);
     expect(consent.text).toContain(`<code id="client-id" class="wrap">${app.clientId}</code>`);
+  });
+});
+
+// NIST SP 800-63B §5.1.1.2: 12345678, password and aaaaaaaa were accepted.
+describe('passwords an attacker guesses first are refused', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    await webUser(t).signUp('ann');
+  });
+  afterAll(() => t.close());
+
+  it.each([
+    ['12345678', 'is one of the most commonly used passwords'],
+    ['password', 'is one of the most commonly used passwords'],
+    ['Passw0rd', 'is one of the most commonly used passwords'],
+    ['aaaaaaaa', 'is one character repeated'],
+    ['gusgusgus', 'must not be your user name or email address'],
+    ['GUS@example.test', 'must not be your user name or email address'],
+  ])('sign-up refuses %s with a 400 that says why', async (password, why) => {
+    const gus = webUser(t);
+    const form = await gus.agent.get('/signup').expect(200);
+    const res = await gus.agent
+      .post('/signup')
+      .type('form')
+      .send({ _csrf: csrfOf(form.text), username: 'gusgusgus', email: 'gus@example.test', password })
+      .expect(400);
+    expect(res.text).toContain(`<p class="error" role="alert">password ${why}`);
+    expect(await t.app.get(DataSource).query(`SELECT 1 FROM identity.users WHERE username = 'gusgusgus'`)).toEqual([]);
+  });
+
+  it('the CLI\'s user create refuses them too, and takes a passphrase', async () => {
+    const { IdentityAdminApi } = await import('../../../src/modules/identity/index.js');
+    const admin = t.app.get(IdentityAdminApi);
+    await expect(admin.createUser({ username: 'hal', email: 'hal@example.test', password: 'qwerty123' })).rejects.toMatchObject({
+      kind: 'invalid',
+      errors: [{ field: 'password', message: 'is one of the most commonly used passwords; choose another' }],
+    });
+    await expect(admin.createUser({ username: 'hal', email: 'hal@example.test', password: 'hal@example.test' })).rejects.toMatchObject({ kind: 'invalid' });
+    await expect(admin.createUser({ username: 'hal', email: 'hal@example.test', password: 'quiet violet harbour' })).resolves.toMatchObject({ username: 'hal' });
+  });
+
+  it('the password change form refuses them, and the old password still works', async () => {
+    const ivy = webUser(t);
+    await ivy.signUp('ivy');
+    for (const [password, why] of [['iloveyou', 'is one of the most commonly used'], ['ivy@example.test', 'must not be your user name']]) {
+      const page = await ivy.agent.get('/account').expect(200);
+      const res = await ivy.agent.post('/account/password').type('form').send({ _csrf: csrfOf(page.text), current_password: PASSWORD, new_password: password }).expect(400);
+      expect(res.text).toContain(`The new password ${why}`);
+    }
+    const login = webUser(t);
+    const form = await login.agent.get('/login').expect(200);
+    await login.agent.post('/login').type('form').send({ _csrf: csrfOf(form.text), login: 'ivy', password: PASSWORD }).expect(303);
   });
 });

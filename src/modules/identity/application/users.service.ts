@@ -4,6 +4,7 @@ import { mapViolations } from '../../../shared/persistence/sql-errors.js';
 import { hashPassword, verifyPassword } from '../domain/secrets.js';
 import { InvalidUserError, UserNotFoundError, UserTakenError } from '../domain/identity.errors.js';
 import { User } from '../domain/user.entity.js';
+import { COMMON_PASSWORDS } from '../domain/common-passwords.js';
 import { DECEPTIVE_NAME_MESSAGE, hasDeceptiveCharacter } from '../domain/visible-name.js';
 import { UsersRepository } from '../infrastructure/users.repository.js';
 
@@ -29,8 +30,23 @@ let dummyHash: Promise<string> | undefined;
 const unknownUserHash = () => (dummyHash ??= hashPassword('not the password of anyone'));
 
 const USERNAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-/** Sign-up's rule for a password. */
+/** Sign-up's rule for a password's length. */
 const passwordFits = (p: unknown): p is string => typeof p === 'string' && p.length >= 8 && p.length <= 1024;
+
+/**
+ * Why a password of a fitting length is one an attacker guesses first
+ * (NIST SP 800-63B §5.1.1.2), or null: on the list of the most common ones,
+ * one character repeated, or the account's own user name or email (case
+ * aside, as guessers try both).
+ */
+export function guessablePasswordProblem(password: string, account: { username?: string; email?: string } = {}): string | null {
+  const lower = password.toLowerCase();
+  if (COMMON_PASSWORDS.has(lower)) return 'is one of the most commonly used passwords; choose another';
+  if ([...password].every((c) => c === password[0])) return 'is one character repeated; choose another';
+  const own = [account.username, account.email, account.email?.split('@')[0]].filter((s): s is string => typeof s === 'string' && s.length > 0);
+  if (own.some((s) => s.toLowerCase() === lower)) return 'must not be your user name or email address';
+  return null;
+}
 const EMAIL = /^[^\s@]{1,200}@[^\s@]{1,200}\.[^\s@]{1,60}$/;
 
 export function toUserView(u: User): UserView {
@@ -90,11 +106,13 @@ export class UsersService {
     return ok && user?.passwordHash ? user : null;
   }
 
-  /** Sign-up's rule for a password, for a new one chosen later. */
-  checkNewPassword(password: string): void {
+  /** Sign-up's rule for a password, for a new one chosen later (the account's own names are checked once known: `replacePassword`). */
+  checkNewPassword(password: string, account?: { username: string; email: string }): void {
     if (!passwordFits(password)) {
       throw new InvalidUserError('The new password must be 8 to 1024 characters', [{ field: 'new_password', message: 'must be 8 to 1024 characters' }]);
     }
+    const guessable = guessablePasswordProblem(password, account);
+    if (guessable) throw new InvalidUserError(`The new password ${guessable}`, [{ field: 'new_password', message: guessable }]);
   }
 
   /**
@@ -103,7 +121,7 @@ export class UsersService {
    * and changes nothing (false), as if its current password were wrong.
    */
   async replacePassword(user: User, password: string): Promise<boolean> {
-    this.checkNewPassword(password);
+    this.checkNewPassword(password, user);
     return this.users.replacePasswordHash(user.id, user.passwordHash!, await hashPassword(password));
   }
 
@@ -134,6 +152,9 @@ function validate(input: NewUser): void {
   }
   if (input.password !== undefined && !passwordFits(input.password)) {
     problems.push({ field: 'password', message: 'must be 8 to 1024 characters' });
+  } else if (input.password !== undefined) {
+    const guessable = guessablePasswordProblem(input.password, input);
+    if (guessable) problems.push({ field: 'password', message: guessable });
   }
   if (problems.length) {
     throw new InvalidUserError(problems.map((p) => `${p.field} ${p.message}`).join('; '), problems);

@@ -57,7 +57,7 @@ export function signUpPage(ctx: PageContext, opts: { error?: string; username?: 
   <input type="hidden" name="next" value="${opts.next ?? ''}">
   <label>User name <input name="username" required maxlength="64" autocomplete="username" value="${opts.username ?? ''}"></label>
   <label>Email <input name="email" type="email" required autocomplete="email" value="${opts.email ?? ''}"></label>
-  <label>Password (at least 8 characters) <input name="password" type="password" required minlength="8" autocomplete="new-password"></label>
+  <label>Password (at least 8 characters, not a common one nor your user name) <input name="password" type="password" required minlength="8" autocomplete="new-password"></label>
   <button type="submit">Create account</button>
 </form>
 <p>Already have an account? <a href="${withNext('/login', opts.next)}">Log in</a>.</p>`,
@@ -161,7 +161,7 @@ function passwordSection(ctx: PageContext, error: string | undefined): SafeHtml 
 ${problem(error)}
 <form method="post" action="/account/password">${csrfField(ctx)}
   <label>Current password <input name="current_password" type="password" required autocomplete="current-password"></label>
-  <label>New password (at least 8 characters) <input name="new_password" type="password" required minlength="8" autocomplete="new-password"></label>
+  <label>New password (at least 8 characters, not a common one nor your user name) <input name="new_password" type="password" required minlength="8" autocomplete="new-password"></label>
   <button type="submit">Change password</button>
 </form>`;
 }
