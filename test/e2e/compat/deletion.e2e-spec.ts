@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
+import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { colonlessBasic, listen, rawClient, send, teamWithProject, type RawClient, type RawProject } from './raw-client.js';
 
 /**
@@ -76,6 +76,13 @@ describe('compatibility: every deletion answers 200 with {id, deleted: true}', (
     '/group-types/:id': async () => {
       const type = await groupType('Doomed type');
       return { path: `/group-types/${type.id}`, id: type.id, gone: () => notFound(`/group-types/${type.id}`) };
+    },
+    '/importers/spreadsheet/files/:fileId': async () => {
+      const upload = await t.http.post('/api/1.0/importers/spreadsheet/discover').set(as(ann)).attach('file', Buffer.from('title\ndoomed\n'), 'doomed.csv').expect(201);
+      const id = upload.body.file_id as number;
+      const path = `/importers/spreadsheet/files/${id}`;
+      // An upload has no read of its own: gone means a second deletion finds nothing.
+      return { path, id, gone: async () => expect((await c.call('DELETE', path)).status).toBe(404) };
     },
   };
 
