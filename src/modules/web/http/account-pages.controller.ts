@@ -7,7 +7,6 @@ import { Public } from '../../../shared/http/actor.decorator.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { AccountsApi, IdentityAdminApi, OAuthApi, type Account } from '../../identity/index.js';
 import { FormSubmissionsService } from '../application/form-submissions.service.js';
-import { withAlert } from '../views/form-submissions.js';
 import { accountPage, logInPage, signUpClosedPage, signUpPage, WEB_CSS, type AccountView } from '../views/pages.js';
 import { WebErrorFilter } from './web-error.filter.js';
 import { safeNext } from '../views/next-target.js';
@@ -136,10 +135,10 @@ export class AccountPagesController {
     await this.showAccount(res, ctx, 200, { notice: NOTICES.get(String(req.query.done)) });
   }
 
-  /** The account page with the user's keys and authorized applications (and `error` at its top). */
-  private async showAccount(res: Response, ctx: AccountContext, status: number, extra: Omit<AccountView, 'keys' | 'apps'> = {}, error?: string) {
+  /** The account page with the user's keys and authorized applications. */
+  private async showAccount(res: Response, ctx: AccountContext, status: number, extra: Omit<AccountView, 'keys' | 'apps'> = {}) {
     const [keys, apps] = await Promise.all([this.admin.listApiKeys(ctx.account.id), this.oauth.authorizedApps(ctx.account.id)]);
-    this.web.send(res, status, withAlert(accountPage(ctx, { keys, apps, ...extra }), 'error', error));
+    this.web.send(res, status, accountPage(ctx, { keys, apps, ...extra }));
   }
 
   /**
@@ -157,7 +156,7 @@ export class AccountPagesController {
     try {
       first = await this.forms.once(ctx.submission, 'api-key', () => this.admin.createApiKey(ctx.account.id, name));
     } catch (error) {
-      if (error instanceof DomainError && error.kind === 'conflict') return this.showAccount(res, ctx, 409, {}, error.message);
+      if (error instanceof DomainError && error.kind === 'conflict') return this.showAccount(res, ctx, 409, { error: error.message });
       throw error;
     }
     if (first.repeated) return res.redirect(303, '/account?done=key-resent');

@@ -6,7 +6,6 @@ import { Public } from '../../../shared/http/actor.decorator.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { OAuthApi } from '../../identity/index.js';
 import { FormSubmissionsService } from '../application/form-submissions.service.js';
-import { withAlert } from '../views/form-submissions.js';
 import { developerPage } from '../views/pages.js';
 import { WebErrorFilter } from './web-error.filter.js';
 import { field, WebContextService } from './web-context.js';
@@ -42,8 +41,8 @@ export class DeveloperPagesController {
   async page(@Req() req: Request, @Res() res: Response) {
     const ctx = await this.web.accountPage(req, res, '/developer');
     if (!ctx) return;
-    const page = developerPage(ctx, await this.oauth.listClients(ctx.account.id), {});
-    this.web.send(res, 200, withAlert(page, 'notice', NOTICES.get(String(req.query.done))));
+    const notice = NOTICES.get(String(req.query.done));
+    this.web.send(res, 200, developerPage(ctx, await this.oauth.listClients(ctx.account.id), { notice }));
   }
 
   /** The client secret is in this answer only; the same form sent again registers nothing (303 to the list, which says so). */

@@ -47,6 +47,7 @@ export function layout(ctx: PageContext, title: string, body: SafeHtml, next?: s
 }
 
 const problem = (message: string | undefined) => (message ? html`<p class="error" role="alert">${message}</p>` : null);
+const notice = (message: string | undefined) => (message ? html`<p class="notice" role="status">${message}</p>` : null);
 
 export function signUpPage(ctx: PageContext, opts: { error?: string; username?: string; email?: string; next?: string }): SafeHtml {
   return layout(
@@ -102,6 +103,8 @@ export interface AccountView {
   created?: { name: string; key: string };
   /** What the last form did (after its redirect). */
   notice?: string;
+  /** Why a form other than the password's was refused (the API key limit), at the top. */
+  error?: string;
   /** Why the password form was refused. */
   passwordError?: string;
 }
@@ -112,8 +115,9 @@ export function accountPage(ctx: PageContext, view: AccountView): SafeHtml {
   return layout(
     ctx,
     'Account',
-    html`<p><bdi>${a.displayName}</bdi> (<strong><bdi>${a.username}</bdi></strong>, <bdi>${a.email}</bdi>)${a.isAdmin ? ' · instance administrator' : ''}</p>
-${view.notice ? html`<p class="notice" role="status">${view.notice}</p>` : null}
+    html`${problem(view.error)}
+<p><bdi>${a.displayName}</bdi> (<strong><bdi>${a.username}</bdi></strong>, <bdi>${a.email}</bdi>)${a.isAdmin ? ' · instance administrator' : ''}</p>
+${notice(view.notice)}
 ${created ? html`<div class="secret" role="status"><p>New API key <bdi><strong>${created.name || '(no name)'}</strong></bdi>. Copy it now: it is shown only once.</p><code id="new-api-key">${created.key}</code></div>` : null}
 ${apiKeysSection(ctx, view.keys)}
 ${authorizedAppsSection(ctx, view.apps)}
@@ -172,7 +176,11 @@ export interface ShownSecret {
   what: 'registered' | 'rotated';
 }
 
-export function developerPage(ctx: PageContext, apps: OAuthClientSummary[], opts: { shown?: ShownSecret; error?: string; form?: Record<string, string> }): SafeHtml {
+export function developerPage(
+  ctx: PageContext,
+  apps: OAuthClientSummary[],
+  opts: { shown?: ShownSecret; notice?: string; error?: string; form?: Record<string, string> },
+): SafeHtml {
   const shown = opts.shown;
   const list = apps.map(
     (app) => html`<section class="app"><h3><bdi>${app.name}</bdi></h3>
@@ -186,7 +194,7 @@ export function developerPage(ctx: PageContext, apps: OAuthClientSummary[], opts
   return layout(
     ctx,
     'Developer',
-    html`${
+    html`${notice(opts.notice)}${
       shown
         ? html`<div class="secret" role="status"><p>Application <bdi><strong>${shown.app.name}</strong></bdi> ${shown.what}.</p>
   <p>Client id: <code id="client-id">${shown.app.clientId}</code></p>
