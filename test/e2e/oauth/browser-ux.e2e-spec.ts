@@ -1,3 +1,4 @@
+import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -115,6 +116,95 @@ describe('web pages in a real browser: names, small screens (Chromium, headless,
       const response = await page.goto(`${authUrl}/nosuchpage${'x'.repeat(400)}`);
       expect(response!.status()).toBe(404);
       expect(await width()).toBeLessThanOrEqual(375);
+    });
+  });
+
+  // An axe audit: "Revoke", "Rotate secret" and "Delete" repeated per row with the same name (WCAG 2.4.6), an
+  // empty actions header, no skip link nor current-page link, a /favicon.ico 404 on every visit, and an app
+  // (with all its users' tokens) deleted by one click.
+  describe('accessibility', () => {
+    let bea: WebUser;
+    let beaPage: Page;
+
+    /**
+     * A page of a new browser context logged in as `user`. `javaScriptEnabled`
+     * false turns scripts off; `routed` false leaves out the route that aborts
+     * other hosts (Playwright's routing also stops Chromium's own /favicon.ico
+     * request); the host resolver rules keep it on loopback anyway.
+     */
+    async function browserOf(user: WebUser, { javaScriptEnabled = true, routed = true } = {}): Promise<Page> {
+      const context = await browser.newContext({ javaScriptEnabled });
+      if (routed) await context.route('**/*', (route) => (new URL(route.request().url()).hostname === '127.0.0.1' ? route.continue() : route.abort('blockedbyclient')));
+      const session = user.agent.jar.getCookie('cw_session', { domain: '127.0.0.1', path: '/', secure: false, script: false })!;
+      await context.addCookies([{ name: 'cw_session', value: session.value, url: authUrl }]);
+      return context.newPage();
+    }
+
+    beforeAll(async () => {
+      bea = webUser(t);
+      await bea.signUp('bea');
+      for (const name of ['laptop', 'phone']) {
+        const form = await bea.agent.get('/account').expect(200);
+        await bea.agent.post('/account/api-keys').type('form').send({ _csrf: csrfOf(form.text), name }).expect(201);
+      }
+      for (const name of ['Photo Printer', 'Backup Bot']) {
+        const app = await bea.registerApp([CALLBACK], 'confidential', name);
+        await bea.code({ response_type: 'code', client_id: app.clientId, redirect_uri: CALLBACK, scope: 'read_user' });
+      }
+      beaPage = await browserOf(bea);
+    }, 60_000);
+
+    it('names each row\'s button by its item, and the actions column', async () => {
+      await beaPage.goto(`${authUrl}/account`);
+      for (const name of ['Revoke key laptop', 'Revoke key phone', 'Revoke access for Photo Printer', 'Revoke access for Backup Bot']) {
+        expect(await beaPage.getByRole('button', { name, exact: true }).count()).toBe(1);
+      }
+      expect(await beaPage.getByRole('columnheader', { name: 'Actions', exact: true }).count()).toBe(2);
+      await beaPage.goto(`${authUrl}/developer`);
+      for (const name of ['Rotate secret of Photo Printer', 'Rotate secret of Backup Bot']) {
+        expect(await beaPage.getByRole('button', { name, exact: true }).count()).toBe(1);
+      }
+    });
+
+    it('deletes an app only from its confirmation, which works without JavaScript and says what goes', async () => {
+      const page = await browserOf(bea, { javaScriptEnabled: false });
+      await page.goto(`${authUrl}/developer`);
+      const confirm = page.getByRole('button', { name: 'Delete Photo Printer and all its tokens', exact: true });
+      expect(await confirm.isVisible()).toBe(false);
+      await page.getByText('Delete Photo Printer…').click();
+      expect(await confirm.isVisible()).toBe(true);
+      await confirm.click();
+      await page.waitForURL(`${authUrl}/developer`);
+      expect(await page.locator('section.app h3').allTextContents()).toEqual(['Backup Bot']);
+      await page.context().close();
+    });
+
+    it('starts with a skip link to the main content and marks the current page in the navigation', async () => {
+      await beaPage.goto(`${authUrl}/developer`);
+      await beaPage.keyboard.press('Tab');
+      expect(await beaPage.evaluate(() => (globalThis as unknown as { document: { activeElement: { textContent: string } } }).document.activeElement.textContent)).toBe('Skip to main content');
+      await beaPage.keyboard.press('Enter');
+      expect(new URL(beaPage.url()).hash).toBe('#main');
+      expect(await beaPage.getByRole('link', { name: 'Developer' }).getAttribute('aria-current')).toBe('page');
+      expect(await beaPage.getByRole('link', { name: 'Account' }).getAttribute('aria-current')).toBeNull();
+    });
+
+    // The browser asks for the icon itself, not the page: Playwright's request events miss it, the server sees it.
+    it('asks for no /favicon.ico and breaks no content security rule', async () => {
+      const page = await browserOf(bea, { routed: false });
+      const asked: string[] = [];
+      const errors: string[] = [];
+      const server = t.app.getHttpServer() as Server;
+      const listen = (request: IncomingMessage) => asked.push(request.url!);
+      server.on('request', listen);
+      page.on('console', (message) => message.type() === 'error' && errors.push(message.text()));
+      await page.goto(`${authUrl}/account`);
+      await page.waitForTimeout(1000);
+      server.off('request', listen);
+      expect(asked).toContain('/account');
+      expect(asked).not.toContain('/favicon.ico');
+      expect(errors).toEqual([]);
+      await page.context().close();
     });
   });
 });

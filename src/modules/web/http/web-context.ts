@@ -220,6 +220,8 @@ export class WebContextService {
  * Sends a page with headers that keep it out of frames (clickjacking on the
  * consent page) and caches (secrets shown once), and a CSP without scripts.
  * `formTargets` widens `form-action` for a form whose answer redirects away.
+ * `img-src data:` lets the layout's empty icon (`data:,`) stand in for a
+ * /favicon.ico the browser would otherwise ask for on every first visit.
  * Over https (`https`: by default, a request that came over TLS, directly or
  * through a trusted proxy), `Strict-Transport-Security` keeps the browser on
  * https for a year: a later http link or typed address cannot be
@@ -236,7 +238,7 @@ export function sendPage(res: Response, status: number, page: SafeHtml, formTarg
   res.setHeader('Referrer-Policy', 'no-referrer');
   res.setHeader(
     'Content-Security-Policy',
-    `default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'; form-action ${["'self'", ...formTargets].join(' ')}`,
+    `default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'; form-action ${["'self'", ...formTargets].join(' ')}`,
   );
   res.send(page.value);
 }

@@ -1,6 +1,6 @@
 import type { Account, ApiKeySummary, AuthorizedApp, OAuthClientSummary } from '../../identity/index.js';
 import { safeNext } from './next-target.js';
-import { html, type SafeHtml } from './html.js';
+import { html, type HtmlValue, type SafeHtml } from './html.js';
 
 /** What every page needs: who is logged in and the form token. */
 export interface PageContext {
@@ -34,19 +34,35 @@ function withNext(path: '/login' | '/signup', next: string | undefined): string 
  * heading holding only the name is a paragraph of its own already.
  */
 
-/** A page; `next` is where the login and sign-up links of a logged-out visitor come back to. */
-export function layout(ctx: PageContext, title: string, body: SafeHtml, next?: string): SafeHtml {
+/** The logged-in navigation's pages; the one shown is marked `aria-current="page"`. */
+type NavPage = '/account' | '/developer';
+
+const navLink = (path: NavPage, text: string, current: NavPage | undefined) =>
+  html`<a href="${path}"${current === path ? html` aria-current="page"` : null}>${text}</a>`;
+
+/**
+ * A page; `next` is where the login and sign-up links of a logged-out
+ * visitor come back to, `current` the navigation link of this page. The
+ * skip link is the first thing a keyboard reaches, so it need not tab
+ * through the navigation on every page. The empty data: icon stops browsers
+ * asking for /favicon.ico (a 404 on every first visit).
+ */
+export function layout(ctx: PageContext, title: string, body: SafeHtml, next?: string, current?: NavPage): SafeHtml {
   const nav = ctx.account
-    ? html`<nav><a href="/account">Account</a> <a href="/developer">Developer</a>
+    ? html`<nav>${navLink('/account', 'Account', current)} ${navLink('/developer', 'Developer', current)}
         <form method="post" action="/logout" class="inline">${csrfField(ctx)}<button type="submit">Log out <bdi>${ctx.account.username}</bdi></button></form></nav>`
     : html`<nav><a href="${withNext('/login', next)}">Log in</a> <a href="${withNext('/signup', next)}">Sign up</a></nav>`;
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title} · cardwork</title><link rel="stylesheet" href="/web.css"></head>
-<body><header><strong>cardwork</strong>${nav}</header><main><h1>${title}</h1>${body}</main></body></html>`;
+<title>${title} · cardwork</title><link rel="stylesheet" href="/web.css"><link rel="icon" href="data:,"></head>
+<body><a class="skip-link" href="#main">Skip to main content</a><header><strong>cardwork</strong>${nav}</header><main id="main"><h1>${title}</h1>${body}</main></body></html>`;
 }
 
 const problem = (message: string | undefined) => (message ? html`<p class="error" role="alert">${message}</p>` : null);
+/** Words only a screen reader says: what a button repeated on every row acts on (WCAG 2.4.6). */
+const hidden = (text: HtmlValue) => html`<span class="visually-hidden">${text}</span>`;
+/** The header of a table's actions column, empty to the eye (axe: empty-table-header). */
+const actionsHeader = html`<th>${hidden('Actions')}</th>`;
 const notice = (message: string | undefined) => (message ? html`<p class="notice" role="status">${message}</p>` : null);
 
 export function signUpPage(ctx: PageContext, opts: { error?: string; username?: string; email?: string; next?: string }): SafeHtml {
@@ -122,6 +138,8 @@ ${created ? html`<div class="secret" role="status"><p>New API key <bdi><strong>$
 ${apiKeysSection(ctx, view.keys)}
 ${authorizedAppsSection(ctx, view.apps)}
 ${passwordSection(ctx, view.passwordError)}`,
+    undefined,
+    '/account',
   );
 }
 
@@ -132,12 +150,12 @@ function apiKeysSection(ctx: PageContext, keys: ApiKeySummary[]): SafeHtml {
       <td>${
         k.revoked_at
           ? html`revoked ${when(k.revoked_at)}`
-          : html`<form method="post" action="/account/api-keys/${k.id}/revoke" class="inline">${csrfField(ctx)}<button type="submit">Revoke</button></form>`
+          : html`<form method="post" action="/account/api-keys/${k.id}/revoke" class="inline">${csrfField(ctx)}<button type="submit">Revoke${hidden(html` key <bdi>${k.name || `${k.prefix}…`}</bdi>`)}</button></form>`
       }</td></tr>`,
   );
   return html`<h2>API keys</h2>
 <p>Send a key as the user name of HTTP Basic authentication (empty password) or in the <code>X-Api-Key</code> header. A key has your full access.</p>
-${keys.length ? html`<div class="table-scroll"><table><thead><tr><th>Name</th><th>Prefix</th><th>Created</th><th>Last used</th><th></th></tr></thead><tbody>${rows}</tbody></table></div>` : html`<p>No API keys yet.</p>`}
+${keys.length ? html`<div class="table-scroll"><table><thead><tr><th>Name</th><th>Prefix</th><th>Created</th><th>Last used</th>${actionsHeader}</tr></thead><tbody>${rows}</tbody></table></div>` : html`<p>No API keys yet.</p>`}
 <form method="post" action="/account/api-keys">${csrfField(ctx)}
   <label>Name of a new key <input name="name" maxlength="200" placeholder="laptop"></label>
   <button type="submit">Create API key</button>
@@ -148,13 +166,13 @@ function authorizedAppsSection(ctx: PageContext, apps: AuthorizedApp[]): SafeHtm
   const rows = apps.map(
     (app) => html`<tr><td>${app.name}</td><td>${app.scopes.map((s) => html`<code>${s}</code> `)}</td><td>${when(app.authorizedAt)}</td>
       <td>${when(app.lastIssuedAt)}</td>
-      <td><form method="post" action="/account/apps/${app.id}/revoke" class="inline">${csrfField(ctx)}<button type="submit">Revoke access</button></form></td></tr>`,
+      <td><form method="post" action="/account/apps/${app.id}/revoke" class="inline">${csrfField(ctx)}<button type="submit">Revoke access${hidden(html` for <bdi>${app.name}</bdi>`)}</button></form></td></tr>`,
   );
   return html`<h2>Authorized applications</h2>
 <p>Applications you allowed to act for you. Revoking one ends its access at once: its tokens stop working, and it must ask you again.</p>
 ${
   apps.length
-    ? html`<div class="table-scroll"><table id="authorized-apps"><thead><tr><th>Application</th><th>Scopes</th><th>Authorized</th><th>Last token issued</th><th></th></tr></thead><tbody>${rows}</tbody></table></div>`
+    ? html`<div class="table-scroll"><table id="authorized-apps"><thead><tr><th>Application</th><th>Scopes</th><th>Authorized</th><th>Last token issued</th>${actionsHeader}</tr></thead><tbody>${rows}</tbody></table></div>`
     : html`<p>No application has access to your account.</p>`
 }`;
 }
@@ -187,8 +205,8 @@ export function developerPage(
   <dl><dt>Client id</dt><dd><code>${app.clientId}</code></dd>
   <dt>Type</dt><dd>${app.confidential ? 'confidential (has a client secret)' : 'public (no secret; PKCE required)'}</dd>
   <dt>Redirect URIs</dt><dd>${app.redirectUris.map((u) => html`<code>${u}</code><br>`)}</dd></dl>
-  ${app.confidential ? html`<form method="post" action="/developer/apps/${app.id}/rotate-secret" class="inline">${csrfField(ctx)}<button type="submit">Rotate secret</button></form>` : null}
-  <form method="post" action="/developer/apps/${app.id}/delete" class="inline">${csrfField(ctx)}<button type="submit">Delete</button></form>
+  ${app.confidential ? html`<form method="post" action="/developer/apps/${app.id}/rotate-secret" class="inline">${csrfField(ctx)}<button type="submit">Rotate secret${hidden(html` of <bdi>${app.name}</bdi>`)}</button></form>` : null}
+  ${deleteApp(ctx, app)}
 </section>`,
   );
   return layout(
@@ -215,7 +233,21 @@ ${problem(opts.error)}
   <button type="submit">Register</button>
 </form>
 <p>How to run the flow: <code>docs/OAUTH.md</code>.</p>`,
+    undefined,
+    '/developer',
   );
+}
+
+/**
+ * Deleting an app ends every token and authorization it has, so the first
+ * click only opens the confirmation (a <details>: no script needed), whose
+ * button says what goes.
+ */
+function deleteApp(ctx: PageContext, app: OAuthClientSummary): SafeHtml {
+  return html`<details class="confirm"><summary>Delete${hidden(html` <bdi>${app.name}</bdi>`)}…</summary>
+    <p>The application is removed and every token its users gave <bdi>${app.name}</bdi> stops working at once. This cannot be undone.</p>
+    <form method="post" action="/developer/apps/${app.id}/delete">${csrfField(ctx)}<button type="submit" class="danger">Delete <bdi>${app.name}</bdi> and all its tokens</button></form>
+  </details>`;
 }
 
 /**
@@ -285,4 +317,8 @@ table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35rem;b
 .error{color:#a00;font-weight:600}.notice{color:#075;font-weight:600}.secret{background:#fff8d8;border:1px solid #e5c860;padding:.5rem 1rem;margin:1rem 0}
 .secret code{word-break:break-all;font-size:1.05rem}section.app{background:#fff;border:1px solid #dde;padding:.5rem 1rem;margin:.75rem 0}
 dt{font-weight:600}dd{margin:0 0 .5rem}
-.wrap{overflow-wrap:anywhere}.destination{font-size:1.25rem}`;
+.wrap{overflow-wrap:anywhere}.destination{font-size:1.25rem}
+.visually-hidden,.skip-link:not(:focus){position:absolute;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}
+.skip-link:focus{position:absolute;top:.5rem;left:.5rem;z-index:1;padding:.4rem .9rem;background:#fff;color:#1d2330}
+details.confirm{display:inline-block;vertical-align:top}details.confirm summary{cursor:pointer;padding:.4rem .9rem;margin:.25rem 0;border:1px solid #999;border-radius:3px;background:#f0f0f0}
+details.confirm[open]{display:block}.danger{background:#a00;color:#fff;border:1px solid #800}`;
