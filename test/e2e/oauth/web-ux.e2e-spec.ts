@@ -154,3 +154,77 @@ describe('passwords an attacker guesses first are refused', () => {
     await login.agent.post('/login').type('form').send({ _csrf: csrfOf(form.text), login: 'ivy', password: PASSWORD }).expect(303);
   });
 });
+
+// A form's error said which field was wrong only in words: a screen reader on the field heard nothing of it,
+// and the browser tab read as if nothing had gone wrong.
+describe('web pages: the field an error is about', () => {
+  const world = {} as { t: TestApp; ann: WebUser };
+  beforeAll(async () => {
+    Object.assign(world, { t: await createTestApp() });
+    world.ann = webUser(world.t);
+    await world.ann.signUp('ann');
+  });
+  afterAll(() => world.t.close());
+
+  /** The fields marked invalid, each with the id of the text that describes it, and whether that text is there. */
+  const marked = (page: string) =>
+    [...page.matchAll(/<(?:input|textarea) [^>]*name="([^"]+)"[^>]*aria-invalid="true" aria-describedby="([^"]+)"/g)].map(([, name, id]) => ({
+      name,
+      id,
+      described: new RegExp(`<div id="${id}"><p class="error" role="alert">`).test(page),
+    }));
+  const title = (page: string) => /<title>([^<]*)<\/title>/.exec(page)![1];
+
+  const signUp = async (fields: Record<string, string>) => {
+    const gus = webUser(world.t);
+    const form = await gus.agent.get('/signup').expect(200);
+    expect({ title: title(form.text), marked: marked(form.text) }).toEqual({ title: 'Sign up · cardwork', marked: [] });
+    return gus.agent.post('/signup').type('form').send({ _csrf: csrfOf(form.text), ...fields }).expect(400);
+  };
+
+  it('sign-up marks the one field refused, and the title says Error', async () => {
+    const res = await signUp({ username: 'gus', email: 'not an address', password: PASSWORD });
+    expect({ title: title(res.text), marked: marked(res.text) }).toEqual({
+      title: 'Error: Sign up · cardwork',
+      marked: [{ name: 'email', id: 'form-error', described: true }],
+    });
+  });
+
+  it('sign-up marks no field when the error is about several', async () => {
+    const res = await signUp({ username: 'bad name!', email: 'not an address', password: PASSWORD });
+    expect({ title: title(res.text), marked: marked(res.text) }).toEqual({ title: 'Error: Sign up · cardwork', marked: [] });
+  });
+
+  it('the developer page marks the redirect URIs or the type refused', async () => {
+    for (const [fields, name] of [
+      [{ redirect_uris: 'not a uri', client_type: 'confidential' }, 'redirect_uris'],
+      [{ redirect_uris: 'https://app.example.test/cb', client_type: 'both' }, 'client_type'],
+    ] as const) {
+      const page = await world.ann.agent.get('/developer').expect(200);
+      const res = await world.ann.agent.post('/developer/apps').type('form').send({ _csrf: csrfOf(page.text), name: 'App', ...fields }).expect(400);
+      expect(title(res.text)).toBe('Error: Developer · cardwork');
+      expect(new Set(marked(res.text).map((m) => `${m.name} ${m.id} ${m.described}`))).toEqual(new Set([`${name} form-error true`]));
+    }
+  });
+
+  it('the password form marks the current password when wrong, the new one when refused', async () => {
+    for (const [fields, status, name] of [
+      [{ current_password: 'not it at all', new_password: 'a fine new passphrase' }, 401, 'current_password'],
+      [{ current_password: PASSWORD, new_password: 'short' }, 400, 'new_password'],
+    ] as const) {
+      const page = await world.ann.agent.get('/account').expect(200);
+      const res = await world.ann.agent.post('/account/password').type('form').send({ _csrf: csrfOf(page.text), ...fields }).expect(status);
+      expect({ title: title(res.text), marked: marked(res.text) }).toEqual({
+        title: 'Error: Account · cardwork',
+        marked: [{ name, id: 'password-error', described: true }],
+      });
+    }
+  });
+
+  it('a failed login says Error in the title, with no one field to blame', async () => {
+    const gus = webUser(world.t);
+    const login = await gus.agent.get('/login').expect(200);
+    const res = await gus.agent.post('/login').type('form').send({ _csrf: csrfOf(login.text), login: 'ann', password: 'wrong password' }).expect(401);
+    expect({ title: title(res.text), marked: marked(res.text) }).toEqual({ title: 'Error: Log in · cardwork', marked: [] });
+  });
+});

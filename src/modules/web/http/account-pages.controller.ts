@@ -10,7 +10,7 @@ import { FormSubmissionsService } from '../application/form-submissions.service.
 import { accountPage, logInPage, signUpClosedPage, signUpPage, WEB_CSS, type AccountView } from '../views/pages.js';
 import { WebErrorFilter } from './web-error.filter.js';
 import { safeNext } from '../views/next-target.js';
-import { field, WebContextService, type AccountContext } from './web-context.js';
+import { errorField, field, WebContextService, type AccountContext } from './web-context.js';
 
 /**
  * What `/account?done=…` says after a form's redirect: fixed texts only, so
@@ -80,7 +80,7 @@ export class AccountPagesController {
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
       const status = error.kind === 'conflict' ? 409 : 400;
-      return this.web.send(res, status, signUpPage(ctx, { ...input, error: error.message, next: field(req, 'next') }));
+      return this.web.send(res, status, signUpPage(ctx, { ...input, error: error.message, errorField: errorField(error), next: field(req, 'next') }));
     }
     res.redirect(303, safeNext(field(req, 'next')));
   }
@@ -195,10 +195,12 @@ export class AccountPagesController {
       changed = await this.web.changePassword(req, res, ctx, passwords);
     } catch (error) {
       if (error instanceof RateLimitedError) return this.showAccount(res, ctx, 429, { passwordError: tooManyAttempts(res, error) });
-      if (error instanceof DomainError && error.kind === 'invalid') return this.showAccount(res, ctx, 400, { passwordError: error.message });
+      if (error instanceof DomainError && error.kind === 'invalid') {
+        return this.showAccount(res, ctx, 400, { passwordError: error.message, passwordErrorField: errorField(error) });
+      }
       throw error;
     }
-    if (!changed) return this.showAccount(res, ctx, 401, { passwordError: 'Wrong current password.' });
+    if (!changed) return this.showAccount(res, ctx, 401, { passwordError: 'Wrong current password.', passwordErrorField: 'current_password' });
     res.redirect(303, '/account?done=password');
   }
 }

@@ -8,7 +8,7 @@ import { OAuthApi } from '../../identity/index.js';
 import { FormSubmissionsService } from '../application/form-submissions.service.js';
 import { developerPage } from '../views/pages.js';
 import { WebErrorFilter } from './web-error.filter.js';
-import { field, WebContextService } from './web-context.js';
+import { errorField, field, WebContextService } from './web-context.js';
 
 /** The form's application types; anything else is refused, not taken for one of them. */
 const CLIENT_TYPES: Record<string, boolean> = { confidential: true, public: false };
@@ -54,7 +54,7 @@ export class DeveloperPagesController {
     const confidential = Object.hasOwn(CLIENT_TYPES, form.client_type) ? CLIENT_TYPES[form.client_type] : undefined;
     if (confidential === undefined) {
       const apps = await this.oauth.listClients(ctx.account.id);
-      return this.web.send(res, 400, developerPage(ctx, apps, { error: 'Type must be confidential or public.', form }));
+      return this.web.send(res, 400, developerPage(ctx, apps, { error: 'Type must be confidential or public.', errorField: 'client_type', form }));
     }
     try {
       const input = { name: form.name, redirectUris: form.redirect_uris.split(/\r?\n/), confidential };
@@ -65,7 +65,7 @@ export class DeveloperPagesController {
       this.web.send(res, 201, developerPage(ctx, apps, { shown: { app: client, secret: clientSecret, what: 'registered' } }));
     } catch (error) {
       if (!(error instanceof DomainError) || error.kind !== 'invalid') throw error;
-      this.web.send(res, 400, developerPage(ctx, await this.oauth.listClients(ctx.account.id), { error: error.message, form }));
+      this.web.send(res, 400, developerPage(ctx, await this.oauth.listClients(ctx.account.id), { error: error.message, errorField: errorField(error), form }));
     }
   }
 

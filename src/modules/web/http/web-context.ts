@@ -2,6 +2,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import { Injectable } from '@nestjs/common';
 import type { CookieOptions, Request, Response } from 'express';
 import { AppConfig } from '../../../config/app-config.js';
+import type { DomainError } from '../../../shared/domain/domain-error.js';
 import { isCrossSiteWrite } from '../../../shared/http/cross-site.policy.js';
 import type { Account } from '../../identity/index.js';
 import type { FormSubmission } from '../application/form-submissions.service.js';
@@ -249,6 +250,11 @@ function csrfToken(secret: string): string {
 
 function sameText(a: string, b: string): boolean {
   return a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+}
+
+/** The form field a refusal is about, when it names exactly one (the page marks that field). */
+export function errorField(error: DomainError): string | undefined {
+  return error.errors?.length === 1 ? error.errors[0].field : undefined;
 }
 
 /** A form field as text ('' when absent or sent twice). */

@@ -40,45 +40,70 @@ type NavPage = '/account' | '/developer';
 const navLink = (path: NavPage, text: string, current: NavPage | undefined) =>
   html`<a href="${path}"${current === path ? html` aria-current="page"` : null}>${text}</a>`;
 
+/** What a page tells its layout besides its title and body. */
+interface PageOptions {
+  /** Where the login and sign-up links of a logged-out visitor come back to. */
+  next?: string;
+  /** The navigation link of this page. */
+  current?: NavPage;
+  /** The page shows a form's error: the browser tab and a screen reader's first words say so. */
+  error?: boolean;
+}
+
 /**
- * A page; `next` is where the login and sign-up links of a logged-out
- * visitor come back to, `current` the navigation link of this page. The
- * skip link is the first thing a keyboard reaches, so it need not tab
- * through the navigation on every page. The empty data: icon stops browsers
- * asking for /favicon.ico (a 404 on every first visit).
+ * A page. The skip link is the first thing a keyboard reaches, so it need
+ * not tab through the navigation on every page. The empty data: icon stops
+ * browsers asking for /favicon.ico (a 404 on every first visit).
  */
-export function layout(ctx: PageContext, title: string, body: SafeHtml, next?: string, current?: NavPage): SafeHtml {
+export function layout(ctx: PageContext, title: string, body: SafeHtml, { next, current, error }: PageOptions = {}): SafeHtml {
   const nav = ctx.account
     ? html`<nav>${navLink('/account', 'Account', current)} ${navLink('/developer', 'Developer', current)}
         <form method="post" action="/logout" class="inline">${csrfField(ctx)}<button type="submit">Log out <bdi>${ctx.account.username}</bdi></button></form></nav>`
     : html`<nav><a href="${withNext('/login', next)}">Log in</a> <a href="${withNext('/signup', next)}">Sign up</a></nav>`;
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title} · cardwork</title><link rel="stylesheet" href="/web.css"><link rel="icon" href="data:,"></head>
+<title>${error ? 'Error: ' : ''}${title} · cardwork</title><link rel="stylesheet" href="/web.css"><link rel="icon" href="data:,"></head>
 <body><a class="skip-link" href="#main">Skip to main content</a><header><strong>cardwork</strong>${nav}</header><main id="main"><h1>${title}</h1>${body}</main></body></html>`;
 }
 
-const problem = (message: string | undefined) => (message ? html`<p class="error" role="alert">${message}</p>` : null);
+const alert = (message: string) => html`<p class="error" role="alert">${message}</p>`;
+
+/**
+ * A form's error; `id` (on a box around it, the alert's markup stays as it
+ * was) is what the field it is about names in aria-describedby.
+ */
+const problem = (message: string | undefined, id = 'form-error') => (message ? html`<div id="${id}">${alert(message)}</div>` : null);
+
+/**
+ * On the field the page's error is about (`errorField`, a form field's
+ * name), the attributes that tie the two for a screen reader.
+ */
+const invalidIf = (name: string, errorField: string | undefined, errorId = 'form-error') =>
+  name === errorField ? html` aria-invalid="true" aria-describedby="${errorId}"` : null;
 /** Words only a screen reader says: what a button repeated on every row acts on (WCAG 2.4.6). */
 const hidden = (text: HtmlValue) => html`<span class="visually-hidden">${text}</span>`;
 /** The header of a table's actions column, empty to the eye (axe: empty-table-header). */
 const actionsHeader = html`<th>${hidden('Actions')}</th>`;
 const notice = (message: string | undefined) => (message ? html`<p class="notice" role="status">${message}</p>` : null);
 
-export function signUpPage(ctx: PageContext, opts: { error?: string; username?: string; email?: string; next?: string }): SafeHtml {
+export function signUpPage(
+  ctx: PageContext,
+  opts: { error?: string; errorField?: string; username?: string; email?: string; next?: string },
+): SafeHtml {
+  const bad = (name: string) => invalidIf(name, opts.errorField);
   return layout(
     ctx,
     'Sign up',
     html`${problem(opts.error)}
 <form method="post" action="/signup">${csrfField(ctx)}
   <input type="hidden" name="next" value="${opts.next ?? ''}">
-  <label>User name <input name="username" required maxlength="64" autocomplete="username" value="${opts.username ?? ''}"></label>
-  <label>Email <input name="email" type="email" required autocomplete="email" value="${opts.email ?? ''}"></label>
-  <label>Password (at least 8 characters, not a common one nor your user name) <input name="password" type="password" required minlength="8" autocomplete="new-password"></label>
+  <label>User name <input name="username" required maxlength="64" autocomplete="username" value="${opts.username ?? ''}"${bad('username')}></label>
+  <label>Email <input name="email" type="email" required autocomplete="email" value="${opts.email ?? ''}"${bad('email')}></label>
+  <label>Password (at least 8 characters, not a common one nor your user name) <input name="password" type="password" required minlength="8" autocomplete="new-password"${bad('password')}></label>
   <button type="submit">Create account</button>
 </form>
 <p>Already have an account? <a href="${withNext('/login', opts.next)}">Log in</a>.</p>`,
-    opts.next,
+    { next: opts.next, error: !!opts.error },
   );
 }
 
@@ -89,7 +114,7 @@ export function signUpClosedPage(ctx: PageContext, next?: string): SafeHtml {
     'Sign-up is closed',
     html`<p>This instance does not accept new accounts. Ask its administrator for one.</p>
 <p>Already have an account? <a href="${withNext('/login', next)}">Log in</a>.</p>`,
-    next,
+    { next },
   );
 }
 
@@ -105,7 +130,7 @@ export function logInPage(ctx: PageContext, opts: { error?: string; login?: stri
   <button type="submit">Log in</button>
 </form>
 <p>No account yet? <a href="${withNext('/signup', opts.next)}">Sign up</a>.</p>`,
-    opts.next,
+    { next: opts.next, error: !!opts.error },
   );
 }
 
@@ -123,6 +148,8 @@ export interface AccountView {
   error?: string;
   /** Why the password form was refused. */
   passwordError?: string;
+  /** The password form's field `passwordError` is about. */
+  passwordErrorField?: string;
 }
 
 export function accountPage(ctx: PageContext, view: AccountView): SafeHtml {
@@ -131,15 +158,14 @@ export function accountPage(ctx: PageContext, view: AccountView): SafeHtml {
   return layout(
     ctx,
     'Account',
-    html`${problem(view.error)}
+    html`${view.error ? alert(view.error) : null}
 <p><bdi>${a.displayName}</bdi> (<strong><bdi>${a.username}</bdi></strong>, <bdi>${a.email}</bdi>)${a.isAdmin ? ' · instance administrator' : ''}</p>
 ${notice(view.notice)}
 ${created ? html`<div class="secret" role="status"><p>New API key <bdi><strong>${created.name || '(no name)'}</strong></bdi>. Copy it now: it is shown only once.</p><code id="new-api-key">${created.key}</code></div>` : null}
 ${apiKeysSection(ctx, view.keys)}
 ${authorizedAppsSection(ctx, view.apps)}
-${passwordSection(ctx, view.passwordError)}`,
-    undefined,
-    '/account',
+${passwordSection(ctx, view.passwordError, view.passwordErrorField)}`,
+    { current: '/account', error: !!(view.error || view.passwordError) },
   );
 }
 
@@ -177,13 +203,14 @@ ${
 }`;
 }
 
-function passwordSection(ctx: PageContext, error: string | undefined): SafeHtml {
+function passwordSection(ctx: PageContext, error: string | undefined, errorField: string | undefined): SafeHtml {
+  const bad = (name: string) => invalidIf(name, errorField, 'password-error');
   return html`<h2>Change password</h2>
 <p>Every other browser logged in to your account is logged out; this one stays. Your API keys and authorized applications keep working: revoke them above if they may be in the wrong hands.</p>
-${problem(error)}
+${problem(error, 'password-error')}
 <form method="post" action="/account/password">${csrfField(ctx)}
-  <label>Current password <input name="current_password" type="password" required autocomplete="current-password"></label>
-  <label>New password (at least 8 characters, not a common one nor your user name) <input name="new_password" type="password" required minlength="8" autocomplete="new-password"></label>
+  <label>Current password <input name="current_password" type="password" required autocomplete="current-password"${bad('current_password')}></label>
+  <label>New password (at least 8 characters, not a common one nor your user name) <input name="new_password" type="password" required minlength="8" autocomplete="new-password"${bad('new_password')}></label>
   <button type="submit">Change password</button>
 </form>`;
 }
@@ -197,9 +224,10 @@ export interface ShownSecret {
 export function developerPage(
   ctx: PageContext,
   apps: OAuthClientSummary[],
-  opts: { shown?: ShownSecret; notice?: string; error?: string; form?: Record<string, string> },
+  opts: { shown?: ShownSecret; notice?: string; error?: string; errorField?: string; form?: Record<string, string> },
 ): SafeHtml {
   const shown = opts.shown;
+  const bad = (name: string) => invalidIf(name, opts.errorField);
   const list = apps.map(
     (app) => html`<section class="app"><h3><bdi>${app.name}</bdi></h3>
   <dl><dt>Client id</dt><dd><code>${app.clientId}</code></dd>
@@ -224,17 +252,16 @@ ${apps.length ? list : html`<p>No applications yet.</p>`}
 <h2>Register an application</h2>
 ${problem(opts.error)}
 <form method="post" action="/developer/apps">${csrfField(ctx)}
-  <label>Name (shown to users on the consent page) <input name="name" required maxlength="100" value="${opts.form?.name ?? ''}"></label>
-  <label>Redirect URIs, one per line (matched exactly) <textarea name="redirect_uris" required rows="3">${opts.form?.redirect_uris ?? ''}</textarea></label>
+  <label>Name (shown to users on the consent page) <input name="name" required maxlength="100" value="${opts.form?.name ?? ''}"${bad('name')}></label>
+  <label>Redirect URIs, one per line (matched exactly) <textarea name="redirect_uris" required rows="3"${bad('redirect_uris')}>${opts.form?.redirect_uris ?? ''}</textarea></label>
   <fieldset><legend>Type</legend>
-    <label><input type="radio" name="client_type" value="confidential" ${opts.form?.client_type === 'public' ? '' : html`checked`}> Confidential: runs on a server and keeps a secret</label>
-    <label><input type="radio" name="client_type" value="public" ${opts.form?.client_type === 'public' ? html`checked` : ''}> Public: a browser or native app, no secret, PKCE required</label>
+    <label><input type="radio" name="client_type" value="confidential" ${opts.form?.client_type === 'public' ? '' : html`checked`}${bad('client_type')}> Confidential: runs on a server and keeps a secret</label>
+    <label><input type="radio" name="client_type" value="public" ${opts.form?.client_type === 'public' ? html`checked` : ''}${bad('client_type')}> Public: a browser or native app, no secret, PKCE required</label>
   </fieldset>
   <button type="submit">Register</button>
 </form>
 <p>How to run the flow: <code>docs/OAUTH.md</code>.</p>`,
-    undefined,
-    '/developer',
+    { current: '/developer', error: !!opts.error },
   );
 }
 
@@ -296,7 +323,7 @@ export function consentPage(
 
 /** An error page; `back` is a page of this site to offer a link to. */
 export function errorPage(ctx: PageContext, title: string, message: string, back?: string): SafeHtml {
-  return layout(ctx, title, html`<p class="error" role="alert">${message}</p>${back ? html`<p><a href="${back}">Go to ${back}</a></p>` : null}`);
+  return layout(ctx, title, html`${alert(message)}${back ? html`<p><a href="${back}">Go to ${back}</a></p>` : null}`);
 }
 
 /**
