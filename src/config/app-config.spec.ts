@@ -34,6 +34,8 @@ describe('loadConfig', () => {
 
   it('never echoes the credentials of a DATABASE_URL it cannot read', () => {
     expect(() => loadConfig({ DATABASE_URL: 'postgres://u:Secret99@host:abc/db' })).toThrow('DATABASE_URL must be a URL, got "postgres://…@host:abc/db"');
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://app:Zx9/k+Qw==@db:5432/cardwork' })).toThrow('DATABASE_URL must be a URL, got "postgres://…@db:5432/cardwork"');
+    expect(() => loadConfig({ AUTH_URL: 'https://admin:s3cret@auth.example.com' })).toThrow(/AUTH_URL .* got \(not shown: it holds credentials\)$/);
   });
 
   it('refuses a BASE_URL with a query, a fragment or credentials: links are made by appending paths to it', () => {
@@ -57,7 +59,7 @@ describe('loadConfig', () => {
       'linklocal',
       'uniquelocal',
     ]);
-    for (const bad of ['true', 'all', '1.2.3', '10.0.0.0/33', '::1/129', '10.0.0.0/8/8', 'loopback,', 'proxy.example.com', '-1', '101']) {
+    for (const bad of ['true', 'all', '1.2.3', '10.0.0.0/33', '::1/129', '10.0.0.0/8/8', 'loopback,', 'proxy.example.com', '-1', '101', '0.0.0.0/0', '::/0']) {
       expect(() => loadConfig({ TRUST_PROXY: bad })).toThrow(/^Invalid configuration: TRUST_PROXY must be /);
     }
   });

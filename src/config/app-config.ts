@@ -136,8 +136,8 @@ function readUrl(env: Env, name: string, fallback: string | undefined, protocols
   try {
     url = new URL(raw);
   } catch {
-    // DATABASE_URL may hold a password: whatever stands between `//` and `@` is not echoed.
-    throw new ConfigError(name, `must be a URL, got "${raw.replace(/\/\/[^/]*@/, '//…@')}"`);
+    // DATABASE_URL may hold a password (a `/` in it is what made it unreadable): all up to the last `@` is not echoed.
+    throw new ConfigError(name, `must be a URL, got "${raw.replace(/\/\/.*@/, '//…@')}"`);
   }
   if (!protocols.includes(url.protocol)) {
     throw new ConfigError(name, `must use ${protocols.join(' or ')}, got "${url.protocol}"`);
@@ -164,7 +164,8 @@ function readBase(env: Env, name: string, fallback: string): string {
 function readOrigin(env: Env, name: string, fallback: string): string {
   const url = new URL(readUrl(env, name, fallback, ['http:', 'https:'])!);
   if (url.href !== `${url.origin}/`) {
-    throw new ConfigError(name, `must be an origin, scheme://host[:port], with no path, query, fragment or credentials (the pages are served at its root), got "${env[name]}"`);
+    const shown = url.username || url.password ? '(not shown: it holds credentials)' : `"${env[name]}"`;
+    throw new ConfigError(name, `must be an origin, scheme://host[:port], with no path, query, fragment or credentials (the pages are served at its root), got ${shown}`);
   }
   return url.origin;
 }
@@ -198,7 +199,8 @@ function isAddressOrRange(entry: string): boolean {
   const [address, prefix, ...rest] = entry.split('/');
   const version = isIP(address);
   if (version === 0 || rest.length > 0) return false;
-  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128));
+  // A /0 range is everyone (which `true` is refused for), and Express's proxy-addr throws on it at start.
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) >= 1 && Number(prefix) <= (version === 4 ? 32 : 128));
 }
 
 function readHost(env: Env, name: string): string {
