@@ -271,6 +271,10 @@ describe('web pages on AUTH_URL', () => {
     const forged = await ann.agent.post('/account/api-keys').type('form').send({ name: 'forged' }).expect(403);
     expect(forged.text).toContain('Form expired');
     await ann.agent.post('/account/api-keys').type('form').send({ name: 'forged', _csrf: `${csrfOf(page.text)}x` }).expect(403);
+    // a character of more than one byte in the token's place (its UTF-16 length right, its bytes not): 403, never 500
+    const token = csrfOf(page.text);
+    await ann.agent.post('/account/api-keys').type('form').send({ name: 'forged', _csrf: `é${token.slice(1)}` }).expect(403);
+    await ann.agent.post('/logout').type('form').send({ _csrf: `${token.slice(0, 12)}é${token.slice(13)}` }).expect(403);
     // a token from another visitor's cookie does not fit this session
     const other = await webUser(t).agent.get('/login');
     await ann.agent.post('/account/api-keys').type('form').send({ name: 'forged', _csrf: csrfOf(other.text) }).expect(403);

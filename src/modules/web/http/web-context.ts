@@ -248,8 +248,10 @@ function csrfToken(secret: string): string {
   return createHmac('sha256', secret).update('cardwork csrf').digest('base64url');
 }
 
+/** Constant-time equality; byte lengths compared first (timingSafeEqual throws on unequal ones: a posted `é` made a 500). */
 function sameText(a: string, b: string): boolean {
-  return a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+  const [x, y] = [Buffer.from(a), Buffer.from(b)];
+  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 /** The form field a refusal is about, when it names exactly one (the page marks that field). */
