@@ -34,6 +34,8 @@ describe('web pages: names that could disguise themselves or the page', () => {
     ['a byte order mark inside', 'Pho\uFEFFto'],
     ['a soft hyphen', 'Pho\u00ADto'],
     ['a line separator', 'Photo\u2028Printer'],
+    ['a combining grapheme joiner', 'Photo\u034FPrinter'],
+    ['a Hangul filler (draws as nothing)', '\u3164'],
   ])('refuses an application name with %s, with the page\'s error, and registers nothing', async (_what, name) => {
     const res = await register(name);
     expect(res.status).toBe(400);
@@ -43,7 +45,7 @@ describe('web pages: names that could disguise themselves or the page', () => {
   });
 
   it('still takes names in any script, right-to-left ones included', async () => {
-    for (const name of ['מדפסת תמונות', 'Imprimante photo é', '写真プリンター 🖨️']) expect((await register(name)).status).toBe(201);
+    for (const name of ['מדפסת תמונות', 'Imprimante photo é', '写真プリンター 🖨️', 'I \u2764\uFE0F prints']) expect((await register(name)).status).toBe(201);
   });
 
   it('refuses an API key name with such characters, on the account page and on the API', async () => {
@@ -116,6 +118,7 @@ describe('passwords an attacker guesses first are refused', () => {
     ['password', 'is one of the most commonly used passwords'],
     ['Passw0rd', 'is one of the most commonly used passwords'],
     ['aaaaaaaa', 'is one character repeated'],
+    ['😀😀😀😀😀😀😀😀', 'is one character repeated'],
     ['gusgusgus', 'must not be your user name or email address'],
     ['GUS@example.test', 'must not be your user name or email address'],
   ])('sign-up refuses %s with a 400 that says why', async (password, why) => {
@@ -139,6 +142,24 @@ describe('passwords an attacker guesses first are refused', () => {
     });
     await expect(admin.createUser({ username: 'hal', email: 'hal@example.test', password: 'hal@example.test' })).rejects.toMatchObject({ kind: 'invalid' });
     await expect(admin.createUser({ username: 'hal', email: 'hal@example.test', password: 'quiet violet harbour' })).resolves.toMatchObject({ username: 'hal' });
+  });
+
+  it('counts a password in characters: four emoji are too short, though eight UTF-16 units', async () => {
+    const kim = webUser(t);
+    const form = await kim.agent.get('/signup').expect(200);
+    const res = await kim.agent.post('/signup').type('form').send({ _csrf: csrfOf(form.text), username: 'kim', email: 'kim@example.test', password: '😀🙂😎🤖' }).expect(400);
+    expect(res.text).toContain('password must be 8 to 1024 characters');
+  });
+
+  // A refusal of the new password after the current one was checked told a stolen session the password was right.
+  it('judges the new password before the current one: a wrong current password with a refused new one is a 400', async () => {
+    const lee = webUser(t);
+    await lee.signUp('leeleelee');
+    for (const current of ['not the password', PASSWORD]) {
+      const page = await lee.agent.get('/account').expect(200);
+      const res = await lee.agent.post('/account/password').type('form').send({ _csrf: csrfOf(page.text), current_password: current, new_password: 'leeleelee' }).expect(400);
+      expect(res.text).toContain('The new password must not be your user name');
+    }
   });
 
   it('the password change form refuses them, and the old password still works', async () => {

@@ -41,10 +41,13 @@ export class AccountsApiImpl extends AccountsApi {
   }
 
   async changePassword(userId: number, currentPassword: string, newPassword: string, address: string): Promise<boolean> {
-    this.users.checkNewPassword(newPassword);
+    // The new password is judged whole (its account's names included) before the current one is
+    // checked: a refusal after the check told a stolen session the password was right, changing nothing.
+    const account = await this.repo.findById(userId);
+    this.users.checkNewPassword(newPassword, account ?? undefined);
     await this.countAttempt(`login-address:${address}`);
     await this.countAttempt(accountCounter(userId));
-    const user = await this.users.checkPassword(await this.repo.findById(userId), currentPassword);
+    const user = await this.users.checkPassword(account, currentPassword);
     return user ? this.users.replacePassword(user, newPassword) : false;
   }
 

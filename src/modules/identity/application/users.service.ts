@@ -31,7 +31,8 @@ const unknownUserHash = () => (dummyHash ??= hashPassword('not the password of a
 
 const USERNAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 /** Sign-up's rule for a password's length. */
-const passwordFits = (p: unknown): p is string => typeof p === 'string' && p.length >= 8 && p.length <= 1024;
+/** 8 to 1024 characters, counted as code points (an emoji is one, not two UTF-16 units). */
+const passwordFits = (p: unknown): p is string => typeof p === 'string' && [...p].length >= 8 && [...p].length <= 1024;
 
 /**
  * Why a password of a fitting length is one an attacker guesses first
@@ -42,7 +43,8 @@ const passwordFits = (p: unknown): p is string => typeof p === 'string' && p.len
 export function guessablePasswordProblem(password: string, account: { username?: string; email?: string } = {}): string | null {
   const lower = password.toLowerCase();
   if (COMMON_PASSWORDS.has(lower)) return 'is one of the most commonly used passwords; choose another';
-  if ([...password].every((c) => c === password[0])) return 'is one character repeated; choose another';
+  const chars = [...password];
+  if (chars.every((c) => c === chars[0])) return 'is one character repeated; choose another';
   const own = [account.username, account.email, account.email?.split('@')[0]].filter((s): s is string => typeof s === 'string' && s.length > 0);
   if (own.some((s) => s.toLowerCase() === lower)) return 'must not be your user name or email address';
   return null;

@@ -8,9 +8,12 @@
  * name pass for another — and control characters and line or paragraph
  * separators (Cc, Zl, Zp), which start a new bidi paragraph. The price: an
  * emoji sequence joined by U+200D or a subdivision flag (tag characters) is
- * refused too.
+ * refused too. Also every other default-ignorable code point (combining
+ * grapheme joiner U+034F, Hangul fillers U+115F/U+3164, variation
+ * selectors…), which draw as nothing; but for the emoji/text presentation
+ * selectors U+FE0E and U+FE0F, which ❤️ and other common emoji carry.
  */
-const DECEPTIVE = /[\p{Cf}\p{Cc}\p{Zl}\p{Zp}]/u;
+const DECEPTIVE = /[\p{Cf}\p{Cc}\p{Zl}\p{Zp}]|(?![\uFE0E\uFE0F])\p{Default_Ignorable_Code_Point}/u;
 
 /** What a 400 says of a name with such a character. */
 export const DECEPTIVE_NAME_MESSAGE = 'must not contain invisible, control or text-direction characters (such as U+202E or U+200B)';
