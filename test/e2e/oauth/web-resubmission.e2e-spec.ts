@@ -114,6 +114,25 @@ describe('web forms sent again, expired forms, error pages, HSTS', () => {
       expect(page.text).toMatch(loggedInAs('double'));
     });
 
+    it('is a 429 with Retry-After when the login it makes is over the login limit (as the login page answers)', async () => {
+      const server = t.app.getHttpServer();
+      const from = { 'X-Forwarded-For': '198.51.100.77' };
+      const form = await request(server).get('/signup').expect(200);
+      const cookie = cookieOf(form).join('; ');
+      const send = () =>
+        request(server).post('/signup').set(from).set('Cookie', cookie).type('form')
+          .send({ _csrf: csrfOf(form.text), username: 'limited', email: 'limited@example.test', password: PASSWORD });
+      await send().expect(303);
+      const login = await request(server).get('/login').expect(200);
+      for (let i = 0; i < 21; i++) {
+        await request(server).post('/login').set(from).set('Cookie', cookieOf(login).join('; ')).type('form')
+          .send({ _csrf: csrfOf(login.text), login: 'limited', password: 'not the password' });
+      }
+      const again = await send().expect(429);
+      expect(Number(again.headers['retry-after'])).toBeGreaterThan(0);
+      expect(again.text).toContain('Too many login attempts');
+    });
+
     it('is still a 409 with another password', async () => {
       const second = await signUpTwice('double2', `${PASSWORD} but not`);
       expect(second.status).toBe(409);

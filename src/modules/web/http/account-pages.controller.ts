@@ -79,6 +79,10 @@ export class AccountPagesController {
       await this.web.logIn(req, res, account.id);
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
+      // A repeated sign-up logs in (sameSignUp), which the login limits may refuse: 429 as the login page answers.
+      if (error instanceof RateLimitedError) {
+        return this.web.send(res, 429, signUpPage(ctx, { ...input, error: tooManyAttempts(res, error), next: field(req, 'next') }));
+      }
       const status = error.kind === 'conflict' ? 409 : 400;
       return this.web.send(res, status, signUpPage(ctx, { ...input, error: error.message, errorField: errorField(error), next: field(req, 'next') }));
     }
