@@ -53,6 +53,10 @@ describe('redactQuery', () => {
 
   it('replaces one of the service’s own credentials under any name, and a value whose name does not decode', () => {
     expect(redactQuery('/api/1.0/me?q=cwk_abc&cwk_def&n%ZZ=1&page=2')).toBe('/api/1.0/me?q=[redacted]&[redacted]&n%ZZ=[redacted]&page=2');
+    // framed names and an escaped credential: api_key[], api_key%00, api_key%20, cwk%5F…
+    expect(redactQuery('/x?api_key[]=s1&api_key%00=s2&api_key%20=s3&q=cwk%5Fabc&keyboard=qwerty')).toBe(
+      '/x?api_key[]=[redacted]&api_key%00=[redacted]&api_key%20=[redacted]&q=[redacted]&keyboard=qwerty',
+    );
   });
 
   it('keeps every other URL as sent', () => {

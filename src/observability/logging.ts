@@ -134,13 +134,19 @@ export function redactQuery(url: string): string {
       const eq = pair.indexOf('=');
       const [name, value] = eq < 0 ? ['', pair] : [pair.slice(0, eq), pair.slice(eq + 1)];
       const decoded = decodedName(name);
-      if (decoded !== undefined && !SECRET_PARAMETER.test(decoded) && !OWN_CREDENTIAL.test(value)) return pair;
+      if (decoded !== undefined && !SECRET_PARAMETER.test(bareName(decoded)) && !OWN_CREDENTIAL.test(decodedName(value) ?? value)) return pair;
       return eq < 0 ? REDACTED : `${name}=${REDACTED}`;
     });
   return `${url.slice(0, start)}?${pairs.join('&')}`;
 }
 
-/** A query parameter's name as the server reads it (`+` and %-escapes decoded); undefined when it does not decode. */
+/**
+ * A decoded name without what frames it (`api_key[]`, `api_key\0`, ` key `):
+ * the query parser or a client may read those as the name itself.
+ */
+const bareName = (name: string) => name.replace(/^[^a-z0-9]+|[^a-z0-9]+$/gi, '');
+
+/** A query parameter's name or value as the server reads it (`+` and %-escapes decoded); undefined when it does not decode. */
 function decodedName(raw: string): string | undefined {
   try {
     return decodeURIComponent(raw.replace(/\+/g, ' '));
