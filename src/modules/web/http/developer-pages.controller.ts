@@ -78,7 +78,9 @@ export class DeveloperPagesController {
     if (first.repeated) return res.redirect(303, '/developer?done=secret-resent');
     const secret = first.value;
     const apps = await this.oauth.listClients(ctx.account.id);
-    const app = apps.find((a) => a.id === id)!;
+    const app = apps.find((a) => a.id === id);
+    // Deleted (in another tab) between the rotation and this list: the new secret opens nothing.
+    if (!app) return res.redirect(303, '/developer');
     this.web.send(res, 200, developerPage(ctx, apps, { shown: { app, secret, what: 'rotated' } }));
   }
 
