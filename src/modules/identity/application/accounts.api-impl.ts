@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { RateLimitedError } from '../../../shared/domain/domain-error.js';
+import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { AccountsApi, type Account, type SignUpInput } from '../contracts/accounts.api.js';
 import type { User } from '../domain/user.entity.js';
 import { RateLimitStore } from '../infrastructure/rate-limit.store.js';
@@ -23,6 +24,7 @@ export class AccountsApiImpl extends AccountsApi {
     private readonly users: UsersService,
     private readonly repo: UsersRepository,
     private readonly limits: RateLimitStore,
+    private readonly uow: UnitOfWork,
   ) {
     super();
   }
@@ -40,15 +42,28 @@ export class AccountsApiImpl extends AccountsApi {
     return user ? toAccount(user) : null;
   }
 
-  async changePassword(userId: number, currentPassword: string, newPassword: string, address: string): Promise<boolean> {
+  async changePassword(
+    userId: number,
+    currentPassword: string,
+    newPassword: string,
+    address: string,
+    alongWithChange: () => Promise<void> = async () => undefined,
+  ): Promise<boolean> {
     // The new password is judged whole (its account's names included) before the current one is
     // checked: a refusal after the check told a stolen session the password was right, changing nothing.
     const account = await this.repo.findById(userId);
     this.users.checkNewPassword(newPassword, account ?? undefined);
+    // Counted and checked before the transaction: the limits' counts live outside any transaction
+    // (a rollback keeps them), and the embedded database's one connection is the transaction's while it runs.
     await this.countAttempt(`login-address:${address}`);
     await this.countAttempt(accountCounter(userId));
     const user = await this.users.checkPassword(account, currentPassword);
-    return user ? this.users.replacePassword(user, newPassword) : false;
+    if (!user) return false;
+    return this.uow.run(async () => {
+      if (!(await this.users.replacePassword(user, newPassword))) return false;
+      await alongWithChange();
+      return true;
+    });
   }
 
   private async countAttempt(key: string): Promise<void> {

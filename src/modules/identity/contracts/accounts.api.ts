@@ -32,6 +32,15 @@ export abstract class AccountsApi {
    * Each check of the current password counts as a login attempt, under
    * the same limits as `logIn` (its address and the account): a stolen
    * session cannot guess it faster than the login page allows.
+   * `alongWithChange` runs in the transaction that replaces the password,
+   * only when it does (the web module ends the user's sessions there: never
+   * a new password with the old one's sessions still open).
    */
-  abstract changePassword(userId: number, currentPassword: string, newPassword: string, address: string): Promise<boolean>;
+  abstract changePassword(
+    userId: number,
+    currentPassword: string,
+    newPassword: string,
+    address: string,
+    alongWithChange?: () => Promise<void>,
+  ): Promise<boolean>;
 }

@@ -1,6 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { AccountsApi, type Account } from '../../identity/index.js';
 import { SessionsRepository } from '../infrastructure/sessions.repository.js';
 
@@ -19,7 +18,6 @@ export class SessionsService {
   constructor(
     private readonly sessions: SessionsRepository,
     private readonly accounts: AccountsApi,
-    private readonly uow: UnitOfWork,
   ) {}
 
   /**
@@ -37,17 +35,19 @@ export class SessionsService {
   /**
    * Changes the user's password (`AccountsApi.changePassword`) and, if it
    * changed, ends every session of the user and starts a new one for this
-   * browser, in one transaction: never a new password with the sessions of
-   * the old one still open. This browser stays logged in, but under a new
-   * token, so a copy of its cookie taken before stops working too. The new
+   * browser, in the transaction that replaces it (`alongWithChange`): never a
+   * new password with the sessions of the old one still open. This browser
+   * stays logged in, but under a new token, so a copy of its cookie taken
+   * before stops working too. The new
    * token, or null when the current password was wrong (nothing changed).
    */
-  changePassword(userId: number, change: { current: string; next: string; address: string }): Promise<string | null> {
-    return this.uow.run(async () => {
-      if (!(await this.accounts.changePassword(userId, change.current, change.next, change.address))) return null;
+  async changePassword(userId: number, change: { current: string; next: string; address: string }): Promise<string | null> {
+    let token: string | null = null;
+    const changed = await this.accounts.changePassword(userId, change.current, change.next, change.address, async () => {
       await this.sessions.deleteAllOf(userId);
-      return this.start(userId);
+      token = await this.start(userId);
     });
+    return changed ? token : null;
   }
 
   /** The account a session token belongs to; null for an unknown or expired one. */
