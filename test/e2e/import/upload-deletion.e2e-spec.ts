@@ -88,9 +88,11 @@ describe('deleting a discovered upload', () => {
    * stream the rows it read: an import that read the upload before the
    * DELETE writes every row, even when the DELETE commits between its check
    * pass and its write pass. Held at the import's first step in its
-   * transaction (the project's import lock), after the check pass.
+   * transaction (the project's import lock), after the check pass. On a
+   * PostgreSQL server only: the embedded database's one connection cannot
+   * hold a lock from the test while the import and the DELETE run.
    */
-  it('an import that read the upload before the DELETE writes all its rows; one after it is refused', async () => {
+  (process.env.DATABASE_URL ? it : it.skip)('an import that read the upload before the DELETE writes all its rows; one after it is refused', async () => {
     const { u, imports } = await user();
     const ws = workspaceClient(t);
     const project = await ws.project(u, await ws.team(u));
