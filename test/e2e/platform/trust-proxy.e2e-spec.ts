@@ -67,7 +67,8 @@ describe('TRUST_PROXY', () => {
   it('with a hop count, the address the last proxy saw counts, not what the client put before it', async () => {
     const oneHop = await app('1');
     // The first client makes up an X-Forwarded-For per guess, which the proxy appends its address to.
-    const made = (client: number, guess: number) => (client === 1 ? `198.51.100.${guess}, 203.0.113.1` : '203.0.113.2');
+    // Addresses of their own: on the embedded database the file's apps share the login counters.
+    const made = (client: number, guess: number) => (client === 1 ? `198.51.100.${guess}, 203.0.113.11` : '203.0.113.12');
     expect(await guessesOfTwoClients(oneHop, made)).toEqual([429, 401]);
   }, 60_000);
 
