@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { expect } from '@jest/globals';
 import request from 'supertest';
-import type { TestApp } from './test-app.js';
+import { createTestApp, type TestApp } from './test-app.js';
 
 export const PASSWORD = 'correct horse battery staple';
 
@@ -84,6 +84,14 @@ export function webUser(t: TestApp) {
 }
 
 export type WebUser = ReturnType<typeof webUser>;
+
+/** A new app with one user signed up on its pages (`ann` unless named): a describe's usual start. */
+export async function appWithWebUser(username = 'ann'): Promise<{ t: TestApp; ann: WebUser }> {
+  const t = await createTestApp();
+  const ann = webUser(t);
+  await ann.signUp(username);
+  return { t, ann };
+}
 
 /** POST /oauth/token with form fields. */
 export function tokenRequest(t: TestApp, fields: Record<string, string>, basic?: { id: string; secret: string }) {

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { csrfOf, hiddenFields, PASSWORD, pkce, webUser, type WebUser } from '../../support/oauth-client.js';
+import { appWithWebUser, csrfOf, hiddenFields, PASSWORD, pkce, webUser, type WebUser } from '../../support/oauth-client.js';
 import { rawExchange, type RawResponse } from '../../support/raw-http.js';
 import { createTestApp, type TestApp } from '../../support/test-app.js';
 
@@ -14,11 +14,7 @@ describe('web pages on AUTH_URL', () => {
   let t: TestApp;
   let ann: WebUser;
 
-  beforeAll(async () => {
-    t = await createTestApp();
-    ann = webUser(t);
-    await ann.signUp('ann');
-  });
+  beforeAll(async () => ({ t, ann } = await appWithWebUser()));
   afterAll(() => t.close());
 
   it('serves plain HTML forms with a CSRF field, no script, and strict headers', async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
-import { csrfOf, PASSWORD, webUser, type WebUser } from '../../support/oauth-client.js';
-import { createTestApp, type TestApp } from '../../support/test-app.js';
+import { appWithWebUser, csrfOf, PASSWORD, webUser, type WebUser } from '../../support/oauth-client.js';
+import type { TestApp } from '../../support/test-app.js';
 
 const API = '/api/1.0';
 
@@ -9,11 +9,7 @@ describe('web pages: names that could disguise themselves or the page', () => {
   let t: TestApp;
   let ann: WebUser;
 
-  beforeAll(async () => {
-    t = await createTestApp();
-    ann = webUser(t);
-    await ann.signUp('ann');
-  });
+  beforeAll(async () => ({ t, ann } = await appWithWebUser()));
   afterAll(() => t.close());
 
   const register = async (name: string) => {
@@ -81,11 +77,7 @@ describe('the consent page says where the user will be sent', () => {
   let t: TestApp;
   let ann: WebUser;
 
-  beforeAll(async () => {
-    t = await createTestApp();
-    ann = webUser(t);
-    await ann.signUp('ann');
-  });
+  beforeAll(async () => ({ t, ann } = await appWithWebUser()));
   afterAll(() => t.close());
 
   it.each([
@@ -107,10 +99,7 @@ describe('the consent page says where the user will be sent', () => {
 describe('passwords an attacker guesses first are refused', () => {
   let t: TestApp;
 
-  beforeAll(async () => {
-    t = await createTestApp();
-    await webUser(t).signUp('ann');
-  });
+  beforeAll(async () => ({ t } = await appWithWebUser()));
   afterAll(() => t.close());
 
   it.each([
@@ -180,11 +169,7 @@ describe('passwords an attacker guesses first are refused', () => {
 // and the browser tab read as if nothing had gone wrong.
 describe('web pages: the field an error is about', () => {
   const world = {} as { t: TestApp; ann: WebUser };
-  beforeAll(async () => {
-    Object.assign(world, { t: await createTestApp() });
-    world.ann = webUser(world.t);
-    await world.ann.signUp('ann');
-  });
+  beforeAll(async () => Object.assign(world, await appWithWebUser()));
   afterAll(() => world.t.close());
 
   /** The fields marked invalid, each with the id of the text that describes it, and whether that text is there. */
