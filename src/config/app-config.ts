@@ -145,6 +145,9 @@ function readUrl(env: Env, name: string, fallback: string | undefined, protocols
   return raw.replace(/\/+$/, '');
 }
 
+/** A refused URL as its error quotes it: not at all when it holds credentials. */
+const shownUrl = (url: URL, raw: string) => (url.username || url.password ? '(not shown: it holds credentials)' : `"${raw}"`);
+
 /**
  * The public base of API calls: Link, Location and OpenAPI's servers are made
  * by appending paths to it, so a query, a fragment or credentials in it
@@ -154,8 +157,7 @@ function readBase(env: Env, name: string, fallback: string): string {
   const raw = readUrl(env, name, fallback, ['http:', 'https:'])!;
   const url = new URL(raw);
   if (/[?#]/.test(raw) || url.username || url.password) {
-    const shown = url.username || url.password ? '(not shown: it holds credentials)' : `"${raw}"`;
-    throw new ConfigError(name, `must be scheme://host[:port][/path], with no query, fragment or credentials (links are made by appending paths to it), got ${shown}`);
+    throw new ConfigError(name, `must be scheme://host[:port][/path], with no query, fragment or credentials (links are made by appending paths to it), got ${shownUrl(url, raw)}`);
   }
   return raw;
 }
@@ -164,8 +166,7 @@ function readBase(env: Env, name: string, fallback: string): string {
 function readOrigin(env: Env, name: string, fallback: string): string {
   const url = new URL(readUrl(env, name, fallback, ['http:', 'https:'])!);
   if (url.href !== `${url.origin}/`) {
-    const shown = url.username || url.password ? '(not shown: it holds credentials)' : `"${env[name]}"`;
-    throw new ConfigError(name, `must be an origin, scheme://host[:port], with no path, query, fragment or credentials (the pages are served at its root), got ${shown}`);
+    throw new ConfigError(name, `must be an origin, scheme://host[:port], with no path, query, fragment or credentials (the pages are served at its root), got ${shownUrl(url, env[name] ?? '')}`);
   }
   return url.origin;
 }
