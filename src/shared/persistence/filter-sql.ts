@@ -39,7 +39,7 @@ export type FilterTextMatch = 'equals' | 'contains';
 const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /** `%text%` for (I)LIKE: `text` as a plain substring, its pattern characters escaped. */
-export function likeContains(text: string): string {
+function likeContains(text: string): string {
   return `%${likeLiteral(text)}%`;
 }
 
