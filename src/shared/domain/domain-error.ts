@@ -70,8 +70,8 @@ export class UnauthorizedError extends DomainError {
 export class ConflictError extends DomainError {
   readonly code: string;
   readonly kind = 'conflict' as const;
-  constructor(message: string, code = 'STATE.CONFLICT') {
-    super(message);
+  constructor(message: string, code = 'STATE.CONFLICT', errors?: FieldProblem[]) {
+    super(message, errors);
     this.code = code;
   }
 }

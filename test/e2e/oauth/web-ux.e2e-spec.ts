@@ -32,6 +32,7 @@ describe('web pages: names that could disguise themselves or the page', () => {
     ['a line separator', 'Photo\u2028Printer'],
     ['a combining grapheme joiner', 'Photo\u034FPrinter'],
     ['a Hangul filler (draws as nothing)', '\u3164'],
+    ['only braille pattern blanks (draw as spaces, not trimmed)', '\u2800\u2800'],
   ])('refuses an application name with %s, with the page\'s error, and registers nothing', async (_what, name) => {
     const res = await register(name);
     expect(res.status).toBe(400);
@@ -199,6 +200,32 @@ describe('web pages: the field an error is about', () => {
   it('sign-up marks no field when the error is about several', async () => {
     const res = await signUp({ username: 'bad name!', email: 'not an address', password: PASSWORD });
     expect({ title: title(res.text), marked: marked(res.text) }).toEqual({ title: 'Error: Sign up · cardwork', marked: [] });
+  });
+
+  it('sign-up marks the user name or email already taken (409)', async () => {
+    for (const [fields, name] of [
+      [{ username: 'ann', email: 'other@example.test' }, 'username'],
+      [{ username: 'other', email: 'ann@example.test' }, 'email'],
+    ] as const) {
+      const gus = webUser(world.t);
+      const form = await gus.agent.get('/signup').expect(200);
+      const res = await gus.agent.post('/signup').type('form').send({ _csrf: csrfOf(form.text), password: PASSWORD, ...fields }).expect(409);
+      expect({ title: title(res.text), marked: marked(res.text) }).toEqual({
+        title: 'Error: Sign up · cardwork',
+        marked: [{ name, id: 'form-error', described: true }],
+      });
+    }
+  });
+
+  it('the account page marks an API key name refused, keeps it, and creates nothing', async () => {
+    const page = await world.ann.agent.get('/account').expect(200);
+    const res = await world.ann.agent.post('/account/api-keys').type('form').send({ _csrf: csrfOf(page.text), name: 'ci\u200Bbot' }).expect(400);
+    expect({ title: title(res.text), marked: marked(res.text) }).toEqual({
+      title: 'Error: Account · cardwork',
+      marked: [{ name: 'name', id: 'key-error', described: true }],
+    });
+    expect(res.text).toContain('value="ci\u200Bbot"');
+    expect(res.text).toContain('No API keys yet.');
   });
 
   it('the developer page marks the redirect URIs or the type refused', async () => {

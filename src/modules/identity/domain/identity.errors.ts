@@ -1,8 +1,9 @@
 import { ConflictError, DomainError, NotFoundError } from '../../../shared/domain/domain-error.js';
 
+/** Names the field taken in `errors` too, so the sign-up page can mark it. */
 export class UserTakenError extends ConflictError {
   constructor(what: 'username' | 'email') {
-    super(`A user with this ${what} already exists`, 'IDENTITY.USER_TAKEN');
+    super(`A user with this ${what} already exists`, 'IDENTITY.USER_TAKEN', [{ field: what, message: 'already taken' }]);
   }
 }
 

@@ -12,8 +12,11 @@
  * grapheme joiner U+034F, Hangul fillers U+115F/U+3164, variation
  * selectors…), which draw as nothing; but for the emoji/text presentation
  * selectors U+FE0E and U+FE0F, which ❤️ and other common emoji carry.
+ * And the braille pattern blank U+2800: a symbol to Unicode, so neither
+ * whitespace (trim keeps it) nor ignorable, but it draws as a space, so a
+ * name of nothing else would show as blank.
  */
-const DECEPTIVE = /[\p{Cf}\p{Cc}\p{Zl}\p{Zp}]|(?![\uFE0E\uFE0F])\p{Default_Ignorable_Code_Point}/u;
+const DECEPTIVE = /[\p{Cf}\p{Cc}\p{Zl}\p{Zp}\u2800]|(?![\uFE0E\uFE0F])\p{Default_Ignorable_Code_Point}/u;
 
 /** What a 400 says of a name with such a character. */
 export const DECEPTIVE_NAME_MESSAGE = 'must not contain invisible, control or text-direction characters (such as U+202E or U+200B)';

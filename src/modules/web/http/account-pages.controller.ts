@@ -149,7 +149,8 @@ export class AccountPagesController {
    * The new key is in this answer only (the page is not cached; a redirect
    * would lose it). The same form sent again (a reload of this answer, a
    * double click) creates nothing: 303 to the list, which says so. Over the
-   * key limit, the account page with the limit's error (409).
+   * key limit, the account page with the limit's error (409); a name
+   * refused, the page with the error beside the form, the name kept (400).
    */
   @Post('account/api-keys')
   async createKey(@Req() req: Request, @Res() res: Response) {
@@ -161,6 +162,7 @@ export class AccountPagesController {
       first = await this.forms.once(ctx.submission, 'api-key', () => this.admin.createApiKey(ctx.account.id, name));
     } catch (error) {
       if (error instanceof DomainError && error.kind === 'conflict') return this.showAccount(res, ctx, 409, { error: error.message });
+      if (error instanceof DomainError && error.kind === 'invalid') return this.showAccount(res, ctx, 400, { keyError: error.message, keyName: name });
       throw error;
     }
     if (first.repeated) return res.redirect(303, '/account?done=key-resent');

@@ -146,6 +146,9 @@ export interface AccountView {
   notice?: string;
   /** Why a form other than the password's was refused (the API key limit), at the top. */
   error?: string;
+  /** Why the new key's name was refused, beside its form, which shows the name sent. */
+  keyError?: string;
+  keyName?: string;
   /** Why the password form was refused. */
   passwordError?: string;
   /** The password form's field `passwordError` is about. */
@@ -162,14 +165,14 @@ export function accountPage(ctx: PageContext, view: AccountView): SafeHtml {
 <p><bdi>${a.displayName}</bdi> (<strong><bdi>${a.username}</bdi></strong>, <bdi>${a.email}</bdi>)${a.isAdmin ? ' · instance administrator' : ''}</p>
 ${notice(view.notice)}
 ${created ? html`<div class="secret" role="status"><p>New API key <bdi><strong>${created.name || '(no name)'}</strong></bdi>. Copy it now: it is shown only once.</p><code id="new-api-key">${created.key}</code></div>` : null}
-${apiKeysSection(ctx, view.keys)}
+${apiKeysSection(ctx, view.keys, view.keyError, view.keyName)}
 ${authorizedAppsSection(ctx, view.apps)}
 ${passwordSection(ctx, view.passwordError, view.passwordErrorField)}`,
-    { current: '/account', error: !!(view.error || view.passwordError) },
+    { current: '/account', error: !!(view.error || view.keyError || view.passwordError) },
   );
 }
 
-function apiKeysSection(ctx: PageContext, keys: ApiKeySummary[]): SafeHtml {
+function apiKeysSection(ctx: PageContext, keys: ApiKeySummary[], error?: string, name?: string): SafeHtml {
   const rows = keys.map(
     (k) => html`<tr><td>${k.name || '(no name)'}</td><td><code>${k.prefix}…</code></td><td>${when(k.created_at)}</td>
       <td>${when(k.last_used_at)}</td>
@@ -182,8 +185,9 @@ function apiKeysSection(ctx: PageContext, keys: ApiKeySummary[]): SafeHtml {
   return html`<h2>API keys</h2>
 <p>Send a key as the user name of HTTP Basic authentication (empty password) or in the <code>X-Api-Key</code> header. A key has your full access.</p>
 ${keys.length ? html`<div class="table-scroll"><table><thead><tr><th>Name</th><th>Prefix</th><th>Created</th><th>Last used</th>${actionsHeader}</tr></thead><tbody>${rows}</tbody></table></div>` : html`<p>No API keys yet.</p>`}
+${problem(error, 'key-error')}
 <form method="post" action="/account/api-keys">${csrfField(ctx)}
-  <label>Name of a new key <input name="name" maxlength="200" placeholder="laptop"></label>
+  <label>Name of a new key <input name="name" maxlength="200" placeholder="laptop"${name ? html` value="${name}"` : null}${error ? invalidIf('name', 'name', 'key-error') : null}></label>
   <button type="submit">Create API key</button>
 </form>`;
 }
