@@ -19,6 +19,6 @@ RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
 EXPOSE 3000
-# The port the server listens on (PORT, 3000 unless `docker run -e PORT=…` says otherwise).
-HEALTHCHECK CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/api/1.0/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+# Asks /health where the server listens (PORT, and HOST when `docker run -e HOST=…` binds one address).
+HEALTHCHECK CMD node bin/healthcheck.js
 CMD ["node", "dist/src/main.js"]

@@ -37,7 +37,26 @@ describe('the Docker image', () => {
     } finally {
       server.close();
     }
-    expect(read('Dockerfile')).toMatch(/HEALTHCHECK CMD .*process\.env\.PORT\|\|3000/);
+  });
+
+  it('checks health on the one address HOST binds, and on loopback for a wildcard', async () => {
+    // 127.0.0.2 is loopback on Linux but not 127.0.0.1: a server bound to it alone is not found on 127.0.0.1.
+    const server = http.createServer((req, res) => res.writeHead(req.url === '/api/1.0/health' ? 200 : 404).end());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.2', resolve));
+    const port = String((server.address() as AddressInfo).port);
+    try {
+      expect(await healthcheck({ PORT: port, HOST: '127.0.0.2' })).toBe(0);
+      expect(await healthcheck({ PORT: port })).toBe(1);
+    } finally {
+      server.close();
+    }
+    const wildcard = http.createServer((_req, res) => res.writeHead(200).end());
+    await new Promise<void>((resolve) => wildcard.listen(0, '0.0.0.0', resolve));
+    try {
+      expect(await healthcheck({ PORT: String((wildcard.address() as AddressInfo).port), HOST: '0.0.0.0' })).toBe(0);
+    } finally {
+      wildcard.close();
+    }
   });
 
   it('keeps the repository, dependencies, builds, data and secrets out of the build context', () => {
