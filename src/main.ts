@@ -8,7 +8,7 @@ import { applyHeapGrowth, keepRequestsYoung } from './lifecycle/heap-growth.js';
 import { createRootLogger, PinoNestLogger } from './observability/logging.js';
 import { Metrics } from './observability/metrics.js';
 import { refusePendingMigrations } from './database/pending-migrations.js';
-import { waitForDatabase } from './database/database-wait.js';
+import { startWait, waitForDatabase } from './database/database-wait.js';
 
 async function bootstrap(): Promise<void> {
   const config = loadConfig();
@@ -21,7 +21,7 @@ async function bootstrap(): Promise<void> {
   const metrics = config.metricsPort !== undefined ? new Metrics() : undefined;
   // Before Nest: a database it cannot reach would end the process from Nest's
   // ExceptionHandler (a stack), before the catch below could say it in a line.
-  if (!config.embedded) await waitForDatabase(config.databaseUrl!, (message) => logger.warn(message, 'Database'));
+  if (!config.embedded) await waitForDatabase(config.databaseUrl!, (message) => logger.warn(message, 'Database'), startWait(config.databaseStartWaitMs));
   const app = await createApp(config, { rootLogger: root, logger, metrics });
   if (!config.migrationsRun) await refusePendingMigrations(app.get(DataSource));
   // The metrics listener first: a port it cannot take stops the start before the API serves.

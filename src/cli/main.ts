@@ -97,7 +97,7 @@ async function run(args: ParsedArgs, config: AppConfig): Promise<void> {
 
 async function migrate(config: AppConfig): Promise<void> {
   // The CLI says at once when the database is away; the server's start waits for it.
-  const applied = await applyMigrations(config, undefined, 1);
+  const applied = await applyMigrations(config, undefined, true);
   print({ applied, migrations: applied ? await lastExecuted(config, applied) : [] });
 }
 

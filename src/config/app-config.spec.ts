@@ -97,6 +97,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ REQUEST_HEADERS_TIMEOUT_MS: '300001' })).toThrow(/REQUEST_HEADERS_TIMEOUT_MS/);
   });
 
+  it("reads how long a start waits for the database: 27 s, 0 for one attempt, at most an hour", () => {
+    expect(loadConfig({}).databaseStartWaitMs).toBe(27_000);
+    expect(loadConfig({ DATABASE_START_WAIT_MS: '0' }).databaseStartWaitMs).toBe(0);
+    expect(() => loadConfig({ DATABASE_START_WAIT_MS: '-1' })).toThrow(/DATABASE_START_WAIT_MS/);
+    expect(() => loadConfig({ DATABASE_START_WAIT_MS: '3600001' })).toThrow(/DATABASE_START_WAIT_MS/);
+  });
+
   it('names the bad variable', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
     expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL/);

@@ -59,6 +59,8 @@ export class AppConfig {
   readonly preparedStatements: boolean;
   /** Longest a statement of a request may run on PostgreSQL, in ms; 0 = no limit (DATABASE_STATEMENT_TIMEOUT_MS). Migrations are not bound. */
   readonly databaseStatementTimeoutMs: number;
+  /** How long a start waits for a PostgreSQL not reachable yet, in ms; 0 = one attempt (DATABASE_START_WAIT_MS). */
+  readonly databaseStartWaitMs: number;
   readonly dataDir: string;
   readonly baseUrl: string;
   /** An origin only: the pages and /oauth/* are served at its root. */
@@ -226,6 +228,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     // in 3 s, docs/PERFORMANCE.md), and what proxies in front commonly wait. PostgreSQL
     // takes up to 2^31-1 ms.
     databaseStatementTimeoutMs: readInt(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 60_000, 0, 2_147_483_647),
+    // 27 s: TypeOrmModule's own retries (10 attempts 3 s apart) before the start had its wait.
+    databaseStartWaitMs: readInt(env, 'DATABASE_START_WAIT_MS', 27_000, 0, 3_600_000),
     dataDir: path.resolve(env.DATA_DIR?.trim() || './data'),
     baseUrl: readBase(env, 'BASE_URL', `${local}/api/1.0`),
     authUrl: readOrigin(env, 'AUTH_URL', local),

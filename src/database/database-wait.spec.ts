@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { describe, expect, it } from '@jest/globals';
-import { databaseLocation, DatabaseStartError, retryWhileUnavailable, waitForDatabase } from './database-wait.js';
+import { databaseLocation, DatabaseStartError, retryWhileUnavailable, startWait, waitForDatabase } from './database-wait.js';
 
 /** A local port nothing listens on: a connection there is refused at once. */
 async function closedPort(): Promise<number> {
@@ -22,6 +22,14 @@ describe('waitForDatabase', () => {
     );
     expect(logged.map((m) => m.replace(/: .*/, ''))).toEqual([1, 2].map((n) => `database not reachable at 127.0.0.1:${port}, retrying (${n} of 2)`));
     expect([...logged, (refusal as Error).message].join('\n')).not.toContain('S3cret-pw');
+  });
+});
+
+describe('startWait', () => {
+  it('covers DATABASE_START_WAIT_MS with 3 s pauses: 27 s by default is 10 attempts, 0 is one, a part of a pause one more', () => {
+    expect([27_000, 0, 1, 3_000, 8_000].map((ms) => startWait(ms))).toEqual(
+      [10, 1, 2, 2, 4].map((attempts) => ({ attempts, delayMs: 3_000 })),
+    );
   });
 });
 

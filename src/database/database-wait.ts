@@ -8,12 +8,17 @@ export interface StartWait {
   delayMs: number;
 }
 
+/** The pause between two attempts to reach a database still starting up. */
+const RETRY_DELAY_MS = 3_000;
+
 /**
  * A database still starting up (containers started together, a restart
- * during a deploy) is waited for: 10 attempts 3 s apart, about 27 s, as
- * TypeOrmModule's own retries did when they were the only ones.
+ * during a deploy) is waited for up to `waitMs` (DATABASE_START_WAIT_MS,
+ * 27 s by default: 10 attempts 3 s apart); 0 tries once.
  */
-export const START_WAIT: StartWait = { attempts: 10, delayMs: 3_000 };
+export function startWait(waitMs: number): StartWait {
+  return { attempts: 1 + Math.ceil(waitMs / RETRY_DELAY_MS), delayMs: RETRY_DELAY_MS };
+}
 
 /** A start refused for the database: its message is the one line the server prints. */
 export class DatabaseStartError extends Error {}
@@ -50,7 +55,7 @@ export async function retryWhileUnavailable<T>(
  * ExceptionHandler, with a stack and after 27 silent seconds, before the
  * start's one-line refusal could run.
  */
-export async function waitForDatabase(url: string, log: (message: string) => void, wait: StartWait = START_WAIT): Promise<void> {
+export async function waitForDatabase(url: string, log: (message: string) => void, wait: StartWait): Promise<void> {
   const { address, names } = databaseLocation(url);
   const started = Date.now();
   try {

@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { dataSourceOptions } from './data-source.js';
-import { retryWhileUnavailable, START_WAIT } from './database-wait.js';
+import { retryWhileUnavailable, startWait } from './database-wait.js';
 
 /**
  * Applies pending migrations on a connection of their own, without the
@@ -13,13 +13,13 @@ import { retryWhileUnavailable, START_WAIT } from './database-wait.js';
  * other, the later finding none pending. Before, two ran the same migration
  * at once, and one stopped on `CREATE SCHEMA` (duplicate key) and exited.
  * The embedded database has one process (embedded-lock.ts). A database
- * still starting up is waited for (START_WAIT; the server's start has
- * waited for it already, waitForDatabase).
+ * still starting up is waited for (DATABASE_START_WAIT_MS; the server's
+ * start has waited for it already, waitForDatabase), unless `once`.
  */
-export async function applyMigrations(config: AppConfig, embeddedDir?: string, attempts = START_WAIT.attempts): Promise<number> {
+export async function applyMigrations(config: AppConfig, embeddedDir?: string, once = false): Promise<number> {
   const ds = await retryWhileUnavailable(
     () => new DataSource({ ...dataSourceOptions(config, embeddedDir, 'migrations'), migrationsRun: false }).initialize(),
-    { ...START_WAIT, attempts },
+    startWait(once ? 0 : config.databaseStartWaitMs),
   );
   try {
     if (!config.embedded) await ds.query(`SELECT pg_advisory_lock(hashtextextended('cardwork.migrations', 0))`);

@@ -93,13 +93,15 @@ describe('start-up refusals for the database', () => {
     expect(output).not.toMatch(/"stack"|\n\s+at |ExceptionHandler/);
   };
 
-  it('waits for an unreachable database, a line per failed attempt, then refuses in one line', async () => {
+  it('waits DATABASE_START_WAIT_MS for an unreachable database, a line per failed attempt, then refuses in one line', async () => {
     const closed = await freePort();
-    const refused = await runToExit({ DATA_DIR: dataDir, DATABASE_URL: `postgres://operator:${PASSWORD}@127.0.0.1:${closed}/cardwork`, PORT: String(await freePort()) }, 90_000);
+    const env = { DATA_DIR: dataDir, DATABASE_URL: `postgres://operator:${PASSWORD}@127.0.0.1:${closed}/cardwork`, DATABASE_START_WAIT_MS: '8000' };
+    const refused = await runToExit({ ...env, PORT: String(await freePort()) }, 90_000);
     expect(refused.code).toBe(1);
+    // 8 s of waiting: 3 pauses of 3 s, 4 attempts.
     expectOneClearLine(
       refused.output,
-      new RegExp(`^cardwork failed to start: database not reachable at 127\\.0\\.0\\.1:${closed} \\(database "cardwork", user "operator"\\) after 10 attempt\\(s\\) in \\d+ s: connect ECONNREFUSED`),
+      new RegExp(`^cardwork failed to start: database not reachable at 127\\.0\\.0\\.1:${closed} \\(database "cardwork", user "operator"\\) after 4 attempt\\(s\\) in (9|10) s: connect ECONNREFUSED`),
     );
     // The wait is not silent: one warning per failed attempt but the last.
     const retries = refused.output
@@ -108,7 +110,7 @@ describe('start-up refusals for the database', () => {
       .map((line) => JSON.parse(line) as { level: number; msg: string })
       .filter((line) => line.level === 40);
     expect(retries.map((line) => line.msg.replace(/: .*/, ''))).toEqual(
-      Array.from({ length: 9 }, (_, i) => `database not reachable at 127.0.0.1:${closed}, retrying (${i + 1} of 9)`),
+      Array.from({ length: 3 }, (_, i) => `database not reachable at 127.0.0.1:${closed}, retrying (${i + 1} of 3)`),
     );
   }, 120_000);
 
