@@ -1,8 +1,8 @@
-// Module boundaries of STYLE.md §2, checked by `npm test` and CI.
+// Module boundaries of STYLE.md §2, checked by `npm test` (`npm run lint:deps`) and CI.
 // Order of dependence: identity ← workspace ← card-hierarchy ← fields, grouping (siblings) ← cards ← import.
 // Each layer may depend only on the layers before it; siblings not on each other.
-// web (the pages and /oauth/* on AUTH_URL) depends on identity only, and nothing depends on it.
-const layers = [['identity'], ['workspace'], ['card-hierarchy'], ['fields', 'grouping'], ['cards'], ['import'], ['web']];
+// web (the pages and /oauth/* on AUTH_URL) is beside them: it depends on identity only, and no module depends on it.
+const layers = [['identity'], ['workspace'], ['card-hierarchy'], ['fields', 'grouping'], ['cards'], ['import']];
 
 const downstreamRules = layers.flatMap((layer, i) =>
   layer.map((mod) => {
@@ -42,6 +42,20 @@ module.exports = {
       to: { circular: true },
     },
     ...downstreamRules,
+    {
+      name: 'web-depends-on-identity-only',
+      comment: 'web (browser sessions, the pages, OAuth) may import identity and the shared kernel, no other module.',
+      severity: 'error',
+      from: { path: '^src/modules/web/' },
+      to: { path: '^src/modules/', pathNot: '^src/modules/(web|identity)/' },
+    },
+    {
+      name: 'nothing-depends-on-web',
+      comment: 'No module imports web: it is a client of identity, as a browser is of the API.',
+      severity: 'error',
+      from: { path: '^src/modules/', pathNot: '^src/modules/web/' },
+      to: { path: '^src/modules/web/' },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
