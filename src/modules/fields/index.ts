@@ -27,3 +27,4 @@ export {
   type FilterModel,
   type FilterSchema,
 } from './contracts/field-filter.api.js';
+export { daysInMonth, isCalendarDate, isDecimalNumber, isTimeOfDay } from './contracts/value-grammar.js';

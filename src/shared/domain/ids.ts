@@ -7,6 +7,17 @@ export function isId(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value > 0 && value <= MAX_ID;
 }
 
+/**
+ * An id given in a request (a body or query property): a positive safe
+ * integer, or its decimal string without leading zeros (up to 15 digits, all
+ * safe); undefined for anything else, which the caller refuses with its
+ * module's 400 naming the property.
+ */
+export function idFrom(value: unknown): number | undefined {
+  if (isId(value)) return value;
+  return typeof value === 'string' && /^[1-9]\d{0,14}$/.test(value) ? Number(value) : undefined;
+}
+
 /** Parses an id given in a body property; clear 400 naming the property otherwise. */
 export function requireId(value: unknown, field: string): number {
   if (isId(value)) return value;

@@ -24,5 +24,16 @@ export function requestedPosition(value: unknown): number | undefined {
 /** What a 400 says of a position that is not an integer. */
 export const POSITION_MESSAGE = 'must be an integer (clamped to the list: 0 or less is first, past the end is last)';
 
+/**
+ * A position given in a request (`requestedPosition`); absent → undefined.
+ * Not an integer: throws what `refusal` makes of POSITION_MESSAGE (each
+ * module's own 400 naming the property).
+ */
+export function readPosition(value: unknown, refusal: (message: string) => Error): number | undefined {
+  const position = requestedPosition(value);
+  if (Number.isNaN(position)) throw refusal(POSITION_MESSAGE);
+  return position;
+}
+
 /** How OpenAPI describes such a position. */
 export const POSITION_DESCRIPTION = '0-based; clamped to the list (0 or less is first, past the end is last)';

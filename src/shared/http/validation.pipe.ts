@@ -1,6 +1,7 @@
 import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
 import { InvalidInputError, type FieldProblem } from '../domain/domain-error.js';
+import { isPlainObject } from '../domain/plain-object.js';
 import { MAX_JSON_DEPTH } from './body-limits.js';
 import { compileRules, type RulesCheck } from './compiled-rules.js';
 
@@ -126,14 +127,6 @@ export async function withClientMaps(value: unknown, metadata: ArgumentMetadata,
   const entity = (await validate(held)) as Record<string, unknown>;
   for (const key of maps) entity[key] = value[key];
   return entity;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
-  // Object.prototype of any realm (the root of its chain): test runners hand
-  // the app values made in another realm than its code's.
-  const proto = Object.getPrototypeOf(value) as object | null;
-  return proto === null || Object.getPrototypeOf(proto) === null;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
-import { isId } from '../../../shared/domain/ids.js';
-import { POSITION_MESSAGE, requestedPosition } from '../../../shared/domain/positions.js';
+import { idFrom } from '../../../shared/domain/ids.js';
+import { readPosition } from '../../../shared/domain/positions.js';
 import { CardMoved } from '../../../shared/events/card.events.js';
 import { EventBus } from '../../../shared/events/event-bus.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
@@ -52,7 +52,7 @@ export class MoveCardService {
   async prepare(cardId: number, request: TreeMove, actor: Actor): Promise<PreparedMove> {
     // Row locks outside a transaction would be released at once: a caller's bug.
     if (!this.uow.inTransaction) throw new Error('prepareMove must run inside a unit of work');
-    const position = readPosition(request.position);
+    const position = readPosition(request.position, (message) => new InvalidCardInputError('position', message));
     const { card: found } = await this.access.require(cardId, actor, 'write');
     // The top-level card never moves, whatever the body says (409, not a 400 about its missing parent).
     assertNotTopLevel(found, 'relocated');
@@ -139,14 +139,7 @@ export class MoveCardService {
 }
 
 function readParentId(value: unknown): number {
-  if (isId(value)) return value;
-  if (typeof value === 'string' && /^[1-9]\d{0,14}$/.test(value)) return Number(value);
-  throw new InvalidCardInputError('parent_id', 'must be a card id');
-}
-
-/** A position given in a request (`requestedPosition`: any integer, brought into range); absent → undefined. */
-function readPosition(value: unknown): number | undefined {
-  const position = requestedPosition(value);
-  if (Number.isNaN(position)) throw new InvalidCardInputError('position', POSITION_MESSAGE);
-  return position;
+  const id = idFrom(value);
+  if (id === undefined) throw new InvalidCardInputError('parent_id', 'must be a card id');
+  return id;
 }

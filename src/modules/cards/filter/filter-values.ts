@@ -1,12 +1,12 @@
 import { CARD_STATES, type CardState } from '../../card-hierarchy/index.js';
+import { daysInMonth, isCalendarDate, isDecimalNumber, isTimeOfDay } from '../../fields/index.js';
 import type { FilterValue } from './filter.ast.js';
 import { FilterError } from './filter.errors.js';
 
-// Plain decimal notation, as field values accept (no 0x10, Infinity or "").
-const NUMERIC = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+// Numbers, days and times are read by the fields' own grammar (fields' value-grammar.ts), so a value a field takes is one the filter takes.
 const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
 const RELATIVE = /^([+-])(\d{1,4})([dwmy])$/i;
-const TIME = /^([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d))?$/;
+const HOURS_AND_MINUTES = /^\d\d:\d\d$/;
 const TRUE = new Set(['true', 'yes', '1']);
 const FALSE = new Set(['false', 'no', '0']);
 
@@ -18,7 +18,7 @@ function textOf(v: FilterValue, expected: string): string {
 export function numberValue(v: FilterValue): number {
   const expected = 'a number';
   const t = textOf(v, expected);
-  const n = NUMERIC.test(t) ? Number(t) : NaN;
+  const n = isDecimalNumber(t) ? Number(t) : NaN;
   if (!Number.isFinite(n)) throw new FilterError(v.position, expected, `expected ${expected}, found "${t}"`);
   return n === 0 ? 0 : n;
 }
@@ -47,19 +47,17 @@ export function stateValue(v: FilterValue): CardState {
   return state;
 }
 
+/**
+ * A time of day as a time field stores it, HH:MM:SS. Unlike a field's value
+ * the filter's may leave out the seconds (docs/FILTERS.md: a time is HH:MM
+ * or HH:MM:SS), which then are :00; past that it is the field's own rule.
+ */
 export function timeValue(v: FilterValue): string {
   const expected = 'a time HH:MM or HH:MM:SS';
   const t = textOf(v, expected);
-  const m = TIME.exec(t);
-  if (!m) throw new FilterError(v.position, expected, `expected ${expected}, found "${t}"`);
-  return `${m[1]}:${m[2]}:${m[3] ?? '00'}`;
-}
-
-const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-
-function daysIn(year: number, month: number): number {
-  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-  return month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1];
+  const time = HOURS_AND_MINUTES.test(t) ? `${t}:00` : t;
+  if (!isTimeOfDay(time)) throw new FilterError(v.position, expected, `expected ${expected}, found "${t}"`);
+  return time;
 }
 
 function formatDay(d: Date): string {
@@ -77,7 +75,7 @@ function shiftDay(today: string, sign: number, n: number, unit: string): string 
   const months = y * 12 + (m - 1) + sign * n * (unit === 'y' ? 12 : 1);
   const year = Math.floor(months / 12);
   const month = (months % 12) + 1;
-  const day = Math.min(d, daysIn(year, month));
+  const day = Math.min(d, daysInMonth(year, month));
   return `${String(year).padStart(4, '0')}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`;
 }
 
@@ -92,10 +90,7 @@ export function dayValue(v: FilterValue, today: string): string {
     if (/^\d{4}-/.test(shifted) && shifted >= '0001-01-01') return shifted;
   }
   const m = DAY.exec(t);
-  if (m) {
-    const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
-    if (y >= 1 && mo >= 1 && mo <= 12 && d >= 1 && d <= daysIn(y, mo)) return t;
-  }
+  if (m && isCalendarDate(Number(m[1]), Number(m[2]), Number(m[3]))) return t;
   throw new FilterError(v.position, expected, `expected ${expected}, found "${t}"`);
 }
 

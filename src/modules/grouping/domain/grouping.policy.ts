@@ -1,5 +1,6 @@
 import { CONTROL_CHARACTER_MESSAGE, hasControlCharacter, longerThan } from '../../../shared/domain/safe-text.js';
-import { POSITION_MESSAGE, requestedPosition } from '../../../shared/domain/positions.js';
+import { idFrom } from '../../../shared/domain/ids.js';
+import { readPosition as readRequestedPosition } from '../../../shared/domain/positions.js';
 import { InvalidGroupingInputError } from './grouping.errors.js';
 
 /** Clamps a requested 0-based position into [0, max]; no position → last (max). */
@@ -16,16 +17,14 @@ export function sameTitle(a: string, b: string): boolean {
 
 /** An id given in a request body or query: a positive integer (or its decimal string), else 400 naming the property. */
 export function readId(value: unknown, field: string): number {
-  if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) return value;
-  if (typeof value === 'string' && /^[1-9]\d{0,14}$/.test(value)) return Number(value);
-  throw new InvalidGroupingInputError(field, 'must be a positive integer id');
+  const id = idFrom(value);
+  if (id === undefined) throw new InvalidGroupingInputError(field, 'must be a positive integer id');
+  return id;
 }
 
-/** A position given in a request (`requestedPosition`: any integer, brought into range); absent → undefined. */
+/** A position given in a request (shared `readPosition`), refused as grouping's 400 naming `field`. */
 export function readPosition(value: unknown, field = 'position'): number | undefined {
-  const position = requestedPosition(value);
-  if (Number.isNaN(position)) throw new InvalidGroupingInputError(field, POSITION_MESSAGE);
-  return position;
+  return readRequestedPosition(value, (message) => new InvalidGroupingInputError(field, message));
 }
 
 export const MAX_NAME = 1024;

@@ -8,10 +8,16 @@ const PERIOD_ARROW = /^(.+?)\s*->\s*(.+)$/;
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
-function isCalendarDate(year: number, month: number, day: number): boolean {
-  if (year < 1 || month < 1 || month > 12 || day < 1) return false;
+/** Days in a month (1 to 12) of the Gregorian calendar. */
+export function daysInMonth(year: number, month: number): number {
   const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-  return day <= (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]);
+  return month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1];
+}
+
+/** A day that exists, from year 1 on (the days a date field and the filter take). */
+export function isCalendarDate(year: number, month: number, day: number): boolean {
+  if (year < 1 || month < 1 || month > 12 || day < 1) return false;
+  return day <= daysInMonth(year, month);
 }
 
 type ParsedDate = { date: string; time?: string };

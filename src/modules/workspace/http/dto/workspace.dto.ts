@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsNotEmpty, IsOptional, IsString, Validate, ValidatorConstraint, type ValidatorConstraintInterface } from 'class-validator';
 import type { Role } from '../../contracts/workspace.api.js';
+import { idFrom } from '../../../../shared/domain/ids.js';
 import { MaxCharacters } from '../../../../shared/http/max-characters.js';
 
 export class CreateOrganizationDto {
@@ -14,8 +15,7 @@ export class CreateOrganizationDto {
 @ValidatorConstraint({ name: 'userRef' })
 class UserRefConstraint implements ValidatorConstraintInterface {
   validate(value: unknown): boolean {
-    if (typeof value === 'number') return Number.isSafeInteger(value) && value > 0;
-    return typeof value === 'string' && (/^@[A-Za-z0-9._-]{1,64}$/.test(value) || /^[1-9]\d{0,14}$/.test(value));
+    return idFrom(value) !== undefined || (typeof value === 'string' && /^@[A-Za-z0-9._-]{1,64}$/.test(value));
   }
   defaultMessage(): string {
     return 'must be a user id or @username';
