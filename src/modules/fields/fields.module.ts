@@ -10,6 +10,7 @@ import { AttributeValuesReader } from './application/attribute-values.reader.js'
 import { CardModelService } from './application/card-model.service.js';
 import { ValuePlanCache } from './application/value-plan.cache.js';
 import { CardValuesService } from './application/card-values.service.js';
+import { DeletedTargetsService } from './application/deleted-targets.service.js';
 import { BulkListWriter } from './application/list-values.bulk-writer.js';
 import { TeamReferences } from './application/team-references.js';
 import { FieldChoicesService } from './application/field-choices.service.js';
@@ -24,6 +25,7 @@ import { FieldDefinitionsController, ModelsController } from './http/field-defin
 import { FilesController } from './files/http/files.controller.js';
 import { FieldDefinitionsRepository } from './infrastructure/field-definitions.repository.js';
 import { FieldValuesRepository } from './infrastructure/field-values.repository.js';
+import { RelationshipReferencesRepository } from './infrastructure/relationship-references.repository.js';
 import { DiskFileStorage, FileStorage } from './files/infrastructure/file-storage.js';
 
 @Module({
@@ -32,6 +34,7 @@ import { DiskFileStorage, FileStorage } from './files/infrastructure/file-storag
   providers: [
     FieldDefinitionsRepository,
     FieldValuesRepository,
+    RelationshipReferencesRepository,
     {
       provide: FileStorage,
       useFactory: (config: AppConfig) => new DiskFileStorage(path.join(config.dataDir, 'files')),
@@ -45,6 +48,7 @@ import { DiskFileStorage, FileStorage } from './files/infrastructure/file-storag
     TeamReferences,
     BulkListWriter,
     CardValuesService,
+    DeletedTargetsService,
     ValuePlanCache,
     CardModelService,
     FieldChoicesService,

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { CardHierarchyApi } from '../../card-hierarchy/index.js';
+import { FieldsApi } from '../../fields/index.js';
 import { GroupingApi } from '../../grouping/index.js';
 
 /**
@@ -11,6 +12,14 @@ import { GroupingApi } from '../../grouping/index.js';
  * group; a move holding a group's lock shifts those same rows. So the types
  * and then the groups are locked explicitly, in ascending id, before the
  * rows go (lock-order.ts).
+ *
+ * Cards outside the subtree whose relationship values name a card of it
+ * change too: those values go (DESIGN.md §4), recorded on their streams and
+ * marked in their `updated_at` like any other change (§9). Which cards those
+ * are is only sure once the subtree is held (no value naming it can be added
+ * then), after the counter row: so they are locked as step-1 rows found late,
+ * only if free (NOWAIT; on 55P03 the unit runs again), with the lock of the
+ * touch that ends the write.
  */
 @Injectable()
 export class DeleteCardService {
@@ -18,13 +27,18 @@ export class DeleteCardService {
     private readonly uow: UnitOfWork,
     private readonly hierarchy: CardHierarchyApi,
     private readonly grouping: GroupingApi,
+    private readonly fields: FieldsApi,
   ) {}
 
   delete(cardId: number, actor: Actor): Promise<void> {
     return this.uow.run(async () => {
       const doomed = await this.hierarchy.prepareDeletion(cardId, actor); // 1. parent, subtree, later siblings, 2. counter
+      const naming = await this.fields.cardsNaming(doomed.subtreeIds);
+      await this.hierarchy.lockCardsToTouch(naming, { wait: false }); // 1., found late: only if free
       await this.grouping.lockForCardDeletion(doomed.subtreeIds); // 3.
+      const changed = await this.fields.removeValuesNaming(doomed.subtreeIds, actor); // 4. their values naming the subtree
       await this.hierarchy.finishDeletion(doomed, actor); // the rows, cascading to 3. and 4.
+      await this.hierarchy.touchMany(changed); // 5.
     });
   }
 }

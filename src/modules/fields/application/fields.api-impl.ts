@@ -27,6 +27,7 @@ import { cardValuesJsonSql, FieldValuesRepository, valuesFromJson } from '../inf
 import { AttributeValuesReader } from './attribute-values.reader.js';
 import { CardModelService } from './card-model.service.js';
 import { CardValuesService, ProjectFieldSet } from './card-values.service.js';
+import { DeletedTargetsService } from './deleted-targets.service.js';
 import { FieldChoicesService } from './field-choices.service.js';
 import { FieldDefinitionsService } from './field-definitions.service.js';
 import { TeamReferences } from './team-references.js';
@@ -46,6 +47,7 @@ export class FieldsApiImpl extends FieldsApi {
     private readonly fieldChoices: FieldChoicesService,
     private readonly valueRows: FieldValuesRepository,
     private readonly references: TeamReferences,
+    private readonly deletedTargets: DeletedTargetsService,
   ) {
     super();
   }
@@ -139,7 +141,7 @@ export class FieldsApiImpl extends FieldsApi {
   }
 
   parseValue(field: { name: string; type: string; options: FieldOptions }, input: unknown): ParsedFieldValue {
-    if (!isFieldType(field.type) || !CHECKABLE.has(fieldTypeHandler(field.type).storage)) return { ok: false, message: `${field.name}: ${field.type} values cannot be given as text` };
+    if (!isFieldType(field.type) || !CHECKABLE[fieldTypeHandler(field.type).storage]) return { ok: false, message: `${field.name}: ${field.type} values cannot be given as text` };
     try {
       const value = parseValue({ name: field.name, type: field.type, options: field.options }, input);
       // Members as the entries they were given in: MemberRef stays inside this module.
@@ -190,6 +192,14 @@ export class FieldsApiImpl extends FieldsApi {
     return this.valueRows.cardsWithScalarValues(attributeId, values);
   }
 
+  cardsNaming(cardIds: number[]): Promise<number[]> {
+    return this.deletedTargets.cardsNaming(cardIds);
+  }
+
+  removeValuesNaming(cardIds: number[], actor: Actor): Promise<number[]> {
+    return this.deletedTargets.remove(cardIds, actor);
+  }
+
   groupTypeFieldIds(groupTypeIds: number[]): Promise<Map<number, number>> {
     return this.definitionRows.groupTypeFieldIds(groupTypeIds);
   }
@@ -207,8 +217,8 @@ export class FieldsApiImpl extends FieldsApi {
   }
 }
 
-/** The kinds of values `parseValue` checks: all but files (fetched, not parsed) and group_type fields (grouping's). */
-const CHECKABLE = new Set<ValueStorage>(['scalar', 'likes', 'members', 'relationships']);
+/** The kinds of values `parseValue` checks: all but files (fetched, not parsed) and group_type fields (grouping's); a new kind must say. */
+const CHECKABLE: Record<ValueStorage, boolean> = { scalar: true, likes: true, members: true, relationships: true, files: false, groups: false };
 
 function memberEntry(ref: MemberRef): number | string {
   return ref.kind === 'user_id' ? ref.id : `@${ref.username}`;

@@ -335,6 +335,22 @@ export abstract class FieldsApi {
   abstract holdFields(ids: number[]): Promise<number[]>;
   /** Cards holding one of `values` (parsed, as stored) in a scalar field: one query for the batch. */
   abstract cardsWithValues(attributeId: number, values: unknown[]): Promise<Array<{ cardId: number; value: unknown }>>;
+  /**
+   * The cards outside `cardIds` holding a relationship value that names one
+   * of them: those a deletion of `cardIds` changes (DESIGN.md §4: the values
+   * pointing at a deleted card go). Ascending id, one query.
+   */
+  abstract cardsNaming(cardIds: number[]): Promise<number[]>;
+  /**
+   * A deletion's step 4, before its cascade: removes the relationship values
+   * that cards outside `cardIds` hold naming one of them, in one statement,
+   * and records each list that lost entries as a `pop` by `actor`
+   * (`card.attribute_changed`, one batch). The caller's transaction holds
+   * `cardIds` FOR UPDATE (so no value naming them is added meanwhile) and the
+   * cards `cardsNaming` found, locked as for their touch; it touches the
+   * cards this answers (those changed, ascending id).
+   */
+  abstract removeValuesNaming(cardIds: number[], actor: Actor): Promise<number[]>;
   /** The attribute id of each group type's field. */
   abstract groupTypeFieldIds(groupTypeIds: number[]): Promise<Map<number, number>>;
   /** Creates a group type's field in the caller's transaction; returns the attribute id. */
