@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { InvalidInputError } from '../domain/domain-error.js';
-import { decodeCursor, encodeCursor, listingHeaders, listingRequest } from './cursor.js';
+import { decodeCursor, encodeCursor, keysetPage, listingHeaders, listingRequest, listingStart } from './cursor.js';
 
 describe('cursor tokens', () => {
   it('round-trip within their listing', () => {
@@ -30,6 +30,16 @@ describe('listingRequest', () => {
   });
 });
 
+describe('listingStart and keysetPage', () => {
+  it('start a page at its offset or after its cursor, and tell the next page by the extra row', () => {
+    expect(listingStart({ page: 3, perPage: 10, after: null })).toEqual({ offset: 20 });
+    expect(listingStart({ page: 1, perPage: 10, after: 42 })).toEqual({ after: 42 });
+    expect(keysetPage([{ id: 9 }, { id: 7 }, { id: 4 }], 2, (r) => r.id)).toEqual({ items: [{ id: 9 }, { id: 7 }], nextAfter: 7 });
+    expect(keysetPage([{ id: 9 }, { id: 7 }], 2, (r) => r.id)).toEqual({ items: [{ id: 9 }, { id: 7 }], nextAfter: null });
+    expect(keysetPage([], 2, (r: { id: number }) => r.id)).toEqual({ items: [], nextAfter: null });
+  });
+});
+
 describe('listingHeaders', () => {
   const at = { publicBase: 'https://x.test/api/1.0', path: '/projects/5/cards', query: 'per_page=2&cursor=old' };
 
@@ -45,10 +55,12 @@ describe('listingHeaders', () => {
     });
   });
 
-  it('adds the cursor to page headers, and neither on the last page', () => {
-    const h = listingHeaders({ page: 1, perPage: 2, after: null }, { total: 5, nextAfter: 9 }, 's', { ...at, query: 'per_page=2' });
-    expect(h).toMatchObject({ 'X-Service-Page': '1', 'X-Service-NextCursor': encodeCursor('s', 9) });
-    expect(h.Link).toBe('<https://x.test/api/1.0/projects/5/cards?per_page=2&page=2>; rel="next"');
+  it('adds the cursor to page headers, links the next page by it, and neither on the last page', () => {
+    const h = listingHeaders({ page: 2, perPage: 2, after: null }, { total: 5, nextAfter: 9 }, 's', { ...at, query: 'per_page=2&page=2' });
+    const next = encodeCursor('s', 9);
+    expect(h).toMatchObject({ 'X-Service-Page': '2', 'X-Service-NextPage': '3', 'X-Kantree-NextPage': '3', 'X-Service-NextCursor': next });
+    // A page number would skip items when earlier ones are deleted: the link carries the cursor.
+    expect(h.Link).toBe(`<https://x.test/api/1.0/projects/5/cards?per_page=2&cursor=${next}>; rel="next"`);
     const last = listingHeaders({ page: 1, perPage: 2, after: 3 }, { total: 5, nextAfter: null }, 's', at);
     expect(Object.keys(last)).not.toContain('X-Service-NextCursor');
     expect(Object.keys(last)).not.toContain('Link');

@@ -1,15 +1,18 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Response } from 'express';
 import { InvalidInputError } from '../domain/domain-error.js';
-import { pageHeaders, pageLocation, pageRequest, type PageLocation, type PageRequest } from './pagination.js';
+import { pageHeaders, pageLocation, pageOffset, pageRequest, type PageLocation, type PageRequest } from './pagination.js';
 
 /**
- * Keyset pages of card listings (DESIGN.md §2, issue 15): every card listing
- * answers `X-Service-NextCursor`, and `cursor=<token>` instead of `page`
- * returns the page after the card the token names (`id > last ORDER BY id`):
- * its cost does not depend on how deep the page is, and a walk by cursor
- * neither repeats nor skips a card that exists throughout, while cards are
- * being added.
+ * Keyset pages of card listings (DESIGN.md §2, issue 15) and of a card's
+ * stream: such a listing answers `X-Service-NextCursor`, and `cursor=<token>`
+ * instead of `page` returns the page after the item the token names (`id >
+ * last ORDER BY id` for the card listings, `id < last ORDER BY id DESC` for
+ * the stream, newest first): its cost does not depend on how deep the page
+ * is, and a walk by cursor neither repeats nor skips an item that exists
+ * throughout, while items are being added or deleted. Its `Link: rel="next"`
+ * carries the cursor too, after a `page` request as well: a generic client
+ * follows Link, and page numbers shift under it when earlier items go.
  *
  * A token names the last id of a page and the listing it belongs to (the
  * `scope`: route, project and whatever else selects the rows, e.g. the
@@ -60,7 +63,7 @@ export function decodeCursor(scope: string, token: string): number {
 }
 
 /**
- * Reads `page` or `cursor`, and `per_page`, of a card listing; `cursor` with
+ * Reads `page` or `cursor`, and `per_page`, of a keyset listing; `cursor` with
  * `page`, or a token that is malformed or from another listing → 400.
  */
 export function listingRequest(query: { page?: unknown; per_page?: unknown; cursor?: unknown }, scope: string): ListingRequest {
@@ -71,31 +74,51 @@ export function listingRequest(query: { page?: unknown; per_page?: unknown; curs
   return { ...base, page: 1, after: decodeCursor(scope, query.cursor) };
 }
 
+/** Where a listing page starts: after a keyset position, or at an offset. */
+export type ListingStart = { after: number } | { offset: number };
+
+/** Where the page a request asks for starts: after its cursor's id, or at its page's offset. */
+export function listingStart(p: ListingRequest): ListingStart {
+  return p.after === null ? { offset: pageOffset(p) } : { after: p.after };
+}
+
 /**
- * The headers of a card listing page. A `page` request gets the usual
+ * A page read with one row more than it holds (`perPage + 1`, the extra row
+ * telling whether a next page exists): its rows, and the id the next page
+ * starts after (null on the last page).
+ */
+export function keysetPage<T>(rows: T[], perPage: number, idOf: (row: T) => number): { items: T[]; nextAfter: number | null } {
+  const items = rows.slice(0, perPage);
+  return { items, nextAfter: rows.length > perPage ? idOf(items[items.length - 1]) : null };
+}
+
+/**
+ * The headers of a keyset listing page. A `page` request gets the usual
  * pagination headers (pagination.ts) plus `X-Service-NextCursor`. A `cursor`
- * request does not know its page number (counting the cards before it is
- * what keyset pages avoid), so it answers the totals, `X-Service-NextCursor`
- * and a `Link` to the next page by cursor.
+ * request does not know its page number (counting the items before it is
+ * what keyset pages avoid), so it answers the totals and
+ * `X-Service-NextCursor`. Either way the `Link` to the next page carries the
+ * cursor, not a page number: `X-Service-NextPage` stays a number for the
+ * original's clients, but a page number skips items when earlier ones are
+ * deleted between two requests.
  */
 export function listingHeaders(p: ListingRequest, info: ListingPageInfo, scope: string, at?: PageLocation): Record<string, string> {
-  const next = info.nextAfter === null ? undefined : encodeCursor(scope, info.nextAfter);
-  if (p.after === null) {
-    const headers = pageHeaders(p, info.total ?? 0, at);
-    if (next) headers['X-Service-NextCursor'] = next;
-    return headers;
-  }
+  const headers = p.after === null ? pageHeaders(p, info.total ?? 0) : totalHeaders(p, info.total);
+  if (info.nextAfter === null) return headers;
+  const next = encodeCursor(scope, info.nextAfter);
+  headers['X-Service-NextCursor'] = next;
+  if (at) headers.Link = `<${cursorUrl(at, next)}>; rel="next"`;
+  return headers;
+}
+
+/** The totals of a cursor page, under both names (pageHeaders' without the page numbers). */
+function totalHeaders(p: ListingRequest, total: number | null): Record<string, string> {
   const headers: Record<string, string> = {};
-  if (info.total !== null) {
-    const totalPages = String(Math.max(1, Math.ceil(info.total / p.perPage)));
-    for (const prefix of ['X-Service-', 'X-Kantree-']) {
-      headers[`${prefix}Total`] = String(info.total);
-      headers[`${prefix}TotalPages`] = totalPages;
-    }
-  }
-  if (next) {
-    headers['X-Service-NextCursor'] = next;
-    if (at) headers.Link = `<${cursorUrl(at, next)}>; rel="next"`;
+  if (total === null) return headers;
+  const totalPages = String(Math.max(1, Math.ceil(total / p.perPage)));
+  for (const prefix of ['X-Service-', 'X-Kantree-']) {
+    headers[`${prefix}Total`] = String(total);
+    headers[`${prefix}TotalPages`] = totalPages;
   }
   return headers;
 }
@@ -107,7 +130,7 @@ function cursorUrl(at: PageLocation, cursor: string): string {
   return `${at.publicBase}${at.path}?${query.toString()}`;
 }
 
-/** Sets a card listing's headers on the answer; the `Link` is built from the request being answered. */
+/** Sets a keyset listing's headers on the answer; the `Link` is built from the request being answered. */
 export function setListingHeaders(res: Response, p: ListingRequest, info: ListingPageInfo, scope: string): void {
   res.set(listingHeaders(p, info, scope, pageLocation(res)));
 }

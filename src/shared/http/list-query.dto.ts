@@ -33,3 +33,11 @@ export class PageQueryDto {
   @IsString()
   per_page?: string;
 }
+
+/** A listing paginated by `page` or, keyset, by `cursor` (read by `listingRequest`: both at once → 400), and `per_page`. */
+export class CursorPageQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ description: 'X-Service-NextCursor of the previous page: the next page by keyset (not with page)' })
+  @IsOptional()
+  @IsString()
+  cursor?: string;
+}

@@ -112,12 +112,41 @@ function bodyQueryString(query: Request['query']): string {
   return new URLSearchParams(Object.entries(query).filter((e): e is [string, string] => typeof e[1] === 'string')).toString();
 }
 
-const HEADER_DOCS: Record<string, string> = {
-  Page: 'this page (from 1)',
-  NextPage: 'the next page; absent on the last page',
-  Total: 'items in all pages',
-  TotalPages: 'number of pages (at least 1)',
+/** What each pagination header holds; `cursor` for a listing that takes it, whose cursor pages know no page number. */
+function headerDocs(cursor: boolean): Record<string, string> {
+  const byCursor = cursor ? ' and on a page asked for by `cursor`' : '';
+  return {
+    Page: cursor ? 'this page (from 1); absent on a page asked for by `cursor`' : 'this page (from 1)',
+    NextPage: `the next page; absent on the last page${byCursor}`,
+    Total: 'items in all pages',
+    TotalPages: 'number of pages (at least 1)',
+  };
+}
+
+const LINK_DOCS = {
+  page: '`<absolute URL of the next page>; rel="next"` (RFC 8288); absent on the last page',
+  cursor:
+    '`<absolute URL of the next page>; rel="next"` (RFC 8288), to follow as it is: it carries the next page\'s `cursor` (after a `page` request too), so a walk skips nothing when earlier items are deleted; absent on the last page',
 };
+
+/** The pagination headers of a listing's 200 answer, with the cursor's where it takes one. */
+function pageHeaderObjects(cursor: boolean): Record<string, { description: string; schema: { type: 'string' } }> {
+  const headers: Record<string, { description: string; schema: { type: 'string' } }> = {};
+  for (const prefix of ['X-Service-', 'X-Kantree-']) {
+    for (const [name, description] of Object.entries(headerDocs(cursor))) {
+      const alias = prefix === 'X-Kantree-' ? ` (the X-Service-${name} value, under the original's name)` : '';
+      headers[prefix + name] = { description: description + alias, schema: { type: 'string' } };
+    }
+  }
+  headers.Link = { description: cursor ? LINK_DOCS.cursor : LINK_DOCS.page, schema: { type: 'string' } };
+  if (cursor) {
+    headers['X-Service-NextCursor'] = {
+      description: 'opaque token: send it as `cursor` (instead of `page`) for the next page by keyset; absent on the last page',
+      schema: { type: 'string' },
+    };
+  }
+  return headers;
+}
 
 /**
  * Adds the pagination headers to the 200 answer of every operation that takes
@@ -125,25 +154,11 @@ const HEADER_DOCS: Record<string, string> = {
  * without a decorator per route.
  */
 export function documentPagination(document: OpenAPIObject): void {
-  const headers: Record<string, { description: string; schema: { type: 'string' } }> = {};
-  for (const prefix of ['X-Service-', 'X-Kantree-']) {
-    for (const [name, description] of Object.entries(HEADER_DOCS)) {
-      const alias = prefix === 'X-Kantree-' ? ` (the X-Service-${name} value, under the original's name)` : '';
-      headers[prefix + name] = { description: description + alias, schema: { type: 'string' } };
-    }
-  }
-  headers.Link = { description: '`<absolute URL of the next page>; rel="next"` (RFC 8288); absent on the last page', schema: { type: 'string' } };
-  const cursorHeader = {
-    'X-Service-NextCursor': {
-      description: 'opaque token: send it as `cursor` (instead of `page`) for the next page by keyset; absent on the last page',
-      schema: { type: 'string' as const },
-    },
-  };
   const hasQuery = (get: NonNullable<(typeof document.paths)[string]['get']>, name: string) =>
     get.parameters?.some((p) => 'name' in p && p.name === name && p.in === 'query');
   for (const { get } of Object.values(document.paths)) {
     const ok = get?.responses['200'];
     if (!get || !hasQuery(get, 'per_page') || !ok || '$ref' in ok) continue;
-    ok.headers = { ...ok.headers, ...headers, ...(hasQuery(get, 'cursor') ? cursorHeader : {}) };
+    ok.headers = { ...ok.headers, ...pageHeaderObjects(Boolean(hasQuery(get, 'cursor'))) };
   }
 }

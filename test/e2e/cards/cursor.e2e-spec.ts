@@ -78,8 +78,9 @@ describe('cards: keyset pages by cursor', () => {
     expect(ids(byCursor)).toEqual(ids(page2));
     expect(ids(byCursor)).toHaveLength(5);
     expect(byCursor.body).toEqual(page2.body);
-    // Page requests keep their page links; a cursor request links the next page by cursor.
-    expect(page1.headers.link).toBe(`<${PUBLIC_BASE}/projects/${project.id}/cards?page=2&per_page=5>; rel="next"`);
+    // Page requests keep their page numbers, but link the next page by cursor, as a cursor request does.
+    expect(page1.headers).toMatchObject({ 'x-service-nextpage': '2', 'x-kantree-nextpage': '2' });
+    expect(page1.headers.link).toBe(`<${PUBLIC_BASE}/projects/${project.id}/cards?per_page=5&cursor=${cursor}>; rel="next"`);
     const next = byCursor.headers['x-service-nextcursor'];
     expect(byCursor.headers.link).toBe(`<${PUBLIC_BASE}/projects/${project.id}/cards?per_page=5&cursor=${next}>; rel="next"`);
     // A cursor request does not know its page number; the totals still come.
@@ -112,6 +113,29 @@ describe('cards: keyset pages by cursor', () => {
     }
     expect(seen).toEqual(all);
     expect(followed).toBe(Math.ceil(all.length / 7) - 1);
+  });
+
+  it('following Link from a first page by page number skips no card when earlier cards are deleted', async () => {
+    const own = await c.project(ann, await c.team(ann, 'Deleting'), 'Thirty');
+    const made: number[] = [];
+    for (let i = 0; i < 30; i++) made.push((await c.create(ann, own.top_level_card_id, `card ${i}`)).id);
+    const first = await list(own.id, { only_ids: 'true', per_page: '10' }).expect(200);
+    expect(ids(first)).toEqual(made.slice(0, 10));
+    // The numbers stay for the original's clients.
+    expect(first.headers).toMatchObject({ 'x-service-page': '1', 'x-service-nextpage': '2', 'x-kantree-nextpage': '2' });
+    for (const id of made.slice(0, 2)) await t.http.delete(`${API}/cards/${id}`).set(as(ann)).expect(200);
+    const seen = ids(first);
+    let link: string | undefined = first.headers.link;
+    for (let step = 0; link; step++) {
+      const target: string = /^<([^>]+)>; rel="next"$/.exec(link)![1];
+      expect(target.startsWith(PUBLIC_BASE)).toBe(true);
+      const res: Response = await t.http.get(`${API}${target.slice(PUBLIC_BASE.length)}`).set(as(ann)).expect(200);
+      seen.push(...ids(res));
+      link = res.headers.link;
+      expect(step).toBeLessThan(5);
+    }
+    // The first page's 10 (two of them deleted since), then every one after them: none skipped.
+    expect(seen).toEqual(made);
   });
 
   it('with_archived has cursors of its own and lists the archived cards', async () => {

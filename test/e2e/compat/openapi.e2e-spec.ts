@@ -56,6 +56,22 @@ describe('compatibility: the OpenAPI document', () => {
     }
   });
 
+  it('says, on the listings that take a cursor, that Link carries it and that a cursor page has no page number', () => {
+    const description = (op: Operation, header: string) => (op.responses['200'].headers?.[header] as { description: string }).description;
+    const keyset = operations().filter(({ op }) => op.parameters?.some((p) => p.name === 'cursor'));
+    expect(keyset.map(({ path }) => path).sort()).toEqual([`${API}/cards/{id}/stream`, `${API}/projects/{id}/cards`, `${API}/search`]);
+    for (const { path, op } of keyset) {
+      expect({ path, headers: Object.keys(op.responses['200'].headers ?? {}) }).toEqual({ path, headers: expect.arrayContaining(['X-Service-NextCursor']) });
+      for (const header of ['X-Service-Page', 'X-Kantree-Page', 'X-Service-NextPage']) {
+        expect({ path, header, description: description(op, header) }).toEqual({ path, header, description: expect.stringContaining('on a page asked for by `cursor`') });
+      }
+      expect({ path, link: description(op, 'Link') }).toEqual({ path, link: expect.stringContaining("carries the next page's `cursor`") });
+    }
+    const paged = operations().find(({ path, method }) => method === 'get' && path === `${API}/organizations`)!.op;
+    expect(description(paged, 'X-Service-Page')).toBe('this page (from 1)');
+    expect(description(paged, 'Link')).not.toMatch(/cursor/);
+  });
+
   it('says Basic takes the key alone, and that the model body may omit model_id', () => {
     expect(doc.components.securitySchemes.basic.description).toMatch(/without a colon/);
     const setModel = paths[`${API}/cards/{id}/model`].post;

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
-import type { Page, PageRequest } from '../../../shared/http/pagination.js';
-import { pageOffset } from '../../../shared/http/pagination.js';
+import { keysetPage, listingStart, type ListingPageInfo, type ListingRequest } from '../../../shared/http/cursor.js';
 import { hasUnsafeText, longerThan, UNSAFE_TEXT_MESSAGE } from '../../../shared/domain/safe-text.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import type { StreamEntryView } from '../activity/card-stream-entry.js';
@@ -23,9 +22,12 @@ export class CardStreamService {
     private readonly cards: CardTreeRepository,
   ) {}
 
-  async list(cardId: number, actor: Actor, page: PageRequest): Promise<Page<StreamEntryView>> {
+  /** A page of the card's stream, newest first, by `page` or by cursor (keyset: no entry twice while comments are added). */
+  async list(cardId: number, actor: Actor, page: ListingRequest): Promise<{ items: StreamEntryView[] } & ListingPageInfo> {
     await this.access.require(cardId, actor, 'read');
-    return this.stream.page(cardId, page.perPage, pageOffset(page));
+    // One entry more than the page tells whether a next page exists (for its cursor).
+    const { items, total } = await this.stream.page(cardId, page.perPage + 1, listingStart(page));
+    return { ...keysetPage(items, page.perPage, (entry) => entry.id), total };
   }
 
   /** A comment is one stream entry of kind `comment`, written by the stream writer (the answer is that entry). */

@@ -3,10 +3,10 @@ import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
-import { pageRequest, setPageHeaders } from '../../../shared/http/pagination.js';
+import { listingRequest, setListingHeaders } from '../../../shared/http/cursor.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { CardStreamService } from '../application/card-stream.service.js';
-import { PageQueryDto } from '../../../shared/http/list-query.dto.js';
+import { CursorPageQueryDto } from '../../../shared/http/list-query.dto.js';
 import { CommentDto } from './dto/card.dto.js';
 import { StreamEntryDto } from './dto/stream-responses.dto.js';
 import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
@@ -23,12 +23,14 @@ export class CardStreamController {
   async streamPage(
     @CurrentActor() actor: Actor,
     @Param('id', ParseIdPipe) id: number,
-    @Query() query: PageQueryDto,
+    @Query() query: CursorPageQueryDto,
     @Res({ passthrough: true }) res: Response,
   ) {
-    const page = pageRequest(query);
+    // A cursor belongs to this card's stream.
+    const scope = `cards/${id}/stream`;
+    const page = listingRequest(query, scope);
     const result = await this.stream.list(id, actor, page);
-    setPageHeaders(res, page, result.total);
+    setListingHeaders(res, page, result, scope);
     return result.items;
   }
 

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { prepared } from '../../../shared/persistence/prepared-statements.js';
+import type { ListingStart } from '../../../shared/http/cursor.js';
 import { Sql, toId } from '../../../shared/persistence/sql.js';
 import type { CardJsonRow, ListedCardsReads } from '../contracts/card-hierarchy.api.js';
 import { cardJsonColumns, extraColumnsSql, extrasRead, toJsonRow, type RawCardJson } from './card-rows.js';
@@ -145,8 +146,8 @@ function withListedReads(listed: string, order: string, extras: Record<string, s
  */
 const NAMED_LIMITS = new Set([10, 20, 25, 50, 100, 200, 250, 500, 1000].map((perPage) => perPage + 1));
 
-/** Where a listing page starts: after a keyset position, or at an offset. */
-export type ListingStart = { after: number } | { offset: number };
+/** Where a listing page starts (the keyset listings' type). */
+export type { ListingStart };
 
 /** Ids of a listing page: $1 the project, $2 the keyset id or the offset, the limit in the text. */
 function listIdsSql(withArchived: boolean, from: ListingStart, limit: number): string {
