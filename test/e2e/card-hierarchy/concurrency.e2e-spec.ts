@@ -3,6 +3,7 @@ import type { Response } from 'supertest';
 import { DataSource } from 'typeorm';
 import { as, type TestApp, type TestUser } from '../../support/test-app.js';
 import { ancestry, API, cardWorld, expectConsistentTree, type CardClient, type CardJson } from './card-fixtures.js';
+import { itOnPostgres } from '../../support/on-postgres.js';
 
 /**
  * Races on the card tree. Meaningful on real PostgreSQL (DATABASE_URL); on the
@@ -224,8 +225,7 @@ describe('card tree under concurrency', () => {
   // Every write takes its row locks in one order (tree rows by id, then the
   // project counters, then other modules' rows), so none of the races above
   // should have needed a deadlock and a retry. PostgreSQL counts them.
-  it('moves a card without locking the new parent\'s ancestors, so moves in other branches do not queue on them', async () => {
-    if (!process.env.DATABASE_URL) return; // needs a second connection holding a row
+  itOnPostgres('moves a card without locking the new parent\'s ancestors, so moves in other branches do not queue on them', async () => {
     const p = await c.project(ann, org, 'Branches');
     const left = await c.create(ann, p.top_level_card_id, 'left');
     const right = await c.create(ann, p.top_level_card_id, 'right');
@@ -259,8 +259,7 @@ describe('card tree under concurrency', () => {
     await expectConsistentTree(t, ann, p);
   });
 
-  it('needed no deadlock along the way', async () => {
-    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
+  itOnPostgres('needed no deadlock along the way', async () => {
     const [row] = await t.app.get(DataSource).query(`SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()`);
     expect(Number(row.deadlocks)).toBe(0);
   });

@@ -3,6 +3,7 @@ import { deadlocks, deadlocksSince, sendWhileHeld } from '../../support/lock-wai
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { expectConsistentTree } from '../card-hierarchy/card-fixtures.js';
 import { API, groupingClient, type GroupJson, type ProjectJson } from '../grouping/grouping-fixtures.js';
+import { itOnPostgres } from '../../support/on-postgres.js';
 
 const WRITERS = 8;
 const RUN_MS = 10_000;
@@ -159,8 +160,7 @@ describe('the lock order under concurrent writes', () => {
    * a run of 100 to 400 writes; 2 000 to 4 000 writes and none since.)
    * Afterwards the tree and the columns of the groups that stayed are intact.
    */
-  it('answers grouping, model and value writes among tree writes without a 5xx or a deadlock', async () => {
-    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
+  itOnPostgres('answers grouping, model and value writes among tree writes without a 5xx or a deadlock', async () => {
     const post = (path: string, body: object) => t.http.post(`${API}${path}`).set(as(ann)).send(body);
     const root = project.top_level_card_id;
     const lasting = [...columns, ...labels];
@@ -279,14 +279,12 @@ describe('the lock order under concurrent writes', () => {
     expect(await deadlocksSince(t.app, before)).toBe(0);
   }
 
-  it('deletes a card while a creation under its later sibling waits: no deadlock', async () => {
-    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
+  itOnPostgres('deletes a card while a creation under its later sibling waits: no deadlock', async () => {
     const counter = { sql: `SELECT 1 FROM cards.project_counters WHERE project_id = $1 FOR UPDATE`, params: [project.id] };
     await meetUnderSibling('delete', counter, ({ mover }) => t.http.delete(`${API}/cards/${mover}`).set(as(ann)).then((r) => r), { title: 'under' });
   }, 30_000);
 
-  it('moves a card into a column elsewhere while a creation into that column under its former sibling waits: no deadlock', async () => {
-    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
+  itOnPostgres('moves a card into a column elsewhere while a creation into that column under its former sibling waits: no deadlock', async () => {
     const column = columns[0];
     const group = { sql: `SELECT 1 FROM grouping.groups WHERE id = $1 FOR UPDATE`, params: [column.id] };
     const relocate = ({ mover, elsewhere }: { mover: number; elsewhere: number }) =>
@@ -305,8 +303,7 @@ describe('the lock order under concurrent writes', () => {
    * for: a deadlock. Below X, which the deletion holds, it is taken NOWAIT
    * now, and the deletion runs again once the move is through.
    */
-  it('deletes a card while its later sibling is swapped out and a move of the swapped-in card waits: no deadlock', async () => {
-    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
+  itOnPostgres('deletes a card while its later sibling is swapped out and a move of the swapped-in card waits: no deadlock', async () => {
     const root = project.top_level_card_id;
     const p = await c.card(ann, root, 'swap parent');
     const d = await c.card(ann, p.id, 'swap deleted');
@@ -341,8 +338,7 @@ describe('the lock order under concurrent writes', () => {
    * a deadlock. A third transaction holds the card FOR KEY SHARE, which a
    * deletion's FOR UPDATE waits for and an update does not.
    */
-  it("changes a card's model while a deletion of its earlier sibling waits for it: no deadlock", async () => {
-    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
+  itOnPostgres("changes a card's model while a deletion of its earlier sibling waits for it: no deadlock", async () => {
     const root = project.top_level_card_id;
     const parent = await c.card(ann, root, 'model parent');
     const first = await c.card(ann, parent.id, 'model first');

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { as, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, fieldsWorld, type FieldsClient, type World } from './fields-fixtures.js';
+import { itOnPostgres } from '../../support/on-postgres.js';
 
 /** Values and definitions under concurrent requests: nothing lost, names stay unique. */
 describe('fields under concurrency', () => {
@@ -53,8 +54,7 @@ describe('fields under concurrency', () => {
   // card when that statement comes commits after the snapshot was taken: the
   // statement must then touch nothing, and the set must read the value that
   // writer left. Without the row-version guard, the entry's `from` is 3.
-  it('starts a value’s entry from what a writer holding the card committed while the set waited for it', async () => {
-    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
+  itOnPostgres('starts a value’s entry from what a writer holding the card committed while the set waited for it', async () => {
     const card = (await c.card(ann, w.root, 'held')).id;
     await c.set(ann, card, 'Estimate', 3).expect(200);
     const db = t.app.get(DataSource);
@@ -126,8 +126,7 @@ describe('fields under concurrency', () => {
 
   // Writes to one card queue on its row (CardHierarchyApi.touch) and names on a
   // per-project advisory lock, so none of the above needed a deadlock and a retry.
-  it('needed no deadlock along the way', async () => {
-    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
+  itOnPostgres('needed no deadlock along the way', async () => {
     const [row] = await t.app.get(DataSource).query(`SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()`);
     expect(Number(row.deadlocks)).toBe(0);
   });

@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { deadlocks, deadlocksSince, sendWhileHeld } from '../../support/lock-waits.js';
 import { as, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, expectRefusal, fieldsWorld, type AttributeJson, type FieldsClient, type World } from './fields-fixtures.js';
+import { describeOnPostgres } from '../../support/on-postgres.js';
 
 /**
  * A date field's `time` and `period` options decide which values it takes,
@@ -14,7 +15,8 @@ import { API, expectRefusal, fieldsWorld, type AttributeJson, type FieldsClient,
  * makes the two meet in one order every time (a third transaction holds a
  * row until both wait); each answered 200 twice, or never waited, before.
  */
-describe('a date field’s options changed while a value is written', () => {
+// Two transactions at once: the embedded database runs one at a time.
+describeOnPostgres('a date field’s options changed while a value is written', () => {
   let t: TestApp, ann: TestUser, c: FieldsClient, world: World;
   let note: AttributeJson;
   let n = 0;
@@ -50,7 +52,6 @@ describe('a date field’s options changed while a value is written', () => {
   });
 
   it('refuses the option change when a value was written first (one-statement set)', async () => {
-    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
     const { field, card } = await periodField();
     // The set holds the field's row, then waits for the card (held); the change waits for the set.
     const hold = { sql: `SELECT 1 FROM cards.cards WHERE id = $1 FOR UPDATE`, params: [card] };
@@ -63,7 +64,6 @@ describe('a date field’s options changed while a value is written', () => {
   }, 30_000);
 
   it('refuses the option change when a value was written first (a batch in a transaction)', async () => {
-    if (!process.env.DATABASE_URL) return;
     const { field, card } = await periodField();
     await c.set(ann, card, note.name, 'text').expect(200);
     // The batch (a null makes it the locking path) writes the period, then waits to clear Note (held).
@@ -78,7 +78,6 @@ describe('a date field’s options changed while a value is written', () => {
   }, 30_000);
 
   it('refuses the value when the option change came first (one-statement set)', async () => {
-    if (!process.env.DATABASE_URL) return;
     const { field, card } = await periodField();
     // The change (a rename too) updates the field's row, then waits on the name held; the set waits for it.
     const renamed = `Span ${n} renamed`;
@@ -92,7 +91,6 @@ describe('a date field’s options changed while a value is written', () => {
   }, 30_000);
 
   it('refuses the value when the option change came first (a batch in a transaction)', async () => {
-    if (!process.env.DATABASE_URL) return;
     const field = await c.field(ann, world.project, `Stamp ${++n}`, 'date', { time: true });
     const card = (await c.card(ann, world.root, `card ${n}`)).id;
     const renamed = `Stamp ${n} renamed`;

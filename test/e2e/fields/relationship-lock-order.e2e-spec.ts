@@ -1,9 +1,10 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { deadlocks, deadlocksSince, sendWhileHeld } from '../../support/lock-waits.js';
 import { as, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, fieldsWorld, type AttributeJson, type FieldsClient, type World } from './fields-fixtures.js';
+import { describeOnPostgres } from '../../support/on-postgres.js';
 
 /**
  * A relationships value's row holds the card it names FOR KEY SHARE (its
@@ -17,7 +18,8 @@ import { API, fieldsWorld, type AttributeJson, type FieldsClient, type World } f
  * not move. Each of them deadlocked before the named cards were locked in
  * the lock order (docs/ARCHITECTURE.md, "The one lock order").
  */
-describe('relationship values in the lock order', () => {
+// Two transactions at once: the embedded database runs one at a time.
+describeOnPostgres('relationship values in the lock order', () => {
   let t: TestApp, ann: TestUser, c: FieldsClient, world: World;
   let related: AttributeJson;
 
@@ -53,7 +55,6 @@ describe('relationship values in the lock order', () => {
   }
 
   it('sets a relationship to an earlier sibling while a deletion shifts both: no deadlock', async () => {
-    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
     const { first, target, written, elsewhere } = await siblings('set');
     expect((await c.set(ann, written.id, related.name, [elsewhere.id])).status).toBe(200);
     // The set touches `written`, then waits to replace its list (the held row); the deletion
@@ -66,7 +67,6 @@ describe('relationship values in the lock order', () => {
   }, 30_000);
 
   it('appends a relationship to an earlier sibling while a deletion shifts both: no deadlock', async () => {
-    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
     const { first, target, written } = await siblings('append');
     // A third transaction inserts the very row the append will insert, without its foreign
     // keys' locks (replica role), and rolls back: the append touches `written`, then waits on
@@ -83,7 +83,6 @@ describe('relationship values in the lock order', () => {
   }, 30_000);
 
   it('creates a card related to a card a deletion shifts, both waiting for the counter row: no deadlock', async () => {
-    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
     const { first, target, elsewhere } = await siblings('create');
     // The creation holds its parent and waits for the counter row; the deletion holds `target`
     // and waits for it too; the creation gets it first, then writes its value naming `target`
@@ -96,7 +95,6 @@ describe('relationship values in the lock order', () => {
   }, 30_000);
 
   it('creates a card related to a card a long tree write holds for two seconds: 201 once it is let go, not a 500', async () => {
-    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
     const { target, elsewhere } = await siblings('long');
     // Moving or deleting a subtree of 100 000 cards holds its rows for seconds. The creation
     // takes the card it names only if free (NOWAIT), so its unit of work runs again until it

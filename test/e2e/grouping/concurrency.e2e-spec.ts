@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { as, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, groupingWorld, type GroupingClient, type GroupTypeJson, type ProjectJson } from './grouping-fixtures.js';
+import { itOnPostgres } from '../../support/on-postgres.js';
 
 /** Membership positions under concurrent requests: never a duplicate, never a gap, never a lost card. */
 describe('grouping under concurrency', () => {
@@ -226,8 +227,7 @@ describe('grouping under concurrency', () => {
   // then groups ascending, then writes; a card deletion locks its subtree's groups
   // before the cascade), so nothing above should have needed a deadlock and a retry.
   // PostgreSQL counts them.
-  it('needed no deadlock along the way', async () => {
-    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
+  itOnPostgres('needed no deadlock along the way', async () => {
     const [row] = await t.app.get(DataSource).query(`SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()`);
     expect(Number(row.deadlocks)).toBe(0);
   });

@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { deadlocks, deadlocksSince, sendWhileHeld } from '../../support/lock-waits.js';
 import { as, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, groupingWorld, type GroupingClient, type ProjectJson } from './grouping-fixtures.js';
+import { describeOnPostgres } from '../../support/on-postgres.js';
 
 /**
  * Grouping's two removals of many memberships at once in the one lock order
@@ -9,7 +10,8 @@ import { API, groupingWorld, type GroupingClient, type ProjectJson } from './gro
  * transaction holding a row until the writes wait, and both answers and
  * pg_stat_database.deadlocks are checked afterwards.
  */
-describe('grouping in the lock order', () => {
+// Two transactions at once: the embedded database runs one at a time.
+describeOnPostgres('grouping in the lock order', () => {
   let t: TestApp, ann: TestUser, c: GroupingClient, project: ProjectJson;
   beforeAll(async () => ({ t, c, ann, project } = await groupingWorld()));
   afterAll(() => t.close());
@@ -26,7 +28,6 @@ describe('grouping in the lock order', () => {
    * the member card the deletion held: a deadlock).
    */
   it('deletes a group while a card that joined late is held by a tree write: no deadlock', async () => {
-    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
     const type = await c.type(ann, project.id, 'Status', true);
     const board = await c.card(ann, project.top_level_card_id, 'late board');
     const group = await c.group(ann, board.id, type.id, 'late column');
@@ -57,7 +58,6 @@ describe('grouping in the lock order', () => {
    * and the membership change hold the type while it waited for that group.
    */
   it('deletes a group type while a card is added to one of its groups: no deadlock', async () => {
-    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
     const type = await c.type(ann, project.id, 'Labels', false);
     const root = project.top_level_card_id;
     const first = await c.group(ann, root, type.id, 'first');
@@ -89,7 +89,6 @@ describe('grouping in the lock order', () => {
    * members with the touch's own lock first makes the set wait at its start.
    */
   it('deletes a group type while a member card\'s relationship set waits for a relocation into the type: no deadlock', async () => {
-    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
     const type = await c.type(ann, project.id, 'Stage', false);
     const root = project.top_level_card_id;
     const column = await c.group(ann, root, type.id, 'stage column');
@@ -124,7 +123,6 @@ describe('grouping in the lock order', () => {
    * member's group's, step 3): a deadlock. One statement takes no card.
    */
   it('renames and moves a group while a card under its scope is deleted: no deadlock', async () => {
-    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
     const type = await c.type(ann, project.id, 'Phase', false);
     const board = await c.card(ann, project.top_level_card_id, 'phase board');
     const first = await c.group(ann, board.id, type.id, 'one');

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { deadlocks, deadlocksSince, sendWhileHeld } from '../../support/lock-waits.js';
 import { as, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, groupingWorld, type CardJson, type GroupingClient, type GroupJson, type GroupTypeJson, type ProjectJson } from './grouping-fixtures.js';
+import { itOnPostgres } from '../../support/on-postgres.js';
 
 /**
  * A group scoped at card S is usable by the cards strictly under S. When a
@@ -248,14 +249,12 @@ describe('memberships when a card moves to another parent', () => {
     return { mover: mover.id, sibling: sibling.id, other: other.id, col: col.id };
   }
 
-  it('moves a card out of a column’s scope while add-to-group on its former sibling holds the column: no deadlock', async () => {
-    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
+  itOnPostgres('moves a card out of a column’s scope while add-to-group on its former sibling holds the column: no deadlock', async () => {
     const cards = await meetOnTheColumn('meet out', true, ({ boardB }) => ({ parent_id: boardB }));
     expect(await c.column(ann, project.id, cards.col)).toEqual([cards.sibling, cards.other]);
   }, 30_000);
 
-  it('moves a card into a column (group_id) while add-to-group on its former sibling holds it: no deadlock', async () => {
-    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
+  itOnPostgres('moves a card into a column (group_id) while add-to-group on its former sibling holds it: no deadlock', async () => {
     const cards = await meetOnTheColumn('meet into', false, ({ boardA, col }) => ({ parent_id: boardA, group_id: col }));
     expect(await c.column(ann, project.id, cards.col)).toEqual([cards.sibling, cards.other, cards.mover]);
   }, 30_000);

@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import pg from 'pg';
+import { describeOnPostgres } from '../../support/on-postgres.js';
 import { processDatabase, startServer, type ProcessDatabase, type ServerProcess } from '../../support/server-process.js';
 
 // The built server's stdout is one JSON object per line (README, "Logs"),
@@ -12,14 +13,14 @@ import { processDatabase, startServer, type ProcessDatabase, type ServerProcess 
 
 const API_HEADERS = (key: string) => ({ 'X-Api-Key': key, 'Content-Type': 'application/json' });
 
-describe('the server log stream', () => {
+// Holding a row while the server runs needs a PostgreSQL server.
+describeOnPostgres('the server log stream', () => {
   let db: ProcessDatabase;
   let server: ServerProcess;
   let apiKey: string;
 
   beforeAll(async () => {
     db = await processDatabase();
-    if (db.embedded) return;
     apiKey = db.createUser('logged').apiKey;
     server = await startServer({ ...db.env, LOG_LEVEL: 'debug', DATABASE_STATEMENT_TIMEOUT_MS: '300' });
   });
@@ -35,7 +36,6 @@ describe('the server log stream', () => {
   };
 
   it('writes a failed statement as a JSON line, and nothing but JSON lines', async () => {
-    if (db.embedded) return console.warn('log-stream: skipped, holding a row needs a PostgreSQL server (DATABASE_URL)');
     const team = await post('/organizations', { name: 'Logged team' });
     const project = await post(`/organizations/${team.id}/projects`, { title: 'Logged project' });
     const card = await post(`/cards/${project.top_level_card_id}/children`, { title: 'held' });

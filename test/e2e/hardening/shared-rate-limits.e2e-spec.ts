@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { awayFromWindowEdge } from '../../support/clock-edges.js';
+import { describeOnPostgres } from '../../support/on-postgres.js';
 import { processDatabase, startServer, type ProcessDatabase, type ServerProcess } from '../../support/server-process.js';
 
 // Two instances of the built server on one database (issue 13, DESIGN.md §3,
@@ -7,14 +8,14 @@ import { processDatabase, startServer, type ProcessDatabase, type ServerProcess 
 // spreading its requests over the instances behind a balancer.
 const LIMIT = 20;
 
-describe('rate limits shared by two instances', () => {
+// Two instances on one database need a PostgreSQL server.
+describeOnPostgres('rate limits shared by two instances', () => {
   let db: ProcessDatabase;
   let servers: ServerProcess[];
   let apiKey: string;
 
   beforeAll(async () => {
     db = await processDatabase();
-    if (db.embedded) return;
     apiKey = db.createUser('limited').apiKey;
     const env = { ...db.env, RATE_LIMIT_PER_MINUTE: String(LIMIT) };
     servers = [await startServer(env), await startServer(env)];
@@ -25,7 +26,6 @@ describe('rate limits shared by two instances', () => {
   });
 
   it('holds the per-credential limit across both instances', async () => {
-    if (db.embedded) return console.warn('shared-rate-limits: skipped, two instances need a PostgreSQL server (DATABASE_URL)');
     await awayFromWindowEdge();
     const statuses: number[] = [];
     for (let i = 0; i < LIMIT + 6; i++) {
@@ -39,7 +39,6 @@ describe('rate limits shared by two instances', () => {
   });
 
   it('holds the failed-authentication limit per address across both instances', async () => {
-    if (db.embedded) return console.warn('shared-rate-limits: skipped, two instances need a PostgreSQL server (DATABASE_URL)');
     await awayFromWindowEdge();
     const statuses: number[] = [];
     for (let i = 0; i < 64; i++) {

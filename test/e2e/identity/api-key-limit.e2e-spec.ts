@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { IdentityAdminApi } from '../../../src/modules/identity/index.js';
 import { sendWhileHeld } from '../../support/lock-waits.js';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
+import { itOnPostgres } from '../../support/on-postgres.js';
 
 const KEYS = '/api/1.0/me/api-keys';
 const MAX = 3;
@@ -42,8 +43,7 @@ describe('API keys per user', () => {
     await create(ann).expect(409);
   });
 
-  it('counts racing creations one after the other: the cap is met exactly, with no 5xx', async () => {
-    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time: nothing races
+  itOnPostgres('counts racing creations one after the other: the cap is met exactly, with no 5xx', async () => {
     const racer = await t.user();
     // authenticated once, so the racers' authentication writes nothing (last_used_at is fresh)
     expect(await live(racer)).toBe(1);

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { OAuthGrantsRepository } from '../../../src/modules/identity/infrastructure/oauth-grants.repository.js';
 import { createTestApp, type TestApp } from '../../support/test-app.js';
 import { pkce, tokenRequest, webUser, type RegisteredApp, type WebUser } from '../../support/oauth-client.js';
+import { itOnPostgres } from '../../support/on-postgres.js';
 
 const CALLBACK = 'https://app.example.test/callback';
 
@@ -314,8 +315,7 @@ describe('OAuth 2.0 authorization code flow', () => {
         expect(await race(first, (n) => n === 1 && winnerAnswered.resolve())).toBe(1);
       });
 
-      it('a reuse marked but not yet committed when the winner stores its pair: the pair waits, then is refused', async () => {
-        if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
+      itOnPostgres('a reuse marked but not yet committed when the winner stores its pair: the pair waits, then is refused', async () => {
         const first = await firstPair();
         const [{ grant_id: grantId }] = await dbQuery(t, `SELECT grant_id FROM identity.oauth_tokens ORDER BY id DESC LIMIT 1`);
         // What endGrant's first statement does, held open in a transaction of

@@ -4,6 +4,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, runCli, runToExit, startServer } from '../../support/server-process.js';
+import { itOnPostgres } from '../../support/on-postgres.js';
 
 /**
  * A server that cannot serve as configured does not start (DESIGN.md §1: a
@@ -114,10 +115,8 @@ describe('start-up refusals for the database', () => {
     );
   }, 120_000);
 
-  it('refuses at once a database that does not exist, naming it', async () => {
-    const serverUrl = process.env.DATABASE_URL;
-    if (!serverUrl) return console.warn('start-up refusals: the missing-database case needs a PostgreSQL server (DATABASE_URL)');
-    const url = new URL(serverUrl);
+  itOnPostgres('refuses at once a database that does not exist, naming it', async () => {
+    const url = new URL(process.env.DATABASE_URL!);
     url.pathname = '/cardwork_no_such_db';
     url.password = PASSWORD;
     const started = Date.now();
