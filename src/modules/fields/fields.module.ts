@@ -27,6 +27,7 @@ import { FieldDefinitionsRepository } from './infrastructure/field-definitions.r
 import { FieldValuesRepository } from './infrastructure/field-values.repository.js';
 import { RelationshipReferencesRepository } from './infrastructure/relationship-references.repository.js';
 import { DiskFileStorage, FileStorage } from './files/infrastructure/file-storage.js';
+import { FileRowsRepository } from './files/infrastructure/file-rows.repository.js';
 
 @Module({
   imports: [IdentityModule, WorkspaceModule, CardHierarchyModule],
@@ -40,6 +41,7 @@ import { DiskFileStorage, FileStorage } from './files/infrastructure/file-storag
       useFactory: (config: AppConfig) => new DiskFileStorage(path.join(config.dataDir, 'files')),
       inject: [AppConfig],
     },
+    FileRowsRepository,
     FileBlobs,
     FileUrlPolicy,
     FileInputs,
