@@ -1,4 +1,4 @@
-import { AppEvent } from './app-event.js';
+import { AppEvent, AppEventBatch } from './app-event.js';
 
 /**
  * Catalogue of card events (DESIGN.md §9) and their payloads. They live in the
@@ -66,7 +66,13 @@ export interface CardEventProps<N extends CardEventName> {
   system?: boolean;
 }
 
-/** A change to a card; `data` is typed by the event's name. */
+/**
+ * A change to a card; `data` is typed by the event's name. Every CardEvent is
+ * an entry of the card stream: the stream recorder records each one published
+ * (or, written along, skips it), so a subclass is a new kind of entry, with its
+ * payload in `CardEventMap`. A fact that is not a stream entry (comments added,
+ * which are entries of their own) extends `AppEvent` instead.
+ */
 export abstract class CardEvent<N extends CardEventName = CardEventName> extends AppEvent {
   abstract override readonly name: N;
   readonly cardId: number;
@@ -121,19 +127,21 @@ export class ImportCompleted extends CardEvent<'import.completed'> {
 }
 
 /**
- * Many card events of one piece of bulk work (an import) published at once;
- * the stream writer records them with one statement per chunk instead of one
- * per event. Each event keeps its own name, kind and payload.
+ * Many card events of one piece of bulk work (an import, a multi-card write)
+ * published at once; the stream writer records them with one statement per
+ * chunk instead of one per event. Each event keeps its own name, kind and
+ * payload, and a handler of its class gets it from the batch (AppEventBatch).
  * `recordedAlong`: their entries were already written, with these payloads, by
  * the statement that made the change (SQL of the stream writer, "writing
  * along"); the stream writer does not record them again.
  */
-export class CardEventBatch extends AppEvent {
+export class CardEventBatch extends AppEventBatch<CardEvent> {
+  static override readonly holds = CardEvent;
   readonly name = 'card.batch';
   constructor(
-    readonly events: CardEvent[],
+    events: readonly CardEvent[],
     readonly recordedAlong = false,
   ) {
-    super();
+    super(events);
   }
 }

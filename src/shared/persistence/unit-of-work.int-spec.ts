@@ -2,8 +2,23 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, jest } from '@je
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { createTestKernel, type TestKernel } from '../../../test/support/test-kernel.js';
+import { AppEvent } from '../events/app-event.js';
 import type { Sql } from './sql.js';
 import type { UnitOfWork } from './unit-of-work.js';
+
+/** Events of the runStatement tests, one class per test (a kernel's subscriptions last). */
+class Alone extends AppEvent {
+  readonly name = 'probe.alone';
+}
+class Ridden extends AppEvent {
+  readonly name = 'probe.ridden';
+}
+class Guarded extends AppEvent {
+  readonly name = 'probe.guarded';
+}
+class Undeclared extends AppEvent {
+  readonly name = 'probe.undeclared';
+}
 
 /**
  * UnitOfWork on a real database: nesting joins the outer transaction, the
@@ -197,15 +212,65 @@ describe('UnitOfWork', () => {
 
     it('sends its statement alone, no BEGIN or COMMIT, and may publish (it is a unit, not a transaction)', async () => {
       const seen: boolean[] = [];
+      const published: string[] = [];
+      k.bus.subscribe(Alone, 'after-commit', (e) => void published.push(e.name));
       const sent = await counted(() =>
         uow.runStatement(async () => {
           seen.push(uow.inUnit, uow.inTransaction);
           await insert(1, 'alone');
-        }),
+          await k.bus.publish(new Alone());
+          expect(published).toEqual([]);
+        }, [Alone]),
       );
       expect(sent).toEqual(['INSERT']);
       expect(seen).toEqual([true, false]);
       expect(await labels()).toEqual(['alone']);
+      expect(published).toEqual(['probe.alone']);
+    });
+
+    it('stays without a transaction when the only in-tx handler of what it publishes rides the statement', async () => {
+      const handled: string[] = [];
+      k.bus.subscribe(Ridden, 'in-tx', (e) => void handled.push(e.name), { ridesStatement: true });
+      const sent = await counted(() =>
+        uow.runStatement(async () => {
+          await insert(1, 'ridden');
+          await k.bus.publish(new Ridden());
+        }, [Ridden]),
+      );
+      expect(sent).toEqual(['INSERT']);
+      expect(handled).toEqual(['probe.ridden']);
+    });
+
+    it('is a transaction when an in-tx handler of what it publishes needs one: the handler may write, and its failure undoes the change', async () => {
+      let fail = true;
+      k.bus.subscribe(Guarded, 'in-tx', async () => {
+        expect(uow.inTransaction).toBe(true);
+        await insert(2, 'by the handler');
+        if (fail) throw new Error('handler refuses');
+      });
+      const unit = () =>
+        uow.runStatement(async () => {
+          await insert(1, 'the change');
+          await k.bus.publish(new Guarded());
+        }, [Guarded]);
+      await expect(unit()).rejects.toThrow('handler refuses');
+      expect(await labels()).toEqual([]);
+      fail = false;
+      const sent = await counted(unit);
+      expect(sent).toEqual(['START', 'INSERT', 'INSERT', 'COMMIT']);
+      expect(await labels()).toEqual(['the change', 'by the handler']);
+    });
+
+    it('refuses, before the handler runs, an event it did not declare whose in-tx handler needs a transaction', async () => {
+      const handled: string[] = [];
+      k.bus.subscribe(Undeclared, 'in-tx', (e) => void handled.push(e.name));
+      await expect(
+        uow.runStatement(async () => {
+          await insert(1, 'committed alone');
+          await k.bus.publish(new Undeclared());
+        }),
+      ).rejects.toThrow(/did not declare it/);
+      expect(handled).toEqual([]);
     });
 
     it('refuses a second statement: it would be a change of its own', async () => {

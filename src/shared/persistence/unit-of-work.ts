@@ -8,6 +8,12 @@ import { constraintViolation, sqlState, violationAsDomainError } from './sql-err
 
 type Hook = () => Promise<void> | void;
 
+/** A class of what a unit of work publishes (an event class: the unit of work itself knows no events). */
+export type PublishedClass = abstract new (...args: never[]) => object;
+
+/** Whether a one-statement unit that publishes these classes needs a transaction after all (the event bus answers). */
+export type StatementUnitCheck = (publishes: readonly PublishedClass[]) => boolean;
+
 interface TxContext {
   manager: EntityManager;
   afterCommit: Hook[];
@@ -63,8 +69,14 @@ export type Isolation = 'READ COMMITTED' | 'REPEATABLE READ' | 'SERIALIZABLE';
 export class UnitOfWork {
   private readonly storage = new AsyncLocalStorage<TxContext>();
   private readonly logger = new Logger(UnitOfWork.name);
+  private needsTransaction: StatementUnitCheck = () => false;
 
   constructor(private readonly dataSource: DataSource) {}
+
+  /** Set by the event bus: see `runStatement`. */
+  decideStatementUnits(check: StatementUnitCheck): void {
+    this.needsTransaction = check;
+  }
 
   /** The transaction's manager inside `run`, the data source's otherwise. */
   get manager(): EntityManager {
@@ -103,14 +115,18 @@ export class UnitOfWork {
    * `WITH` that also writes its stream entries): sent without a transaction
    * around it, so without the BEGIN and COMMIT round trips. PostgreSQL makes
    * a single statement atomic by itself, and its locks last until it ends.
-   * Events may be published inside it; in-tx handlers run after the
-   * statement, so they must not write (the stream writer does not for events
-   * recorded along). A second statement throws: it would be a change of its
-   * own, not part of this one. Inside `run`, `work` joins that transaction.
-   * Retried as `run` is.
+   * `publishes` names the event classes `work` may publish (after its
+   * statement): when an in-tx handler of one of them needs a transaction
+   * (any but the stream recorder, which writes nothing for events recorded
+   * along: `ridesStatement`), the unit runs as `run` instead, so that handler
+   * shares the change's fate; with today's handlers it never does. A second
+   * statement in a unit without a transaction throws: it would be a change of
+   * its own, not part of this one. Inside `run`, `work` joins that
+   * transaction. Retried as `run` is.
    */
-  async runStatement<T>(work: () => Promise<T>): Promise<T> {
+  async runStatement<T>(work: () => Promise<T>, publishes: readonly PublishedClass[] = []): Promise<T> {
     if (this.storage.getStore()) return work();
+    if (publishes.length && this.needsTransaction(publishes)) return this.run(work);
     return this.attempts(async (ctx) => {
       const runner = this.dataSource.createQueryRunner();
       const send = runner.query.bind(runner) as (...args: unknown[]) => Promise<unknown>;

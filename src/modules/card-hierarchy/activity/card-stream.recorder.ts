@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { CardEvent, CardEventBatch } from '../../../shared/events/card.events.js';
 import { OnAppEvent } from '../../../shared/events/on-app-event.decorator.js';
 import { prepared } from '../../../shared/persistence/prepared-statements.js';
-import { Sql } from '../../../shared/persistence/sql.js';
+import { Sql, toId } from '../../../shared/persistence/sql.js';
 import { STREAM_COLUMNS, toStreamEntryView, type NewStreamEntry, type StreamEntryView } from './card-stream-entry.js';
 
 const BATCH_CHUNK = 5000;
@@ -34,14 +34,22 @@ export function recordAlongSql(source: string, options: { system?: boolean } = {
  * The one writer of the card stream. It records every card event in the
  * publisher's transaction, so no change commits without its entry and no
  * entry survives a rolled-back change (DESIGN.md §9). A comment is not an
- * event of some other module: the stream service writes it here directly.
+ * event of some other module: the stream service writes it here directly
+ * (and publishes `CommentsAdded`, which is no entry).
  */
 @Injectable()
 export class CardStreamRecorder {
   constructor(private readonly sql: Sql) {}
 
-  @OnAppEvent(CardEvent, { phase: 'in-tx' })
-  async record(event: CardEvent): Promise<void> {
+  /**
+   * A card event published on its own, or a batch whole (one handler of both
+   * shapes, so the bus does not hand it a batch's events one by one too). It
+   * rides one-statement units: all they publish is recorded along, which it
+   * skips without a statement.
+   */
+  @OnAppEvent([CardEvent, CardEventBatch], { phase: 'in-tx', ridesStatement: true })
+  async record(event: CardEvent | CardEventBatch): Promise<void> {
+    if (event instanceof CardEventBatch) return this.recordMany(event);
     await this.append({
       cardId: event.cardId,
       projectId: event.projectId,
@@ -60,8 +68,7 @@ export class CardStreamRecorder {
    * where six array parameters cost an escaped array literal each (the jsonb[]
    * one dominated the statement's time).
    */
-  @OnAppEvent(CardEventBatch, { phase: 'in-tx' })
-  async recordMany(batch: CardEventBatch): Promise<void> {
+  private async recordMany(batch: CardEventBatch): Promise<void> {
     if (batch.recordedAlong) return; // the statement that made the change wrote them (recordAlongSql)
     for (let at = 0; at < batch.events.length; at += BATCH_CHUNK) {
       const events = batch.events.slice(at, at + BATCH_CHUNK);
@@ -74,17 +81,25 @@ export class CardStreamRecorder {
     }
   }
 
-  /** Comments (entries of kind `comment`) in one INSERT per chunk, as `recordMany` writes a batch. */
-  async comments(entries: Array<{ cardId: number; projectId: number; userId: number; content: string }>): Promise<void> {
+  /**
+   * Comments (entries of kind `comment`) in one INSERT per chunk, as
+   * `recordMany` writes a batch; their entry ids, in the order given (ids
+   * are drawn in the order the rows are inserted, `ord`).
+   */
+  async comments(entries: Array<{ cardId: number; projectId: number; userId: number; content: string }>): Promise<number[]> {
+    const ids: number[] = [];
     for (let at = 0; at < entries.length; at += BATCH_CHUNK) {
       const chunk = entries.slice(at, at + BATCH_CHUNK);
-      await this.sql.run(
+      const rows = await this.sql.rows<{ id: unknown }>(
         prepared(`INSERT INTO cards.card_stream (card_id, project_id, kind, action, user_id, content, data)
          SELECT (e->>0)::bigint, (e->>1)::bigint, 'comment', 'comment.added', (e->>2)::bigint, e->>3, '{}'::jsonb
-           FROM jsonb_array_elements($1::jsonb) AS e`),
+           FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS a(e, ord) ORDER BY ord
+         RETURNING id`),
         [JSON.stringify(chunk.map((e) => [e.cardId, e.projectId, e.userId, e.content]))],
       );
+      ids.push(...rows.map((r) => toId(r.id)).sort((a, b) => a - b));
     }
+    return ids;
   }
 
   /** A comment: one entry of kind `comment`, action `comment.added`. */

@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { keysetPage, listingStart, type ListingPageInfo, type ListingRequest } from '../../../shared/http/cursor.js';
 import { hasUnsafeText, longerThan, UNSAFE_TEXT_MESSAGE } from '../../../shared/domain/safe-text.js';
+import { CommentsAdded } from '../../../shared/events/comment.events.js';
+import { EventBus } from '../../../shared/events/event-bus.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import type { StreamEntryView } from '../activity/card-stream-entry.js';
 import { CardStreamRecorder } from '../activity/card-stream.recorder.js';
@@ -20,6 +22,7 @@ export class CardStreamService {
     private readonly stream: CardStreamRepository,
     private readonly recorder: CardStreamRecorder,
     private readonly cards: CardTreeRepository,
+    private readonly events: EventBus,
   ) {}
 
   /** A page of the card's stream, newest first, by `page` or by cursor (keyset: no entry twice while comments are added). */
@@ -30,13 +33,19 @@ export class CardStreamService {
     return { ...keysetPage(items, page.perPage, (entry) => entry.id), total };
   }
 
-  /** A comment is one stream entry of kind `comment`, written by the stream writer (the answer is that entry). */
+  /**
+   * A comment is one stream entry of kind `comment`, written by the stream
+   * writer (the answer is that entry); `CommentsAdded` is published in its
+   * transaction.
+   */
   comment(cardId: number, content: unknown, actor: Actor): Promise<StreamEntryView> {
     const text = validComment(content, 'content');
     return this.uow.run(async () => {
       const { card } = await this.access.require(cardId, actor, 'write');
       if (!(await this.cards.holdKey(cardId))) throw new CardNotFoundError();
-      return this.recorder.comment(cardId, card.projectId, actor.userId, text);
+      const entry = await this.recorder.comment(cardId, card.projectId, actor.userId, text);
+      await this.events.publish(new CommentsAdded(card.projectId, [cardId], [entry.id], actor.userId));
+      return entry;
     });
   }
 
@@ -44,16 +53,30 @@ export class CardStreamService {
    * Comments on many cards of one team (an import's rows), in order: the
    * cards locked with the caller's write access checked in one statement
    * (the caller's transaction usually holds them already), the entries in
-   * one INSERT per chunk.
+   * one INSERT per chunk; one `CommentsAdded` per project.
    */
   commentMany(entries: Array<{ cardId: number; content: string }>, actor: Actor): Promise<void> {
     if (!entries.length) return Promise.resolve();
     const texts = entries.map((e, i) => validComment(e.content, `comments[${i}]`));
     return this.uow.run(async () => {
       const cards = new Map((await this.access.lockAll(entries.map((e) => e.cardId), actor, 'write')).map((c) => [c.id, c]));
-      await this.recorder.comments(entries.map((e, i) => ({ cardId: e.cardId, projectId: cards.get(e.cardId)!.projectId, userId: actor.userId, content: texts[i] })));
+      const written = entries.map((e, i) => ({ cardId: e.cardId, projectId: cards.get(e.cardId)!.projectId, userId: actor.userId, content: texts[i] }));
+      const ids = await this.recorder.comments(written);
+      await this.events.publish(...commentsAdded(written, ids, actor));
     });
   }
+}
+
+/** The `CommentsAdded` of comments written with these entry ids, one per project. */
+function commentsAdded(written: Array<{ cardId: number; projectId: number }>, ids: number[], actor: Actor): CommentsAdded[] {
+  const byProject = new Map<number, { cardIds: number[]; commentIds: number[] }>();
+  written.forEach(({ cardId, projectId }, i) => {
+    const added = byProject.get(projectId) ?? { cardIds: [], commentIds: [] };
+    added.cardIds.push(cardId);
+    added.commentIds.push(ids[i]);
+    byProject.set(projectId, added);
+  });
+  return [...byProject].map(([projectId, { cardIds, commentIds }]) => new CommentsAdded(projectId, cardIds, commentIds, actor.userId));
 }
 
 function validComment(content: unknown, field: string): string {

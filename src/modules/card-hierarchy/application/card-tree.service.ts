@@ -81,7 +81,8 @@ export class CardTreeService {
    * The creation is one statement (see insertChildSql): the parent locked,
    * the caller's write access checked, the card inserted with its
    * `card.created` entry (writing along). On its own it needs no transaction
-   * around it (`UnitOfWork.runStatement`); in the caller's it joins it. The
+   * around it (`UnitOfWork.runStatement`, unless an in-tx handler of its
+   * `card.created` needs one); in the caller's it joins it. The
    * parent's lock orders it with sibling moves (positions) and subtree-wide
    * changes (ancestors, hidden), which lock the parent too.
    */
@@ -91,7 +92,7 @@ export class CardTreeService {
       const inserted = await this.cards.insertChildChecked(parentId, title, actor.userId, this.access.allowsSql('write'), options.alsoRead ?? {}, options);
       if (inserted) await this.events.publish(createdBatch([inserted.card], actor, options.system));
       return inserted;
-    });
+    }, [CardEventBatch]);
     if (!created) {
       // Nothing written: the parent's check says why (404 outside the team or
       // for no such card, 403 for viewers); past it, the project is gone.

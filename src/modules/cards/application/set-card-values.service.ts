@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
+import { CardEventBatch } from '../../../shared/events/card.events.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { CardHierarchyApi } from '../../card-hierarchy/index.js';
 import { FieldsApi, type PlannedValues, type ValueSetRequest } from '../../fields/index.js';
@@ -11,7 +12,8 @@ import { CardViewsService } from './card-views.service.js';
  *
  * The usual write, non-empty scalar values, is a guarded write
  * (docs/ARCHITECTURE.md, "Guarded writes"): one statement without a
- * transaction around it that touches the card only if its row is current,
+ * transaction around it (unless an in-tx handler of its events needs one:
+ * UnitOfWork.runStatement) that touches the card only if its row is current,
  * the caller may write and the card's model and definitions are still those
  * the values were planned on; it upserts the values, records their entries
  * and reads the rest of the answer. A card whose set was planned before is
@@ -52,7 +54,7 @@ export class SetCardValuesService {
       const found = await this.hierarchy.touchCurrent(cardId, actor, 'write', along.touch, this.views.valuesAlong('ARRAY[c.id]', 'c.project_id'));
       if (found) await along.written(found.along);
       return found;
-    });
+    }, [CardEventBatch]);
     if (!touched) return null;
     return this.views.afterWrite(touched.card, planned.projectFields, touched.read, (attributes) => along.overlay(attributes, touched.along));
   }
