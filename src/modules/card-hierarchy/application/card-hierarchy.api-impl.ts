@@ -195,7 +195,7 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
   }
 
   touch(cardId: number): Promise<void> {
-    return this.uow.run(() => this.cards.update(cardId, {}));
+    return this.uow.run(() => this.cards.touch(cardId));
   }
 
   touchMany(cardIds: number[]): Promise<void> {

@@ -34,6 +34,16 @@ export interface NewCardRow {
 const FIND_SQL = prepared(`SELECT ${CARD_COLUMNS} FROM cards.cards WHERE id = $1`);
 
 /**
+ * What marking a card changed sets `updated_at` to: the time the statement
+ * writes the row, not `now()`, the time its transaction began. Touching is
+ * the lock order's last step, after every lock wait, so a write that waited
+ * for another no longer commits with a time older than changes a client has
+ * already read; what is left is the time between the statement and the
+ * commit (docs/card-tree.md, "What updated_at says").
+ */
+const TOUCHED_AT = 'clock_timestamp()';
+
+/**
  * The `card.created` entries of the rows of the relation `inserted` (id,
  * project_id, parent_id, ref, title), by the user bound at `userParam`, with
  * the payload `CardCreated` carries, in ref order: the relation that
@@ -53,8 +63,10 @@ function createdEntriesSql(userParam: string): string {
  * entry (writing along; one text per kind, as `system` decides). The parent
  * is read from its locked row, so a concurrent move or archive is seen. The
  * position comes from `cards.next_child_position`, which reads the siblings
- * after the lock is granted (see its migration). `extras` (another module's
- * SQL over the parent, aliased `c`) are read on the answer's row.
+ * after the lock is granted (see its migration). Its `created_at` and
+ * `updated_at` are taken with the counter row, after both waits (`TOUCHED_AT`).
+ * `extras` (another module's SQL over the parent, aliased `c`) are read on the
+ * answer's row.
  * Parameters: $1 parent, $2 user, $3 title.
  */
 function insertChildSql(allowedSql: string, extras: Record<string, string>, options: { system?: boolean }): string {
@@ -69,12 +81,12 @@ function insertChildSql(allowedSql: string, extras: Record<string, string>, opti
           SET next_ref = next_ref + 1, card_count = card_count + 1,
               visible_count = visible_count + (SELECT CASE WHEN hidden THEN 0 ELSE 1 END FROM parent)
         WHERE project_id = (SELECT project_id FROM parent)
-        RETURNING next_ref - 1 AS ref),
+        RETURNING next_ref - 1 AS ref, ${TOUCHED_AT} AS at),
      inserted AS (
        INSERT INTO cards.cards (project_id, organization_id, parent_id, ancestor_ids, depth, ref, title,
-                                position, hidden, created_by)
+                                position, hidden, created_by, created_at, updated_at)
        SELECT p.project_id, p.organization_id, p.id, p.ancestor_ids || p.id, p.depth + 1, r.ref, $3,
-              cards.next_child_position(p.id), p.hidden, $2
+              cards.next_child_position(p.id), p.hidden, $2, r.at, r.at
          FROM parent p, r
        RETURNING ${CARD_COLUMNS}),
      created AS (${createdEntriesSql('$2')}),
@@ -166,7 +178,7 @@ export class CardTreeRepository {
        ${written.items},
        recorded AS (${recordAlongSql(written.entries)}),
        bumped AS (
-         UPDATE cards.cards SET updated_at = now()
+         UPDATE cards.cards SET updated_at = ${TOUCHED_AT}
           WHERE id = (SELECT card_id FROM touched) AND EXISTS (SELECT 1 FROM ${written.entries})
           RETURNING ${CARD_COLUMNS}),
        touched_row AS (SELECT * FROM bumped UNION ALL SELECT * FROM held WHERE NOT EXISTS (SELECT 1 FROM bumped))
@@ -369,8 +381,9 @@ export class CardTreeRepository {
    * Inserts many children at once (bulk work): `parents` are locked by the
    * caller and all of one project. Refs are taken from the counter in one
    * step, in the order of `entries`; each card goes last among its parent's
-   * children, in that order. Returns the rows in the order of `entries`.
-   * The same statement records each card's `card.created` entry, by the
+   * children, in that order. Returns the rows in the order of `entries`;
+   * all of them created (and updated) at the time the counter row was taken
+   * (`TOUCHED_AT`). The same statement records each card's `card.created` entry, by the
    * creator, with the payload `CardCreated` carries (`recordAlongSql`: kind
    * by `system`, entries in ref order); `along` adds another module's writes
    * and their entries (after the cards' own) to the statement.
@@ -413,7 +426,7 @@ export class CardTreeRepository {
          UPDATE cards.project_counters
             SET next_ref = next_ref + $2, card_count = card_count + $2, visible_count = visible_count + $3
           WHERE project_id = $1
-          RETURNING next_ref - $2 AS first_ref),
+          RETURNING next_ref - $2 AS first_ref, ${TOUCHED_AT} AS at),
        input AS (SELECT * FROM unnest($4::bigint[], $5::text[]) WITH ORDINALITY AS i(parent_id, title, ord)),
        base AS MATERIALIZED (
          SELECT p.id, p.ancestor_ids || p.id AS ancestors, p.hidden,
@@ -421,9 +434,9 @@ export class CardTreeRepository {
            FROM cards.cards p WHERE p.id = ANY($6::bigint[])),
        inserted AS (
          INSERT INTO cards.cards (project_id, organization_id, parent_id, ancestor_ids, depth, ref, title,
-                                  position, hidden, created_by)
+                                  position, hidden, created_by, created_at, updated_at)
          SELECT $1, $7, i.parent_id, b.ancestors, cardinality(b.ancestors), r.first_ref + i.ord::int - 1, i.title,
-                b.next_position + (row_number() OVER (PARTITION BY i.parent_id ORDER BY i.ord))::int - 1, b.hidden, $8
+                b.next_position + (row_number() OVER (PARTITION BY i.parent_id ORDER BY i.ord))::int - 1, b.hidden, $8, r.at, r.at
            FROM input i JOIN base b ON b.id = i.parent_id CROSS JOIN r
           ORDER BY i.ord
          RETURNING id, project_id, parent_id, ref, title, position, created_at),
@@ -438,7 +451,7 @@ export class CardTreeRepository {
   async setTitles(entries: Array<{ cardId: number; title: string }>): Promise<void> {
     if (!entries.length) return;
     await this.sql.run(
-      `UPDATE cards.cards c SET title = u->>1, updated_at = now()
+      `UPDATE cards.cards c SET title = u->>1, updated_at = ${TOUCHED_AT}
          FROM jsonb_array_elements($1::jsonb) AS u
         WHERE c.id = (u->>0)::bigint`,
       [JSON.stringify(entries.map((e) => [e.cardId, e.title]))],
@@ -448,27 +461,45 @@ export class CardTreeRepository {
   /** Marks many cards as changed (updated_at) in one statement; callers hold their locks already (in ascending id). */
   async touchMany(ids: number[]): Promise<void> {
     if (!ids.length) return;
-    await this.sql.run(`UPDATE cards.cards SET updated_at = now() WHERE id = ANY($1::bigint[])`, [[...new Set(ids)]]);
+    await this.sql.run(`UPDATE cards.cards SET updated_at = ${TOUCHED_AT} WHERE id = ANY($1::bigint[])`, [[...new Set(ids)]]);
   }
 
   /** Many cards' models in one statement (the rows travel as one JSON array of `[id, model id or null]`). */
   async setModelIds(entries: Array<{ cardId: number; modelId: number | null }>): Promise<void> {
     if (!entries.length) return;
     await this.sql.run(
-      `UPDATE cards.cards c SET model_id = (u->>1)::bigint, updated_at = now()
+      `UPDATE cards.cards c SET model_id = (u->>1)::bigint, updated_at = ${TOUCHED_AT}
          FROM jsonb_array_elements($1::jsonb) AS u
         WHERE c.id = (u->>0)::bigint`,
       [JSON.stringify(entries.map((e) => [e.cardId, e.modelId]))],
     );
   }
 
+  /**
+   * Sets what `changes` gives, and marks the card changed, only when one of
+   * them differs from the row: a write that changes nothing leaves the row
+   * as it was, `updated_at` and its version (which a guarded write would
+   * take for a change) included.
+   */
   async update(id: number, changes: { title?: string; state?: CardState; modelId?: number | null }): Promise<void> {
-    const sets: string[] = ['updated_at = now()'];
     const params: unknown[] = [id];
-    if (changes.title !== undefined) sets.push(`title = $${params.push(changes.title)}`);
-    if (changes.state !== undefined) sets.push(`state = $${params.push(changes.state)}`);
-    if (changes.modelId !== undefined) sets.push(`model_id = $${params.push(changes.modelId)}`);
-    await this.sql.run(`UPDATE cards.cards SET ${sets.join(', ')} WHERE id = $1`, params);
+    const columns: Array<[string, unknown]> = [
+      ['title', changes.title],
+      ['state', changes.state],
+      ['model_id', changes.modelId],
+    ];
+    const given = columns.filter(([, value]) => value !== undefined).map(([column, value]) => [column, `$${params.push(value)}`]);
+    if (!given.length) return;
+    await this.sql.run(
+      `UPDATE cards.cards SET ${given.map(([column, p]) => `${column} = ${p}`).join(', ')}, updated_at = ${TOUCHED_AT}
+        WHERE id = $1 AND (${given.map(([column, p]) => `${column} IS DISTINCT FROM ${p}`).join(' OR ')})`,
+      params,
+    );
+  }
+
+  /** Marks the card changed (`updated_at`); the caller holds its row, or the statement takes the touch's lock. */
+  async touch(id: number): Promise<void> {
+    await this.sql.run(`UPDATE cards.cards SET updated_at = ${TOUCHED_AT} WHERE id = $1`, [id]);
   }
 
   /** Closes the gap a card leaves at `position` among its old siblings. */
@@ -502,7 +533,7 @@ export class CardTreeRepository {
         [card.parentId, from, to],
       );
     }
-    await this.sql.run(`UPDATE cards.cards SET position = $2, updated_at = now() WHERE id = $1`, [card.id, to]);
+    await this.sql.run(`UPDATE cards.cards SET position = $2, updated_at = ${TOUCHED_AT} WHERE id = $1`, [card.id, to]);
   }
 
   /**
@@ -512,7 +543,7 @@ export class CardTreeRepository {
    */
   async reparent(card: CardRow, parent: CardRow, position: number): Promise<void> {
     const prefix = [...parent.ancestorIds, parent.id];
-    await this.sql.run(`UPDATE cards.cards SET parent_id = $2, position = $3, updated_at = now() WHERE id = $1`, [
+    await this.sql.run(`UPDATE cards.cards SET parent_id = $2, position = $3, updated_at = ${TOUCHED_AT} WHERE id = $1`, [
       card.id,
       parent.id,
       position,
@@ -548,7 +579,7 @@ export class CardTreeRepository {
     await this.sql.run(
       `UPDATE cards.cards c
           SET is_archived = CASE WHEN c.id = $1 THEN $2 ELSE c.is_archived END,
-              updated_at  = CASE WHEN c.id = $1 THEN now() ELSE c.updated_at END,
+              updated_at  = CASE WHEN c.id = $1 THEN ${TOUCHED_AT} ELSE c.updated_at END,
               hidden = $2 OR (c.id <> $1 AND c.is_archived) OR EXISTS (
                 SELECT 1 FROM cards.cards a WHERE a.id = ANY(c.ancestor_ids) AND a.id <> $1 AND a.is_archived)
         WHERE c.id = $1 OR c.ancestor_ids @> ARRAY[$1]::bigint[]`,
