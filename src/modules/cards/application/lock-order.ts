@@ -26,6 +26,11 @@
  *     card's values takes the cards its relationship values name here too
  *     (FOR KEY SHARE, which their foreign key would take anyway): those
  *     below the card before it when known by then, those above it after.
+ *     A deletion takes the cards outside its subtree whose relationship
+ *     values name a card of it (they lose those values: touched in 5.)
+ *     once it holds the subtree and the counter row, only if free (NOWAIT,
+ *     FOR NO KEY UPDATE: the touch's lock): a value write holding one may
+ *     be waiting for a card of the subtree.
  *  2. card-hierarchy, the project's counter row (refs, totals): creation,
  *     deletion, a move that changes what is hidden.
  *  3. grouping: group type rows (FOR SHARE for memberships and card
@@ -34,10 +39,12 @@
  *     change under its group's lock). A write takes all of its groups in one
  *     pass (lockForRelocation, lockForCardDeletion) before it changes any.
  *  4. fields: the project's field-name lock, then value rows of the cards
- *     already locked in step 1. A write that reaches this step holding
- *     other steps' rows (a new card's values, an import's) takes the cards
- *     its relationship values name only if free (NOWAIT; else the unit runs
- *     again), as is a card below the written one learned only after step 1.
+ *     already locked in step 1 (a deletion removes the relationship values
+ *     naming its subtree itself, before its cascade would). A write that
+ *     reaches this step holding other steps' rows (a new card's values, an
+ *     import's) takes the cards its relationship values name only if free
+ *     (NOWAIT; else the unit runs again), as is a card below the written
+ *     one learned only after step 1.
  *     A write of date values holds those fields' rows FOR SHARE, ascending
  *     id, before its value rows (their options decide what a value may be;
  *     an option change takes the row FOR UPDATE: FieldDefinitionsService.
