@@ -36,7 +36,8 @@ export class DeleteCardService {
       const naming = await this.fields.cardsNaming(doomed.subtreeIds);
       await this.hierarchy.lockCardsToTouch(naming, { wait: false }); // 1., found late: only if free
       await this.grouping.lockForCardDeletion(doomed.subtreeIds); // 3.
-      const changed = await this.fields.removeValuesNaming(doomed.subtreeIds, actor); // 4. their values naming the subtree
+      // None found, none to remove: no value naming a held card can be added meanwhile.
+      const changed = naming.length ? await this.fields.removeValuesNaming(doomed.subtreeIds, actor) : []; // 4.
       await this.hierarchy.finishDeletion(doomed, actor); // the rows, cascading to 3. and 4.
       await this.hierarchy.touchMany(changed); // 5.
     });
