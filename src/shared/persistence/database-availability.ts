@@ -1,24 +1,80 @@
 import { sqlState } from './sql-errors.js';
 
 /**
- * Whether an error means "the database cannot be reached right now" rather
- * than "this statement is wrong": the server answers those with 503 and
- * `Retry-After` (DESIGN.md §10), and the pool reconnects by itself once
- * PostgreSQL is back.
+ * Why the database cannot serve a request right now, as opposed to "this
+ * statement is wrong": the server answers these with 503 and `Retry-After`
+ * (DESIGN.md §10), and the pool reconnects by itself once PostgreSQL is back.
+ *
+ * - `unreachable`: no connection (refused, cut, timed out, shut down), or
+ *   one the server refused to open (`connectionNotOpened`: a database that
+ *   takes no connections, is gone, or no longer takes our password);
+ * - `busy`: every connection of the pool is in use (`PoolBusyError`);
+ * - `read-only`: the database refuses writes (25006: a standby or a demoted
+ *   primary after a failover, a managed database turned read-only when its
+ *   storage filled up);
+ * - `out-of-resources`: SQLSTATE class 53 (disk full, out of memory, too many
+ *   connections).
  */
-const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123]|53300)$/; // connection exceptions, shutdown, too many connections
+export type DatabaseTrouble = 'unreachable' | 'busy' | 'read-only' | 'out-of-resources';
+
+const UNREACHABLE_SQLSTATE = /^(08...|57P0[123])$/; // connection exceptions, shutdown
 // ENOTFOUND: a database host name that does not resolve (yet: its container not up, a DNS outage).
 const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND']);
 const UNAVAILABLE_MESSAGE =
   /Connection terminated|timeout exceeded when trying to connect|not queryable|Connection closed|terminating connection|the database system is (starting up|shutting down)/i;
 
-export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
-  if (!error || typeof error !== 'object' || depth > 3) return false;
-  const e = error as { code?: unknown; message?: unknown; driverError?: unknown; cause?: unknown };
-  if (typeof e.code === 'string' && (UNAVAILABLE_SQLSTATE.test(e.code) || UNAVAILABLE_ERRNO.has(e.code))) return true;
-  if (typeof e.message === 'string' && UNAVAILABLE_MESSAGE.test(e.message)) return true;
-  return isDatabaseUnavailable(e.driverError, depth + 1) || isDatabaseUnavailable(e.cause, depth + 1);
+/** Set on an error raised while the requests' pool opened a connection (`connectionNotOpened`). */
+const NOT_OPENED = Symbol.for('cardwork.databaseConnectionNotOpened');
+
+/**
+ * Marks `error` as raised while a pool connection was being opened: whatever
+ * it says (55000 "database is not currently accepting connections", 3D000
+ * the database gone, 28P01 a password rotated while the server runs), the
+ * request could not reach the database, which is an outage, not a fault of
+ * the request. Only the requests' pool marks (`database/server-pool.ts`):
+ * the start's own connection still refuses at once what waiting cannot cure.
+ */
+export function connectionNotOpened<T>(error: T): T {
+  if (error && typeof error === 'object') Object.defineProperty(error, NOT_OPENED, { value: true });
+  return error;
 }
+
+/** Every connection of the requests' pool was in use for the pool's whole wait, the database answering. */
+export class PoolBusyError extends Error {
+  constructor(waitedMs: number, cause: unknown) {
+    super(`all database connections are busy (waited ${waitedMs} ms for one)`, { cause });
+    this.name = 'PoolBusyError';
+  }
+}
+
+/** Which `DatabaseTrouble` an error is, if any. */
+export function databaseTrouble(error: unknown, depth = 0): DatabaseTrouble | undefined {
+  if (!error || typeof error !== 'object' || depth > 3) return undefined;
+  const e = error as { code?: unknown; message?: unknown; name?: unknown; driverError?: unknown; cause?: unknown };
+  // By name: test runners hand the app errors made in another realm than its code's.
+  if (e.name === 'PoolBusyError') return 'busy';
+  if (typeof e.code === 'string') {
+    if (e.code === '25006') return 'read-only';
+    if (e.code.startsWith('53')) return 'out-of-resources';
+    if (UNREACHABLE_SQLSTATE.test(e.code) || UNAVAILABLE_ERRNO.has(e.code)) return 'unreachable';
+  }
+  if ((error as Record<symbol, unknown>)[NOT_OPENED] === true) return 'unreachable';
+  if (typeof e.message === 'string' && UNAVAILABLE_MESSAGE.test(e.message)) return 'unreachable';
+  return databaseTrouble(e.driverError, depth + 1) ?? databaseTrouble(e.cause, depth + 1);
+}
+
+/** Whether an error means the database cannot serve right now (`databaseTrouble`). */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  return databaseTrouble(error) !== undefined;
+}
+
+/** What a client is told of each trouble (problem+json `detail`). */
+export const DATABASE_TROUBLE_DETAIL: Record<DatabaseTrouble, string> = {
+  unreachable: 'The database is not reachable; retry shortly',
+  busy: 'All database connections are busy; retry after Retry-After seconds',
+  'read-only': 'The database accepts no writes right now (read-only after a failover, or out of storage); retry shortly',
+  'out-of-resources': 'The database is out of resources (disk, memory or connections); retry shortly',
+};
 
 /** Seconds a client is told to wait before retrying while the database is away. */
 export const DATABASE_RETRY_AFTER_SECONDS = 5;
@@ -32,4 +88,18 @@ export const DATABASE_RETRY_AFTER_SECONDS = 5;
  */
 export function isStatementCancelled(error: unknown): boolean {
   return sqlState(error) === '57014';
+}
+
+/**
+ * Whether a transaction whose COMMIT failed with `error` may have committed
+ * all the same: the answer never came (the connection cut or closed, no
+ * answer in time), or the server ended the session while committing (57P0x:
+ * a backend terminated while waiting for synchronous replication has
+ * committed locally). Any other answer (a deferred constraint, a
+ * serialization failure) is PostgreSQL saying the transaction rolled back.
+ */
+export function commitOutcomeUnknown(error: unknown): boolean {
+  const state = sqlState(error);
+  const answered = /^[0-9A-Z]{5}$/.test(state) && !UNAVAILABLE_ERRNO.has(state);
+  return !answered || UNREACHABLE_SQLSTATE.test(state) || /^(58|XX)/.test(state);
 }

@@ -4,6 +4,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { ServiceBusyError } from '../domain/domain-error.js';
 import { apartFromClient } from '../client-watch.js';
+import { commitOutcomeUnknown } from './database-availability.js';
 import { constraintViolation, sqlState, violationAsDomainError } from './sql-errors.js';
 
 type Hook = () => Promise<void> | void;
@@ -20,6 +21,8 @@ interface TxContext {
   afterRollback: Hook[];
   /** A one-statement unit (`runStatement`): no transaction is open. */
   single: boolean;
+  /** The COMMIT (or the one statement) is sent and not answered yet: a failure now may have committed. */
+  committing?: boolean;
 }
 
 /**
@@ -102,9 +105,11 @@ export class UnitOfWork {
   async run<T>(work: () => Promise<T>, isolation?: Isolation): Promise<T> {
     if (this.storage.getStore()) return work();
     return this.attempts((ctx) => {
-      const body = (manager: EntityManager) => {
+      const body = async (manager: EntityManager) => {
         ctx.manager = manager;
-        return this.storage.run(ctx, work);
+        const result = await this.storage.run(ctx, work);
+        ctx.committing = true;
+        return result;
       };
       return isolation ? this.dataSource.transaction(isolation, body) : this.dataSource.transaction(body);
     }, false);
@@ -133,7 +138,8 @@ export class UnitOfWork {
       let sent = 0;
       (runner as { query: (...args: unknown[]) => Promise<unknown> }).query = (...args) => {
         if (sent++) return Promise.reject(new Error('a one-statement unit of work (runStatement) sent a second statement'));
-        return send(...args);
+        ctx.committing = true;
+        return send(...args).then((result) => ((ctx.committing = false), result));
       };
       ctx.manager = runner.manager;
       try {
@@ -158,6 +164,7 @@ export class UnitOfWork {
         await apartFromClient(() => this.runHooks(ctx.afterCommit, 'after-commit'));
         return result;
       } catch (error) {
+        if (ctx.committing && commitOutcomeUnknown(error)) throw this.outcomeUnknown(error);
         await this.runHooks(ctx.afterRollback, 'after-rollback');
         const state = sqlState(error);
         if (state === '55P03') {
@@ -192,6 +199,19 @@ export class UnitOfWork {
         throw violationAsDomainError(violation);
       }
     }
+  }
+
+  /**
+   * The unit's COMMIT (or its one statement) was sent and its answer never
+   * came (the connection cut or closed): the change may well be made, so
+   * neither the after-commit nor the after-rollback hooks run, and it is not
+   * attempted again. What the rollback hooks would have undone outside the
+   * database (files stored) is settled later by what the database holds
+   * (FileBlobs); deleting it lost files whose rows had committed.
+   */
+  private outcomeUnknown(error: unknown): unknown {
+    this.logger.warn(`a unit of work's commit got no answer (${String(error)}): it may have committed; its rollback clean-up is skipped`);
+    return error;
   }
 
   /**
