@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { untilWaitingForLocks } from '../../support/lock-waits.js';
+import { itOnPostgres } from '../../support/on-postgres.js';
 import { as, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, cardWorld, type CardClient, type ProjectJson } from './card-fixtures.js';
 
@@ -78,8 +79,7 @@ describe('updated_at', () => {
       return { updated: row.updated as boolean, created: row.created as boolean };
     }
 
-    it('is stamped after the wait: a title, a state, a value, a reorder, an archive', async () => {
-      if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
+    itOnPostgres('is stamped after the wait: a title, a state, a value, a reorder, an archive', async () => {
       const card = (await c.create(ann, root, 'waits')).id;
       await c.create(ann, root, 'a sibling');
       const writes = [
@@ -92,8 +92,7 @@ describe('updated_at', () => {
       for (const write of writes) expect((await stampedAfterTheWait(card, write, card)).updated).toBe(true);
     }, 30_000);
 
-    it('is stamped after the wait: a card created under a parent another write holds', async () => {
-      if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
+    itOnPostgres('is stamped after the wait: a card created under a parent another write holds', async () => {
       const parent = (await c.create(ann, root, 'held parent')).id;
       const created = () => t.http.post(`${API}/cards/${parent}/children`).set(as(ann)).send({ title: 'after the wait' }).then((r) => r);
       expect(await stampedAfterTheWait(parent, created)).toEqual({ updated: true, created: true });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { deadlocks, deadlocksSince, sendWhileHeld } from '../../support/lock-waits.js';
+import { itOnPostgres } from '../../support/on-postgres.js';
 import { as, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, fieldsWorld, type FieldsClient, type World } from '../fields/fields-fixtures.js';
 
@@ -127,8 +128,7 @@ describe('deleting a card that relationship values name', () => {
    * taken only if free, the deletion runs again once the append is through,
    * and records what the append added too.
    */
-  it('deletes a subtree while a value write on a card naming it waits for a card of it: no deadlock', async () => {
-    if (!process.env.DATABASE_URL) return; // the embedded database runs one transaction at a time
+  itOnPostgres('deletes a subtree while a value write on a card naming it waits for a card of it: no deadlock', async () => {
     const b = (await c.card(ann, w.root, 'B')).id;
     const top = (await c.card(ann, w.root, 'doomed top')).id;
     const first = (await c.card(ann, top, 'first')).id;
