@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
+import { appendTo } from '../../../shared/domain/lists-by-key.js';
 import { CardHierarchyApi, type CardJsonRow, type CardRecord } from '../../card-hierarchy/index.js';
 import { FieldsApi } from '../../fields/index.js';
 import { GroupingApi } from '../../grouping/index.js';
@@ -158,9 +159,8 @@ export class CardViewsService {
     const groups = new Map<number, CardGroupView[]>();
     const groupIds = new Map<string, number[]>();
     for (const m of memberships) {
-      groups.set(m.cardId, [...(groups.get(m.cardId) ?? []), { id: m.groupId, type_id: m.typeId, title: m.title, card_position: m.position }]);
-      const key = `${m.cardId}:${m.typeId}`;
-      groupIds.set(key, [...(groupIds.get(key) ?? []), m.groupId]);
+      appendTo(groups, m.cardId, { id: m.groupId, type_id: m.typeId, title: m.title, card_position: m.position });
+      appendTo(groupIds, `${m.cardId}:${m.typeId}`, m.groupId);
     }
     return cards.map((r) => {
       const attributes = byCard.get(r.id) ?? {};

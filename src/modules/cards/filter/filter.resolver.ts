@@ -1,6 +1,7 @@
 import type { FilterField, FilterFieldRef, FilterSchema } from '../../fields/index.js';
 import type { FilterOrderOp } from '../../../shared/persistence/filter-sql.js';
 import { foldCase } from '../../../shared/domain/fold-case.js';
+import { appendTo } from '../../../shared/domain/lists-by-key.js';
 import type { BuiltinField, CompareOp, FieldName, FilterExpr, FilterValue, UserRef } from './filter.ast.js';
 import type { Condition } from './filter.condition.js';
 import { FilterError } from './filter.errors.js';
@@ -144,7 +145,7 @@ function compare(field: FieldName, op: Op, opPosition: number, value: FilterValu
   // value its own way, and the types that cannot are left out (an error only
   // when none can).
   const byKind = new Map<FieldKind, FilterField[]>();
-  for (const f of fields) byKind.set(kindOf(f), [...(byKind.get(kindOf(f)) ?? []), f]);
+  for (const f of fields) appendTo(byKind, kindOf(f), f);
   const parts: Condition[] = [];
   let firstError: unknown;
   for (const [kind, group] of byKind) {

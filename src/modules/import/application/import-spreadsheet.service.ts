@@ -10,6 +10,7 @@ import { FieldsApi, type ProjectFields } from '../../fields/index.js';
 import { GroupingApi } from '../../grouping/index.js';
 import { WorkspaceApi } from '../../workspace/index.js';
 import { findByName, foldCase } from '../../../shared/domain/fold-case.js';
+import { appendTo } from '../../../shared/domain/lists-by-key.js';
 import { ImportFieldDeletedError, ImportRowsInvalidError, invalidImportInput } from '../domain/import.errors.js';
 import { parseMapping, parseUpdateField, type ImportMapping, type UpdateMatch } from '../domain/import-mapping.js';
 import { parseImportRequest, type ImportRequest, type ImportTarget } from '../domain/import-request.js';
@@ -423,10 +424,7 @@ export class ImportSpreadsheetService {
 
   private async lookup(projectId: number, keys: MatchKey[], targets: ImportTargets, checker: RowChecker): Promise<Map<string, number[]>> {
     const found = new Map<string, number[]>();
-    const add = (key: MatchKey, id: number) => {
-      const k = keyText(key);
-      found.set(k, [...(found.get(k) ?? []), id]);
-    };
+    const add = (key: MatchKey, id: number) => appendTo(found, keyText(key), id);
     const kind = keys[0].kind;
     if (kind === 'title') {
       const titles = [...new Set(keys.map((k) => (k as { title: string }).title))];
