@@ -27,4 +27,4 @@ export {
   type FilterModel,
   type FilterSchema,
 } from './contracts/field-filter.api.js';
-export { daysInMonth, isCalendarDate, isDecimalNumber, isTimeOfDay } from './contracts/value-grammar.js';
+export { daysInMonth, isCalendarDate, isDecimalNumber, isTimeOfDay, type FieldType } from './contracts/value-grammar.js';

@@ -67,17 +67,23 @@ export class AttributeValuesReader {
     // The kinds of storage the shown fields use (FieldTypeHandler.storage), in one query.
     const kinds = new Set([...shownStorage].filter((k): k is ValueKind => k !== 'groups'));
     const read = alreadyRead ?? (await this.values.valuesOf(cardIds, kinds));
-    for (const r of read.scalars) values.set(key(r.cardId, r.attributeId), r.value);
-    for (const r of read.members) pushTo(key(r.cardId, r.attributeId), r.ref);
-    for (const r of read.relationships) pushTo(key(r.cardId, r.attributeId), r.ref);
-    for (const f of read.files) pushTo(key(f.cardId, f.attributeId), this.toFileValue(f));
-    for (const v of read.votes) {
-      const k = key(v.cardId, v.attributeId);
-      const likes = (values.get(k) as LikesValue | undefined) ?? { score: 0, votes: {} };
-      likes.score += v.vote;
-      likes.votes[String(v.userId)] = v.vote;
-      values.set(k, likes);
-    }
+    // How each kind's rows make the values a card shows (a new kind does not compile without its own).
+    const show: { [K in ValueKind]: (rows: CardValueRows[K]) => void } = {
+      scalar: (rows) => rows.forEach((r) => values.set(key(r.cardId, r.attributeId), r.value)),
+      members: (rows) => rows.forEach((r) => pushTo(key(r.cardId, r.attributeId), r.ref)),
+      relationships: (rows) => rows.forEach((r) => pushTo(key(r.cardId, r.attributeId), r.ref)),
+      files: (rows) => rows.forEach((f) => pushTo(key(f.cardId, f.attributeId), this.toFileValue(f))),
+      likes: (rows) =>
+        rows.forEach((v) => {
+          const k = key(v.cardId, v.attributeId);
+          const likes = (values.get(k) as LikesValue | undefined) ?? { score: 0, votes: {} };
+          likes.score += v.vote;
+          likes.votes[String(v.userId)] = v.vote;
+          values.set(k, likes);
+        }),
+    };
+    const showKind = <K extends ValueKind>(kind: K) => show[kind](read[kind]);
+    for (const kind of Object.keys(show) as ValueKind[]) showKind(kind);
     for (const card of cards) {
       const attributes: Record<string, unknown> = {};
       for (const f of shownByCard.get(card.id) ?? []) {

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
+import { unreachable } from '../../../shared/domain/unreachable.js';
 import { CardAttributeChanged, CardEventBatch } from '../../../shared/events/card.events.js';
 import { EventBus } from '../../../shared/events/event-bus.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
@@ -714,7 +715,8 @@ export class CardValuesService {
   private async applyOne(card: PlanningCard, w: Write, actor: Actor, written: string[], teamCards: TeamCards): Promise<void> {
     const { field } = w;
     const notAList = () => invalidValue(field.name, 'append and pop apply only to members, relationships and files fields');
-    switch (fieldTypeHandler(field.type).storage) {
+    const storage = fieldTypeHandler(field.type).storage;
+    switch (storage) {
       case 'groups':
         throw new GroupTypeFieldError(field.name, field.name);
       case 'scalar':
@@ -729,6 +731,8 @@ export class CardValuesService {
         return this.applyRelationships(card, w, teamCards);
       case 'files':
         return this.applyFiles(card, w, actor, written);
+      default:
+        return unreachable(storage);
     }
   }
 

@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
+import { unreachable } from '../../../shared/domain/unreachable.js';
 import { CardAttributeChanged, CardEventBatch } from '../../../shared/events/card.events.js';
 import { EventBus } from '../../../shared/events/event-bus.js';
 import type { CardSummary } from '../../card-hierarchy/index.js';
 import type { FieldDefinition } from '../domain/field-definition.js';
-import { emptyValue, fieldTypeHandler, type MemberRef } from '../domain/values/index.js';
-import { FieldValuesRepository, type ListTable } from '../infrastructure/field-values.repository.js';
+import { emptyValue, fieldTypeHandler, type MemberRef, type ValueStorage } from '../domain/values/index.js';
+import { FieldValuesRepository } from '../infrastructure/field-values.repository.js';
 import { AttributeValuesReader, type LikesValue } from './attribute-values.reader.js';
 import { RelationshipTargetLocks } from './relationship-targets.js';
 import { memberIdsOf, relatedIdsOf, TeamReferences, type ResolvedMember, type TeamCards } from './team-references.js';
@@ -17,10 +18,40 @@ export interface ListSet {
   value: unknown;
 }
 
-/** The storages `BulkListWriter` writes. */
+/**
+ * The storages `BulkListWriter` writes (scalars have bulk statements of
+ * their own, files are written card by card, group_type values are
+ * grouping's). A new storage must say; one written here needs its cases in
+ * `writeRows` and `resolve`, whose switches do not compile without them.
+ */
+const WRITTEN_IN_BULK = {
+  scalar: false,
+  members: true,
+  relationships: true,
+  likes: true,
+  files: false,
+  groups: false,
+} as const satisfies Record<ValueStorage, boolean>;
+
+type BulkListStorage = { [S in ValueStorage]: (typeof WRITTEN_IN_BULK)[S] extends true ? S : never }[ValueStorage];
+
+function storageOf(field: FieldDefinition): ValueStorage {
+  return fieldTypeHandler(field.type).storage;
+}
+
+function isBulk(storage: ValueStorage): storage is BulkListStorage {
+  return WRITTEN_IN_BULK[storage];
+}
+
 export function isBulkListStorage(field: FieldDefinition): boolean {
-  const storage = fieldTypeHandler(field.type).storage;
-  return storage === 'members' || storage === 'relationships' || storage === 'likes';
+  return isBulk(storageOf(field));
+}
+
+/** The storage of a set `write` was given: callers pass only fields of `isBulkListStorage`. */
+function bulkStorageOf(field: FieldDefinition): BulkListStorage {
+  const storage = storageOf(field);
+  if (!isBulk(storage)) throw new Error(`BulkListWriter does not write ${field.type} values`);
+  return storage;
 }
 
 interface Planned extends ListSet {
@@ -62,12 +93,11 @@ export class BulkListWriter {
       const to = shownAfter(set.field, from, stored[i], actor.userId);
       return JSON.stringify(from) === JSON.stringify(to) ? [] : [{ ...set, stored: stored[i], from, to }];
     });
-    for (const kind of ['members', 'relationships'] as const) {
-      const rows = planned.filter((p) => fieldTypeHandler(p.field.type).storage === kind);
-      if (rows.length) await this.values.replaceLists(kind as ListTable, rows.map((p) => ({ cardId: p.card.id, attributeId: p.field.id, refs: p.stored as number[] })));
+    // One statement per storage (members, relationships, then likes).
+    for (const storage of (Object.keys(WRITTEN_IN_BULK) as ValueStorage[]).filter(isBulk)) {
+      const rows = planned.filter((p) => bulkStorageOf(p.field) === storage);
+      if (rows.length) await this.writeRows(storage, rows, actor);
     }
-    const votes = planned.filter((p) => p.field.type === 'likes');
-    if (votes.length) await this.values.setVotes(votes.map((p) => ({ cardId: p.card.id, attributeId: p.field.id, vote: p.stored as number })), actor.userId);
     if (!planned.length) return [];
     await this.events.publish(
       new CardEventBatch(
@@ -86,15 +116,26 @@ export class BulkListWriter {
     return planned.map((p) => p.card.id);
   }
 
+  private async writeRows(storage: BulkListStorage, rows: Planned[], actor: Actor): Promise<void> {
+    switch (storage) {
+      case 'members':
+      case 'relationships':
+        return this.values.replaceLists(storage, rows.map((p) => ({ cardId: p.card.id, attributeId: p.field.id, refs: p.stored as number[] })));
+      case 'likes':
+        return this.values.setVotes(rows.map((p) => ({ cardId: p.card.id, attributeId: p.field.id, vote: p.stored as number })), actor.userId);
+      default:
+        return unreachable(storage);
+    }
+  }
+
   /** What each set stores, its references checked for all the sets at once (400 naming the field, as a single set). */
   private async resolve(sets: ListSet[]): Promise<Array<number[] | number>> {
     const byTeam = new Map<number, { members: MemberRef[]; cards: number[] }>();
     const team = (organizationId: number) => byTeam.get(organizationId) ?? byTeam.set(organizationId, { members: [], cards: [] }).get(organizationId)!;
     for (const { card, field, value } of sets) {
-      const storage = fieldTypeHandler(field.type).storage;
+      const storage = bulkStorageOf(field);
       if (storage === 'members') team(card.organizationId).members.push(...((value as MemberRef[] | null) ?? []));
-      if (storage !== 'relationships') continue;
-      team(card.organizationId).cards.push(...((value as number[] | null) ?? []));
+      if (storage === 'relationships') team(card.organizationId).cards.push(...((value as number[] | null) ?? []));
     }
     const found = new Map<number, { members: Map<string, ResolvedMember>; cards: TeamCards }>();
     for (const [organizationId, refs] of byTeam) {
@@ -106,12 +147,17 @@ export class BulkListWriter {
       found.set(organizationId, { members, cards });
     }
     return sets.map(({ card, field, value }) => {
-      const storage = fieldTypeHandler(field.type).storage;
-      if (storage === 'likes') return (value as number | null) ?? 0;
-      const team = found.get(card.organizationId)!;
-      return storage === 'relationships'
-        ? relatedIdsOf(field.name, card.id, (value as number[] | null) ?? [], team.cards)
-        : memberIdsOf(field.name, (value as MemberRef[] | null) ?? [], team.members);
+      const storage = bulkStorageOf(field);
+      switch (storage) {
+        case 'likes':
+          return (value as number | null) ?? 0;
+        case 'relationships':
+          return relatedIdsOf(field.name, card.id, (value as number[] | null) ?? [], found.get(card.organizationId)!.cards);
+        case 'members':
+          return memberIdsOf(field.name, (value as MemberRef[] | null) ?? [], found.get(card.organizationId)!.members);
+        default:
+          return unreachable(storage);
+      }
     });
   }
 }

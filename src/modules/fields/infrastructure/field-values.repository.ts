@@ -175,14 +175,17 @@ const LIST_TABLES: Record<ListTable, { table: string; column: string }> = {
 /** The kinds of stored values a card's `attributes` may need (ValueStorage without `groups`, which is grouping's). */
 export type ValueKind = Exclude<ValueStorage, 'groups'>;
 
-/** The values of a batch of cards, by kind (empty for a kind not asked for). */
-export interface CardValueRows {
-  scalars: ScalarRow[];
-  members: ListRow[];
-  relationships: ListRow[];
-  files: StoredFileRow[];
-  votes: VoteRow[];
+/** One stored value of each kind, as read (a kind without its row type here does not compile). */
+export interface ValueRowByKind {
+  scalar: ScalarRow;
+  members: ListRow;
+  relationships: ListRow;
+  files: StoredFileRow;
+  likes: VoteRow;
 }
+
+/** The values of a batch of cards, by kind (empty for a kind not asked for). */
+export type CardValueRows = { [K in ValueKind]: Array<ValueRowByKind[K]> };
 
 const listJsonSql = (kind: ListTable, idsSql: string) =>
   `SELECT coalesce(json_agg(json_build_array(card_id, attribute_id, ${LIST_TABLES[kind].column}) ORDER BY card_id, attribute_id, position), '[]'::json)
@@ -197,14 +200,15 @@ const VALUES_JSON_SQL: Record<ValueKind, (idsSql: string) => string> = {
                       FROM fields.scalar_values WHERE card_id = ANY(${ids})`,
   members: (ids) => listJsonSql('members', ids),
   relationships: (ids) => listJsonSql('relationships', ids),
-  likes: (ids) => `SELECT coalesce(json_agg(json_build_array(card_id, attribute_id, user_id, vote) ORDER BY card_id, attribute_id, user_id), '[]'::json)
-                     FROM fields.like_votes WHERE card_id = ANY(${ids})`,
   files: (ids) => `SELECT coalesce(json_agg(json_build_object(${FILE_COLUMNS.split(', ').map((c) => `'${c}', ${c}`).join(', ')})
                                             ORDER BY card_id, attribute_id, position, id), '[]'::json)
                      FROM fields.files WHERE card_id = ANY(${ids})`,
+  likes: (ids) => `SELECT coalesce(json_agg(json_build_array(card_id, attribute_id, user_id, vote) ORDER BY card_id, attribute_id, user_id), '[]'::json)
+                     FROM fields.like_votes WHERE card_id = ANY(${ids})`,
 };
 
-const VALUE_KINDS: ValueKind[] = ['scalar', 'members', 'relationships', 'files', 'likes'];
+/** Every kind, in the order of VALUES_JSON_SQL (whose type makes it list them all). */
+const VALUE_KINDS = Object.keys(VALUES_JSON_SQL) as ValueKind[];
 
 /**
  * SQL of every value of the cards whose ids are the array `cardIdsSql` (in
@@ -244,26 +248,30 @@ export function valuesFromJson(value: unknown): CardValueRows {
 
 type Ids = number | string;
 
-/** The rows of `kinds` from one JSON array per kind (`read`: by kind, as json or text). */
-function valueRowsOf(read: Record<string, unknown>, kinds: ReadonlySet<ValueKind>): CardValueRows {
-  const values: CardValueRows = { scalars: [], members: [], relationships: [], files: [], votes: [] };
-  const rows = <T>(kind: ValueKind) => jsonColumn<T[]>(read[kind] ?? '[]');
-  if (kinds.has('scalar')) {
-    values.scalars = rows<[Ids, Ids, unknown]>('scalar').map(([cardId, attributeId, value]) => ({ cardId: n(cardId), attributeId: n(attributeId), value }));
-  }
-  for (const kind of ['members', 'relationships'] as const) {
-    if (kinds.has(kind)) values[kind] = rows<[Ids, Ids, Ids]>(kind).map(([cardId, attributeId, ref]) => ({ cardId: n(cardId), attributeId: n(attributeId), ref: n(ref) }));
-  }
-  if (kinds.has('likes')) {
-    values.votes = rows<[Ids, Ids, Ids, Ids]>('likes').map(([cardId, attributeId, userId, vote]) => ({
+/** Each kind's rows from its JSON array, as VALUES_JSON_SQL writes them. */
+const ROWS_FROM_JSON: { [K in ValueKind]: (rows: unknown[]) => Array<ValueRowByKind[K]> } = {
+  scalar: (rows) => (rows as Array<[Ids, Ids, unknown]>).map(([cardId, attributeId, value]) => ({ cardId: n(cardId), attributeId: n(attributeId), value })),
+  members: (rows) => listRows(rows),
+  relationships: (rows) => listRows(rows),
+  files: (rows) => (rows as Raw[]).map(toFile),
+  likes: (rows) =>
+    (rows as Array<[Ids, Ids, Ids, Ids]>).map(([cardId, attributeId, userId, vote]) => ({
       cardId: n(cardId),
       attributeId: n(attributeId),
       userId: n(userId),
       vote: n(vote),
-    }));
-  }
-  if (kinds.has('files')) values.files = rows<Raw>('files').map(toFile);
-  return values;
+    })),
+};
+
+function listRows(rows: unknown[]): ListRow[] {
+  return (rows as Array<[Ids, Ids, Ids]>).map(([cardId, attributeId, ref]) => ({ cardId: n(cardId), attributeId: n(attributeId), ref: n(ref) }));
+}
+
+/** The rows of `kinds` from one JSON array per kind (`read`: by kind, as json or text). */
+function valueRowsOf(read: Record<string, unknown>, kinds: ReadonlySet<ValueKind>): CardValueRows {
+  const rows = <K extends ValueKind>(kind: K): Array<ValueRowByKind[K]> =>
+    kinds.has(kind) ? ROWS_FROM_JSON[kind](jsonColumn<unknown[]>(read[kind] ?? '[]')) : [];
+  return { scalar: rows('scalar'), members: rows('members'), relationships: rows('relationships'), files: rows('files'), likes: rows('likes') };
 }
 
 /**

@@ -1,13 +1,20 @@
 import { isReservedName, longerThan, RESERVED_NAME_MESSAGE } from '../../../shared/domain/safe-text.js';
 import { foldCase } from '../../../shared/domain/fold-case.js';
+import type { FieldType } from '../../fields/index.js';
 import { invalidImportInput } from './import.errors.js';
 
 /** Field types a cell can fill (`group_type` is a context by another name). */
-export const IMPORTABLE_TYPES = ['text', 'content', 'number', 'bool', 'date', 'time', 'members', 'relationships', 'likes', 'group_type'] as const;
+export const IMPORTABLE_TYPES = ['text', 'content', 'number', 'bool', 'date', 'time', 'members', 'relationships', 'likes', 'group_type'] as const satisfies readonly FieldType[];
 export type ImportableType = (typeof IMPORTABLE_TYPES)[number];
+/**
+ * Every other field type, with the 400 that refuses it: a new field type
+ * does not compile until it is either importable or here with its reason.
+ */
+const NOT_IMPORTABLE: Record<Exclude<FieldType, ImportableType>, string> = {
+  // Each cell would be URLs for the server to fetch inside the import: requests to wherever a sheet points (SSRF), and minutes per file.
+  files: 'files cannot be filled from a spreadsheet (the server would fetch a URL per cell); upload files to the cards instead',
+};
 export type AttributeImportType = Exclude<ImportableType, 'group_type'>;
-/** Types whose cells name users or cards, checked against the database a batch of rows at a time. */
-export type ListImportType = Extract<AttributeImportType, 'members' | 'relationships'>;
 /** Types an update can match on (`update_field`): values compared as stored. */
 const MATCHABLE_TYPES: readonly AttributeImportType[] = ['text', 'content', 'number', 'bool', 'date', 'time'];
 
@@ -76,9 +83,8 @@ function parseSpec(raw: unknown, at: string, nameProblem: NameProblem): ColumnSp
   if (type === 'attribute') {
     onlyKeys(raw, ['type', 'attr_type', 'name'], at);
     const attrType = raw.attr_type;
-    if (attrType === 'files') {
-      // Each cell would be URLs for the server to fetch inside the import: requests to wherever a sheet points (SSRF), and minutes per file.
-      throw invalidImportInput(`${at}.attr_type`, 'files cannot be filled from a spreadsheet (the server would fetch a URL per cell); upload files to the cards instead');
+    if (typeof attrType === 'string' && Object.hasOwn(NOT_IMPORTABLE, attrType)) {
+      throw invalidImportInput(`${at}.attr_type`, NOT_IMPORTABLE[attrType as keyof typeof NOT_IMPORTABLE]);
     }
     if (typeof attrType !== 'string' || !(IMPORTABLE_TYPES as readonly string[]).includes(attrType)) {
       throw invalidImportInput(`${at}.attr_type`, `must be one of ${IMPORTABLE_TYPES.join(', ')} (other field types cannot be filled from a spreadsheet)`);
