@@ -17,7 +17,7 @@ import { documentPagination, PAGE_LINK_SETTING, type PageLinkSetting } from './s
 import { holdParsedBodies } from './shared/http/body-memory.js';
 import { limitParsedBodies, refuseDeepJson } from './shared/http/body-limits.js';
 import { answerClientErrors } from './shared/http/server-refusals.js';
-import { EarlyKeyLookup, guardErrorResponses } from './modules/identity/index.js';
+import { earlyKeyLookup, guardErrorResponses } from './modules/identity/index.js';
 import { roleErrorResponses } from './modules/workspace/index.js';
 import {
   answerUnknownPaths,
@@ -85,7 +85,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, obs
   // in the form each path's clients read (as for a 413 below).
   app.use(refuseSlowBodies(bodyPace(config), (req) => (OAUTH_ENDPOINTS.test(req.path) ? oauthEndpointTooSlow : webPageTooSlow(req))));
   // An API request's key is looked up as it arrives, beside the body parsing below.
-  app.use(`/${API_PREFIX}`, app.get(EarlyKeyLookup).middleware());
+  app.use(`/${API_PREFIX}`, earlyKeyLookup(app));
   closeConnectionsWhileDraining(app.get(DrainState), (app.getHttpAdapter().getInstance() as express.Express).response);
   app.disable('x-powered-by');
   // Whose X-Forwarded-For names the client (req.ip: rate limits, login limits, body memory per address) and whose X-Forwarded-Proto counts.

@@ -60,7 +60,7 @@ import { UsersRepository } from './infrastructure/users.repository.js';
     { provide: AccountsApi, useClass: AccountsApiImpl },
     { provide: OAuthApi, useClass: OAuthApiImpl },
   ],
-  exports: [IdentityApi, IdentityAdminApi, AccountsApi, OAuthApi, EarlyKeyLookup],
+  exports: [IdentityApi, IdentityAdminApi, AccountsApi, OAuthApi],
 })
 export class IdentityModule {}
 

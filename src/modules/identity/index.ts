@@ -1,14 +1,14 @@
 export { IdentityModule, IdentityAdminModule } from './identity.module.js';
-export { EarlyKeyLookup } from './auth/early-key-lookup.js';
+export { earlyKeyLookup } from './auth/early-key-lookup.js';
 export { guardErrorResponses } from './auth/guard-error-responses.js';
-export { IdentityApi, type UserSummary } from './contracts/identity.api.js';
+export { IdentityApi } from './contracts/identity.api.js';
 export {
   IdentityAdminApi,
   type ApiKeySummary,
   type CreatedUser,
   type NewUserInput,
 } from './contracts/identity-admin.api.js';
-export { AccountsApi, type Account, type SignUpInput } from './contracts/accounts.api.js';
+export { AccountsApi, type Account } from './contracts/accounts.api.js';
 export {
   OAuthApi,
   type AuthorizationOutcome,

@@ -42,7 +42,9 @@ export function jsonColumn<T>(value: unknown): T {
   return (typeof value === 'string' ? JSON.parse(value) : value) as T;
 }
 
-// bigint columns arrive as numbers (pg with parseInt8) or as strings (PGlite): ids are coerced here.
+// bigint columns arrive as numbers with both drivers (pg's parseInt8; on PGlite the INT8
+// parser database/embedded-driver.ts installs). Rows are typed unknown: these make them ids
+// (a decimal string, such as a bigint a query casts to text, comes out the same).
 
 export function toId(value: unknown): number {
   return Number(value);

@@ -1,5 +1,5 @@
-import { Injectable } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
+import { Injectable, type INestApplicationContext } from '@nestjs/common';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiKeysService, type AuthenticatedKey } from '../application/api-keys.service.js';
 import { soleApiKey } from './credentials.js';
 
@@ -70,4 +70,14 @@ export class EarlyKeyLookup {
     const found = await early;
     return found !== null && (await this.keys.isLive(found)) ? found : null;
   }
+}
+
+/**
+ * The app's early lookup as Express middleware, for `createApp` to install on
+ * the API's prefix before the body parsers (a Nest module's own middleware
+ * would run after them, too late to overlap the body). A function rather than
+ * the provider in the module's exports (STYLE.md §2.2): no module injects it.
+ */
+export function earlyKeyLookup(app: INestApplicationContext): RequestHandler {
+  return app.get(EarlyKeyLookup).middleware();
 }
