@@ -25,7 +25,7 @@ import { CardFilterModule } from './filter/card-filter.module.js';
 /**
  * The composition layer (STYLE.md §2.4): the card as the API shows it, and
  * every use case that spans card-hierarchy, fields and grouping, in the one
- * lock order of application/lock-order.ts.
+ * lock order (docs/ARCHITECTURE.md, "The one lock order").
  */
 @Module({
   imports: [WorkspaceModule, CardHierarchyModule, FieldsModule, GroupingModule, CardFilterModule],

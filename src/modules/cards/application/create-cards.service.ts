@@ -20,7 +20,7 @@ interface PlannedCard {
   path: string;
 }
 
-/** Card creation, one card (POST /cards/{id}/children) or a batch (imports). Lock order: lock-order.ts. */
+/** Card creation, one card (POST /cards/{id}/children) or a batch (imports). Lock order: docs/ARCHITECTURE.md, "The one lock order". */
 @Injectable()
 export class CreateCardsService {
   constructor(

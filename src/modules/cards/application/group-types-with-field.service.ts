@@ -18,7 +18,8 @@ export const toGroupTypeView = (t: GroupTypeWithField): GroupTypeView => ({
 /**
  * Group types with their `group_type` field: grouping owns the type, fields
  * owns the field and the link (`attributes.group_type_id`). Created, renamed
- * and deleted together, grouping first (lock-order.ts).
+ * and deleted together, grouping first (docs/ARCHITECTURE.md, "The one lock
+ * order": step 3, then 4).
  */
 @Injectable()
 export class GroupTypesWithFieldService {

@@ -12,7 +12,7 @@ export interface RelocateInput {
   group_id?: unknown;
 }
 
-/** POST /cards/{id}/relocate: a move in the tree, into a group's column, or both (lock order: lock-order.ts). */
+/** POST /cards/{id}/relocate: a move in the tree, into a group's column, or both (docs/ARCHITECTURE.md, "The one lock order"). */
 @Injectable()
 export class RelocateCardService {
   constructor(

@@ -135,7 +135,8 @@ export interface SentBatch {
  * Public API of the cards module: the card as the API shows it, composed
  * from card-hierarchy (tree), fields (values) and grouping (memberships).
  * Every write is one unit of work that calls the lower modules in the lock
- * order of `application/lock-order.ts`; a caller's open unit of work is joined.
+ * order (docs/ARCHITECTURE.md, "The one lock order"); a caller's open unit
+ * of work is joined.
  */
 export abstract class CardsApi {
   /** The card JSON of a card the caller may read (404 otherwise). */

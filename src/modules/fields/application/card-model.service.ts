@@ -37,7 +37,7 @@ export class CardModelService {
       // updated makes PostgreSQL check the parent_id foreign key again,
       // which takes the parent FOR KEY SHARE after the card, out of the lock
       // order: a tree write holding the parent and waiting for the card
-      // deadlocked with it (lock-order.ts).
+      // deadlocked with it (docs/ARCHITECTURE.md, "The one lock order").
       const [card] = await this.cards.lockCards([cardId], actor, 'write');
       const modelName = await this.modelName(modelId, card.projectId);
       if (card.modelId === modelId) return;
