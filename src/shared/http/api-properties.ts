@@ -3,9 +3,12 @@ import { ApiProperty, type ApiPropertyOptions } from '@nestjs/swagger';
 /** The largest id: ids are positive integers that fit in 53 bits (DESIGN.md §2). */
 export const MAX_ID = Number.MAX_SAFE_INTEGER;
 
+/** The schema of an id, for a schema written by hand (IdProperty is the decorator). */
+export const ID_SCHEMA = { type: 'integer', minimum: 1, maximum: MAX_ID } as const;
+
 /** An id in a response schema (or, `nullable`, a link that may be empty). */
 export const IdProperty = (options: ApiPropertyOptions = {}): PropertyDecorator =>
-  ApiProperty({ type: 'integer', minimum: 1, maximum: MAX_ID, ...options } as ApiPropertyOptions);
+  ApiProperty({ ...ID_SCHEMA, ...options } as ApiPropertyOptions);
 
 /** A time in a response schema: ISO 8601 in UTC, as `Date.toISOString` writes it. */
 export const TimeProperty = (options: ApiPropertyOptions = {}): PropertyDecorator =>

@@ -1,5 +1,6 @@
 import { applyDecorators, Delete, HttpCode } from '@nestjs/common';
 import { ApiOkResponse } from '@nestjs/swagger';
+import { ID_SCHEMA } from './api-properties.js';
 
 /** What every deletion answers (DESIGN.md §2): the original's clients parse every answer as JSON. */
 export interface Deleted {
@@ -22,7 +23,7 @@ export function DeletionRoute(path: string, what: string) {
       schema: {
         type: 'object',
         required: ['id', 'deleted'],
-        properties: { id: { type: 'integer' }, deleted: { type: 'boolean', enum: [true] } },
+        properties: { id: ID_SCHEMA, deleted: { type: 'boolean', enum: [true] } },
       },
     }),
   );

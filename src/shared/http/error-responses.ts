@@ -49,8 +49,10 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
  * those answers refuse (documentInputs: path ids, form bodies). An error answer a route
  * documents with Swagger's decorators keeps its words, first; one documented
  * with a body of its own (the 415 of an unread body) is left as it is.
+ * The 405 of a method no operation has is told once (documentMethodNotAllowed).
  */
 export function documentErrors(document: OpenAPIObject, app: INestApplication, rules: ErrorRule[]): void {
+  documentMethodNotAllowed(document);
   const handlers = routeHandlers(app);
   for (const item of Object.values(document.paths)) {
     for (const method of METHODS) {
@@ -64,6 +66,32 @@ export function documentErrors(document: OpenAPIObject, app: INestApplication, r
       addErrorResponses(document, operation, rules.flatMap((rule) => rule(op)));
     }
   }
+}
+
+/** The reusable response of a 405, under `components.responses`. */
+export const METHOD_NOT_ALLOWED_RESPONSE = 'MethodNotAllowed';
+
+const METHOD_NOT_ALLOWED =
+  'HTTP.405: the path exists, but not with this method (`PATCH /cards/{id}`): no operation of the document has it. `Allow` lists the methods the path takes; `OPTIONS` on the path answers 204 with the same `Allow`';
+
+/**
+ * A method the path does not take (`PATCH /cards/{id}`) is a 405 HTTP.405
+ * with `Allow` (ProblemDetailsFilter). OpenAPI lists answers per operation,
+ * and that request is none of the document's, so no operation can list it:
+ * it is told in the document's description, and given as a reusable
+ * response (`#/components/responses/MethodNotAllowed`) a client can read
+ * the answer's shape from.
+ */
+function documentMethodNotAllowed(document: OpenAPIObject): void {
+  document.components ??= {};
+  document.components.responses = {
+    ...document.components.responses,
+    [METHOD_NOT_ALLOWED_RESPONSE]: problemResponse(document, METHOD_NOT_ALLOWED, {
+      Allow: { description: 'the methods the path takes (HEAD beside GET, and OPTIONS)', schema: { type: 'string', example: 'DELETE, GET, HEAD, OPTIONS, PUT' } },
+    }),
+  };
+  const note = `Any path answers a method it does not take with 405 (\`#/components/responses/${METHOD_NOT_ALLOWED_RESPONSE}\`): ${METHOD_NOT_ALLOWED.slice('HTTP.405: '.length)}.`;
+  document.info.description = document.info.description ? `${document.info.description}\n\n${note}` : note;
 }
 
 interface RouteHandler {
@@ -178,24 +206,29 @@ const bodyTooSlow = ({ pace }: RequestLimits): ErrorReason => ({
 /**
  * What the body parsers, the validation pipe and the id pipe answer: 400 for
  * input that is read and refused (a body, a query string), 404 for a path
- * naming nothing the caller sees, 413 for a body over its limit, 408 for one
- * that stops arriving (refuseSlowBodies); and the
- * HTTP server, before any route runs: 431 for headers over its limit, 408
- * for a head that takes too long and 417 for an `Expect` other than
- * 100-continue, on every operation.
+ * naming nothing the caller sees; and the HTTP server, before any route
+ * runs: 431 for headers over its limit, 408 for a head that takes too long
+ * and 417 for an `Expect` other than 100-continue, on every operation.
+ *
+ * A body is read before any route runs, whatever the method and whether the
+ * operation takes one (a read takes its parameters from a JSON or form body
+ * too, README): so every operation, public ones included, answers 413 for a
+ * body over its limit, 408 for one that stops arriving (refuseSlowBodies),
+ * 503 and 429 for one the memory budget cannot hold (holdParsedBodies), and
+ * the 415 of a body of a type not read (documentUnreadBodies).
  */
 export function inputErrors(limits: RequestLimits): ErrorRule {
   return (op) => {
     const body = op.operation.requestBody;
     const query = op.readsQuery || op.parameters('query').length > 0;
     const reasons: ErrorReason[] = [HEADERS_TOO_LARGE, headTooSlow(limits), UNMET_EXPECTATION];
-    if (body) reasons.push({ status: 400, why: INVALID_BODY });
+    reasons.push({ status: 400, why: body ? INVALID_BODY : UNNEEDED_BODY });
     if (query) reasons.push({ status: 400, why: INVALID_QUERY });
     // An operation that takes neither refuses any parameter (UnknownParametersGuard).
     if (!body && !query) reasons.push({ status: 400, why: UNKNOWN_PARAMETER });
     if (op.parameters('path').length) reasons.push({ status: 404, why: NOT_FOUND });
     const upload = body !== undefined && 'content' in body && 'multipart/form-data' in body.content;
-    if (body) reasons.push({ status: 413, why: tooLarge(limits, upload) }, bodyTooSlow(limits), UPLOAD_MEMORY_BUSY, BODY_MEMORY_SHARE);
+    reasons.push({ status: 413, why: tooLarge(limits, upload, !body) }, bodyTooSlow(limits), UPLOAD_MEMORY_BUSY, BODY_MEMORY_SHARE);
     if (upload) reasons.push(UPLOAD_MEMORY_SHARE);
     return reasons;
   };
@@ -257,8 +290,9 @@ export const databaseBusyErrors: ErrorRule = (op) =>
 /**
  * The 503 of a body (an upload, JSON, a form), or of a file URL's download,
  * that would pass what all requests may hold in memory at once
- * (UPLOAD_MEMORY_MAX_BYTES). Listed by rule on every route that takes a
- * body, which covers the JSON that may name file URLs.
+ * (UPLOAD_MEMORY_MAX_BYTES). Listed by rule on every route: any request's
+ * body is held while it is read, and this covers the JSON that may name
+ * file URLs.
  */
 export const UPLOAD_MEMORY_BUSY: ErrorReason = {
   status: 503,
@@ -282,7 +316,7 @@ export const UPLOAD_MEMORY_SHARE: ErrorReason = {
  * The 429 of a body read before its credential is checked (JSON, a form,
  * multipart text fields) that would pass what one client address's bodies
  * may hold of that memory together (the same share as a user's). Listed by
- * rule on every route that takes a body.
+ * rule on every route: any request's body is read so.
  */
 export const BODY_MEMORY_SHARE: ErrorReason = {
   status: 429,
@@ -293,6 +327,8 @@ export const BODY_MEMORY_SHARE: ErrorReason = {
 const INVALID_BODY =
   'INPUT.INVALID, or the module\'s own code (FIELDS.INVALID_INPUT…): the body is malformed or nested past 64 levels, a property is missing, unknown or of a bad type or value, ' +
   'text holds NUL, an unpaired surrogate or bytes that are not UTF-8, or an id in it names nothing the caller sees; `errors` names each property and why';
+const UNNEEDED_BODY =
+  'INPUT.INVALID: a body was sent, which this operation does not need, and it is malformed, nested past 64 levels or not UTF-8 (a JSON or form body is read first, and a read takes its parameters from it)';
 const INVALID_QUERY =
   'INPUT.INVALID, or the module\'s own code (FILTER.INVALID with `position` and `expected`…): a query parameter the operation does not take, or one out of range or malformed; `errors` names it';
 const UNKNOWN_PARAMETER =
@@ -300,7 +336,8 @@ const UNKNOWN_PARAMETER =
 const NOT_FOUND =
   'A resource named in the path does not exist or the caller may not see it (`type` says which: CARD.NOT_FOUND…); an id that is not a plain positive decimal integer names none';
 
-function tooLarge(limits: RequestLimits, upload: boolean): string {
+function tooLarge(limits: RequestLimits, upload: boolean, unneeded: boolean): string {
   const file = upload ? `, or the uploaded file over ${limits.uploadBytes} bytes (MAX_UPLOAD_BYTES)` : '';
-  return `INPUT.TOO_LARGE: a JSON or form body over ${limits.bodyBytes} bytes${file}; the rest is not read`;
+  const sent = unneeded ? ' (this operation needs no body, but one sent is read)' : '';
+  return `INPUT.TOO_LARGE: a JSON or form body over ${limits.bodyBytes} bytes${file}${sent}; the rest is not read`;
 }

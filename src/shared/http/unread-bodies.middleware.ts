@@ -68,24 +68,24 @@ function unsupportedMediaProblem(accepted: string[]): BodyRefusal {
   };
 }
 
-const BODY_METHODS = ['post', 'put', 'patch', 'delete'] as const;
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 const UNREAD_BODY = 'A request body of a media type the API does not read (text/plain, XML, octet-stream, none given); nothing is changed';
 
 /**
- * Lists refuseUnreadBodies' 415 in the OpenAPI document, on every operation
- * that takes a request body. The middleware covers every route under the
- * API's prefix, and the document holds only those (not the web pages nor
- * /oauth/*); an operation without a body in the document is not sent one.
- * A 415 an operation already documents (a spreadsheet of an unknown format)
- * keeps its words, followed by these.
+ * Lists refuseUnreadBodies' 415 in the OpenAPI document, on every operation.
+ * The middleware covers every route under the API's prefix, whatever the
+ * method and whether the operation takes a body (a read takes its
+ * parameters from one too), and the document holds only those routes (not
+ * the web pages nor /oauth/*). A 415 an operation already documents (a
+ * spreadsheet of an unknown format) keeps its words, followed by these.
  */
 export function documentUnreadBodies(document: OpenAPIObject, accepted: string[] = API_BODY_TYPES): void {
   const example = namedTypes(accepted).join(', ');
   const headers = { Accept: { description: 'the media types the API reads', schema: { type: 'string' as const, example } } };
   for (const item of Object.values(document.paths)) {
-    for (const method of BODY_METHODS) {
+    for (const method of METHODS) {
       const operation = item[method];
-      if (!operation?.requestBody) continue;
+      if (!operation) continue;
       const own = operation.responses['415'];
       const description = own && 'description' in own ? `${own.description}. Also: ${UNREAD_BODY}` : UNREAD_BODY;
       operation.responses['415'] = problemResponse(document, description, headers);

@@ -149,27 +149,29 @@ describe('the error answers of the OpenAPI document', () => {
       }
       const authenticated = !PUBLIC.has(o.name);
       expectThat(o, '401 iff authenticated', lists(o, 401) === authenticated);
-      expectThat(o, '429 iff authenticated', lists(o, 429) === authenticated);
+      expectThat(o, '429 RATE.LIMITED iff authenticated', /RATE\.LIMITED/.test(reasons(o, 429)) === authenticated);
       if (authenticated) {
         expectThat(o, '401 says WWW-Authenticate', 'WWW-Authenticate' in (o.op.responses['401'].headers ?? {}));
         expectThat(o, '429 says Retry-After', 'Retry-After' in (o.op.responses['429'].headers ?? {}));
         expectThat(o, '503 for the database, with Retry-After', /SERVICE\.UNAVAILABLE/.test(reasons(o, 503)) && 'Retry-After' in (o.op.responses['503'].headers ?? {}));
       }
-      expectThat(o, '400 with a body', !hasBody(o) || lists(o, 400));
-      expectThat(o, '413 iff a body', lists(o, 413) === hasBody(o));
-      // A head too slow is refused by the HTTP server before routing, whatever the operation; a body too slow where there is one.
+      // A body is read before routing whatever the operation (a read takes its parameters from one):
+      // every operation refuses one that is malformed, too large, too slow or of a type not read.
+      expectThat(o, '400 for a malformed body', lists(o, 400));
+      expectThat(o, '413 for a body over 1 MiB', /INPUT\.TOO_LARGE: a JSON or form body over 1048576 bytes/.test(reasons(o, 413)));
+      expectThat(o, '415 for a body of a type not read, with Accept', /media type the API does not read/.test(reasons(o, 415)) && 'Accept' in (o.op.responses['415'].headers ?? {}));
+      // A head too slow is refused by the HTTP server before routing, whatever the operation; a body too slow too.
       expectThat(o, '408 for a slow head', /^(- )?HTTP\.408: the request's head .*REQUEST_HEADERS_TIMEOUT_MS/m.test(reasons(o, 408)));
-      expectThat(o, '408 for a slow body iff a body', /REQUEST_BODY_TIMEOUT_MS/.test(reasons(o, 408)) === hasBody(o));
+      expectThat(o, '408 for a slow body', /REQUEST_BODY_TIMEOUT_MS/.test(reasons(o, 408)));
       // Refused by the HTTP server's parser before routing, whatever the operation.
       expectThat(o, '431 for headers over 16 KiB', /^HTTP\.431: .*16 KiB/.test(reasons(o, 431)));
       expectThat(o, '417 for an Expect other than 100-continue', /^HTTP\.417: .*100-continue/.test(reasons(o, 417)));
       expectThat(o, '404 iff an id in the path', lists(o, 404) === pathParams(o).length > 0);
       expectThat(o, 'cross-site 403 iff a write', /AUTH\.CROSS_SITE_WRITE/.test(reasons(o, 403)) === (authenticated && o.method !== 'get'));
-      // Bodies (uploads, JSON, forms), and the two JSON writes that may name files by URL, hold memory
-      // (hardening/upload-memory, fields/file-url-memory answer it); said once where both apply.
-      const holdsMemory = hasBody(o) || URL_FILE_WRITES.has(o.name);
+      // Bodies (uploads, JSON, forms, sent to any operation), and file URLs, hold memory
+      // (hardening/upload-memory, fields/file-url-memory, the body memory test below answer it); said once.
       const holdsUploads = isUpload(o) || URL_FILE_WRITES.has(o.name);
-      expectThat(o, '503 SERVICE.BUSY for memory iff it takes a body or file URLs', /UPLOAD_MEMORY_MAX_BYTES/.test(reasons(o, 503)) === holdsMemory);
+      expectThat(o, '503 SERVICE.BUSY for memory', /UPLOAD_MEMORY_MAX_BYTES/.test(reasons(o, 503)));
       expectThat(o, 'the memory 503 said once', (reasons(o, 503).match(/UPLOAD_MEMORY_MAX_BYTES/g) ?? []).length <= 1);
       // A write's unit of work that still meets other writes after all its attempts (unit-of-work.int-spec answers it).
       expectThat(o, '503 SERVICE.BUSY for contention iff a write', /SERVICE\.BUSY: other changes of the same rows/.test(reasons(o, 503)) === (o.method !== 'get'));
@@ -177,12 +179,17 @@ describe('the error answers of the OpenAPI document', () => {
       expectThat(o, '503 SERVICE.BUSY for the statement timeout iff authenticated', /DATABASE_STATEMENT_TIMEOUT_MS/.test(reasons(o, 503)) === authenticated);
       // One user's share of that memory (hardening/upload-memory, fields/file-url-share answer it).
       expectThat(o, '429 RATE.CONCURRENT_UPLOADS iff it takes uploads or file URLs', /RATE\.CONCURRENT_UPLOADS/.test(reasons(o, 429)) === holdsUploads);
-      // One client address's bodies read before authentication (hardening/upload-memory answers it).
-      expectThat(o, '429 RATE.CONCURRENT_BODIES iff a body', /RATE\.CONCURRENT_BODIES/.test(reasons(o, 429)) === hasBody(o));
+      // One client address's bodies read before authentication (hardening/upload-memory, the body memory test below answer it).
+      expectThat(o, '429 RATE.CONCURRENT_BODIES', /RATE\.CONCURRENT_BODIES/.test(reasons(o, 429)));
     }
     expect(wrong).toEqual([]);
-    expect(Object.keys(doc.paths[`${API}/health`].get.responses)).toEqual(['200', '400', '408', '417', '431']);
-    expect(Object.keys(doc.paths[`${API}/ready`].get.responses)).toEqual(['200', '400', '408', '417', '431', '503']);
+    // Public, and still refusing bodies as every operation does.
+    expect(Object.keys(doc.paths[`${API}/health`].get.responses)).toEqual(['200', '400', '408', '413', '415', '417', '429', '431', '503']);
+    expect(Object.keys(doc.paths[`${API}/ready`].get.responses)).toEqual(['200', '400', '408', '413', '415', '417', '429', '431', '503']);
+    // The operations the audit named, which take no body.
+    for (const name of [`GET ${API}/cards/{id}`, `DELETE ${API}/cards/{id}`, `POST ${API}/cards/{id}/archive`, `DELETE ${API}/groups/{id}`]) {
+      expect({ name, statuses: Object.keys(ops.find((o) => o.name === name)!.op.responses) }).toEqual({ name, statuses: expect.arrayContaining(['408', '413', '415', '429', '503']) });
+    }
     // the operations that name no parameter still refuse any: 400
     expect(lists(ops.find((o) => o.name === `GET ${API}/projects/{id}/attributes`)!, 400)).toBe(true);
     expect(lists(ops.find((o) => o.name === `GET ${API}/cards/{id}`)!, 400)).toBe(true);
@@ -220,11 +227,11 @@ describe('the error answers of the OpenAPI document', () => {
     }
   });
 
-  it('413: every operation that lists it refuses a JSON body over 1 MiB at once, and an upload operation a file over MAX_UPLOAD_BYTES', async () => {
+  it('413: every operation lists it and refuses a JSON body over 1 MiB at once, and an upload operation a file over MAX_UPLOAD_BYTES', async () => {
     // Raw: the head alone, declaring the length, is answered before any of the body is sent.
     const port = await listening(t);
-    expect(ops.filter((o) => lists(o, 413) !== hasBody(o)).map((o) => o.name)).toEqual([]);
-    for (const o of ops.filter((x) => lists(x, 413))) {
+    expect(ops.filter((o) => !lists(o, 413)).map((o) => o.name)).toEqual([]);
+    for (const o of ops) {
       const head = `${o.method.toUpperCase()} ${urlFor(o.path)} HTTP/1.1\r\nHost: localhost\r\nX-Api-Key: ${owner.apiKey}\r\nContent-Type: application/json\r\nContent-Length: ${1024 * 1024 + 1}\r\n\r\n`;
       const { response } = await rawExchange(port, head);
       expect({ op: o.name, status: response?.status, type: response && JSON.parse(response.body).type }).toEqual({ op: o.name, status: 413, type: 'INPUT.TOO_LARGE' });
@@ -253,18 +260,65 @@ describe('the error answers of the OpenAPI document', () => {
     expect(answers).toEqual(ops.map((o) => ({ op: o.name, status: 408, type: 'application/problem+json', problem: 'HTTP.408' })));
   });
 
-  it('408: every operation with a body answers a body that stops arriving once its time is used, before any route runs', async () => {
+  it('408: every operation answers a body that stops arriving once its time is used, before any route runs', async () => {
     // Raw: the head declares a body of which nothing comes. All at once: each waits out the timeout.
     const port = await listening(t);
     const answers = await Promise.all(
-      ops.filter(hasBody).map(async (o) => {
+      ops.map(async (o) => {
         const head = `${o.method.toUpperCase()} ${urlFor(o.path)} HTTP/1.1\r\nHost: localhost\r\nX-Api-Key: ${owner.apiKey}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n`;
         const { response } = await rawExchange(port, head);
         return { op: o.name, status: response?.status, type: response?.headers['content-type'], problem: response && JSON.parse(response.body).type };
       }),
     );
-    expect(answers.length).toBeGreaterThan(20);
+    expect(answers.length).toBe(ops.length);
     expect(answers).toEqual(answers.map(({ op }) => ({ op, status: 408, type: expect.stringMatching(/^application\/problem\+json/), problem: 'HTTP.408' })));
+  });
+
+  it('415: every operation lists it and refuses a body of a type the API does not read, naming the types it reads, before any route runs', async () => {
+    // Raw: the head alone, declaring a text/plain body, is answered before any of it is sent; no credential needed.
+    const port = await listening(t);
+    for (const o of ops) {
+      expect({ op: o.name, listed: lists(o, 415) }).toEqual({ op: o.name, listed: true });
+      const head = `${o.method.toUpperCase()} ${urlFor(o.path)} HTTP/1.1\r\nHost: localhost\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\n`;
+      const { response } = await rawExchange(port, head);
+      const answer = { op: o.name, status: response?.status, type: response && JSON.parse(response.body).type, accept: response?.headers.accept };
+      expect(answer).toEqual({ op: o.name, status: 415, type: 'INPUT.UNSUPPORTED_MEDIA', accept: expect.stringContaining('application/json') });
+    }
+  });
+
+  it('405: every path answers a method it does not take with HTTP.405 and Allow, as the document describes once for all', async () => {
+    const full = doc as Document & { info: { description: string }; components: { responses: Record<string, Answer> } };
+    const described = full.components.responses.MethodNotAllowed;
+    expect(described.content?.['application/problem+json']?.schema.$ref).toBe('#/components/schemas/Problem');
+    expect(Object.keys(described.headers ?? {})).toEqual(['Allow']);
+    expect(full.info.description).toMatch(/405 \(`#\/components\/responses\/MethodNotAllowed`\)/);
+    // The methods of every path of the document the URL matches (`/projects/all` is also `/projects/{id}`).
+    const allowFor = (url: string) => {
+      const taken = new Set<string>();
+      for (const [path, methods] of Object.entries(doc.paths)) {
+        if (new RegExp(`^${path.replace(/\{\w+\}/g, '[^/]+')}$`).test(url)) for (const m of Object.keys(methods)) taken.add(m.toUpperCase());
+      }
+      return [...taken, ...(taken.has('GET') ? ['HEAD'] : []), 'OPTIONS'].sort().join(', ');
+    };
+    let refused = 0;
+    for (const [path, methods] of Object.entries(doc.paths)) {
+      const allow = allowFor(urlFor(path));
+      for (const method of ['get', 'post', 'put', 'delete', 'patch'] as const) {
+        if (allow.includes(method.toUpperCase())) continue;
+        const res = await t.http[method](urlFor(path)).set(as(owner));
+        expect({ path, method, ...answered({ name: `${method} ${path}` } as Op, res), allow: res.headers.allow }).toEqual({
+          path,
+          method,
+          op: `${method} ${path}`,
+          status: 405,
+          problem: true,
+          type: 'HTTP.405',
+          allow,
+        });
+        refused++;
+      }
+    }
+    expect(refused).toBeGreaterThan(60);
   });
 
   /**
@@ -434,12 +488,44 @@ describe('the 429 of the OpenAPI document', () => {
     for (const o of operationsOf(await loadDocument(t))) {
       const url = o.path.replace(/\{\w+\}/g, MISSING_ID);
       const res = await overTheLimit(() => t.http[o.method](url).set(as(u)));
-      if (!lists(o, 429)) {
+      if (!/RATE\.LIMITED/.test(reasons(o, 429))) {
         expect({ op: o.name, status: res.status }).toEqual({ op: o.name, status: 200 });
         continue;
       }
       expect(answered(o, res)).toEqual({ op: o.name, status: 429, problem: true, type: 'RATE.LIMITED' });
       expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    }
+  });
+});
+
+/**
+ * What the bodies being read may hold in memory, small: a body declaring more
+ * than a client address's share is a 429, more than the whole budget a 503,
+ * both before any of it is read or any route runs.
+ */
+describe('the body memory answers of the OpenAPI document', () => {
+  const BUDGET = 400_000;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    // The share: a quarter of the budget, but at least one upload (64 KiB) and its envelope.
+    t = await createTestApp({ env: { MAX_UPLOAD_BYTES: String(UPLOAD_CAP), UPLOAD_MEMORY_MAX_BYTES: String(BUDGET) } });
+  });
+  afterAll(() => t.close());
+
+  it('every operation lists them and answers them, signed in or not', async () => {
+    const port = await listening(t);
+    for (const o of operationsOf(await loadDocument(t))) {
+      const url = o.path.replace(/\{\w+\}/g, MISSING_ID);
+      for (const [bytes, status, type, why] of [
+        [300_000, 429, 'RATE.CONCURRENT_BODIES', /RATE\.CONCURRENT_BODIES/],
+        [BUDGET + 1, 503, 'SERVICE.BUSY', /UPLOAD_MEMORY_MAX_BYTES/],
+      ] as const) {
+        expect({ op: o.name, status, listed: why.test(reasons(o, status)) }).toEqual({ op: o.name, status, listed: true });
+        const head = `${o.method.toUpperCase()} ${url} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${bytes}\r\n\r\n`;
+        const { response } = await rawExchange(port, head);
+        expect({ op: o.name, status: response?.status, type: response && JSON.parse(response.body).type }).toEqual({ op: o.name, status, type });
+      }
     }
   });
 });

@@ -270,6 +270,58 @@ describe('the OpenAPI document tells the truth', () => {
     expect(ops.find((o) => o.name === `GET ${API}/files/{id}`)!.op.responses['200'].content).toHaveProperty(['*/*']);
   });
 
+  it('states every id the server gives as it gives them: an integer from 1 to 2^53-1', () => {
+    const ID = { type: 'integer', minimum: 1, maximum: 2 ** 53 - 1 };
+    const wrong: string[] = [];
+    const seen = new Set<string>();
+    // Every property named id or *_id (an array of ids: its items), following references into the components.
+    const walk = (node: unknown, at: string): void => {
+      if (Array.isArray(node)) return node.forEach((item, i) => walk(item, `${at}[${i}]`));
+      if (node === null || typeof node !== 'object') return;
+      const ref = (node as { $ref?: string }).$ref;
+      if (ref && !seen.has(ref)) {
+        seen.add(ref);
+        walk(doc.components.schemas[ref.split('/').pop()!], ref);
+      }
+      const properties = (node as { properties?: Record<string, Record<string, unknown>> }).properties ?? {};
+      for (const [name, schema] of Object.entries(properties)) {
+        if (!/^(id|.+_id)s?$/.test(name)) continue;
+        const id = name.endsWith('s') ? (schema.items as Record<string, unknown>) : schema;
+        const { type, minimum, maximum } = id ?? {};
+        if (JSON.stringify({ type, minimum, maximum }) !== JSON.stringify(ID)) wrong.push(`${at}.${name}: ${JSON.stringify(schema)}`);
+      }
+      for (const [key, value] of Object.entries(node)) walk(value, `${at}.${key}`);
+    };
+    for (const { name, op } of operationsOf(doc)) walk(op.responses, name);
+    // The importer's body names the ids its answers gave.
+    walk(doc.paths[`${API}/importers/spreadsheet/import`].post.requestBody, 'import body');
+    expect(seen.size).toBeGreaterThan(10);
+    expect(wrong).toEqual([]);
+    for (const name of ['AttributeDto', 'ModelDto']) expect(doc.components.schemas[name].properties).toMatchObject({ id: ID, project_id: ID });
+  });
+
+  it("documents the importer's attr_type as the types its mapping takes", async () => {
+    const body = doc.paths[`${API}/importers/spreadsheet/import`].post.requestBody!.content['application/json'].schema as Record<string, any>;
+    const documented = body.properties.mapping.additionalProperties.properties.attr_type.enum as string[];
+    expect(documented).toEqual(expect.arrayContaining(['members', 'relationships', 'likes', 'group_type', 'text']));
+    // Each is taken by the mapping's check: a dry run answers 200, and a type not listed is a 400 naming attr_type.
+    const org = (await t.http.post(`${API}/organizations`).set(basic).send({ name: 'Import types' }).expect(201)).body;
+    const project = (await t.http.post(`${API}/organizations/${org.id}/projects`).set(basic).send({ title: 'P' }).expect(201)).body;
+    const csv = Buffer.from('title,value\nOne,\n');
+    const tryType = async (attrType: string) => {
+      const upload = (await t.http.post(`${API}/importers/spreadsheet/discover`).set(basic).attach('file', csv, 'rows.csv').expect(201)).body;
+      const mapping = { '0': { type: 'title' }, '1': { type: 'attribute', name: `F ${attrType}`, attr_type: attrType } };
+      return t.http.post(`${API}/importers/spreadsheet/import`).set(basic).send({ discover_file_id: upload.file_id, project_id: project.id, mapping, dry_run: true, options: { ignore_header: true } });
+    };
+    for (const attrType of documented.filter((x) => x !== 'group_type')) {
+      const res = await tryType(attrType);
+      expect({ attrType, status: res.status, body: res.status === 200 ? null : res.body }).toEqual({ attrType, status: 200, body: null });
+    }
+    const refused = await tryType('files');
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(refused.body.errors)).toMatch(/attr_type/);
+  });
+
   describe('credentials', () => {
     let ann: WebUser;
     let client: RegisteredApp;

@@ -3,6 +3,7 @@ import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiOkResponse, ApiTags, ApiUn
 import type { Request } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
+import { ID_SCHEMA } from '../../../shared/http/api-properties.js';
 import { deleted, DeletionRoute, type Deleted } from '../../../shared/http/deletion.js';
 import { Conflicts, RETRY_AFTER, RouteErrors } from '../../../shared/http/error-responses.js';
 import { FileUploadInterceptor } from '../../../shared/http/multipart-upload.js';
@@ -21,7 +22,7 @@ const DISCOVER_RESPONSE = {
   schema: {
     type: 'object',
     properties: {
-      file_id: { type: 'integer' },
+      file_id: ID_SCHEMA,
       format: { type: 'string', enum: ['xlsx', 'csv', 'ods'] },
       rows: { type: 'integer' },
       fields: {
@@ -57,10 +58,10 @@ const IMPORT_BODY = {
   type: 'object',
   required: ['discover_file_id', 'mapping'],
   properties: {
-    discover_file_id: { type: 'integer' },
-    project_id: { type: 'integer', description: 'an existing project; or give title and organization_id for a new one' },
+    discover_file_id: ID_SCHEMA,
+    project_id: { ...ID_SCHEMA, description: 'an existing project; or give title and organization_id for a new one' },
     title: { type: 'string' },
-    organization_id: { type: 'integer' },
+    organization_id: ID_SCHEMA,
     mapping: MAPPING_SCHEMA,
     update_field: { type: 'string', description: 'title, ref or a mapped attribute name' },
     update_only: { type: 'boolean' },
@@ -74,7 +75,7 @@ const IMPORT_RESPONSE = {
   schema: {
     type: 'object',
     properties: {
-      project_id: { type: 'integer', nullable: true },
+      project_id: { ...ID_SCHEMA, nullable: true },
       created: { type: 'integer' },
       updated: { type: 'integer' },
       skipped: { type: 'integer' },

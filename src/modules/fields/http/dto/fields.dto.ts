@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsNotEmpty, IsObject, IsOptional, IsString } from 'class-validator';
 import { FIELD_TYPES } from '../../domain/values/index.js';
-import { AtLeastOneProperty } from '../../../../shared/http/api-properties.js';
+import { AtLeastOneProperty, IdProperty } from '../../../../shared/http/api-properties.js';
 import { MaxCharacters } from '../../../../shared/http/max-characters.js';
 
 const OPTIONS_DOC = {
@@ -58,13 +58,13 @@ export class CreateModelDto {
 }
 
 export class AttributeDto {
-  @ApiProperty() id: number;
+  @IdProperty() id: number;
   @ApiProperty() name: string;
   @ApiProperty({ enum: FIELD_TYPES }) type: string;
-  @ApiProperty() project_id: number;
-  @ApiProperty({ type: 'integer', nullable: true, description: 'null for a project field' }) model_id: number | null;
+  @IdProperty() project_id: number;
+  @IdProperty({ nullable: true, description: 'null for a project field' }) model_id: number | null;
   @ApiProperty(OPTIONS_DOC) options: Record<string, boolean>;
-  @ApiProperty({ type: 'integer', nullable: true, description: 'set on group_type fields' }) group_type_id: number | null;
+  @IdProperty({ nullable: true, description: 'set on group_type fields' }) group_type_id: number | null;
 }
 
 export class AttributeTypeDto {
@@ -75,8 +75,8 @@ export class AttributeTypeDto {
 }
 
 export class ModelDto {
-  @ApiProperty() id: number;
-  @ApiProperty() project_id: number;
+  @IdProperty() id: number;
+  @IdProperty() project_id: number;
   @ApiProperty() name: string;
 }
 
