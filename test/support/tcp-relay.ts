@@ -1,5 +1,19 @@
 import net from 'node:net';
 
+/** Where a database URL's PostgreSQL server listens. */
+export function serverOf(serverUrl: string): { host: string; port: number } {
+  const target = new URL(serverUrl);
+  return { host: target.hostname, port: Number(target.port || 5432) };
+}
+
+/** A database URL rewritten to go through a relay listening on `port` of the loopback. */
+export function relayedUrl(databaseUrl: string, port: number): string {
+  const url = new URL(databaseUrl);
+  url.hostname = '127.0.0.1';
+  url.port = String(port);
+  return url.toString();
+}
+
 /**
  * A TCP relay the test controls, put between the server and PostgreSQL so an
  * outage can be made without touching the machine's shared database: `cut()`
@@ -18,18 +32,15 @@ export class TcpRelay {
 
   /** A relay, listening, to the PostgreSQL server a database URL names. */
   static async toDatabase(serverUrl: string): Promise<TcpRelay> {
-    const target = new URL(serverUrl);
-    const relay = new TcpRelay(target.hostname, Number(target.port || 5432));
+    const { host, port } = serverOf(serverUrl);
+    const relay = new TcpRelay(host, port);
     await relay.listen();
     return relay;
   }
 
   /** A database URL of the relayed server, rewritten to go through the relay. */
   through(databaseUrl: string): string {
-    const url = new URL(databaseUrl);
-    url.hostname = '127.0.0.1';
-    url.port = String(this.port);
-    return url.toString();
+    return relayedUrl(databaseUrl, this.port);
   }
 
   async listen(): Promise<number> {

@@ -305,15 +305,13 @@ export class CardValuesService {
     return this.planBatch(fields, null, attributes, `${property}.`);
   }
 
-  /** Writes prepared values on a card in the caller's transaction; stored files go again if it rolls back. */
+  /** Writes prepared values on a card in the caller's transaction; stored files go again if it rolls back (FileBlobs.store). */
   async write(card: CardSummary, prepared: PreparedValues, actor: Actor, options: { system?: boolean } = {}): Promise<void> {
     if (!(prepared instanceof PreparedWrites) || prepared.projectId !== card.projectId) {
       throw new Error('writeValues takes what prepareValues returned for the card\'s project');
     }
     if (prepared.isEmpty) return;
-    const written: string[] = [];
-    this.uow.afterRollback(() => this.blobs.deleteNow(written));
-    await this.apply(card, prepared.writes, actor, written, RelationshipTargetLocks.inCallersUnit(), options);
+    await this.apply(card, prepared.writes, actor, RelationshipTargetLocks.inCallersUnit(), options);
   }
 
   /**
@@ -481,7 +479,7 @@ export class CardValuesService {
         const { card, read } = await this.cards.lockCardToTouch(cardId, actor, 'write', { fields: projectFieldsJsonSql('c.project_id') });
         const writes = plan(card, fieldsFromJson(read.fields));
         if (writes.some((w) => w.field.type === 'files')) throw new FilesToPrepare();
-        if (await this.apply(card, writes, actor, [], targets)) await this.cards.touch(card.id);
+        if (await this.apply(card, writes, actor, targets)) await this.cards.touch(card.id);
       });
     } catch (error) {
       if (!(error instanceof FilesToPrepare)) throw error;
@@ -515,22 +513,16 @@ export class CardValuesService {
   /**
    * The writes in a transaction that locks the card and checks access on the
    * locked row, touching the card last if a value changed; stored files go
-   * again if it fails.
+   * again if it rolls back (FileBlobs.store).
    */
   private async writeLocked(card: PlanningCard, writes: Write[], actor: Actor): Promise<void> {
-    const written: string[] = [];
     const targets = RelationshipTargetLocks.afterCard(card, namedCards(writes));
-    try {
-      await this.uow.run(async () => {
-        await this.references.lockFirst(targets);
-        // Concurrent writes to one card's values queue up on this lock.
-        const { card: locked } = await this.cards.lockCardToTouch(card.id, actor, 'write');
-        if (await this.apply(locked, writes, actor, written, targets, { planned: true })) await this.cards.touch(card.id);
-      });
-    } catch (error) {
-      await this.blobs.deleteNow(written);
-      throw error;
-    }
+    await this.uow.run(async () => {
+      await this.references.lockFirst(targets);
+      // Concurrent writes to one card's values queue up on this lock.
+      const { card: locked } = await this.cards.lockCardToTouch(card.id, actor, 'write');
+      if (await this.apply(locked, writes, actor, targets, { planned: true })) await this.cards.touch(card.id);
+    });
   }
 
   private planBatch(fields: FieldDefinition[], modelId: number | null, values: Record<string, unknown>, prefix: string): Write[] {
@@ -599,7 +591,6 @@ export class CardValuesService {
     card: PlanningCard,
     writes: Write[],
     actor: Actor,
-    written: string[],
     targets: RelationshipTargetLocks,
     options: { system?: boolean; planned?: boolean } = {},
   ): Promise<boolean> {
@@ -614,7 +605,7 @@ export class CardValuesService {
     // Only the written fields' values are compared, so only those are read (their definitions are at hand).
     const shown = writes.map((w) => w.field);
     const before = await this.reader.attributesOfOne(card, shown);
-    for (const w of writes) await this.applyOne(card, w, actor, written, teamCards);
+    for (const w of writes) await this.applyOne(card, w, actor, teamCards);
     const after = await this.reader.attributesOfOne(card, shown);
     const changed = writes.filter((w) => JSON.stringify(before[w.field.name]) !== JSON.stringify(after[w.field.name]));
     for (const w of changed) {
@@ -712,7 +703,7 @@ export class CardValuesService {
   }
 
   /** One writer per kind of storage (FieldTypeHandler.storage). */
-  private async applyOne(card: PlanningCard, w: Write, actor: Actor, written: string[], teamCards: TeamCards): Promise<void> {
+  private async applyOne(card: PlanningCard, w: Write, actor: Actor, teamCards: TeamCards): Promise<void> {
     const { field } = w;
     const notAList = () => invalidValue(field.name, 'append and pop apply only to members, relationships and files fields');
     const storage = fieldTypeHandler(field.type).storage;
@@ -730,7 +721,7 @@ export class CardValuesService {
       case 'relationships':
         return this.applyRelationships(card, w, teamCards);
       case 'files':
-        return this.applyFiles(card, w, actor, written);
+        return this.applyFiles(card, w, actor);
       default:
         return unreachable(storage);
     }
@@ -766,7 +757,7 @@ export class CardValuesService {
     }
   }
 
-  private async applyFiles(card: PlanningCard, w: Write, actor: Actor, written: string[]): Promise<void> {
+  private async applyFiles(card: PlanningCard, w: Write, actor: Actor): Promise<void> {
     const { field } = w;
     if (w.kind === 'pop') {
       const removed = await this.values.deleteFile(card.id, field.id, w.item as number | undefined);
@@ -780,7 +771,7 @@ export class CardValuesService {
       this.blobs.sweepAfterCommit();
     }
     for (const file of files) {
-      const storageKey = await this.blobs.store(file.bytes, written);
+      const storageKey = await this.blobs.store(file.bytes);
       await this.values.insertFile({
         organizationId: card.organizationId,
         projectId: card.projectId,

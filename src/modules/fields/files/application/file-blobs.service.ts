@@ -1,12 +1,27 @@
-import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { CardDeleted } from '../../../../shared/events/card.events.js';
 import { OnAppEvent } from '../../../../shared/events/on-app-event.decorator.js';
 import { ProjectDeleted } from '../../../../shared/events/workspace.events.js';
+import { isDatabaseUnavailable } from '../../../../shared/persistence/database-availability.js';
 import { UnitOfWork } from '../../../../shared/persistence/unit-of-work.js';
 import { FieldValuesRepository } from '../../infrastructure/field-values.repository.js';
+import { FileRowsRepository } from '../infrastructure/file-rows.repository.js';
 import { FileStorage, newFileKey } from '../infrastructure/file-storage.js';
 
 const SWEEP_BATCH = 200;
+/**
+ * How long a stored file's key stays unsettled before the rows decide its
+ * fate (`settleUnsettled`): far past any transaction that could still commit
+ * it. A COMMIT whose answer never came was sent on a connection closed since
+ * (a request's statement gets no answer after DATABASE_STATEMENT_TIMEOUT_MS
+ * plus 5 s), so it has landed or never will, unless a stalled pooler in
+ * between still holds it; an hour leaves room for that.
+ */
+export const SETTLE_AFTER_MS = 60 * 60_000;
+/** How often a running server looks for keys left unsettled (a COMMIT cut while it runs). */
+const SETTLE_EVERY_MS = 10 * 60_000;
+/** A temp file this old belongs to no write in progress (a put takes what writing its bytes takes). */
+const STALE_TEMP_MS = 10 * 60_000;
 
 /**
  * File contents live in the FileStorage, their rows in the database. Bytes are
@@ -14,21 +29,36 @@ const SWEEP_BATCH = 200;
  * is noted in `fields.released_blobs` by a trigger in the same transaction,
  * whatever deleted it (pop, set, a field, a card or a project going); the
  * contents are removed after the commit, so a rollback never loses a file.
+ *
+ * Contents stored for a transaction stay unsettled until it ends: deleted
+ * when it rolls back, settled when it commits, and left alone when its
+ * outcome is unknown (its COMMIT cut by the network: the row may be there),
+ * as after a crash. Those are settled later by the rows: kept when a row
+ * names them, deleted when none does (`settleUnsettled`). Deleting them at
+ * once lost files whose rows had committed.
  */
 @Injectable()
-export class FileBlobs implements OnApplicationBootstrap {
+export class FileBlobs implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(FileBlobs.name);
+  private settling?: NodeJS.Timeout;
 
   constructor(
     private readonly storage: FileStorage,
     private readonly values: FieldValuesRepository,
+    private readonly rows: FileRowsRepository,
     private readonly uow: UnitOfWork,
   ) {}
 
-  async store(bytes: Buffer, written: string[]): Promise<string> {
+  /**
+   * Stores bytes for a row the caller's unit of work inserts (call inside
+   * that unit): deleted if the unit rolls back, each attempt of it; settled
+   * when it commits.
+   */
+  async store(bytes: Buffer): Promise<string> {
     const key = newFileKey();
+    this.uow.afterRollback(() => this.deleteNow([key]));
+    this.uow.afterCommit(() => this.storage.settle([key]));
     await this.storage.put(key, bytes);
-    written.push(key);
     return key;
   }
 
@@ -43,13 +73,21 @@ export class FileBlobs implements OnApplicationBootstrap {
     await this.sweep();
   }
 
-  /** Leftovers of a crash between commit and clean-up. */
+  /** Leftovers of a crash: between commit and clean-up, and before a commit (temp files, unsettled keys). */
   async onApplicationBootstrap(): Promise<void> {
     try {
+      const temps = await this.storage.removeStaleTemps(STALE_TEMP_MS);
+      if (temps) this.logger.log(`removed ${temps} temp file(s) a write cut short left`);
       await this.sweep();
+      await this.settleUnsettled();
     } catch (error) {
       this.logger.warn(`could not clean up released files: ${String(error)}`);
     }
+    this.settling = setInterval(() => void this.settleQuietly(), SETTLE_EVERY_MS).unref();
+  }
+
+  onApplicationShutdown(): void {
+    clearInterval(this.settling);
   }
 
   async sweep(): Promise<void> {
@@ -62,7 +100,35 @@ export class FileBlobs implements OnApplicationBootstrap {
     }
   }
 
-  /** Blobs written by a use case that then failed: their rows were never committed. */
+  /**
+   * Keys unsettled for `olderThanMs`: kept when a committed row names them,
+   * deleted otherwise (their transaction never committed). Returns the keys
+   * deleted. Throws while the database is away: they wait for the next round.
+   */
+  async settleUnsettled(olderThanMs = SETTLE_AFTER_MS): Promise<string[]> {
+    const deleted: string[] = [];
+    const keys = await this.storage.unsettled(olderThanMs);
+    for (let i = 0; i < keys.length; i += SWEEP_BATCH) {
+      const batch = keys.slice(i, i + SWEEP_BATCH);
+      const named = await this.rows.named(batch);
+      const orphans = batch.filter((key) => !named.has(key));
+      await this.storage.settle([...named]);
+      await this.deleteNow(orphans);
+      deleted.push(...orphans);
+    }
+    if (deleted.length) this.logger.warn(`deleted ${deleted.length} stored file(s) whose transaction never committed`);
+    return deleted;
+  }
+
+  private async settleQuietly(): Promise<void> {
+    try {
+      await this.settleUnsettled();
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) this.logger.warn(`could not settle stored files: ${String(error)}`);
+    }
+  }
+
+  /** Blobs whose rows are known not to exist: deleted rows (released), or a transaction that rolled back. */
   async deleteNow(keys: string[]): Promise<void> {
     for (const key of keys) {
       try {

@@ -1,7 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { Logger } from '@nestjs/common';
+import { DomainError } from '../../../../shared/domain/domain-error.js';
 
 // Keys are ours (see newFileKey), but they end up in paths, so anything that
 // could climb out of the base directory is refused rather than trusted.
@@ -24,11 +27,33 @@ export function isValidFileKey(key: string): boolean {
   return KEY.test(key);
 }
 
+/** What a client is told to wait when the storage cannot take a file: a disk is not freed in seconds. */
+const STORAGE_RETRY_AFTER_SECONDS = 60;
+
+/**
+ * The storage cannot take a file now: its disk is full, or it is not writable
+ * (mounted read-only, permissions). 503 with `Retry-After`, as the database
+ * away is: the request was fine and may succeed once an operator has freed
+ * space (507 Insufficient Storage is WebDAV's, and clients do not retry it).
+ */
+export class FileStorageUnavailableError extends DomainError {
+  readonly code = 'SERVICE.UNAVAILABLE';
+  readonly kind = 'unavailable' as const;
+  readonly retryAfterSeconds = STORAGE_RETRY_AFTER_SECONDS;
+}
+
 /**
  * Where file field contents live. The database row keeps name, size and MIME
  * type; the store holds only bytes, addressed by an opaque key.
+ *
+ * A key put is unsettled until `settle` (the row naming it committed) or
+ * `delete` (its transaction rolled back): one still unsettled after a while
+ * was written by a transaction whose outcome the server never learnt (its
+ * COMMIT cut) or did not live to learn (a crash), and FileBlobs keeps or
+ * deletes it by whether a row names it.
  */
 export abstract class FileStorage {
+  /** Throws FileStorageUnavailableError when the storage cannot take it now. */
   abstract put(key: string, bytes: Buffer): Promise<void>;
   /** null when the key is unknown. */
   abstract get(key: string): Promise<Buffer | null>;
@@ -36,15 +61,34 @@ export abstract class FileStorage {
   abstract openStream(key: string): Promise<{ stream: Readable; size: number } | null>;
   /** Deleting an unknown key is not an error: clean-up may run twice. */
   abstract delete(key: string): Promise<void>;
+  /** The keys are named by committed rows: they stay. */
+  abstract settle(keys: string[]): Promise<void>;
+  /** Keys put at least `olderThanMs` ago and neither settled nor deleted since. */
+  abstract unsettled(olderThanMs: number): Promise<string[]>;
+  /** Removes what writes cut by a crash left (temp files older than `olderThanMs`); how many. */
+  abstract removeStaleTemps(olderThanMs: number): Promise<number>;
 }
 
 // Duck-typed: `instanceof Error` fails for errors made in another realm (jest's VM contexts).
-function isNotFound(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'ENOENT';
+function errorCode(error: unknown): unknown {
+  return typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
 }
+
+function isNotFound(error: unknown): boolean {
+  return errorCode(error) === 'ENOENT';
+}
+
+/** Errors of a disk that cannot take more, or of a directory the server may not write. */
+const FULL = new Set(['ENOSPC', 'EDQUOT']);
+const NOT_WRITABLE = new Set(['EROFS', 'EACCES', 'EPERM']);
+
+/** Where unsettled keys are noted: not a shard (those are two characters of a key, which never starts with a dot). */
+const UNSETTLED_DIR = '.unsettled';
+const TEMP_SUFFIX = '.tmp';
 
 export class DiskFileStorage extends FileStorage {
   private readonly baseDir: string;
+  private readonly logger = new Logger('FileStorage');
 
   constructor(baseDir: string) {
     super();
@@ -57,17 +101,82 @@ export class DiskFileStorage extends FileStorage {
     return path.join(this.baseDir, key.slice(0, 2), key);
   }
 
+  /**
+   * Refuses a base directory the server cannot write, at start (main.ts):
+   * otherwise every upload would fail, each with a 503, long after the
+   * start looked fine.
+   */
+  async assertWritable(): Promise<void> {
+    const probe = path.join(this.baseDir, `.write-check-${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
+    try {
+      await mkdir(this.baseDir, { recursive: true });
+      await writeFile(probe, 'x', { flag: 'wx' });
+    } catch (error) {
+      const why = ((isNotFound(error) && (await this.writeErrorOfBase())) || error) as Error;
+      throw new Error(
+        `${this.baseDir} (DATA_DIR/files, where uploaded files are stored) is not writable: ${why.message}; check its permissions, its mount and its free space`,
+      );
+    } finally {
+      await rm(probe, { force: true }).catch(() => undefined);
+    }
+  }
+
+  private markerOf(key: string): string {
+    if (!isValidFileKey(key)) throw new InvalidFileKeyError(key);
+    return path.join(this.baseDir, UNSETTLED_DIR, key);
+  }
+
   async put(key: string, bytes: Buffer): Promise<void> {
     const target = this.pathOf(key);
-    await mkdir(path.dirname(target), { recursive: true });
-    // Write then rename: a reader never sees half a file, and a crash leaves only a stray temp file.
-    const temp = `${target}.${randomBytes(6).toString('hex')}.tmp`;
+    // Write then rename: a reader never sees half a file, and a crash leaves only a stray temp file
+    // (removeStaleTemps) and the key's mark (unsettled), never the blob without its mark.
+    const temp = `${target}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`;
     try {
+      await this.markUnsettled(key);
+      await mkdir(path.dirname(target), { recursive: true });
       await writeFile(temp, bytes, { flag: 'wx' });
       await rename(temp, target);
     } catch (error) {
-      await rm(temp, { force: true });
-      throw error;
+      await rm(temp, { force: true }).catch(() => undefined);
+      await rm(this.markerOf(key), { force: true }).catch(() => undefined);
+      throw (await this.refusal(error)) ?? error;
+    }
+  }
+
+  private async markUnsettled(key: string): Promise<void> {
+    const marker = this.markerOf(key);
+    await mkdir(path.dirname(marker), { recursive: true });
+    await writeFile(marker, '');
+  }
+
+  /**
+   * A failed write the disk refused (full, read-only, permissions) as a 503
+   * naming nothing of the server's paths, with a log line naming the cause;
+   * undefined for any other failure.
+   */
+  private async refusal(error: unknown): Promise<FileStorageUnavailableError | undefined> {
+    // A recursive mkdir on a read-only disk says ENOENT: the nearest directory that exists tells why.
+    const code = errorCode(isNotFound(error) ? await this.writeErrorOfBase() : error);
+    if (typeof code !== 'string' || (!FULL.has(code) && !NOT_WRITABLE.has(code))) return undefined;
+    const full = FULL.has(code);
+    this.logger.error(
+      `cannot store a file under ${this.baseDir}: ${full ? 'no free space' : 'not writable'} (${code}: ${(error as Error).message}); ` +
+        `uploads answer 503 until ${full ? 'space is freed' : 'the directory is writable again'}`,
+    );
+    return new FileStorageUnavailableError(
+      `The server cannot store files now (${full ? 'its storage is full' : 'its storage is not writable'}); retry after Retry-After seconds`,
+    );
+  }
+
+  /** Why the base directory (or its nearest existing parent) cannot be written; undefined when it can. */
+  private async writeErrorOfBase(): Promise<unknown> {
+    for (let dir = this.baseDir; ; dir = path.dirname(dir)) {
+      try {
+        await access(dir, constants.W_OK);
+        return undefined;
+      } catch (error) {
+        if (!isNotFound(error) || dir === path.dirname(dir)) return error;
+      }
     }
   }
 
@@ -101,5 +210,58 @@ export class DiskFileStorage extends FileStorage {
 
   async delete(key: string): Promise<void> {
     await rm(this.pathOf(key), { force: true });
+    await rm(this.markerOf(key), { force: true });
+  }
+
+  async settle(keys: string[]): Promise<void> {
+    for (const key of keys) await rm(this.markerOf(key), { force: true });
+  }
+
+  async unsettled(olderThanMs: number): Promise<string[]> {
+    const dir = path.join(this.baseDir, UNSETTLED_DIR);
+    const before = Date.now() - olderThanMs;
+    const keys: string[] = [];
+    for (const name of await namesIn(dir)) {
+      const marked = await mtimeOf(path.join(dir, name));
+      if (isValidFileKey(name) && marked !== undefined && marked <= before) keys.push(name);
+    }
+    return keys;
+  }
+
+  async removeStaleTemps(olderThanMs: number): Promise<number> {
+    const before = Date.now() - olderThanMs;
+    let removed = 0;
+    for (const shard of await namesIn(this.baseDir)) {
+      if (shard === UNSETTLED_DIR) continue;
+      const dir = path.join(this.baseDir, shard);
+      for (const name of (await namesIn(dir)).filter((n) => n.endsWith(TEMP_SUFFIX))) {
+        const file = path.join(dir, name);
+        const written = await mtimeOf(file);
+        if (written === undefined || written > before) continue;
+        await rm(file, { force: true });
+        removed++;
+      }
+    }
+    return removed;
+  }
+}
+
+/** The names in a directory; none when it does not exist (nothing stored yet) or is not one. */
+async function namesIn(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir);
+  } catch (error) {
+    if (isNotFound(error) || errorCode(error) === 'ENOTDIR') return [];
+    throw error;
+  }
+}
+
+/** A file's modification time in ms, undefined when it is gone. */
+async function mtimeOf(file: string): Promise<number | undefined> {
+  try {
+    return (await stat(file)).mtimeMs;
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
   }
 }
