@@ -51,7 +51,8 @@ export class CreateCardsService {
     // in the statement that locks the parent, and no read follows the commit.
     const blank = !intoGroup && (!prepared || prepared.isEmpty);
     if (blank) {
-      // One statement, which needs no transaction of its own (UnitOfWork.runStatement).
+      // One statement, which needs no transaction of its own (UnitOfWork.runStatement; a
+      // transaction when a module's in-tx handler takes its events).
       const { card, read } = await this.hierarchy.createChild(parentId, input.title, actor, { alsoRead: this.views.readAlong('c.project_id') });
       return this.views.ofNewCard(card, read.fields);
     }

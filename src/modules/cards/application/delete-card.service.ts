@@ -11,7 +11,7 @@ import { GroupingApi } from '../../grouping/index.js';
  * membership rows as it goes, and a column's gap-closing trigger locks its
  * group; a move holding a group's lock shifts those same rows. So the types
  * and then the groups are locked explicitly, in ascending id, before the
- * rows go (lock-order.ts).
+ * rows go (docs/ARCHITECTURE.md, "The one lock order").
  *
  * Cards outside the subtree whose relationship values name a card of it
  * change too: those values go (DESIGN.md §4), recorded on their streams and

@@ -26,7 +26,7 @@ export interface MembershipEventOptions {
 
 /**
  * Card memberships and their places in the groups' columns. Lock order (see
- * CardLocks): the card (KEY SHARE, then its advisory lock; the steps `cards`
+ * CardLocks): the card (FOR NO KEY UPDATE, the lock of its touch, then its advisory lock; the steps `cards`
  * composes after a card write come with the card FOR UPDATE instead), the type row FOR SHARE, the
  * groups involved in ascending id, then the writes, then touching the card.
  * The card locks serialize the changes of one card (one group per card holds);

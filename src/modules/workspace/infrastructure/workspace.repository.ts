@@ -45,7 +45,7 @@ interface ProjectWithRoleRow {
   role: Membership['role'];
 }
 
-/** The entity as TypeORM would have made it from the row (ids are numbers; PGlite sends bigints as text). */
+/** The entity as TypeORM would have made it from the row (ids are numbers: both drivers read bigint as a number). */
 function projectFromRow(row: ProjectWithRoleRow): Project {
   return Object.assign(new Project(), {
     id: toId(row.id),
