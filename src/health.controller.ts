@@ -1,7 +1,7 @@
 import { Controller, Get, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { DataSource } from 'typeorm';
+import { DatabaseReadiness } from './database/readiness.js';
 import { DomainError } from './shared/domain/domain-error.js';
 import { Public } from './shared/http/actor.decorator.js';
 import { RETRY_AFTER, RouteErrors } from './shared/http/error-responses.js';
@@ -23,7 +23,7 @@ function notReady(res: Response, message: string): NotReadyError {
 @Controller()
 export class HealthController {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly database: DatabaseReadiness,
     private readonly drain: DrainState,
   ) {}
 
@@ -36,26 +36,24 @@ export class HealthController {
   }
 
   /**
-   * Readiness: not draining after SIGTERM, and the database answers; 503
-   * otherwise, with the `Retry-After` the API's 503s send while the database
-   * is away (a draining instance is gone by then; behind a load balancer the
-   * retry reaches another).
+   * Readiness: not draining after SIGTERM, and the database answers within
+   * 2 s and takes writes (DatabaseReadiness); 503 otherwise, with the
+   * `Retry-After` the API's 503s send while the database is away (a draining
+   * instance is gone by then; behind a load balancer the retry reaches
+   * another). A pool whose every connection is lent is still ready.
    */
   @Public()
   @Get('ready')
   @ApiOkResponse({ description: 'ready to serve', schema: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ready'] } } } })
   @RouteErrors({
     status: 503,
-    why: `SERVICE.NOT_READY: the server is draining after SIGTERM, or the database is not reachable; retry after \`Retry-After\` seconds (${DATABASE_RETRY_AFTER_SECONDS})`,
+    why: `SERVICE.NOT_READY: the server is draining after SIGTERM, or the database is not reachable, does not answer within 2 s, or is read-only; retry after \`Retry-After\` seconds (${DATABASE_RETRY_AFTER_SECONDS})`,
     headers: RETRY_AFTER,
   })
   async ready(@Res({ passthrough: true }) res: Response) {
     if (this.drain.draining) throw notReady(res, 'The server is shutting down');
-    try {
-      await this.dataSource.query('SELECT 1');
-    } catch {
-      throw notReady(res, 'The database is not reachable');
-    }
+    const unready = await this.database.unready();
+    if (unready) throw notReady(res, unready);
     return { status: 'ready' };
   }
 }

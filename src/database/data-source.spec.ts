@@ -3,25 +3,40 @@ import pg from 'pg';
 import { ConfigError, loadConfig } from '../config/app-config.js';
 import { PreparingClient } from '../shared/persistence/prepared-statements.js';
 import { dataSourceOptions, type ConnectionUse } from './data-source.js';
+import { RequestsPool } from './server-pool.js';
 import { poolTypes } from './type-parsers.js';
 
 const SERVER = 'postgres://u@localhost/db';
-const clientOf = (env: Record<string, string>) =>
-  (dataSourceOptions(loadConfig({ DATABASE_URL: SERVER, ...env })) as { extra?: { Client?: unknown } }).extra?.Client;
+const clientOf = (env: Record<string, string>, use?: ConnectionUse) =>
+  (dataSourceOptions(loadConfig({ DATABASE_URL: SERVER, ...env }), undefined, use) as { extra?: { Client?: unknown } }).extra?.Client;
+/** The classes a client class derives from, nearest first, by name. */
+const lineage = (Client: unknown): string[] => {
+  const names: string[] = [];
+  for (let c = Client as { name: string } | null; c && c.name; c = Object.getPrototypeOf(c)) names.push(c.name);
+  return names;
+};
 
 describe('dataSourceOptions on a PostgreSQL server', () => {
   it('names the marked statements by default (the pool\'s client derives from PreparingClient)', () => {
-    expect(Object.getPrototypeOf(clientOf({}))).toBe(PreparingClient);
+    expect(Object.getPrototypeOf(clientOf({}, 'migrations'))).toBe(PreparingClient);
+    expect(Object.getPrototypeOf(Object.getPrototypeOf(clientOf({})))).toBe(PreparingClient);
   });
 
   it('sends every statement unnamed with DATABASE_PREPARED_STATEMENTS=false (poolers in transaction mode)', () => {
-    expect(Object.getPrototypeOf(clientOf({ DATABASE_PREPARED_STATEMENTS: 'false' }))).toBe(pg.Client);
+    expect(Object.getPrototypeOf(clientOf({ DATABASE_PREPARED_STATEMENTS: 'false' }, 'migrations'))).toBe(pg.Client);
   });
 
-  it('uses a client that cancels a request\'s statements when its client goes away, either way', () => {
+  it('uses a client that cancels a request\'s statements when its client goes away, either way; the requests\' gives up on a statement never answered', () => {
     for (const env of [{}, { DATABASE_PREPARED_STATEMENTS: 'false' }] as Array<Record<string, string>>) {
-      expect((clientOf(env) as { name: string }).name).toBe('CancellingClient');
+      expect(lineage(clientOf(env)).slice(0, 2)).toEqual(['AnswerDeadlineClient', 'CancellingClient']);
+      expect(lineage(clientOf(env, 'migrations'))[0]).toBe('CancellingClient');
     }
+  });
+
+  it('opens the requests\' connections through RequestsPool, the migrations\' through pg\'s own pool', () => {
+    const driverOf = (use: ConnectionUse) => (dataSourceOptions(loadConfig({ DATABASE_URL: SERVER }), undefined, use) as { driver?: { Pool?: unknown } }).driver;
+    expect(driverOf('requests')?.Pool).toBe(RequestsPool);
+    expect(driverOf('migrations')).toBeUndefined();
   });
 
   it('reads timestamptz with the fast parser (poolTypes)', () => {

@@ -9,6 +9,7 @@ import { PreparingClient } from '../shared/persistence/prepared-statements.js';
 import { cancellingClient } from '../shared/persistence/request-cancellation.js';
 import { embeddedDriver } from './embedded-driver.js';
 import { QueryLogger } from './query-logger.js';
+import { answerDeadlineClient, answerDeadlineMs, requestsDriver } from './server-pool.js';
 import { SnakeNamingStrategy } from './snake-naming.strategy.js';
 
 export const EMBEDDED_MEMORY = 'memory://';
@@ -57,10 +58,17 @@ export function dataSourceOptions(config: AppConfig, embeddedDir?: string, use: 
     // requests with DATABASE_STATEMENT_TIMEOUT_MS=0 keep the server's.
     const timeout = use === 'migrations' ? 0 : config.databaseStatementTimeoutMs || undefined;
     const options = `-c default_transaction_isolation=read\\ committed${timeout === undefined ? '' : ` -c statement_timeout=${timeout}`}`;
+    // Statements marked `prepared(…)` go out named: parsed and planned once per
+    // connection. A request's statements stop when its client goes away.
+    const client = config.preparedStatements ? NAMING_POOL_CLIENT : PLAIN_POOL_CLIENT;
     return {
       ...common,
       url: config.databaseUrl,
       parseInt8: true,
+      // The requests' pool tells an outage and a busy pool apart, and a request's
+      // connection gives up on a statement never answered (server-pool.ts);
+      // migrations keep pg's own pool and wait as long as they take.
+      ...(use === 'requests' ? { driver: requestsDriver } : {}),
       // A connection attempt to an unreachable database fails after 5 s, so a
       // request gets its 503 instead of waiting (DESIGN.md §10).
       extra: {
@@ -69,13 +77,16 @@ export function dataSourceOptions(config: AppConfig, embeddedDir?: string, use: 
         keepAlive: true,
         options,
         types: poolTypes,
-        // Statements marked `prepared(…)` go out named: parsed and planned once per
-        // connection. A request's statements stop when its client goes away.
-        Client: config.preparedStatements ? NAMING_POOL_CLIENT : PLAIN_POOL_CLIENT,
+        Client: use === 'requests' ? answerDeadlineClient(client, answerDeadlineMs(config.databaseStatementTimeoutMs)) : client,
       },
     };
   }
-  const dir = embeddedDir ?? path.join(config.dataDir, 'db');
+  const dir = embeddedDir ?? embeddedDataDir(config);
   if (dir !== EMBEDDED_MEMORY) fs.mkdirSync(dir, { recursive: true });
   return { ...common, driver: embeddedDriver(dir === EMBEDDED_MEMORY ? undefined : dir) };
+}
+
+/** Where the embedded database lives: DATA_DIR/db. */
+export function embeddedDataDir(config: AppConfig): string {
+  return path.join(config.dataDir, 'db');
 }

@@ -4,6 +4,7 @@ import { AppConfig } from '../config/app-config.js';
 import { dataSourceOptions } from './data-source.js';
 import { EmbeddedStatistics } from './embedded-statistics.js';
 import { applyMigrations } from './migrate.js';
+import { DatabaseReadiness } from './readiness.js';
 
 @Global()
 @Module({})
@@ -23,8 +24,8 @@ export class DatabaseModule {
           },
         }),
       ],
-      providers: [EmbeddedStatistics],
-      exports: [EmbeddedStatistics],
+      providers: [EmbeddedStatistics, DatabaseReadiness],
+      exports: [EmbeddedStatistics, DatabaseReadiness],
     };
   }
 }

@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger, NotFoundException } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { ConcurrencyLimitedError, DomainError, NotFoundError, RateLimitedError, ServiceBusyError, UnauthorizedError, type DomainErrorKind } from '../domain/domain-error.js';
-import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable, isStatementCancelled } from '../persistence/database-availability.js';
+import { DomainError, NotFoundError, UnauthorizedError, type DomainErrorKind } from '../domain/domain-error.js';
+import { DATABASE_RETRY_AFTER_SECONDS, DATABASE_TROUBLE_DETAIL, databaseTrouble, isStatementCancelled } from '../persistence/database-availability.js';
 import { constraintViolation, sqlState, violationAsDomainError } from '../persistence/sql-errors.js';
 import { sendProblem, titleFor, type Problem } from './problem.js';
 import { allowedMethods } from './route-methods.js';
@@ -47,11 +47,13 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     if (violation) return fromDomainError(violationAsDomainError(violation));
     const status = httpStatusOf(error);
     if (status !== undefined && status < 500) return fromClientError(error, status);
-    if (isDatabaseUnavailable(error)) {
-      // PostgreSQL is away (restart, failover, network): the client may retry
+    const trouble = databaseTrouble(error);
+    if (trouble) {
+      // PostgreSQL is away (restart, failover, network), read-only, out of
+      // resources, or every pooled connection is in use: the client may retry
       // shortly, and the pool reconnects by itself (DESIGN.md §10).
       attachForLog(req, error);
-      return retryLater('SERVICE.UNAVAILABLE', 'The database is not reachable; retry shortly');
+      return retryLater(trouble === 'busy' ? 'SERVICE.BUSY' : 'SERVICE.UNAVAILABLE', DATABASE_TROUBLE_DETAIL[trouble]);
     }
     if (isStatementCancelled(error)) {
       // Past DATABASE_STATEMENT_TIMEOUT_MS (a runaway statement, or a lock held
@@ -100,7 +102,9 @@ function fromDomainError(error: DomainError): Problem {
   const status = STATUS_BY_KIND[error.kind];
   const headers: Record<string, string> = {};
   if (status === 401) headers['WWW-Authenticate'] = error instanceof UnauthorizedError ? error.challenge : BASIC_CHALLENGE;
-  if (error instanceof RateLimitedError || error instanceof ServiceBusyError || error instanceof ConcurrencyLimitedError) headers['Retry-After'] = String(error.retryAfterSeconds);
+  // Rate limits, a busy server, storage that cannot take a file now: each says when to come back.
+  const { retryAfterSeconds } = error as { retryAfterSeconds?: unknown };
+  if (typeof retryAfterSeconds === 'number') headers['Retry-After'] = String(retryAfterSeconds);
   return {
     status,
     type: error.code,

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import OAuth2Server from '@node-oauth/oauth2-server';
 import type { Actor, Scope } from '../../../shared/domain/actor.js';
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../../../shared/persistence/database-availability.js';
 import type {
   AuthorizationOutcome,
   AuthorizeParams,
@@ -113,6 +114,7 @@ export class OAuthServerService {
       await this.server.token(libraryRequest(request), response, { model: this.model.forTokenRequest(request.body) } as OAuth2Server.TokenOptions);
     } catch (error) {
       if (!(error instanceof OAuth2Server.OAuthError) || error.code >= 500) {
+        if (databaseAway(error)) return DATABASE_AWAY;
         this.logger.error(`token endpoint failed: ${String(error)}`);
         return oauthError(500, 'server_error', 'The token request failed');
       }
@@ -124,13 +126,15 @@ export class OAuthServerService {
 
   /**
    * RFC 7009: the client authenticates like at the token endpoint; an unknown
-   * token is not an error. A failure (the database away) is a `server_error`
-   * in RFC 6749 JSON, as the library answers it at the token endpoint.
+   * token is not an error. A failure is a `server_error` in RFC 6749 JSON, as
+   * the library answers it at the token endpoint; the database away is a 503
+   * `temporarily_unavailable` with `Retry-After` at both.
    */
   async revoke(request: OAuthEndpointRequest): Promise<OAuthEndpointAnswer> {
     try {
       return await this.revokeFor(request);
     } catch (error) {
+      if (databaseAway(error)) return DATABASE_AWAY;
       this.logger.error(`revocation endpoint failed: ${String(error)}`);
       return oauthError(500, 'server_error', 'The revocation request failed');
     }
@@ -249,6 +253,23 @@ function endpointAnswer(response: OAuth2Server.Response): OAuthEndpointAnswer {
 function oauthError(status: number, error: string, description: string): OAuthEndpointAnswer {
   return { status, headers: { 'Cache-Control': 'no-store' }, body: { error, error_description: description } };
 }
+
+/**
+ * A failure because the database cannot serve now. The library wraps a
+ * model's error in its ServerError as `inner`, or as its `message` when the
+ * error fails its `instanceof Error` (made in another realm: a test runner's).
+ */
+function databaseAway(error: unknown): boolean {
+  const e = error as { inner?: unknown; message?: unknown } | null;
+  return [e?.inner, e?.message, error].some(isDatabaseUnavailable);
+}
+
+/** RFC 6749 §4.1.2.1's code for a server that may serve again shortly, with when to retry, as the API's 503s. */
+const DATABASE_AWAY: OAuthEndpointAnswer = {
+  status: 503,
+  headers: { 'Cache-Control': 'no-store', 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) },
+  body: { error: 'temporarily_unavailable', error_description: 'The database cannot serve now; retry after Retry-After seconds' },
+};
 
 function invalidClient(r: OAuthEndpointRequest, description: string): OAuthEndpointAnswer {
   return withClientChallenge(r, oauthError(400, 'invalid_client', description));
