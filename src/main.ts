@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import path from 'node:path';
 import { DataSource } from 'typeorm';
 import { ConfigError, loadConfig } from './config/app-config.js';
 import { claimEmbedded } from './database/embedded-lock.js';
@@ -9,19 +10,26 @@ import { createRootLogger, PinoNestLogger } from './observability/logging.js';
 import { Metrics } from './observability/metrics.js';
 import { refusePendingMigrations } from './database/pending-migrations.js';
 import { startWait, waitForDatabase } from './database/database-wait.js';
+import { embeddedDataDir } from './database/data-source.js';
+import { openEmbedded } from './database/embedded-driver.js';
+import { DiskFileStorage } from './modules/fields/files/infrastructure/file-storage.js';
 
 async function bootstrap(): Promise<void> {
   const config = loadConfig();
   applyHeapGrowth(config.heapGrowingPercent);
   keepRequestsYoung();
+  // A DATA_DIR the server cannot write (read-only, full, permissions) is refused before anything is written there.
+  await new DiskFileStorage(path.join(config.dataDir, 'files')).assertWritable();
   const release = config.embedded ? claimEmbedded(config.dataDir) : () => undefined;
   process.once('exit', release);
   const root = createRootLogger(config.logLevel);
   const logger = new PinoNestLogger(root);
   const metrics = config.metricsPort !== undefined ? new Metrics() : undefined;
-  // Before Nest: a database it cannot reach would end the process from Nest's
-  // ExceptionHandler (a stack), before the catch below could say it in a line.
+  // Before Nest: a database it cannot reach (or an embedded one that cannot
+  // open: a full disk) would end the process from Nest's ExceptionHandler (a
+  // stack), before the catch below could say it in a line.
   if (!config.embedded) await waitForDatabase(config.databaseUrl!, (message) => logger.warn(message, 'Database'), startWait(config.databaseStartWaitMs));
+  else await openEmbedded(embeddedDataDir(config));
   const app = await createApp(config, { rootLogger: root, logger, metrics });
   if (!config.migrationsRun) await refusePendingMigrations(app.get(DataSource));
   // The metrics listener first: a port it cannot take stops the start before the API serves.

@@ -1,5 +1,7 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { types } from '@electric-sql/pglite';
-import { PGliteDriver } from 'typeorm-pglite';
+import { getPGliteInstance, PGliteDriver } from 'typeorm-pglite';
 
 type Done = (err?: unknown) => void;
 type ConnectCallback = (err: unknown, client: unknown, done: Done) => void;
@@ -15,9 +17,7 @@ type PoolClass = new (...args: unknown[]) => PoolLike;
  * with `max: 1`), which keeps transactions isolated on the embedded database.
  */
 export function embeddedDriver(dataDir: string | undefined): { Pool: PoolClass } {
-  // Ids are bigint; like `parseInt8` on pg, read them as JS numbers (safe below 2^53).
-  const parsers = { [types.INT8]: (v: string) => Number(v) };
-  const Base = (new PGliteDriver({ ...(dataDir ? { dataDir } : {}), parsers }).driver as unknown as { Pool: PoolClass }).Pool;
+  const Base = (pgliteDriver(dataDir).driver as unknown as { Pool: PoolClass }).Pool;
   let tail: Promise<void> = Promise.resolve();
 
   class SerializedPool extends Base {
@@ -42,4 +42,66 @@ export function embeddedDriver(dataDir: string | undefined): { Pool: PoolClass }
     }
   }
   return { Pool: SerializedPool };
+}
+
+/** typeorm-pglite's driver; its PGlite instance is one per process, made at the first connection. */
+function pgliteDriver(dataDir: string | undefined): PGliteDriver {
+  // Ids are bigint; like `parseInt8` on pg, read them as JS numbers (safe below 2^53).
+  const parsers = { [types.INT8]: (v: string) => Number(v) };
+  return new PGliteDriver({ ...(dataDir ? { dataDir } : {}), parsers });
+}
+
+/** A start refused because the embedded database would not open: its message is the one line the server prints. */
+export class EmbeddedStartError extends Error {}
+
+/**
+ * Opens the embedded database in `dataDir` before the app is built, as the
+ * server's start does; the app's data source then uses that same instance.
+ * Inside Nest a database that cannot open (a full disk, a directory the
+ * server may not write) was tried ten times, two minutes in all, before
+ * Nest's ExceptionHandler ended the process with `{"name":"ErrnoError",
+ * "errno":51}`; here it is an EmbeddedStartError naming the directory, the
+ * cause and the free space.
+ */
+export async function openEmbedded(dataDir: string): Promise<void> {
+  try {
+    fs.mkdirSync(dataDir, { recursive: true });
+    pgliteDriver(dataDir);
+    await getPGliteInstance();
+  } catch (error) {
+    throw new EmbeddedStartError(
+      `the embedded database in ${dataDir} could not open: ${fileSystemReason(error)}; ` +
+        `check the free space (${freeSpaceNear(dataDir)}) and that the server may write there`,
+    );
+  }
+}
+
+/** PGlite's file system errors carry Emscripten's errno numbers, not Node's codes. */
+const EMSCRIPTEN_ERRNO: Record<number, string> = { 2: 'EACCES', 19: 'EDQUOT', 51: 'ENOSPC', 63: 'EPERM', 69: 'EROFS' };
+const WHAT: Record<string, string> = {
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EDQUOT: 'disk quota exceeded',
+  ENOSPC: 'no space left on the device',
+  EROFS: 'read-only file system',
+};
+
+/** What a file system failure was, in words and its code. */
+export function fileSystemReason(error: unknown): string {
+  const e = error as { code?: unknown; errno?: unknown; message?: unknown } | null;
+  const code = typeof e?.code === 'string' ? e.code : typeof e?.errno === 'number' ? EMSCRIPTEN_ERRNO[e.errno] : undefined;
+  if (code && WHAT[code]) return `${WHAT[code]} (${code})`;
+  return typeof e?.message === 'string' && e.message ? e.message : String(error);
+}
+
+/** The free space of the file system holding `dir` (or its nearest existing parent), for a message. */
+function freeSpaceNear(dir: string): string {
+  for (let at = dir; ; at = path.dirname(at)) {
+    try {
+      const { bavail, bsize } = fs.statfsSync(at);
+      return `${Math.floor((bavail * bsize) / 1024 / 1024)} MiB free there`;
+    } catch {
+      if (at === path.dirname(at)) return 'free space unknown';
+    }
+  }
 }

@@ -1,9 +1,22 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { DiskFileStorage, InvalidFileKeyError, isValidFileKey, newFileKey } from './file-storage.js';
+import { DiskFileStorage, FileStorageUnavailableError, InvalidFileKeyError, isValidFileKey, newFileKey } from './file-storage.js';
+
+/** A tmpfs mounted under `root`, or undefined where the test may not mount (not root). */
+async function tmpfs(root: string, options: string): Promise<string | undefined> {
+  const at = path.join(root, 'tmpfs');
+  await mkdir(at);
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', options, 'tmpfs', at], { stdio: 'ignore' });
+    return at;
+  } catch {
+    return undefined;
+  }
+}
 
 async function readAll(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -79,6 +92,62 @@ describe('DiskFileStorage', () => {
   it('cannot be tricked into reading outside the base directory', async () => {
     await writeFile(path.join(root, 'secret'), 'top secret');
     await expect(storage.get('../secret')).rejects.toThrow(InvalidFileKeyError);
+  });
+
+  it('keeps a key put unsettled until it is settled or deleted', async () => {
+    const [kept, dropped, settled] = [newFileKey(), newFileKey(), newFileKey()];
+    for (const key of [kept, dropped, settled]) await storage.put(key, Buffer.from(key));
+    expect((await storage.unsettled(0)).sort()).toEqual([kept, dropped, settled].sort());
+    // Not yet as old as asked.
+    expect(await storage.unsettled(60_000)).toEqual([]);
+    await storage.settle([settled]);
+    await storage.delete(dropped);
+    expect(await storage.unsettled(0)).toEqual([kept]);
+    // Settling keeps the bytes; only the mark goes.
+    expect((await storage.get(settled))?.toString()).toBe(settled);
+    // Nothing stored yet: none unsettled.
+    expect(await new DiskFileStorage(path.join(root, 'empty')).unsettled(0)).toEqual([]);
+  });
+
+  it('removes temp files older than asked, and nothing else', async () => {
+    const key = newFileKey();
+    await storage.put(key, Buffer.from('kept'));
+    const shard = path.join(base, key.slice(0, 2));
+    const old = path.join(shard, `${key}.aaaaaa.tmp`);
+    const fresh = path.join(shard, `${key}.bbbbbb.tmp`);
+    await writeFile(old, 'cut short');
+    await writeFile(fresh, 'being written');
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    await utimes(old, hourAgo, hourAgo);
+    expect(await storage.removeStaleTemps(600_000)).toBe(1);
+    expect((await readdir(shard)).sort()).toEqual([key, `${key}.bbbbbb.tmp`].sort());
+    expect((await storage.get(key))?.toString()).toBe('kept');
+  });
+
+  it('refuses at start a base directory it cannot create, naming it', async () => {
+    await writeFile(path.join(root, 'plain-file'), 'not a directory');
+    const blocked = new DiskFileStorage(path.join(root, 'plain-file', 'files'));
+    await expect(blocked.assertWritable()).rejects.toThrow(/plain-file\/files \(DATA_DIR\/files, where uploaded files are stored\) is not writable: .*ENOTDIR/);
+    await storage.assertWritable();
+    expect(await readdir(base)).toEqual([]);
+  });
+
+  it('answers a disk that refuses writes as FileStorageUnavailableError (503, Retry-After), a read-only one too', async () => {
+    const mounted = await tmpfs(root, 'size=64k');
+    if (!mounted) return console.warn('file-storage: no tmpfs (not root): the disk-full case is tested by the e2e suite where it can mount');
+    try {
+      const full = new DiskFileStorage(path.join(mounted, 'files'));
+      const refusal = await full.put(newFileKey(), Buffer.alloc(200_000)).catch((e: unknown) => e);
+      expect(refusal).toBeInstanceOf(FileStorageUnavailableError);
+      expect(refusal).toMatchObject({ kind: 'unavailable', retryAfterSeconds: 60, message: expect.stringMatching(/storage is full/) });
+      // Nothing left behind: no temp file, no mark.
+      expect(await full.unsettled(0)).toEqual([]);
+      execFileSync('mount', ['-o', 'remount,ro', mounted]);
+      const readOnly = new DiskFileStorage(path.join(mounted, 'elsewhere', 'files'));
+      await expect(readOnly.put(newFileKey(), Buffer.from('x'))).rejects.toThrow(/storage is not writable/);
+    } finally {
+      execFileSync('umount', [mounted]);
+    }
   });
 
   it('generates distinct valid keys', () => {
