@@ -49,7 +49,7 @@ describe('group_type fields composed by cards', () => {
     membershipReads = 0;
     const children = (await t.http.get(`${API}/cards/${w.root}/children`).set(as(ann)).expect(200)).body;
     expect(children.map((x: { attributes: Record<string, unknown> }) => x.attributes.Column)).toEqual([[todo, done], [done]]);
-    // in the children's statement (CardViewsService.listingReads), not asked of grouping afterwards
+    // in the children's statement (CardViewsService.childrenJson), not asked of grouping afterwards
     expect(membershipReads).toBe(0);
   });
 

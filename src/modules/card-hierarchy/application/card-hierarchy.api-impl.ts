@@ -92,7 +92,7 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
     return { cards: rows, read: extras };
   }
 
-  children(cardId: number, actor: Actor, options: ChildrenListing): Promise<{ cards: CardJsonRow[]; read: Record<string, unknown> }> {
+  children(cardId: number, actor: Actor, options: ChildrenListing): Promise<{ cards: CardJsonRow[]; read: Record<string, unknown>; rest: number[] }> {
     return this.tree.children(cardId, actor, options);
   }
 

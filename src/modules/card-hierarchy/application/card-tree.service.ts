@@ -70,10 +70,10 @@ export class CardTreeService {
     private readonly events: EventBus,
   ) {}
 
-  async children(cardId: number, actor: Actor, options: ChildrenListing): Promise<{ cards: CardJsonRow[]; read: Record<string, unknown> }> {
+  async children(cardId: number, actor: Actor, options: ChildrenListing): Promise<{ cards: CardJsonRow[]; read: Record<string, unknown>; rest: number[] }> {
     await this.access.require(cardId, actor, 'read');
-    const { rows, extras } = await this.listing.children(cardId, options.withArchived, options.alsoRead, options.ofListedCards);
-    return { cards: rows, read: extras };
+    const { rows, extras, rest } = await this.listing.children(cardId, options.withArchived, options.limit, options.alsoRead, options.ofListedCards);
+    return { cards: rows, read: extras, rest };
   }
 
   /**

@@ -225,6 +225,8 @@ export interface ProjectPage {
 /** GET /cards/{id}/children: which children, and what else their statement reads. */
 export interface ChildrenListing {
   withArchived: boolean;
+  /** How many children to read (with `alsoRead` and `ofListedCards`); the ids of the others come apart. */
+  limit: number;
   alsoRead?: Record<string, string>;
   ofListedCards?: ListedCardsReads;
 }
@@ -290,16 +292,19 @@ export abstract class CardHierarchyApi {
   ): Promise<{ cards: CardJsonRow[]; read: Record<string, unknown> }>;
   /**
    * The children of a card the caller may read, in position order; archived
-   * ones (and those under an archived card) only with `withArchived`.
-   * `alsoRead`: SQL of other modules over a child's row (aliased `c`) that
-   * is the same for every child (e.g. over `c.project_id`), and
-   * `ofListedCards`, read in the children's statement; back in `read`.
+   * ones (and those under an archived card) only with `withArchived`: the
+   * first `limit` as JSON rows, and the ids of the others in `rest` (read in
+   * the same statement; `jsonRows` reads them, in parts, for a listing too
+   * large for one read). `alsoRead`: SQL of other modules over a child's row
+   * (aliased `c`) that is the same for every child (e.g. over
+   * `c.project_id`), and `ofListedCards` (over the ids of the `limit`
+   * children read), read in the children's statement; back in `read`.
    */
   abstract children(
     cardId: number,
     actor: Actor,
     options: ChildrenListing,
-  ): Promise<{ cards: CardJsonRow[]; read: Record<string, unknown> }>;
+  ): Promise<{ cards: CardJsonRow[]; read: Record<string, unknown>; rest: number[] }>;
   /**
    * A page of the project listing (top-level card excluded, id order), by
    * `page` (offset) or after a keyset position; the total, and the last id

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { prepared } from '../../../shared/persistence/prepared-statements.js';
 import type { ListingStart } from '../../../shared/http/cursor.js';
-import { Sql, toId } from '../../../shared/persistence/sql.js';
+import { Sql, toId, toIds } from '../../../shared/persistence/sql.js';
 import type { CardJsonRow, ListedCardsReads } from '../contracts/card-hierarchy.api.js';
 import { cardJsonColumns, extraColumnsSql, extrasRead, toJsonRow, type RawCardJson } from './card-rows.js';
 
@@ -26,22 +26,31 @@ export class CardListingQueries {
   }
 
   /**
-   * Children in position order (archived ones, and those under an archived
-   * card, only `withArchived`), with other modules' reads (`extras` over
-   * the row `c`, and `ofListed` over the children's ids) on the first row.
+   * The first `limit` children in position order (archived ones, and those
+   * under an archived card, only `withArchived`), with other modules' reads
+   * (`extras` over the row `c`, and `ofListed` over those children's ids) on
+   * the first row; and the ids of the children after them (`rest`), read in
+   * the same statement, so from the same snapshot.
    */
   async children(
     parentId: number,
     withArchived: boolean,
+    limit: number,
     extras: Record<string, string> = {},
     ofListed?: ListedCardsReads,
-  ): Promise<{ rows: CardJsonRow[]; extras: Record<string, unknown> }> {
-    const listed = `SELECT ${cardJsonColumns('c')}, c.position FROM cards.cards c WHERE c.parent_id = $1${withArchived ? '' : ' AND NOT c.hidden'}`;
-    const rows = await this.sql.rows<RawCardJson & Record<string, unknown>>(
-      prepared(withListedReads(listed, 'c.position, c.id', extras, ofListed)),
-      [parentId],
-    );
-    return { rows: rows.map(toJsonRow), extras: rows.length ? extrasRead(withOfListed(extras, ofListed), rows[0]) : {} };
+  ): Promise<{ rows: CardJsonRow[]; extras: Record<string, unknown>; rest: number[] }> {
+    const where = (alias: string) => `${alias}.parent_id = $1${withArchived ? '' : ` AND NOT ${alias}.hidden`}`;
+    const reads = { ...withOfListed(extras, ofListed), [REST]: `ARRAY(SELECT r.id FROM cards.cards r WHERE ${where('r')} ORDER BY r.position, r.id OFFSET $2)` };
+    if (limit === 0) {
+      // No row to read the others along with: their ids alone.
+      const [row] = await this.sql.rows<{ rest: unknown }>(prepared(`SELECT ${reads[REST]} AS rest`), [parentId, 0]);
+      return { rows: [], extras: {}, rest: toIds(row.rest) };
+    }
+    const listed = `SELECT ${cardJsonColumns('c')}, c.position FROM cards.cards c WHERE ${where('c')} ORDER BY c.position, c.id LIMIT $2`;
+    const rows = await this.sql.rows<RawCardJson & Record<string, unknown>>(prepared(withListedReads(listed, 'c.position, c.id', reads)), [parentId, limit]);
+    if (!rows.length) return { rows: [], extras: {}, rest: [] };
+    const { [REST]: rest, ...read } = extrasRead(reads, rows[0]);
+    return { rows: rows.map(toJsonRow), extras: read, rest: toIds(rest) };
   }
 
   /**
@@ -121,6 +130,9 @@ export class CardListingQueries {
   }
 }
 
+/** The name `children` reads the ids of the children after its `limit` by, beside the other modules' reads. */
+const REST = '\0rest';
+
 /** The listed cards' ids in a `withListedReads` statement. */
 const LISTED_IDS = 'ARRAY(SELECT l.id FROM listed l)';
 
@@ -133,9 +145,9 @@ function withOfListed(extras: Record<string, string>, ofListed?: ListedCardsRead
  * other modules' reads on the first row. Reads over the listed cards' ids
  * (`ofListed`) make `listed` a CTE that both the rows and the reads read.
  */
-function withListedReads(listed: string, order: string, extras: Record<string, string>, ofListed?: ListedCardsReads): string {
+function withListedReads(listed: string, order: string, reads: Record<string, string>): string {
   return `WITH listed AS (${listed})
-          SELECT c.*${extraColumnsSql(withOfListed(extras, ofListed), order)} FROM listed c ORDER BY ${order}`;
+          SELECT c.*${extraColumnsSql(reads, order)} FROM listed c ORDER BY ${order}`;
 }
 
 /**

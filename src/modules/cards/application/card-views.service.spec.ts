@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { CardHierarchyApi, CardRecord } from '../../card-hierarchy/index.js';
 import type { FieldsApi } from '../../fields/index.js';
 import type { CardMembershipInfo, GroupingApi } from '../../grouping/index.js';
-import { CardViewsService } from './card-views.service.js';
+import { CardViewsService, CHILDREN_PART, nextPartSize, PART_CHARS } from './card-views.service.js';
 
 const card: CardRecord = {
   id: 7,
@@ -52,4 +52,14 @@ describe('CardViewsService', () => {
     expect(view.attributes['Type 1']).toHaveLength(13_334);
     expect((view.attributes['Type 2'] as number[]).slice(0, 2)).toEqual([2, 5]);
   }, 3_000);
+});
+
+describe('nextPartSize', () => {
+  it('reads up to CHILDREN_PART light cards at a time, and fewer heavy ones, at least one', () => {
+    expect(nextPartSize(500, 500 * 300)).toBe(CHILDREN_PART);
+    // 40 KB a card (1 004 fields, two texts of 10 000 characters): about 200 a part.
+    expect(nextPartSize(500, 500 * 40_000)).toBe(Math.floor(PART_CHARS / 40_000));
+    expect(nextPartSize(10, 10 * PART_CHARS)).toBe(1);
+    expect(nextPartSize(3, 0)).toBe(CHILDREN_PART);
+  });
 });

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { appendTo } from '../../../shared/domain/lists-by-key.js';
+import type { JsonArrayParts } from '../../../shared/http/json-text.js';
 import { CardHierarchyApi, type CardJsonRow, type CardRecord } from '../../card-hierarchy/index.js';
 import { FieldsApi } from '../../fields/index.js';
 import { GroupingApi } from '../../grouping/index.js';
@@ -106,26 +107,51 @@ export class CardViewsService {
   }
 
   /**
-   * What `manyJson` needs, as reads for the children's statement
-   * (`CardHierarchyApi.children`; `projectIdSql`: the listed cards' one
-   * project there): the definitions, the values and the groups.
+   * GET /cards/{id}/children, unpaginated, as the parts of one JSON array
+   * (`sendJsonArray`): the first `CHILDREN_PART` children with the access
+   * check, their definitions, values and groups in one statement, which
+   * also reads the ids of the others; then the others a part at a time,
+   * each part read (`jsonRows`, with their values and groups; the
+   * definitions are the first statement's) once the one before is written.
+   * So a child changed meanwhile shows as it is when its part is read, and
+   * one deleted meanwhile is left out.
    */
-  listingReads(projectIdSql: string): { alsoRead: { fields: string }; ofListedCards: (cardIdsSql: string) => Record<string, string> } {
-    return { alsoRead: this.readAlong(projectIdSql), ofListedCards: (cardIdsSql) => this.valuesAlong(cardIdsSql, projectIdSql) };
+  async childrenJson(cardId: number, actor: Actor, withArchived: boolean): Promise<JsonArrayParts> {
+    const { cards, read, rest } = await this.hierarchy.children(cardId, actor, {
+      withArchived,
+      limit: CHILDREN_PART,
+      alsoRead: this.readAlong('c.project_id'),
+      ofListedCards: (cardIdsSql) => this.valuesAlong(cardIdsSql, 'c.project_id'),
+    });
+    if (!cards.length) return { first: '' };
+    const first = await this.itemsJson(cards, read.fields, valuesRead(read));
+    return { first, rest: rest.length ? this.partsJson(rest, cards[0].projectId, read.fields) : undefined };
   }
 
-  /** `manyJson`'s arguments after the cards from what `listingReads` read (nothing when no card was listed). */
-  listingRead(cards: CardJsonRow[], read: Record<string, unknown>): [projectFields?: unknown, read?: ValuesRead] {
-    return cards.length ? [read.fields, valuesRead(read)] : [];
+  /** The cards `ids` of project `projectId` (whose definitions are `projectFields`) as JSON parts, each read when asked for. */
+  private async *partsJson(ids: number[], projectId: number, projectFields: unknown): AsyncGenerator<string> {
+    let size = CHILDREN_PART;
+    for (let at = 0; at < ids.length; ) {
+      const batch = ids.slice(at, (at += size));
+      const { cards, read } = await this.hierarchy.jsonRows(batch, this.valuesAlong('$1::bigint[]', '$2'), projectId);
+      const part = await this.itemsJson(cards, projectFields, valuesRead(read));
+      size = nextPartSize(batch.length, part.length);
+      yield part;
+    }
   }
 
   /** Cards as listings send them (`CardHierarchyApi` JSON rows): one JSON array, as text. `read`: as for `many`. */
   async manyJson(cards: CardJsonRow[], projectFields?: unknown, read?: ValuesRead): Promise<string> {
-    if (!cards.length) return '[]';
+    return `[${await this.itemsJson(cards, projectFields, read)}]`;
+  }
+
+  /** `manyJson` without the brackets: the cards' JSON joined by commas. */
+  private async itemsJson(cards: CardJsonRow[], projectFields?: unknown, read?: ValuesRead): Promise<string> {
+    if (!cards.length) return '';
     const parts = await this.othersParts(cards, projectFields, read);
-    let out = '[';
+    let out = '';
     for (let i = 0; i < cards.length; i++) out += `${i ? ',' : ''}${withOthersJson(cards[i], parts[i].attributes, parts[i].groups)}`;
-    return `${out}]`;
+    return out;
   }
 
   /**
@@ -171,6 +197,22 @@ export class CardViewsService {
       return { attributes, groups: groups.get(r.id) ?? [] };
     });
   }
+}
+
+/**
+ * The children a part of GET /cards/{id}/children reads at most: a card's
+ * children are answered all at once (DESIGN.md; no paging), and 20 000 of
+ * 1 004 fields, two of them texts of 10 000 characters, made one string past
+ * V8's limit (a 500 after 40 s and 2.5 GB).
+ */
+export const CHILDREN_PART = 500;
+
+/** About how many characters of JSON a part after the first may hold: cards heavy with values come fewer at a time. */
+export const PART_CHARS = 8 * 2 ** 20;
+
+/** How many cards the next part reads, after `count` cards made `chars` characters: about `PART_CHARS` worth, 1 to `CHILDREN_PART`. */
+export function nextPartSize(count: number, chars: number): number {
+  return Math.max(1, Math.min(CHILDREN_PART, Math.floor((count * PART_CHARS) / Math.max(chars, 1))));
 }
 
 /** What `valuesAlong` read, for `many` and `manyJson`. */

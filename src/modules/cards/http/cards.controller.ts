@@ -6,7 +6,7 @@ import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { ApiCreatedWithLocation, created } from '../../../shared/http/created-location.js';
 import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
 import { Conflicts, RouteErrors, UPLOAD_MEMORY_SHARE } from '../../../shared/http/error-responses.js';
-import { jsonText } from '../../../shared/http/json-text.js';
+import { sendJsonArray } from '../../../shared/http/json-text.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { CardHierarchyApi } from '../../card-hierarchy/index.js';
 import { CardViewsService } from '../application/card-views.service.js';
@@ -44,18 +44,15 @@ export class CardsController {
 
   @Get(':id/children')
   @ApiOkResponse({ schema: CARD_LISTING_SCHEMA, description: "the card's children in position order (with only_ids=true, their ids)" })
-  async children(
-    @CurrentActor() actor: Actor,
-    @Param('id', ParseIdPipe) id: number,
-    @Query() query: ChildrenQueryDto,
-    @Res({ passthrough: true }) res: Response,
-  ) {
+  async children(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Query() query: ChildrenQueryDto, @Res() res: Response): Promise<void> {
     // Archived children are left out as from every card listing (DESIGN.md §4).
     const { withArchived, onlyIds } = readListingOptions(query);
-    if (onlyIds) return (await this.hierarchy.children(id, actor, { withArchived })).cards.map((c) => c.id);
-    // The children's field definitions, values and groups come with their rows.
-    const { cards, read } = await this.hierarchy.children(id, actor, { withArchived, ...this.views.listingReads('c.project_id') });
-    return jsonText(res, await this.views.manyJson(cards, ...this.views.listingRead(cards, read)));
+    if (onlyIds) {
+      res.json((await this.hierarchy.children(id, actor, { withArchived, limit: 0 })).rest);
+      return;
+    }
+    // Every child, unpaginated: written a part at a time, each read once the one before is sent.
+    await sendJsonArray(res, await this.views.childrenJson(id, actor, withArchived));
   }
 
   @Post(':id/children')
