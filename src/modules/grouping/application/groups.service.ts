@@ -187,9 +187,13 @@ export class GroupsService {
     return { rows, locked };
   }
 
-  /** Marks the cards changed (ascending id), last in the transaction's lock order. */
-  async touchAll(cardIds: number[]): Promise<void> {
-    for (const id of [...new Set(cardIds)].sort((a, b) => a - b)) await this.hierarchy.touch(id);
+  /**
+   * Marks the cards changed, last in the transaction's lock order, in one
+   * statement (one per card took 27 s for a group of 100 000 members): they
+   * are locked already (`lockMembers`), in ascending id.
+   */
+  touchAll(cardIds: number[]): Promise<void> {
+    return this.hierarchy.touchMany(cardIds);
   }
 
   private async lockType(typeId: number, field?: string): Promise<GroupType> {

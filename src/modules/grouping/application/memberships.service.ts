@@ -143,7 +143,7 @@ export class MembershipsService {
       held.add({ cardId: card.id, groupId: group.id, typeId: type.id });
     });
     await this.memberships.insertMany(rows);
-    await this.events.publish(new CardEventBatch(events));
+    await this.publishAll(events);
     return ascending(rows.map((r) => r.cardId));
   }
 
@@ -218,7 +218,8 @@ export class MembershipsService {
    * Groups scoped at kept ancestors or inside the subtree stay usable.
    * Lock order as everywhere in grouping: the cards (here card-hierarchy's
    * FOR UPDATE) → type rows FOR SHARE, ascending id → groups, ascending id →
-   * the delete → touching the cards, ascending id. `lockForRelocation` took
+   * the delete → touching the cards (held since the first step, so one
+   * statement touches them all, waiting for none). `lockForRelocation` took
    * the types and groups with `moveIntoGroup`'s, so here they are held
    * already.
    */
@@ -236,22 +237,24 @@ export class MembershipsService {
       if (type) types.set(type.id, type);
     }
     // A type deleted meanwhile took its groups with it: lockMany leaves them out.
-    const locked = (await this.groups.lockMany(found.map((m) => m.groupId))).filter((g) => types.has(g.typeId));
-    const removed = await this.memberships.removeCards(subtreeIds, locked.map((g) => g.id));
-    for (const m of removed) {
-      const group = locked.find((g) => g.id === m.groupId)!;
-      const data = { from_position: m.position, reason: 'moved_out_of_scope' };
-      await this.publish('removed', m.cardId, types.get(group.typeId)!, group, actor, data, {});
-    }
-    for (const id of [...new Set(removed.map((m) => m.cardId))].sort((a, b) => a - b)) await this.hierarchy.touch(id);
+    const locked = new Map((await this.groups.lockMany(found.map((m) => m.groupId))).filter((g) => types.has(g.typeId)).map((g) => [g.id, g]));
+    const removed = await this.memberships.removeCards(subtreeIds, [...locked.keys()]);
+    // One batch of entries and one touch for the subtree: per membership, a
+    // 100 000-card subtree took 37 s to move out of its groups' scope.
+    const events = removed.map((m) => {
+      const group = locked.get(m.groupId)!;
+      return this.groupChanged('removed', m.cardId, types.get(group.typeId)!, group, actor, { from_position: m.position, reason: 'moved_out_of_scope' }, {});
+    });
+    await this.publishAll(events);
+    await this.hierarchy.touchMany(removed.map((m) => m.cardId));
   }
 
-  /** Stream entries of the memberships that go away with a group or a group type. */
+  /** Stream entries of the memberships that go away with a group or a group type, as one batch. */
   async publishRemovals(removed: CardMembership[], type: GroupType, titles: Map<number, string>, actor: Actor, reason: string): Promise<void> {
-    for (const m of removed) {
-      const data = { from_position: m.position, reason };
-      await this.publish('removed', m.cardId, type, { id: m.groupId, title: titles.get(m.groupId) ?? '' }, actor, data, {});
-    }
+    const events = removed.map((m) =>
+      this.groupChanged('removed', m.cardId, type, { id: m.groupId, title: titles.get(m.groupId) ?? '' }, actor, { from_position: m.position, reason }, {}),
+    );
+    await this.publishAll(events);
   }
 
   /** Locks a card for a membership change made outside card-hierarchy, then reads it afresh (its ancestry may have moved). */
@@ -297,11 +300,10 @@ export class MembershipsService {
 
   /** Takes the card out of the given (locked) groups; the trigger closes the gaps. Returns whether it was in any. */
   private async leave(card: CardSummary, type: GroupType, locked: Group[], actor: Actor, options: MembershipEventOptions = {}): Promise<boolean> {
-    const removed = await this.memberships.remove(card.id, locked.map((g) => g.id));
-    for (const m of removed) {
-      const group = locked.find((g) => g.id === m.groupId)!;
-      await this.publish('removed', card.id, type, group, actor, { from_position: m.position }, options);
-    }
+    const byId = new Map(locked.map((g) => [g.id, g]));
+    const removed = await this.memberships.remove(card.id, [...byId.keys()]);
+    const events = removed.map((m) => this.groupChanged('removed', card.id, type, byId.get(m.groupId)!, actor, { from_position: m.position }, options));
+    await this.publishAll(events);
     return removed.length > 0;
   }
 
@@ -314,6 +316,11 @@ export class MembershipsService {
 
   private publish(...event: Parameters<MembershipsService['groupChanged']>): Promise<void> {
     return this.events.publish(this.groupChanged(...event));
+  }
+
+  /** Many entries as one batch (one insert per chunk: `CardEventBatch`); none, no event. */
+  private async publishAll(events: CardGroupChanged[]): Promise<void> {
+    if (events.length) await this.events.publish(new CardEventBatch(events));
   }
 
   private groupChanged(
