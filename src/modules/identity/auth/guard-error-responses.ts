@@ -24,7 +24,7 @@ const CROSS_SITE: ErrorReason = {
 
 const DATABASE_AWAY: ErrorReason = {
   status: 503,
-  why: 'SERVICE.UNAVAILABLE: the database, where every credential is looked up, is not reachable; the server serves again by itself once it is back',
+  why: 'SERVICE.UNAVAILABLE: the database, where every credential is looked up, is not reachable, read-only (a failover) or out of resources; or SERVICE.BUSY: every connection to it is in use. The server serves again by itself once it is back',
   headers: { 'Retry-After': text(`seconds to wait before retrying (${DATABASE_RETRY_AFTER_SECONDS})`) },
 };
 
