@@ -41,7 +41,7 @@ describeWhereMountable('uploads on a disk that cannot take them', () => {
     rmSync(root, { recursive: true, force: true });
   });
 
-  const upload = (card: number, bytes: number): Promise<Response> =>
+  const upload = (card: number, bytes: number) =>
     t.http.post(`${API}/cards/${card}/attributes/Docs/append`).set(as(ann)).attach('value', Buffer.alloc(bytes, 7), 'big.bin');
 
   function expectStorageRefusal(res: Response, why: RegExp): void {
