@@ -46,7 +46,7 @@ export type UpdateMatch =
   | { kind: 'ref'; column: number }
   | { kind: 'attribute'; column: number; name: string };
 
-const MAPPING_TYPES = ['title', 'attribute', 'context', 'model', 'comment', 'children', 'ref'] as const;
+export const MAPPING_TYPES = ['title', 'attribute', 'context', 'model', 'comment', 'children', 'ref'] as const;
 /** Types that may map at most one column. */
 const SINGLE = new Set(['title', 'model', 'ref']);
 const MAX_NAME = 1024;

@@ -11,7 +11,7 @@ import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { DeleteUploadService } from '../application/delete-upload.service.js';
 import { DiscoverSpreadsheetService, type DiscoverResult } from '../application/discover-spreadsheet.service.js';
 import { ImportSpreadsheetService, type ImportReport } from '../application/import-spreadsheet.service.js';
-import { IMPORTABLE_TYPES } from '../domain/import-mapping.js';
+import { IMPORTABLE_TYPES, MAPPING_TYPES } from '../domain/import-mapping.js';
 import { RequiresScope, WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
 /** The spec's multipart part holding the spreadsheet. */
@@ -47,7 +47,7 @@ const MAPPING_SCHEMA = {
     type: 'object',
     required: ['type'],
     properties: {
-      type: { type: 'string', enum: ['title', 'attribute', 'context', 'model', 'comment', 'children', 'ref'] },
+      type: { type: 'string', enum: [...MAPPING_TYPES] },
       attr_type: { type: 'string', enum: [...IMPORTABLE_TYPES] },
       name: { type: 'string' },
     },
