@@ -147,6 +147,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ API_KEYS_PER_USER_MAX: '0' })).toThrow(/API_KEYS_PER_USER_MAX/);
   });
 
+  it('reads the deepest a card may be', () => {
+    expect(loadConfig({}).maxCardDepth).toBe(1000);
+    expect(loadConfig({ MAX_CARD_DEPTH: '3' }).maxCardDepth).toBe(3);
+    expect(() => loadConfig({ MAX_CARD_DEPTH: '0' })).toThrow(/MAX_CARD_DEPTH/);
+  });
+
   it('reads a real server URL', () => {
     const c = loadConfig({ DATABASE_URL: 'postgres://u@localhost/db', PORT: '8080' });
     expect(c.embedded).toBe(false);

@@ -85,6 +85,8 @@ export class AppConfig {
   readonly rateLimitPerMinute: number;
   /** Live (unrevoked) API keys one user may hold (API_KEYS_PER_USER_MAX): the rate limit counts per key. */
   readonly apiKeysPerUserMax: number;
+  /** The deepest a card may be (MAX_CARD_DEPTH; the top-level card is at 0): a subtree's writes cost its size times its depth. */
+  readonly maxCardDepth: number;
   readonly importLimits: ImportLimits;
   /** On SIGTERM: stop accepting, finish in-flight requests, exit by this deadline. */
   readonly shutdownGraceMs: number;
@@ -251,6 +253,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     migrationsRun: readBool(env, 'MIGRATIONS_RUN', true),
     rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 6000, 1, 10_000_000),
     apiKeysPerUserMax: readInt(env, 'API_KEYS_PER_USER_MAX', 100, 1, 1_000_000),
+    maxCardDepth: readInt(env, 'MAX_CARD_DEPTH', 1000, 1, 1_000_000),
     importLimits: readImportLimits(env),
     shutdownGraceMs: readInt(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 3_600_000),
     logLevel: readChoice(env, 'LOG_LEVEL', 'info', LOG_LEVELS),

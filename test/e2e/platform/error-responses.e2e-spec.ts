@@ -113,6 +113,8 @@ describe('the error answers of the OpenAPI document', () => {
       env: {
         MAX_UPLOAD_BYTES: String(UPLOAD_CAP),
         API_KEYS_PER_USER_MAX: String(KEYS_MAX),
+        // The cards are at depth 1 and 2: a third level is a conflict.
+        MAX_CARD_DEPTH: '2',
         REQUEST_BODY_TIMEOUT_MS: String(BODY_TIMEOUT_MS),
         REQUEST_HEADERS_TIMEOUT_MS: String(HEAD_TIMEOUT_MS),
       },
@@ -399,6 +401,8 @@ describe('the error answers of the OpenAPI document', () => {
     const conflicts = (): Array<{ name: string; url: string; body?: object; code: string }> => [
       { name: `POST ${API}/cards/{id}/relocate`, url: `/cards/${ids.top}/relocate`, body: { parent_id: ids.cards }, code: 'CARD.TOP_LEVEL' },
       { name: `POST ${API}/cards/{id}/relocate`, url: `/cards/${ids.cards}/relocate`, body: { parent_id: ids.child }, code: 'CARD.CYCLE_DETECTED' },
+      { name: `POST ${API}/cards/{id}/relocate`, url: `/cards/${ids.cards}/relocate`, body: { parent_id: ids.other }, code: 'CARD.TOO_DEEP' },
+      { name: `POST ${API}/cards/{id}/children`, url: `/cards/${ids.child}/children`, body: { title: 'third level' }, code: 'CARD.TOO_DEEP' },
       { name: `POST ${API}/cards/{id}/archive`, url: `/cards/${ids.top}/archive`, code: 'CARD.TOP_LEVEL' },
       { name: `DELETE ${API}/cards/{id}/archive`, url: `/cards/${ids.top}/archive`, code: 'CARD.TOP_LEVEL' },
       { name: `DELETE ${API}/cards/{id}`, url: `/cards/${ids.top}`, code: 'CARD.TOP_LEVEL' },
@@ -425,6 +429,7 @@ describe('the error answers of the OpenAPI document', () => {
       const post = async (path: string, body: object) => (await t.http.post(`${API}${path}`).set(as(owner)).send(body).expect(201)).body;
       ids.top = (await t.http.get(`${API}/projects/${ids.projects}`).set(as(owner)).expect(200)).body.top_level_card_id;
       ids.child = (await post(`/cards/${ids.cards}/children`, { title: 'child', group_id: ids.groups })).id;
+      ids.other = (await post(`/cards/${ids.top}/children`, { title: 'other' })).id;
       ids.done = (await post(`/cards/${ids.top}/groups`, { type_id: ids['group-types'], title: 'Done' })).id;
       ids.labels = (await post(`/projects/${ids.projects}/group-types`, { name: 'Labels', one_group_per_card: false })).id;
       const red = (await post(`/cards/${ids.top}/groups`, { type_id: ids.labels, title: 'Red' })).id;

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { AppConfig } from '../../../config/app-config.js';
 import type { Actor } from '../../../shared/domain/actor.js';
 import {
   CardArchived,
@@ -27,7 +28,7 @@ import type {
   ReadyCreation,
   SentCreation,
 } from '../contracts/card-hierarchy.api.js';
-import { assertNotTopLevel, isCardState } from '../domain/card-tree.policy.js';
+import { assertDepthAllowed, assertNotTopLevel, isCardState } from '../domain/card-tree.policy.js';
 import { CardNotFoundError, InvalidCardInputError } from '../domain/card.errors.js';
 import { deletionLocks, subtreeLocks } from '../domain/tree-lock.policy.js';
 import { CardListingQueries } from '../infrastructure/card-listing.queries.js';
@@ -68,6 +69,7 @@ export class CardTreeService {
     private readonly access: CardAccessService,
     private readonly treeLocks: TreeLocksService,
     private readonly events: EventBus,
+    private readonly config: AppConfig,
   ) {}
 
   async children(cardId: number, actor: Actor, options: ChildrenListing): Promise<{ cards: CardJsonRow[]; read: Record<string, unknown>; rest: number[] }> {
@@ -89,14 +91,17 @@ export class CardTreeService {
   async createChild(parentId: number, rawTitle: unknown, actor: Actor, options: CreateChildOptions = {}): Promise<CreatedChild> {
     const title = validTitle(rawTitle);
     const created = await this.uow.runStatement(async () => {
-      const inserted = await this.cards.insertChildChecked(parentId, title, actor.userId, this.access.allowsSql('write'), options.alsoRead ?? {}, options);
+      // The depth cap in the parent's check: a number of the configuration, so one statement text.
+      const allowed = `(${this.access.allowsSql('write')}) AND c.depth < ${this.config.maxCardDepth}`;
+      const inserted = await this.cards.insertChildChecked(parentId, title, actor.userId, allowed, options.alsoRead ?? {}, options);
       if (inserted) await this.events.publish(createdBatch([inserted.card], actor, options.system));
       return inserted;
     }, [CardEventBatch]);
     if (!created) {
       // Nothing written: the parent's check says why (404 outside the team or
-      // for no such card, 403 for viewers); past it, the project is gone.
-      await this.access.require(parentId, actor, 'write');
+      // for no such card, 403 for viewers), then its depth; past both, the project is gone.
+      const { card: parent } = await this.access.require(parentId, actor, 'write');
+      assertDepthAllowed(parent.depth + 1, this.config.maxCardDepth);
       throw new CardNotFoundError();
     }
     return { card: toRecord(created.card), read: created.extras };
@@ -119,6 +124,7 @@ export class CardTreeService {
       const parentIds = [...new Set(valid.map((e) => e.parentId))];
       const parents = await this.access.lockAll(parentIds, actor, 'write');
       if (parents.some((p) => p.projectId !== parents[0].projectId)) throw new Error('createChildren takes parents of one project');
+      for (const parent of parents) assertDepthAllowed(parent.depth + 1, this.config.maxCardDepth);
       // The insert records the `card.created` entries itself (writing along).
       const cards = await this.cards.insertChildren(parents, valid, actor.userId, options);
       await this.events.publish(createdBatch(cards, actor, options.system));
@@ -131,6 +137,7 @@ export class CardTreeService {
     // Row locks outside a transaction would be released at once: a caller's bug.
     if (!this.uow.inTransaction) throw new Error('openCreations must run inside a unit of work');
     const [parent] = await this.access.lockAll([parentId], actor, 'write');
+    assertDepthAllowed(parent.depth + 1, this.config.maxCardDepth);
     return new ChildCreationSequence(this.uow, parent, this.cards, this.events, actor, options);
   }
 

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { AppConfig } from '../../../config/app-config.js';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { idFrom } from '../../../shared/domain/ids.js';
 import { readPosition } from '../../../shared/domain/positions.js';
@@ -6,7 +7,7 @@ import { CardMoved } from '../../../shared/events/card.events.js';
 import { EventBus } from '../../../shared/events/event-bus.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import type { MovedCard, PreparedMove, TreeMove } from '../contracts/card-hierarchy.api.js';
-import { assertNoCycle, assertNotTopLevel, targetPosition } from '../domain/card-tree.policy.js';
+import { assertDepthAllowed, assertNoCycle, assertNotTopLevel, targetPosition } from '../domain/card-tree.policy.js';
 import { InvalidCardInputError } from '../domain/card.errors.js';
 import { moveLocks } from '../domain/tree-lock.policy.js';
 import { CardTreeRepository, type CardRow } from '../infrastructure/card-tree.repository.js';
@@ -41,6 +42,7 @@ export class MoveCardService {
     private readonly access: CardAccessService,
     private readonly treeLocks: TreeLocksService,
     private readonly events: EventBus,
+    private readonly config: AppConfig,
   ) {}
 
   /**
@@ -116,7 +118,21 @@ export class MoveCardService {
     const parent = byId.get(parentId)!;
     assertNoCycle(card.id, parent.id, parent.ancestorIds);
     const subtreeIds = [...held.values()].filter((c) => c.inSubtree).map((c) => c.id).sort((a, b) => a - b);
+    if (card.parentId !== parent.id) await this.assertFits(card, parent, subtreeIds);
     return { card, parent, oldParent: byId.get(oldParentId!) ?? null, subtreeIds };
+  }
+
+  /**
+   * The subtree's deepest card stays within MAX_CARD_DEPTH under its new
+   * parent; a move that deepens nothing is always allowed. A subtree of s
+   * cards is at most s − 1 levels high, so its deepest card is read only
+   * when that bound does not settle it.
+   */
+  private async assertFits(card: CardRow, parent: CardRow, subtreeIds: number[]): Promise<void> {
+    const deeper = parent.depth + 1 - card.depth;
+    const max = this.config.maxCardDepth;
+    if (deeper <= 0 || parent.depth + subtreeIds.length <= max) return;
+    assertDepthAllowed((await this.cards.deepest(subtreeIds)) + deeper, max);
   }
 
   private async moveLocked(card: CardRow, parent: CardRow, oldParent: CardRow | null, position: number | undefined): Promise<void> {

@@ -12,6 +12,13 @@ export class CardCycleError extends ConflictError {
   }
 }
 
+/** A card would be deeper than MAX_CARD_DEPTH: creations and moves below it are refused. */
+export class CardTooDeepError extends ConflictError {
+  constructor(max: number) {
+    super(`Cards may be at most ${max} levels below the top-level card (MAX_CARD_DEPTH)`, 'CARD.TOO_DEEP');
+  }
+}
+
 export class TopLevelCardError extends ConflictError {
   constructor(action: string) {
     super(`The top-level card of a project cannot be ${action}`, 'CARD.TOP_LEVEL');

@@ -576,6 +576,12 @@ export class CardTreeRepository {
     );
   }
 
+  /** The greatest depth among the cards `ids`. */
+  async deepest(ids: number[]): Promise<number> {
+    const [row] = await this.sql.rows<{ depth: number | null }>(`SELECT max(depth) AS depth FROM cards.cards WHERE id = ANY($1::bigint[])`, [ids]);
+    return Number(row.depth ?? 0);
+  }
+
   /** Counts of a subtree (the card included): all cards and the visible ones. */
   async subtreeCounts(cardId: number): Promise<{ all: number; visible: number }> {
     const [row] = await this.sql.rows<{ all: number; visible: number }>(

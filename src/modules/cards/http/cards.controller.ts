@@ -20,6 +20,8 @@ import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
 /** Tree writes lock the cards they change in one order, planned again while the tree moves under them (TreeLocksService). */
 const TREE_BUSY = { 'CARD.TREE_BUSY': 'the cards this change needs kept changing while it waited for them; retry' };
+/** MAX_CARD_DEPTH: a card deeper than that is neither created nor moved there. */
+const TOO_DEEP = 'a card would be deeper than MAX_CARD_DEPTH levels below the top-level card';
 
 /** The card routes that answer with the card JSON; the tree-only use cases are card-hierarchy's. */
 @ApiTags('cards')
@@ -59,6 +61,7 @@ export class CardsController {
   @ApiCreatedWithLocation({ type: CardDto, description: 'the new card, last among its siblings' })
   // Its `attributes` may name files by URL, downloaded before the card is created.
   @RouteErrors(UPLOAD_MEMORY_SHARE)
+  @Conflicts({ 'CARD.TOO_DEEP': `the new card: ${TOO_DEEP}` })
   async create(
     @CurrentActor() actor: Actor,
     @Param('id', ParseIdPipe) id: number,
@@ -114,6 +117,7 @@ export class CardsController {
   @Conflicts({
     'CARD.CYCLE_DETECTED': 'the new parent is the card itself or one of its descendants',
     'CARD.TOP_LEVEL': 'the top-level card of a project cannot be relocated',
+    'CARD.TOO_DEEP': `under the new parent, ${TOO_DEEP}`,
     ...TREE_BUSY,
   })
   relocate(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: RelocateCardDto) {
