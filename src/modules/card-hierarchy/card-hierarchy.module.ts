@@ -12,11 +12,14 @@ import { MoveCardService } from './application/move-card.service.js';
 import { ProjectCardsService } from './application/project-cards.service.js';
 import { TreeLocksService } from './application/tree-locks.service.js';
 import { CardTreeProjectDeletedHandler } from './application/project-deleted.handler.js';
+import { ProjectCardLocksService } from './application/project-card-locks.service.js';
 import { CardHierarchyApi } from './contracts/card-hierarchy.api.js';
+import { ProjectCardLocks } from './contracts/project-card-locks.api.js';
 import { CardStreamController } from './http/card-stream.controller.js';
 import { CardListingQueries } from './infrastructure/card-listing.queries.js';
 import { CardTreeRepository } from './infrastructure/card-tree.repository.js';
 import { TreeLockQueries } from './infrastructure/tree-locks.queries.js';
+import { ProjectCardLockQueries } from './infrastructure/project-card-locks.queries.js';
 
 @Module({
   imports: [WorkspaceModule],
@@ -24,6 +27,7 @@ import { TreeLockQueries } from './infrastructure/tree-locks.queries.js';
   providers: [
     CardTreeRepository,
     TreeLockQueries,
+    ProjectCardLockQueries,
     CardListingQueries,
     CardStreamRepository,
     CardStreamRecorder,
@@ -36,7 +40,8 @@ import { TreeLockQueries } from './infrastructure/tree-locks.queries.js';
     CardTreeProjectDeletedHandler,
     { provide: CardHierarchyApi, useClass: CardHierarchyApiImpl },
     { provide: CardFilterApi, useClass: CardFilterSql },
+    { provide: ProjectCardLocks, useClass: ProjectCardLocksService },
   ],
-  exports: [CardHierarchyApi, CardFilterApi],
+  exports: [CardHierarchyApi, CardFilterApi, ProjectCardLocks],
 })
 export class CardHierarchyModule {}

@@ -26,3 +26,4 @@ export {
   type TreeMove,
 } from './contracts/card-hierarchy.api.js';
 export { CardFilterApi, type CandidateSet, type CardTerm, type FilterCondition, type FilterScope, type PageStart } from './contracts/card-filter.api.js';
+export { ProjectCardLocks } from './contracts/project-card-locks.api.js';

@@ -9,6 +9,7 @@ import { CardsApiImpl } from './application/cards.api-impl.js';
 import { CreateCardsService } from './application/create-cards.service.js';
 import { CreateProjectService } from './application/create-project.service.js';
 import { DeleteCardService } from './application/delete-card.service.js';
+import { DeleteProjectService } from './application/delete-project.service.js';
 import { GroupTypesWithFieldService } from './application/group-types-with-field.service.js';
 import { RelocateCardService } from './application/relocate-card.service.js';
 import { SetCardValuesService } from './application/set-card-values.service.js';
@@ -17,7 +18,7 @@ import { CardAttributesController } from './http/card-attributes.controller.js';
 import { CardMembershipsController } from './http/card-memberships.controller.js';
 import { CardsController } from './http/cards.controller.js';
 import { GroupTypesController } from './http/group-types.controller.js';
-import { ProjectCardsController, ProjectCreationController } from './http/project-cards.controller.js';
+import { ProjectCardsController, ProjectCreationController, ProjectsController } from './http/project-cards.controller.js';
 import { SearchController } from './http/search.controller.js';
 import { ValueUpload } from './http/value-upload.js';
 import { CardFilterModule } from './filter/card-filter.module.js';
@@ -33,6 +34,7 @@ import { CardFilterModule } from './filter/card-filter.module.js';
     CardsController,
     ProjectCardsController,
     ProjectCreationController,
+    ProjectsController,
     CardAttributesController,
     CardMembershipsController,
     GroupTypesController,
@@ -45,6 +47,7 @@ import { CardFilterModule } from './filter/card-filter.module.js';
     RelocateCardService,
     SetCardValuesService,
     DeleteCardService,
+    DeleteProjectService,
     GroupTypesWithFieldService,
     CreateProjectService,
     ValueUpload,

@@ -4,12 +4,14 @@ import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { ApiCreatedWithLocation, created } from '../../../shared/http/created-location.js';
+import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
 import { listingRequest, setListingHeaders } from '../../../shared/http/cursor.js';
 import { jsonItems, jsonText } from '../../../shared/http/json-text.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { CardHierarchyApi } from '../../card-hierarchy/index.js';
 import { CardViewsService } from '../application/card-views.service.js';
 import { CreateProjectService } from '../application/create-project.service.js';
+import { DeleteProjectService } from '../application/delete-project.service.js';
 import { CardSearchService } from '../application/card-search.service.js';
 import { CardListQueryDto, CreateProjectDto } from './dto/cards.dto.js';
 import { CARD_LISTING_SCHEMA, CardDto } from './dto/card-responses.dto.js';
@@ -71,5 +73,25 @@ export class ProjectCreationController {
     @Res({ passthrough: true }) res: Response,
   ) {
     return created(res, '/projects/', await this.projects.create(id, dto.title, actor));
+  }
+}
+
+/**
+ * Project deletion: the project (workspace) with the cards of other
+ * projects that lose relationship values naming its cards (DeleteProjectService).
+ * Named as workspace's controller of the project's reads, where the route
+ * was: the OpenAPI operation keeps its id (`ProjectsController_delete`),
+ * which clients generated from the document name their calls by.
+ */
+@ApiTags('workspace')
+@WorkspaceRoutes()
+@Controller('projects')
+export class ProjectsController {
+  constructor(private readonly projects: DeleteProjectService) {}
+
+  @DeletionRoute(':id', 'the project, its cards, fields and groups are gone')
+  async delete(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
+    await this.projects.delete(id, actor);
+    return deleted(id);
   }
 }

@@ -4,7 +4,7 @@ import { EventBus } from '../../../shared/events/event-bus.js';
 import { ProjectDeleted } from '../../../shared/events/workspace.events.js';
 import type { Page, PageRequest } from '../../../shared/http/pagination.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
-import type { NewProject, ProjectView } from '../contracts/workspace.api.js';
+import type { NewProject, ProjectAccess, ProjectView } from '../contracts/workspace.api.js';
 import { Project } from '../domain/project.entity.js';
 import { WorkspaceRepository } from '../infrastructure/workspace.repository.js';
 import { WorkspaceAccess } from './workspace-access.service.js';
@@ -54,17 +54,25 @@ export class ProjectsService {
     return toProjectView(project);
   }
 
-  /** Team admins only. Other modules drop the project's data in-transaction on ProjectDeleted. */
-  delete(projectId: number, actor: Actor): Promise<void> {
-    return this.uow.run(async () => {
-      await this.repo.lockProjectForDeletion(projectId);
-      const { organizationId } = await this.access.project(projectId, actor, 'admin');
-      // The cascades take as long as the project is big (its cards, values,
-      // memberships and stream, with no cap): a statement timeout would make a
-      // big project impossible to delete. Team admins only, one at a time (the row lock).
-      await this.uow.liftStatementTimeout();
-      await this.events.publish(new ProjectDeleted(projectId, organizationId, actor.userId));
-      await this.repo.deleteProject(projectId);
-    });
+  /**
+   * First step of a project's deletion (in the caller's unit of work, which
+   * `cards` composes): the project row FOR UPDATE before anything else
+   * (writes holding it, KEY SHARE, finish first; later ones find no
+   * project), then the caller's role, team admins only.
+   */
+  async prepareDeletion(projectId: number, actor: Actor): Promise<ProjectAccess> {
+    await this.repo.lockProjectForDeletion(projectId);
+    const { project: _project, ...access } = await this.access.project(projectId, actor, 'admin');
+    // The cascades take as long as the project is big (its cards, values,
+    // memberships and stream, with no cap): a statement timeout would make a
+    // big project impossible to delete. Team admins only, one at a time (the row lock).
+    await this.uow.liftStatementTimeout();
+    return access;
+  }
+
+  /** Last step: other modules drop the project's data in-transaction on ProjectDeleted, then the row goes. */
+  async finishDeletion(project: ProjectAccess, actor: Actor): Promise<void> {
+    await this.events.publish(new ProjectDeleted(project.projectId, project.organizationId, actor.userId));
+    await this.repo.deleteProject(project.projectId);
   }
 }

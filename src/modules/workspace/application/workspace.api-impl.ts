@@ -74,4 +74,12 @@ export class WorkspaceApiImpl extends WorkspaceApi {
   attachTopLevelCard(projectId: number, topLevelCardId: number): Promise<ProjectView> {
     return this.projects.attachTopLevelCard(projectId, topLevelCardId);
   }
+
+  prepareProjectDeletion(projectId: number, actor: Actor): Promise<ProjectAccess> {
+    return this.projects.prepareDeletion(projectId, actor);
+  }
+
+  finishProjectDeletion(project: ProjectAccess, actor: Actor): Promise<void> {
+    return this.projects.finishDeletion(project, actor);
+  }
 }

@@ -70,4 +70,17 @@ export abstract class WorkspaceApi {
   abstract createProject(organizationId: number, title: string, actor: Actor): Promise<NewProject>;
   /** Records the project's top-level card (workspace owns this link) and returns the project JSON. */
   abstract attachTopLevelCard(projectId: number, topLevelCardId: number): Promise<ProjectView>;
+  /**
+   * First step of deleting a project (in the caller's unit of work): holds
+   * the project row FOR UPDATE, before any other lock ("The one lock
+   * order", step 0), checks that the caller is a team admin (404, 403) and
+   * lifts the statement timeout for the transaction (a project's cascades
+   * have no size cap).
+   */
+  abstract prepareProjectDeletion(projectId: number, actor: Actor): Promise<ProjectAccess>;
+  /**
+   * Last step: publishes ProjectDeleted, on which each module drops the
+   * project's rows in the transaction, and deletes the project row.
+   */
+  abstract finishProjectDeletion(project: ProjectAccess, actor: Actor): Promise<void>;
 }

@@ -3,7 +3,6 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
-import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
 import { pageRequest, setPageHeaders } from '../../../shared/http/pagination.js';
 import { ParseIdPipe } from '../../../shared/http/parse-id.pipe.js';
 import { ProjectsService } from '../application/projects.service.js';
@@ -11,6 +10,7 @@ import { PageQueryDto } from '../../../shared/http/list-query.dto.js';
 import { ProjectDto } from './dto/workspace-responses.dto.js';
 import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
+/** A project's reads; its deletion spans the modules and lives in `cards` (ProjectsController there). */
 @ApiTags('workspace')
 @WorkspaceRoutes()
 @Controller('projects')
@@ -32,11 +32,5 @@ export class ProjectsController {
   @ApiOkResponse({ type: ProjectDto, description: 'the project' })
   get(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
     return this.projects.get(id, actor);
-  }
-
-  @DeletionRoute(':id', 'the project, its cards, fields and groups are gone')
-  async delete(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
-    await this.projects.delete(id, actor);
-    return deleted(id);
   }
 }
