@@ -403,6 +403,13 @@ describe('the error answers of the OpenAPI document', () => {
       { name: `POST ${API}/cards/{id}/relocate`, url: `/cards/${ids.cards}/relocate`, body: { parent_id: ids.child }, code: 'CARD.CYCLE_DETECTED' },
       { name: `POST ${API}/cards/{id}/relocate`, url: `/cards/${ids.cards}/relocate`, body: { parent_id: ids.other }, code: 'CARD.TOO_DEEP' },
       { name: `POST ${API}/cards/{id}/children`, url: `/cards/${ids.child}/children`, body: { title: 'third level' }, code: 'CARD.TOO_DEEP' },
+      // The row matches `child` (depth 2) by title; its Children cell would add a card below it.
+      {
+        name: `POST ${API}/importers/spreadsheet/import`,
+        url: '/importers/spreadsheet/import',
+        body: { discover_file_id: ids.deepSheet, project_id: ids.projects, options: { ignore_header: true }, mapping: { '0': { type: 'title' }, '1': { type: 'children' } }, update_field: 'title' },
+        code: 'CARD.TOO_DEEP',
+      },
       { name: `POST ${API}/cards/{id}/archive`, url: `/cards/${ids.top}/archive`, code: 'CARD.TOP_LEVEL' },
       { name: `DELETE ${API}/cards/{id}/archive`, url: `/cards/${ids.top}/archive`, code: 'CARD.TOP_LEVEL' },
       { name: `DELETE ${API}/cards/{id}`, url: `/cards/${ids.top}`, code: 'CARD.TOP_LEVEL' },
@@ -430,6 +437,8 @@ describe('the error answers of the OpenAPI document', () => {
       ids.top = (await t.http.get(`${API}/projects/${ids.projects}`).set(as(owner)).expect(200)).body.top_level_card_id;
       ids.child = (await post(`/cards/${ids.cards}/children`, { title: 'child', group_id: ids.groups })).id;
       ids.other = (await post(`/cards/${ids.top}/children`, { title: 'other' })).id;
+      const deepSheet = Buffer.from('Title,Children\nchild,too deep\n');
+      ids.deepSheet = (await t.http.post(`${API}/importers/spreadsheet/discover`).set(as(owner)).attach('file', deepSheet, 'deep.csv').expect(201)).body.file_id;
       ids.done = (await post(`/cards/${ids.top}/groups`, { type_id: ids['group-types'], title: 'Done' })).id;
       ids.labels = (await post(`/projects/${ids.projects}/group-types`, { name: 'Labels', one_group_per_card: false })).id;
       const red = (await post(`/cards/${ids.top}/groups`, { type_id: ids.labels, title: 'Red' })).id;

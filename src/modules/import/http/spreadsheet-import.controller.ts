@@ -125,7 +125,10 @@ export class SpreadsheetImportController {
     { status: 400, why: 'IMPORT.ROWS_INVALID: some rows cannot be imported; `errors` lists `{row, column, message}` for each, and nothing is written' },
     { status: 403, why: "ACCESS.FORBIDDEN: the caller's role in the team of `project_id` (or `organization_id`) does not allow writing there" },
   )
-  @Conflicts({ 'IMPORT.FIELD_DELETED': 'a field the mapping names was deleted while the import ran; nothing is imported' })
+  @Conflicts({
+    'IMPORT.FIELD_DELETED': 'a field the mapping names was deleted while the import ran; nothing is imported',
+    'CARD.TOO_DEEP': 'a card the import would create (a child of a matched card) would be deeper than MAX_CARD_DEPTH levels below the top-level card; nothing is imported',
+  })
   import(@CurrentActor() actor: Actor, @Body() body: Record<string, unknown>): Promise<ImportReport> {
     return this.importer.import(body ?? {}, actor);
   }
