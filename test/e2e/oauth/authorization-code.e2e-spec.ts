@@ -467,11 +467,12 @@ describe('OAuth 2.0 authorization code flow', () => {
   });
 
   // Clients parse RFC 6749 JSON here whatever went wrong; the revocation
-  // answered an HTML error page when the database failed.
+  // answered an HTML error page when the database failed. (A database that
+  // is away is a 503 temporarily_unavailable: hardening/database-troubles.)
   it('answers a failure behind either endpoint with 500 server_error in RFC 6749 JSON', async () => {
     const { body } = await exchange(confidential, await ann.code(params(confidential))).expect(200);
     const repo = t.app.get(OAuthGrantsRepository, { strict: false });
-    const lost = () => Promise.reject(new Error('Connection terminated unexpectedly'));
+    const lost = () => Promise.reject(new TypeError('Cannot read properties of undefined'));
     jest.spyOn(repo, 'findRefresh').mockImplementation(lost);
     jest.spyOn(repo, 'grantOfToken').mockImplementation(lost);
     try {
