@@ -68,11 +68,11 @@ describe('OAuth: a refused token request leaves the code and the tokens as they 
       },
     );
 
-    it('that fails to store the new pair answers server_error and leaves the old pair working', async () => {
+    it('that fails to store the new pair (the database lost) answers 503 temporarily_unavailable and leaves the old pair working', async () => {
       const pair = await firstPair();
       failNextStore();
-      const failed = await refresh(pair.refresh_token).expect(500);
-      expect(failed.body.error).toBe('server_error');
+      const failed = await refresh(pair.refresh_token).expect(503);
+      expect(failed.body.error).toBe('temporarily_unavailable');
       await stillWorks(pair);
     });
 
@@ -119,10 +119,10 @@ describe('OAuth: a refused token request leaves the code and the tokens as they 
       await me(pair.access_token).expect(401);
     });
 
-    it('that fails to store the pair answers server_error and does not spend the code', async () => {
+    it('that fails to store the pair (the database lost) answers 503 temporarily_unavailable and does not spend the code', async () => {
       const code = await newCode();
       failNextStore();
-      expect((await exchange(code).expect(500)).body.error).toBe('server_error');
+      expect((await exchange(code).expect(503)).body.error).toBe('temporarily_unavailable');
       const pair = (await exchange(code).expect(200)).body as TokenPair;
       await me(pair.access_token).expect(200);
     });
