@@ -12,9 +12,12 @@ import { relayedUrl, serverOf } from './tcp-relay.js';
  *   closes the connection 300 ms later (the COMMIT happened, the client
  *   never learns it);
  * - `commitdrop`: the same, but the COMMIT never reaches PostgreSQL (which
- *   rolls the transaction back when the connection closes).
+ *   rolls the transaction back when the connection closes);
+ * - `forget`: the connections open now lose their PostgreSQL side unseen (a
+ *   NAT or proxy that dropped them idle): each is reset when its client next
+ *   writes; new connections are relayed.
  */
-export type RelayMode = 'pass' | 'cut' | 'stall' | 'commitcut' | 'commitdrop';
+export type RelayMode = 'pass' | 'cut' | 'stall' | 'commitcut' | 'commitdrop' | 'forget';
 
 const CUT_CLOSE_MS = 300;
 const COMMIT = /^\s*COMMIT\b/i;
@@ -24,6 +27,8 @@ interface Relayed {
   upstream: net.Socket;
   /** Bytes were dropped: the connection can only be closed now. */
   broken: boolean;
+  /** Its PostgreSQL side is gone, and its client not told (`forget`). */
+  forgotten: boolean;
 }
 
 /**
@@ -67,6 +72,7 @@ export class PgFaultRelay {
       return;
     }
     if (was === 'cut') await this.listen();
+    if (mode === 'forget') for (const r of this.relayed) this.forget(r);
     if (was === 'stall') for (const r of [...this.relayed].filter((x) => x.broken)) this.end(r);
   }
 
@@ -82,11 +88,12 @@ export class PgFaultRelay {
 
   private relay(client: net.Socket): void {
     const upstream = net.connect(this.targetPort, this.targetHost);
-    const r: Relayed = { client, upstream, broken: false };
+    const r: Relayed = { client, upstream, broken: false, forgotten: false };
     this.relayed.add(r);
     let pending = Buffer.alloc(0);
     let startup = true;
     client.on('data', (chunk: Buffer) => {
+      if (r.forgotten) return this.end(r, true);
       pending = Buffer.concat([pending, chunk]);
       for (;;) {
         const length = startup ? (pending.length >= 4 ? pending.readInt32BE(0) : Infinity) : pending.length >= 5 ? pending.readInt32BE(1) + 1 : Infinity;
@@ -110,7 +117,7 @@ export class PgFaultRelay {
     });
     const end = () => this.end(r);
     client.on('close', end).on('error', end);
-    upstream.on('close', end).on('error', end);
+    upstream.on('close', () => r.forgotten || end()).on('error', () => r.forgotten || end());
   }
 
   /** One whole message from the client, as the mode says. */
@@ -130,8 +137,15 @@ export class PgFaultRelay {
     r.upstream.write(message);
   }
 
-  private end(r: Relayed): void {
-    r.client.destroy();
+  private forget(r: Relayed): void {
+    r.forgotten = true;
+    r.upstream.destroy();
+  }
+
+  /** Closes both sides; `reset`: the client's with an RST, as a peer that knows nothing of it answers. */
+  private end(r: Relayed, reset = false): void {
+    if (reset) r.client.resetAndDestroy();
+    else r.client.destroy();
     r.upstream.destroy();
     this.relayed.delete(r);
   }

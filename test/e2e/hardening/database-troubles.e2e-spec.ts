@@ -156,6 +156,45 @@ describeWithServer('a database that will not serve', () => {
   });
 });
 
+describeWithServer("the readiness probe's kept connection ended between probes", () => {
+  let relay: PgFaultRelay;
+  let t: TestApp;
+  let admin: pg.Client;
+
+  beforeAll(async () => {
+    relay = await PgFaultRelay.toDatabase(serverUrl!);
+    t = await createTestApp({ databaseUrl: (url) => relay.through(url) });
+    admin = new pg.Client({ connectionString: serverUrl });
+    await admin.connect();
+  });
+  afterAll(async () => {
+    await t.close();
+    await relay.close();
+    await admin.end();
+  });
+
+  const ready = () => t.http.get(`${API}/ready`);
+
+  it('answers 200 at the next probe after PostgreSQL ended the connection (a restart, a failover, an operator)', async () => {
+    await ready().expect(200);
+    const database = new URL(t.config.databaseUrl!).pathname.slice(1);
+    const probes = `datname = $1 AND query LIKE '%pg_is_in_recovery%' AND pid <> pg_backend_pid()`;
+    const { rows } = await admin.query(`SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE ${probes}`, [database]);
+    expect(rows).toEqual([{ ended: true }]);
+    for (let i = 0; i < 100 && (await admin.query(`SELECT 1 FROM pg_stat_activity WHERE ${probes}`, [database])).rowCount! > 0; i++) await sleep(50);
+    // Before, the probe ran on the dead connection: 503 "Client has encountered a connection error and is not queryable".
+    await ready().expect(200);
+  });
+
+  it('answers 200 at the next probe after the connection was dropped unseen (a proxy or NAT that forgot it)', async () => {
+    await ready().expect(200);
+    await relay.set('forget');
+    // Before, the probe failed on the forgotten connection: 503 "Connection terminated unexpectedly".
+    await ready().expect(200);
+    await relay.set('pass');
+  });
+});
+
 describeWithServer('every pooled connection in use', () => {
   let t: TestApp;
   let u: TestUser;
