@@ -9,6 +9,7 @@ export {
   type CardState,
   type CardSummary,
   type ChildCreations,
+  type ChildrenOf,
   type CreateChildOptions,
   type CreationAlong,
   type CreatedChild,

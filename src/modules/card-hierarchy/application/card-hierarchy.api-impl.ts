@@ -12,6 +12,7 @@ import {
   type CardChanges,
   type CardJsonRow,
   type ChildrenListing,
+  type ChildrenOf,
   type CardRecord,
   type CardSummary,
   type ChildCreations,
@@ -87,8 +88,13 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
     return cardIds.flatMap((id) => (byId.has(id) ? [toRecord(byId.get(id)!)] : []));
   }
 
-  async jsonRows(cardIds: number[], alsoRead?: Record<string, string>, alsoReadParam?: unknown): Promise<{ cards: CardJsonRow[]; read: Record<string, unknown> }> {
-    const { rows, extras } = await this.listingQueries.jsonRows(cardIds, alsoRead, alsoReadParam);
+  async jsonRows(
+    cardIds: number[],
+    alsoRead?: Record<string, string>,
+    alsoReadParam?: unknown,
+    childrenOf?: ChildrenOf,
+  ): Promise<{ cards: CardJsonRow[]; read: Record<string, unknown> }> {
+    const { rows, extras } = await this.listingQueries.jsonRows(cardIds, alsoRead, alsoReadParam, childrenOf);
     return { cards: rows, read: extras };
   }
 

@@ -231,6 +231,12 @@ export interface ChildrenListing {
   ofListedCards?: ListedCardsReads;
 }
 
+/** Which cards `jsonRows` keeps: those that are children of `parentId` when read (visible ones only unless `withArchived`), as `children` lists them. */
+export interface ChildrenOf {
+  parentId: number;
+  withArchived: boolean;
+}
+
 /**
  * Public API of the card-hierarchy module: the card tree (places, refs,
  * titles, states, archive), the project counters and the card stream. It
@@ -283,12 +289,15 @@ export abstract class CardHierarchyApi {
    * `$2` = `alsoReadParam` when given (not over the rows); the values come
    * back in `read`, empty when no card is found. `$1` may also hold 0s (the
    * id of no card, padding for the statement's plan), so read it as a set:
-   * `= ANY($1)`.
+   * `= ANY($1)`. `childrenOf`: only those still children of that card as
+   * `children` would list them now; one archived or moved away since its id
+   * was read is left out, as a deleted one is.
    */
   abstract jsonRows(
     cardIds: number[],
     alsoRead?: Record<string, string>,
     alsoReadParam?: unknown,
+    childrenOf?: ChildrenOf,
   ): Promise<{ cards: CardJsonRow[]; read: Record<string, unknown> }>;
   /**
    * The children of a card the caller may read, in position order; archived

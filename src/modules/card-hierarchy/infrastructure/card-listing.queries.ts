@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { prepared } from '../../../shared/persistence/prepared-statements.js';
 import type { ListingStart } from '../../../shared/http/cursor.js';
 import { Sql, toId, toIds } from '../../../shared/persistence/sql.js';
-import type { CardJsonRow, ListedCardsReads } from '../contracts/card-hierarchy.api.js';
+import type { CardJsonRow, ChildrenOf, ListedCardsReads } from '../contracts/card-hierarchy.api.js';
 import { cardJsonColumns, extraColumnsSql, extrasRead, toJsonRow, type RawCardJson } from './card-rows.js';
 
 /**
@@ -39,7 +39,7 @@ export class CardListingQueries {
     extras: Record<string, string> = {},
     ofListed?: ListedCardsReads,
   ): Promise<{ rows: CardJsonRow[]; extras: Record<string, unknown>; rest: number[] }> {
-    const where = (alias: string) => `${alias}.parent_id = $1${withArchived ? '' : ` AND NOT ${alias}.hidden`}`;
+    const where = (alias: string) => childrenWhere(alias, '$1', withArchived);
     const reads = { ...withOfListed(extras, ofListed), [REST]: `ARRAY(SELECT r.id FROM cards.cards r WHERE ${where('r')} ORDER BY r.position, r.id OFFSET $2)` };
     if (limit === 0) {
       // No row to read the others along with: their ids alone.
@@ -57,18 +57,22 @@ export class CardListingQueries {
    * Cards by id as JSON rows, in the order of `ids` (missing ones left out),
    * with other modules' reads (`extras`, over `$1` = `ids` and `$2` =
    * `extraParam` when given), on the first row as `listPage` reads them;
-   * none when no card is found.
+   * none when no card is found. With `childrenOf`, only the cards that
+   * `children`'s filter keeps now (the later parts of a children listing:
+   * one archived or moved away since its id was read goes, as a deleted one).
    */
   async jsonRows(
     ids: number[],
     extras: Record<string, string> = {},
     extraParam?: unknown,
+    childrenOf?: ChildrenOf,
   ): Promise<{ rows: CardJsonRow[]; extras: Record<string, unknown> }> {
     if (!ids.length) return { rows: [], extras: {} };
-    const padded = padForGenericPlan(ids);
+    const params: unknown[] = extraParam === undefined ? [padForGenericPlan(ids)] : [padForGenericPlan(ids), extraParam];
+    const under = childrenOf ? ` AND ${childrenWhere('c', `$${params.push(childrenOf.parentId)}`, childrenOf.withArchived)}` : '';
     const rows = await this.sql.rows<RawCardJson & Record<string, unknown>>(
-      prepared(`SELECT ${cardJsonColumns('c')}${extraColumnsSql(extras, 'c.id')} FROM cards.cards c WHERE c.id = ANY($1::bigint[]) ORDER BY c.id`),
-      extraParam === undefined ? [padded] : [padded, extraParam],
+      prepared(`SELECT ${cardJsonColumns('c')}${extraColumnsSql(extras, 'c.id')} FROM cards.cards c WHERE c.id = ANY($1::bigint[])${under} ORDER BY c.id`),
+      params,
     );
     const byId = new Map(rows.map((r) => [toId(r.id), r]));
     return {
@@ -128,6 +132,11 @@ export class CardListingQueries {
       extras: extrasRead(extras, rows[0]),
     };
   }
+}
+
+/** The children of the card `parentSql` as a listing shows them: archived ones (and those under an archived card) only `withArchived`. */
+function childrenWhere(alias: string, parentSql: string, withArchived: boolean): string {
+  return `${alias}.parent_id = ${parentSql}${withArchived ? '' : ` AND NOT ${alias}.hidden`}`;
 }
 
 /** The name `children` reads the ids of the children after its `limit` by, beside the other modules' reads. */

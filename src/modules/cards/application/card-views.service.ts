@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { appendTo } from '../../../shared/domain/lists-by-key.js';
 import type { JsonArrayParts } from '../../../shared/http/json-text.js';
-import { CardHierarchyApi, type CardJsonRow, type CardRecord } from '../../card-hierarchy/index.js';
+import { CardHierarchyApi, type CardJsonRow, type CardRecord, type ChildrenOf } from '../../card-hierarchy/index.js';
 import { FieldsApi } from '../../fields/index.js';
 import { GroupingApi } from '../../grouping/index.js';
 import type { CardGroupView, CardView } from '../contracts/cards.api.js';
@@ -112,9 +112,11 @@ export class CardViewsService {
    * check, their definitions, values and groups in one statement, which
    * also reads the ids of the others; then the others a part at a time,
    * each part read (`jsonRows`, with their values and groups; the
-   * definitions are the first statement's) once the one before is written.
-   * So a child changed meanwhile shows as it is when its part is read, and
-   * one deleted meanwhile is left out.
+   * definitions are the first statement's) once the one before is written,
+   * through the first statement's filter again (`childrenOf`). So a child
+   * changed meanwhile shows as it is when its part is read, and one
+   * deleted, archived (without `withArchived`) or moved to another parent
+   * meanwhile is left out.
    */
   async childrenJson(cardId: number, actor: Actor, withArchived: boolean): Promise<JsonArrayParts> {
     const { cards, read, rest } = await this.hierarchy.children(cardId, actor, {
@@ -125,15 +127,19 @@ export class CardViewsService {
     });
     if (!cards.length) return { first: '' };
     const first = await this.itemsJson(cards, read.fields, valuesRead(read));
-    return { first, rest: rest.length ? this.partsJson(rest, cards[0].projectId, read.fields) : undefined };
+    const childrenOf = { parentId: cardId, withArchived };
+    return { first, rest: rest.length ? this.partsJson(rest, childrenOf, cards[0].projectId, read.fields) : undefined };
   }
 
-  /** The cards `ids` of project `projectId` (whose definitions are `projectFields`) as JSON parts, each read when asked for. */
-  private async *partsJson(ids: number[], projectId: number, projectFields: unknown): AsyncGenerator<string> {
+  /**
+   * The cards `ids` of project `projectId` (whose definitions are
+   * `projectFields`) that are still `childrenOf` as JSON parts, each read when asked for.
+   */
+  private async *partsJson(ids: number[], childrenOf: ChildrenOf, projectId: number, projectFields: unknown): AsyncGenerator<string> {
     let size = CHILDREN_PART;
     for (let at = 0; at < ids.length; ) {
       const batch = ids.slice(at, (at += size));
-      const { cards, read } = await this.hierarchy.jsonRows(batch, this.valuesAlong('$1::bigint[]', '$2'), projectId);
+      const { cards, read } = await this.hierarchy.jsonRows(batch, this.valuesAlong('$1::bigint[]', '$2'), projectId, childrenOf);
       const part = await this.itemsJson(cards, projectFields, valuesRead(read));
       size = nextPartSize(batch.length, part.length);
       yield part;
