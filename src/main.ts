@@ -18,12 +18,14 @@ async function bootstrap(): Promise<void> {
   const config = loadConfig();
   applyHeapGrowth(config.heapGrowingPercent);
   keepRequestsYoung();
-  // A DATA_DIR the server cannot write (read-only, full, permissions) is refused before anything is written there.
-  await new DiskFileStorage(path.join(config.dataDir, 'files')).assertWritable();
-  const release = config.embedded ? claimEmbedded(config.dataDir) : () => undefined;
-  process.once('exit', release);
   const root = createRootLogger(config.logLevel);
   const logger = new PinoNestLogger(root);
+  // A DATA_DIR the server cannot write (read-only, permissions) is refused before anything is written there;
+  // a full one is a warning: only uploads need the space, and they answer 503 until it is freed.
+  const storageFull = await new DiskFileStorage(path.join(config.dataDir, 'files')).checkWritable();
+  if (storageFull) logger.warn(storageFull, 'FileStorage');
+  const release = config.embedded ? claimEmbedded(config.dataDir) : () => undefined;
+  process.once('exit', release);
   const metrics = config.metricsPort !== undefined ? new Metrics() : undefined;
   // Before Nest: a database it cannot reach (or an embedded one that cannot
   // open: a full disk) would end the process from Nest's ExceptionHandler (a

@@ -127,9 +127,25 @@ describe('DiskFileStorage', () => {
   it('refuses at start a base directory it cannot create, naming it', async () => {
     await writeFile(path.join(root, 'plain-file'), 'not a directory');
     const blocked = new DiskFileStorage(path.join(root, 'plain-file', 'files'));
-    await expect(blocked.assertWritable()).rejects.toThrow(/plain-file\/files \(DATA_DIR\/files, where uploaded files are stored\) is not writable: .*ENOTDIR/);
-    await storage.assertWritable();
+    await expect(blocked.checkWritable()).rejects.toThrow(/plain-file\/files \(DATA_DIR\/files, where uploaded files are stored\) is not writable: .*ENOTDIR/);
+    expect(await storage.checkWritable()).toBeUndefined();
     expect(await readdir(base)).toEqual([]);
+  });
+
+  it('warns at start of a full disk (uploads answer 503, the rest serves), and refuses a read-only one', async () => {
+    const mounted = await tmpfs(root, 'size=64k');
+    if (!mounted) return console.warn('file-storage: no tmpfs (not root): the full disk at start is tested by the e2e suite where it can mount');
+    try {
+      await writeFile(path.join(mounted, 'filler'), Buffer.alloc(128 * 1024)).catch(() => undefined);
+      expect(await new DiskFileStorage(path.join(mounted, 'files')).checkWritable()).toMatch(
+        /tmpfs\/files \(DATA_DIR\/files, where uploaded files are stored\) has no free space \(ENOSPC: .*uploads answer 503 until space is freed$/,
+      );
+      execFileSync('mount', ['-o', 'remount,ro', mounted]);
+      // Its mkdir says ENOENT: the read-only mount is the cause named.
+      await expect(new DiskFileStorage(path.join(mounted, 'elsewhere', 'files')).checkWritable()).rejects.toThrow(/is not writable: EROFS/);
+    } finally {
+      execFileSync('umount', [mounted]);
+    }
   });
 
   it('answers a disk that refuses writes as FileStorageUnavailableError (503, Retry-After), a read-only one too', async () => {

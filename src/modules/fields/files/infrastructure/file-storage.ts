@@ -102,17 +102,25 @@ export class DiskFileStorage extends FileStorage {
   }
 
   /**
-   * Refuses a base directory the server cannot write, at start (main.ts):
-   * otherwise every upload would fail, each with a 503, long after the
-   * start looked fine.
+   * Refuses, at start (main.ts), a base directory the server cannot write
+   * (read-only, permissions, not a directory): a misconfiguration, with which
+   * every upload would fail long after the start looked fine. A full disk is
+   * not refused but returned as a warning for the start to log: uploads answer
+   * 503 until space is freed and the rest of the API serves, as when the disk
+   * fills while running; refusing would make a restart (a crash, a
+   * reschedule) turn "uploads unavailable" into "the API is down".
    */
-  async assertWritable(): Promise<void> {
+  async checkWritable(): Promise<string | undefined> {
     const probe = path.join(this.baseDir, `.write-check-${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
     try {
       await mkdir(this.baseDir, { recursive: true });
       await writeFile(probe, 'x', { flag: 'wx' });
+      return undefined;
     } catch (error) {
-      const why = ((isNotFound(error) && (await this.writeErrorOfBase())) || error) as Error;
+      const why = (await this.causeOf(error)) as Error;
+      if (FULL.has(errorCode(why) as string)) {
+        return `${this.baseDir} (DATA_DIR/files, where uploaded files are stored) has no free space (${why.message}); starting anyway, uploads answer 503 until space is freed`;
+      }
       throw new Error(
         `${this.baseDir} (DATA_DIR/files, where uploaded files are stored) is not writable: ${why.message}; check its permissions, its mount and its free space`,
       );
@@ -155,8 +163,7 @@ export class DiskFileStorage extends FileStorage {
    * undefined for any other failure.
    */
   private async refusal(error: unknown): Promise<FileStorageUnavailableError | undefined> {
-    // A recursive mkdir on a read-only disk says ENOENT: the nearest directory that exists tells why.
-    const code = errorCode(isNotFound(error) ? await this.writeErrorOfBase() : error);
+    const code = errorCode(await this.causeOf(error));
     if (typeof code !== 'string' || (!FULL.has(code) && !NOT_WRITABLE.has(code))) return undefined;
     const full = FULL.has(code);
     this.logger.error(
@@ -166,6 +173,11 @@ export class DiskFileStorage extends FileStorage {
     return new FileStorageUnavailableError(
       `The server cannot store files now (${full ? 'its storage is full' : 'its storage is not writable'}); retry after Retry-After seconds`,
     );
+  }
+
+  /** A failed write's cause: a recursive mkdir on a read-only disk says ENOENT, the nearest directory that exists tells why. */
+  private async causeOf(error: unknown): Promise<unknown> {
+    return (isNotFound(error) && (await this.writeErrorOfBase())) || error;
   }
 
   /** Why the base directory (or its nearest existing parent) cannot be written; undefined when it can. */
