@@ -109,6 +109,19 @@ describe('DiskFileStorage', () => {
     expect(await new DiskFileStorage(path.join(root, 'empty')).unsettled(0)).toEqual([]);
   });
 
+  it("ages a mark by the time it holds, not by its mtime (the file server's clock, on NFS possibly far behind)", async () => {
+    const [fresh, older] = [newFileKey(), newFileKey()];
+    for (const key of [fresh, older]) await storage.put(key, Buffer.from(key));
+    const twoHoursAgo = new Date(Date.now() - 7_200_000);
+    await utimes(path.join(base, '.unsettled', fresh), twoHoursAgo, twoHoursAgo);
+    // Before, the mtime said two hours: settled away (deleted, no row naming it yet) before its transaction committed.
+    expect(await storage.unsettled(3_600_000)).toEqual([]);
+    // A mark written before marks held their time is aged by its mtime.
+    await writeFile(path.join(base, '.unsettled', older), '');
+    await utimes(path.join(base, '.unsettled', older), twoHoursAgo, twoHoursAgo);
+    expect(await storage.unsettled(3_600_000)).toEqual([older]);
+  });
+
   it('removes temp files older than asked, and nothing else', async () => {
     const key = newFileKey();
     await storage.put(key, Buffer.from('kept'));
@@ -117,10 +130,14 @@ describe('DiskFileStorage', () => {
     const fresh = path.join(shard, `${key}.bbbbbb.tmp`);
     await writeFile(old, 'cut short');
     await writeFile(fresh, 'being written');
+    // A mark is written whole (temp, rename) too: a crash can leave its temp file.
+    const oldMark = path.join(base, '.unsettled', `${newFileKey()}.cccccc.tmp`);
+    await writeFile(oldMark, '1');
     const hourAgo = new Date(Date.now() - 3_600_000);
-    await utimes(old, hourAgo, hourAgo);
-    expect(await storage.removeStaleTemps(600_000)).toBe(1);
+    for (const file of [old, oldMark]) await utimes(file, hourAgo, hourAgo);
+    expect(await storage.removeStaleTemps(600_000)).toBe(2);
     expect((await readdir(shard)).sort()).toEqual([key, `${key}.bbbbbb.tmp`].sort());
+    expect(await readdir(path.join(base, '.unsettled'))).toEqual([key]);
     expect((await storage.get(key))?.toString()).toBe('kept');
   });
 

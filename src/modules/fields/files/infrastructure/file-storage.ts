@@ -136,25 +136,27 @@ export class DiskFileStorage extends FileStorage {
 
   async put(key: string, bytes: Buffer): Promise<void> {
     const target = this.pathOf(key);
-    // Write then rename: a reader never sees half a file, and a crash leaves only a stray temp file
-    // (removeStaleTemps) and the key's mark (unsettled), never the blob without its mark.
-    const temp = `${target}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`;
+    // The mark first: a crash leaves only a stray temp file (removeStaleTemps) and the key's mark
+    // (unsettled), never the blob without its mark.
     try {
       await this.markUnsettled(key);
       await mkdir(path.dirname(target), { recursive: true });
-      await writeFile(temp, bytes, { flag: 'wx' });
-      await rename(temp, target);
+      await writeWhole(target, bytes);
     } catch (error) {
-      await rm(temp, { force: true }).catch(() => undefined);
       await rm(this.markerOf(key), { force: true }).catch(() => undefined);
       throw (await this.refusal(error)) ?? error;
     }
   }
 
+  /**
+   * The mark holds when it was made, by this process's clock: its mtime is
+   * the file server's (NFS), which may be far behind, and a fresh mark that
+   * looked old would be settled away before its transaction committed.
+   */
   private async markUnsettled(key: string): Promise<void> {
     const marker = this.markerOf(key);
     await mkdir(path.dirname(marker), { recursive: true });
-    await writeFile(marker, '');
+    await writeWhole(marker, String(Date.now()));
   }
 
   /**
@@ -233,9 +235,9 @@ export class DiskFileStorage extends FileStorage {
     const dir = path.join(this.baseDir, UNSETTLED_DIR);
     const before = Date.now() - olderThanMs;
     const keys: string[] = [];
-    for (const name of await namesIn(dir)) {
-      const marked = await mtimeOf(path.join(dir, name));
-      if (isValidFileKey(name) && marked !== undefined && marked <= before) keys.push(name);
+    for (const name of (await namesIn(dir)).filter(isValidFileKey)) {
+      const marked = await markedAt(path.join(dir, name));
+      if (marked !== undefined && marked <= before) keys.push(name);
     }
     return keys;
   }
@@ -243,8 +245,8 @@ export class DiskFileStorage extends FileStorage {
   async removeStaleTemps(olderThanMs: number): Promise<number> {
     const before = Date.now() - olderThanMs;
     let removed = 0;
+    // In the shards, and in UNSETTLED_DIR: a mark is written whole too.
     for (const shard of await namesIn(this.baseDir)) {
-      if (shard === UNSETTLED_DIR) continue;
       const dir = path.join(this.baseDir, shard);
       for (const name of (await namesIn(dir)).filter((n) => n.endsWith(TEMP_SUFFIX))) {
         const file = path.join(dir, name);
@@ -266,6 +268,30 @@ async function namesIn(dir: string): Promise<string[]> {
     if (isNotFound(error) || errorCode(error) === 'ENOTDIR') return [];
     throw error;
   }
+}
+
+/** Writes under a temp name, then renames: a reader never sees the file half written. */
+async function writeWhole(target: string, content: Buffer | string): Promise<void> {
+  const temp = `${target}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`;
+  try {
+    await writeFile(temp, content, { flag: 'wx' });
+    await rename(temp, target);
+  } catch (error) {
+    await rm(temp, { force: true }).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** When a key was marked, in ms: the time its mark holds, or its mtime for a mark from before marks held one; undefined when it is gone. */
+async function markedAt(marker: string): Promise<number | undefined> {
+  let held: string;
+  try {
+    held = await readFile(marker, 'utf8');
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+  return /^\d+$/.test(held) ? Number(held) : mtimeOf(marker);
 }
 
 /** A file's modification time in ms, undefined when it is gone. */
