@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { INestApplication } from '@nestjs/common';
-import { expect } from '@jest/globals';
+import { expect, jest } from '@jest/globals';
 import { DataSource } from 'typeorm';
 
 /**
@@ -64,4 +64,38 @@ export async function sendWhileHeld<T>(
     await blocker.release();
   }
   return Promise.all(sent);
+}
+
+/**
+ * Holds what `hold` locks in a third transaction for `ms`, `send` going out
+ * once it is held: for a write that takes the row only if free (NOWAIT) and
+ * tries again, so never waits for the lock. Its answer, whether it had come
+ * before the hold was let go, and how often `counted` (a provider's method,
+ * spied on meanwhile) was called.
+ */
+export async function sendWhileHeldFor<T>(
+  app: INestApplication,
+  hold: { sql: string; params: unknown[] },
+  ms: number,
+  send: () => Promise<T>,
+  counted: { on: object; method: string },
+): Promise<{ answer: T; answeredWhileHeld: boolean; calls: number }> {
+  const spy = jest.spyOn(counted.on as Record<string, (...args: unknown[]) => unknown>, counted.method);
+  const blocker = app.get(DataSource).createQueryRunner();
+  let answered = false;
+  let sent: Promise<T> | undefined;
+  try {
+    await blocker.connect();
+    await blocker.startTransaction();
+    await blocker.query(hold.sql, hold.params);
+    sent = send().finally(() => (answered = true));
+    await delay(ms);
+    const answeredWhileHeld = answered;
+    await blocker.commitTransaction();
+    return { answer: await sent, answeredWhileHeld, calls: spy.mock.calls.length };
+  } finally {
+    if (blocker.isTransactionActive) await blocker.rollbackTransaction().catch(() => undefined);
+    await blocker.release();
+    spy.mockRestore();
+  }
 }

@@ -313,8 +313,73 @@ describe('UnitOfWork', () => {
     });
   });
 
+  describe('untilFree: a step taking rows NOWAIT, tried again alone', () => {
+    it('undoes only the step after 55P03 and tries it again: the unit runs once, its work before the step kept', async () => {
+      let units = 0;
+      const tries: number[] = [];
+      const result = await uow.run(async () => {
+        units++;
+        await insert(1, 'before');
+        return uow.untilFree(async (attempt) => {
+          tries.push(attempt);
+          await insert(10 + attempt, `try ${attempt}`);
+          if (attempt < 3) await raise('55P03');
+          return 'done';
+        });
+      });
+      expect([result, units, tries]).toEqual(['done', 1, [1, 2, 3]]);
+      expect(await labels()).toEqual(['before', 'try 3']);
+    });
+
+    it('answers busy (503) once its budget, counted from its first try, is spent; any other error goes on at once', async () => {
+      const now = Date.now.bind(Date);
+      let tries = 0;
+      const clock = jest.spyOn(Date, 'now');
+      try {
+        await expect(
+          uow.run(() =>
+            uow.untilFree(async () => {
+              // The first try met a held row, and 16 s pass before the next would.
+              if (tries++ === 0) clock.mockImplementation(() => now() + 16_000);
+              await raise('55P03');
+            }),
+          ),
+        ).rejects.toMatchObject({ code: 'SERVICE.BUSY', retryAfterSeconds: 1 });
+      } finally {
+        clock.mockRestore();
+      }
+      expect(tries).toBe(1);
+      await expect(uow.run(() => uow.untilFree(() => raise('22023')))).rejects.toMatchObject({ code: '22023' });
+    });
+  });
+
   // A real deadlock needs a second connection, which embedded PGlite does not have.
   if (process.env.DATABASE_URL) {
+    it('untilFree lets a 55P03 go on while another session waits for a lock the unit holds: the whole unit runs again', async () => {
+      await insert(1, 'held by the unit');
+      const other = new pg.Client({ connectionString: k.databaseUrl });
+      await other.connect();
+      try {
+        let units = 0;
+        let otherDone: Promise<unknown> | undefined;
+        await uow.run(async () => {
+          units++;
+          await sql.run(`SELECT 1 FROM public.uow_probe WHERE id = 1 FOR UPDATE`);
+          if (units === 1) {
+            otherDone = other.query(`UPDATE public.uow_probe SET label = 'other' WHERE id = 1`);
+            while (!(await sql.rows(`SELECT 1 FROM pg_locks WHERE NOT granted`)).length) await new Promise((resolve) => setTimeout(resolve, 10));
+          }
+          // The holder of the row the step wants may be that waiting session: only letting go ends that.
+          await uow.untilFree(() => (units === 1 ? raise('55P03') : Promise.resolve()));
+        });
+        await otherDone;
+        expect(units).toBe(2);
+      } finally {
+        await other.end();
+      }
+    });
+
+
     it('survives a real deadlock against another connection', async () => {
       await insert(1, 'a');
       await insert(2, 'b');

@@ -60,6 +60,12 @@ const LOCK_POLL_MAX_MS = 250;
 /** What a client is told to wait when a unit still met other writes' locks after all its attempts. */
 const CONTENTION_RETRY_AFTER_SECONDS = 1;
 
+/** The pause before the next try after `waits` 55P03s in a row: doubling from `RETRY_PAUSE_MS` to `LOCK_POLL_MAX_MS`, its second half random. */
+function lockPollPause(waits: number): Promise<unknown> {
+  const pause = Math.min(LOCK_POLL_MAX_MS, RETRY_PAUSE_MS * 2 ** waits);
+  return delay(pause / 2 + (Math.random() * pause) / 2);
+}
+
 export type Isolation = 'READ COMMITTED' | 'REPEATABLE READ' | 'SERIALIZABLE';
 
 /**
@@ -169,8 +175,7 @@ export class UnitOfWork {
         const state = sqlState(error);
         if (state === '55P03') {
           if (Date.now() - started < LOCK_WAIT_BUDGET_MS) {
-            const pause = Math.min(LOCK_POLL_MAX_MS, RETRY_PAUSE_MS * 2 ** lockWaits++);
-            await delay(pause / 2 + (Math.random() * pause) / 2);
+            await lockPollPause(lockWaits++);
             continue;
           }
           throw this.contention(error, n);
@@ -226,6 +231,48 @@ export class UnitOfWork {
       'the change kept meeting other changes of the same rows and was not made; retry after Retry-After seconds',
       CONTENTION_RETRY_AFTER_SECONDS,
     );
+  }
+
+  /**
+   * Runs `step`, a step of the open transaction that takes rows NOWAIT
+   * (rows of the lock order's step 1 found late), in a savepoint. On 55P03
+   * only the step is undone (ROLLBACK TO SAVEPOINT) and tried again, after
+   * the pause a unit's own attempts make, for up to `LOCK_WAIT_BUDGET_MS`
+   * from its first try, then busy (503) as a unit is: what the transaction
+   * did before it stays done and held (every card of a project, locked
+   * once), where running the whole unit again made a long unit's first
+   * 55P03 past the budget its last. Unless another session waits for a lock
+   * this transaction holds: the holder may be waiting for it (a cycle no
+   * retry of the step ends), so the 55P03 goes on and the outermost `run`
+   * runs the whole unit again, holding nothing meanwhile. `step` publishes
+   * no event and queues no hook (the savepoint's rollback would not take
+   * them back); `attempt` counts its tries from 1.
+   */
+  async untilFree<T>(step: (attempt: number) => Promise<T>): Promise<T> {
+    if (!this.inTransaction) throw new Error('untilFree called outside a transaction (uow.run)');
+    const started = Date.now();
+    for (let attempt = 1; ; attempt++) {
+      await this.manager.query('SAVEPOINT until_free');
+      try {
+        const result = await step(attempt);
+        await this.manager.query('RELEASE SAVEPOINT until_free');
+        return result;
+      } catch (error) {
+        if (sqlState(error) !== '55P03') throw error;
+        await this.manager.query('ROLLBACK TO SAVEPOINT until_free');
+        if (await this.waitedFor()) throw error;
+        if (Date.now() - started >= LOCK_WAIT_BUDGET_MS) throw this.contention(error, attempt);
+        await lockPollPause(attempt - 1);
+      }
+    }
+  }
+
+  /** Whether a session waits for a lock the open transaction holds (pg_locks: readable by any role). */
+  private async waitedFor(): Promise<boolean> {
+    const [row] = await this.manager.query(
+      `SELECT EXISTS (SELECT 1 FROM pg_locks l WHERE NOT l.granted AND pg_backend_pid() = ANY (pg_blocking_pids(l.pid))) AS waited`,
+    );
+    return row.waited === true;
   }
 
   /**

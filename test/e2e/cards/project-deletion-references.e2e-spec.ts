@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { ProjectCardLocks } from '../../../src/modules/card-hierarchy/index.js';
 import { UnitOfWork } from '../../../src/shared/persistence/unit-of-work.js';
 import { storedUpdatedAt } from '../../support/card-rows.js';
-import { deadlocks, deadlocksSince, sendWhileHeld } from '../../support/lock-waits.js';
+import { deadlocks, deadlocksSince, sendWhileHeld, sendWhileHeldFor } from '../../support/lock-waits.js';
 import { itOnPostgres } from '../../support/on-postgres.js';
 import { as, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, fieldsWorld, type FieldsClient, type World } from '../fields/fields-fixtures.js';
@@ -143,5 +143,28 @@ describe('deleting a project whose cards relationship values of other projects n
     expect(await deadlocksSince(t.app, before)).toBe(0);
     expect((await c.get(ann, naming)).attributes.Link).toEqual([]);
     expect((await changes(naming))[0].data).toMatchObject({ operation: 'pop', from: [first, appended], to: [] });
+  }, 30_000);
+
+  /**
+   * A card naming the project may be held by a long write that waits for
+   * nothing of the deletion's (an import in another project). Taken only if
+   * free, it is tried again until let go, the project's cards held all the
+   * while: they are locked once. Running the whole unit again relocked them
+   * at every try, and a project whose lock alone took longer than the 15 s
+   * budget for retries answered 503 at its first 55P03, whatever the hold.
+   */
+  itOnPostgres('waits out a card naming the project that a write elsewhere holds, locking the project cards once', async () => {
+    const p = await doomedProject('P5');
+    const target = (await c.card(ann, p.root, 'target')).id;
+    const naming = (await c.card(ann, w.root, 'names P5')).id;
+    await c.set(ann, naming, 'Link', [target]).expect(200);
+    const held = { sql: `SELECT 1 FROM cards.cards WHERE id = $1 FOR UPDATE`, params: [naming] };
+    const projectCardLocks = { on: t.app.get(ProjectCardLocks), method: 'lockProjectCards' };
+
+    const { answer, answeredWhileHeld, calls } = await sendWhileHeldFor(t.app, held, 2_000, () => deleteProject(p.project), projectCardLocks);
+
+    expect([answeredWhileHeld, answer.status, calls]).toEqual([false, 200, 1]);
+    expect((await c.get(ann, naming)).attributes.Link).toEqual([]);
+    expect((await changes(naming))[0].data).toMatchObject({ operation: 'pop', from: [target], to: [] });
   }, 30_000);
 });

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
-import { deadlocks, deadlocksSince, sendWhileHeld } from '../../support/lock-waits.js';
+import { deadlocks, deadlocksSince, sendWhileHeld, sendWhileHeldFor } from '../../support/lock-waits.js';
 import { itOnPostgres } from '../../support/on-postgres.js';
+import { CardHierarchyApi } from '../../../src/modules/card-hierarchy/index.js';
 import { as, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, fieldsWorld, type FieldsClient, type World } from '../fields/fields-fixtures.js';
 
@@ -146,5 +147,24 @@ describe('deleting a card that relationship values name', () => {
     expect(await deadlocksSince(t.app, before)).toBe(0);
     expect((await c.get(ann, b)).attributes.Rel).toEqual([]);
     expect((await entries(b))[0].data).toMatchObject({ operation: 'pop', from: [first, second], to: [] });
+  }, 30_000);
+
+  /**
+   * A card naming the subtree held by a write that waits for nothing of the
+   * deletion's: tried again until let go, the subtree held all the while
+   * (prepared once), not the whole deletion run again at every try.
+   */
+  itOnPostgres('waits out a card naming the subtree that a write elsewhere holds, holding the subtree meanwhile', async () => {
+    const b = (await c.card(ann, w.root, 'B')).id;
+    const top = (await c.card(ann, w.root, 'doomed top')).id;
+    await c.set(ann, b, 'Rel', [top]).expect(200);
+    const held = { sql: `SELECT 1 FROM cards.cards WHERE id = $1 FOR UPDATE`, params: [b] };
+    const preparations = { on: t.app.get(CardHierarchyApi), method: 'prepareDeletion' };
+
+    const { answer, answeredWhileHeld, calls } = await sendWhileHeldFor(t.app, held, 2_000, () => remove(top), preparations);
+
+    expect([answeredWhileHeld, answer.status, calls]).toEqual([false, 200, 1]);
+    expect((await c.get(ann, b)).attributes.Rel).toEqual([]);
+    expect((await entries(b))[0].data).toMatchObject({ operation: 'pop', from: [top], to: [] });
   }, 30_000);
 });

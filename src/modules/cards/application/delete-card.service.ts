@@ -4,6 +4,7 @@ import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { CardHierarchyApi } from '../../card-hierarchy/index.js';
 import { FieldsApi } from '../../fields/index.js';
 import { GroupingApi } from '../../grouping/index.js';
+import { lockCardsNaming } from './naming-card-locks.js';
 
 /**
  * DELETE /cards/{id}: the subtree goes, and with it (ON DELETE CASCADE) its
@@ -18,8 +19,9 @@ import { GroupingApi } from '../../grouping/index.js';
  * marked in their `updated_at` like any other change (§9). Which cards those
  * are is only sure once the subtree is held (no value naming it can be added
  * then), after the counter row: so they are locked as step-1 rows found late,
- * only if free (NOWAIT; on 55P03 the unit runs again), with the lock of the
- * touch that ends the write.
+ * only if free (NOWAIT; on 55P03 only that step is tried again, the subtree
+ * still held: `lockCardsNaming`), with the lock of the touch that ends the
+ * write.
  */
 @Injectable()
 export class DeleteCardService {
@@ -33,8 +35,7 @@ export class DeleteCardService {
   delete(cardId: number, actor: Actor): Promise<void> {
     return this.uow.run(async () => {
       const doomed = await this.hierarchy.prepareDeletion(cardId, actor); // 1. parent, subtree, later siblings, 2. counter
-      const naming = await this.fields.cardsNaming(doomed.subtreeIds);
-      await this.hierarchy.lockCardsToTouch(naming, { wait: false }); // 1., found late: only if free
+      const naming = await lockCardsNaming({ uow: this.uow, fields: this.fields, hierarchy: this.hierarchy }, doomed.subtreeIds); // 1., found late: only if free
       await this.grouping.lockForCardDeletion(doomed.subtreeIds); // 3.
       // None found, none to remove: no value naming a held card can be added meanwhile.
       const changed = naming.length ? await this.fields.removeValuesNaming(doomed.subtreeIds, actor) : []; // 4.

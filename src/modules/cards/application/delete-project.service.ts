@@ -4,6 +4,7 @@ import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { CardHierarchyApi, ProjectCardLocks } from '../../card-hierarchy/index.js';
 import { FieldsApi } from '../../fields/index.js';
 import { WorkspaceApi } from '../../workspace/index.js';
+import { lockCardsNaming } from './naming-card-locks.js';
 
 /**
  * DELETE /projects/{id}: the project row, then (on ProjectDeleted, in this
@@ -19,9 +20,12 @@ import { WorkspaceApi } from '../../workspace/index.js';
  * to name a card of the project: once every one of its cards is held FOR
  * UPDATE (the lock a value's foreign key waits for). So the project's cards
  * are locked first (step 1, ascending), and the cards naming them are locked
- * as step-1 rows found late, only if free (NOWAIT; on 55P03 the unit runs
- * again): a value write holding one may be waiting for a card of the
- * project (docs/ARCHITECTURE.md, "The one lock order").
+ * as step-1 rows found late, only if free (NOWAIT): a value write holding
+ * one may be waiting for a card of the project (docs/ARCHITECTURE.md, "The
+ * one lock order"). On 55P03 only that step is tried again, the project's
+ * cards still held (`lockCardsNaming`): locking them all may take longer
+ * than the unit's whole budget for retries, and a long write holding a
+ * naming card (an import in another project) failed every attempt.
  */
 @Injectable()
 export class DeleteProjectService {
@@ -37,8 +41,7 @@ export class DeleteProjectService {
     return this.uow.run(async () => {
       const project = await this.workspace.prepareProjectDeletion(projectId, actor); // 0. the project row, admins only
       const cardIds = await this.projectCards.lockProjectCards(projectId); // 1. every card of the project
-      const naming = await this.fields.cardsNaming(cardIds);
-      await this.hierarchy.lockCardsToTouch(naming, { wait: false }); // 1., found late: only if free
+      const naming = await lockCardsNaming({ uow: this.uow, fields: this.fields, hierarchy: this.hierarchy }, cardIds); // 1., found late: only if free
       // None found, none to remove: no value naming a held card can be added meanwhile.
       const changed = naming.length ? await this.fields.removeValuesNaming(cardIds, actor) : []; // 4.
       await this.workspace.finishProjectDeletion(project, actor); // each module's rows (ProjectDeleted), then the project row
