@@ -49,6 +49,8 @@ export function guessablePasswordProblem(password: string, account: { username?:
   if (own.some((s) => s.toLowerCase() === lower)) return 'must not be your user name or email address';
   return null;
 }
+/** identity.users' unique index on lower(email) (migration IdentityInit); the other is on lower(username). */
+const EMAIL_INDEX = 'users_email_key';
 const EMAIL = /^[^\s@]{1,200}@[^\s@]{1,200}\.[^\s@]{1,60}$/;
 
 export function toUserView(u: User): UserView {
@@ -80,8 +82,8 @@ export class UsersService {
       user.displayName = input.displayName ?? input.username;
       user.passwordHash = input.password ? await hashPassword(input.password) : null;
       user.isAdmin = input.isAdmin ?? false;
-      // Two sign-ups racing for one name: the unique index decides.
-      return mapViolations(() => this.users.save(user), { unique: () => new UserTakenError('username') });
+      // Two sign-ups racing for one name or email: the unique index decides, and its name says which.
+      return mapViolations(() => this.users.save(user), { unique: ({ constraint }) => new UserTakenError(constraint === EMAIL_INDEX ? 'email' : 'username') });
     });
   }
 
