@@ -23,6 +23,8 @@ export interface CardEventMap {
     operation: 'set' | 'append' | 'pop';
     from: unknown;
     to: unknown;
+    /** Why values went without a request naming this card: target_deleted (the cards a relationship named were deleted). */
+    reason?: 'target_deleted';
   };
   'card.group_changed': {
     change: 'added' | 'removed' | 'reordered';

@@ -64,7 +64,7 @@ describe('deleting a project whose cards relationship values of other projects n
     expect(recorded[0]).toMatchObject({
       kind: 'activity',
       user_id: ann.id,
-      data: { attribute_id: linkId, attribute: 'Link', type: 'relationships', operation: 'pop', from: [bystander, child], to: [bystander] },
+      data: { attribute_id: linkId, attribute: 'Link', type: 'relationships', operation: 'pop', from: [bystander, child], to: [bystander], reason: 'target_deleted' },
     });
     // A card naming only cards of its own project, and one a card of the deleted project named.
     for (const [k, card] of [bystander, named].entries()) {
@@ -87,8 +87,8 @@ describe('deleting a project whose cards relationship values of other projects n
     expect((await c.get(ann, naming)).attributes).toMatchObject({ Link: [kept], Other: [] });
     const recorded = (await changes(naming)).slice(0, (await changes(naming)).length - before);
     expect(recorded.map((e) => e.data).sort((a, b) => Number(a.attribute_id) - Number(b.attribute_id))).toEqual([
-      { attribute_id: linkId, attribute: 'Link', type: 'relationships', operation: 'pop', from: [first, kept, second], to: [kept] },
-      { attribute_id: otherId, attribute: 'Other', type: 'relationships', operation: 'pop', from: [third], to: [] },
+      { attribute_id: linkId, attribute: 'Link', type: 'relationships', operation: 'pop', from: [first, kept, second], to: [kept], reason: 'target_deleted' },
+      { attribute_id: otherId, attribute: 'Other', type: 'relationships', operation: 'pop', from: [third], to: [], reason: 'target_deleted' },
     ]);
   });
 
@@ -142,7 +142,7 @@ describe('deleting a project whose cards relationship values of other projects n
     expect([deleted.status, append.status]).toEqual([200, 200]);
     expect(await deadlocksSince(t.app, before)).toBe(0);
     expect((await c.get(ann, naming)).attributes.Link).toEqual([]);
-    expect((await changes(naming))[0].data).toMatchObject({ operation: 'pop', from: [first, appended], to: [] });
+    expect((await changes(naming))[0].data).toMatchObject({ operation: 'pop', from: [first, appended], to: [], reason: 'target_deleted' });
   }, 30_000);
 
   /**
@@ -165,6 +165,6 @@ describe('deleting a project whose cards relationship values of other projects n
 
     expect([answeredWhileHeld, answer.status, calls]).toEqual([false, 200, 1]);
     expect((await c.get(ann, naming)).attributes.Link).toEqual([]);
-    expect((await changes(naming))[0].data).toMatchObject({ operation: 'pop', from: [target], to: [] });
+    expect((await changes(naming))[0].data).toMatchObject({ operation: 'pop', from: [target], to: [], reason: 'target_deleted' });
   }, 30_000);
 });

@@ -52,7 +52,7 @@ describe('deleting a card that relationship values name', () => {
     expect(after[0]).toMatchObject({
       kind: 'activity',
       user_id: ann.id,
-      data: { attribute_id: relId, attribute: 'Rel', type: 'relationships', operation: 'pop', from: [x, target], to: [x] },
+      data: { attribute_id: relId, attribute: 'Rel', type: 'relationships', operation: 'pop', from: [x, target], to: [x], reason: 'target_deleted' },
     });
   });
 
@@ -76,8 +76,8 @@ describe('deleting a card that relationship values name', () => {
     expect(await updatedAt(b)).not.toBe(atB);
     const recorded = (await entries(b)).slice(0, (await entries(b)).length - entriesB);
     expect(recorded.map((e) => e.data).sort((p, q) => Number(p.attribute_id) - Number(q.attribute_id))).toEqual([
-      { attribute_id: relId, attribute: 'Rel', type: 'relationships', operation: 'pop', from: [child, x, grandchild], to: [x] },
-      { attribute_id: otherId, attribute: 'Other', type: 'relationships', operation: 'pop', from: [top], to: [] },
+      { attribute_id: relId, attribute: 'Rel', type: 'relationships', operation: 'pop', from: [child, x, grandchild], to: [x], reason: 'target_deleted' },
+      { attribute_id: otherId, attribute: 'Other', type: 'relationships', operation: 'pop', from: [top], to: [], reason: 'target_deleted' },
     ]);
     expect(await updatedAt(bystander)).toBe(atBystander);
     expect(await entries(bystander)).toHaveLength(entriesBystander);
@@ -100,7 +100,7 @@ describe('deleting a card that relationship values name', () => {
 
     for (const [k, card] of [parent, sibling, far].entries()) {
       expect(await updatedAt(card)).not.toBe(at[k]);
-      expect((await entries(card))[0].data).toMatchObject({ operation: 'pop', from: [target], to: [] });
+      expect((await entries(card))[0].data).toMatchObject({ operation: 'pop', from: [target], to: [], reason: 'target_deleted' });
     }
     expect((await entries(far))[0].data).toMatchObject({ attribute_id: link.id, attribute: 'Link' });
     expect((await c.get(ann, far)).attributes.Link).toEqual([]);
@@ -146,7 +146,7 @@ describe('deleting a card that relationship values name', () => {
     expect([deleted.status, appended.status]).toEqual([200, 200]);
     expect(await deadlocksSince(t.app, before)).toBe(0);
     expect((await c.get(ann, b)).attributes.Rel).toEqual([]);
-    expect((await entries(b))[0].data).toMatchObject({ operation: 'pop', from: [first, second], to: [] });
+    expect((await entries(b))[0].data).toMatchObject({ operation: 'pop', from: [first, second], to: [], reason: 'target_deleted' });
   }, 30_000);
 
   /**
@@ -165,6 +165,6 @@ describe('deleting a card that relationship values name', () => {
 
     expect([answeredWhileHeld, answer.status, calls]).toEqual([false, 200, 1]);
     expect((await c.get(ann, b)).attributes.Rel).toEqual([]);
-    expect((await entries(b))[0].data).toMatchObject({ operation: 'pop', from: [top], to: [] });
+    expect((await entries(b))[0].data).toMatchObject({ operation: 'pop', from: [top], to: [], reason: 'target_deleted' });
   }, 30_000);
 });

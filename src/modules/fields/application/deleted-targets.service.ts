@@ -44,6 +44,7 @@ export class DeletedTargetsService {
                 operation: 'pop',
                 from: list.before,
                 to: list.before.filter((id) => !doomed.has(id)),
+                reason: 'target_deleted',
               },
             }),
         ),
