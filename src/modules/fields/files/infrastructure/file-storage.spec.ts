@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { DiskFileStorage, FileStorageUnavailableError, InvalidFileKeyError, isValidFileKey, newFileKey } from './file-storage.js';
+import { DiskFileStorage, FileStorageUnavailableError, InvalidFileKeyError, isValidFileKey, newFileKey, tempStartedAt } from './file-storage.js';
 
 /** A tmpfs mounted under `root`, or undefined where the test may not mount (not root). */
 async function tmpfs(root: string, options: string): Promise<string | undefined> {
@@ -139,6 +139,28 @@ describe('DiskFileStorage', () => {
     expect((await readdir(shard)).sort()).toEqual([key, `${key}.bbbbbb.tmp`].sort());
     expect(await readdir(path.join(base, '.unsettled'))).toEqual([key]);
     expect((await storage.get(key))?.toString()).toBe('kept');
+  });
+
+  it('ages a temp file by the time in its name, not its mtime (a file server whose clock is behind)', async () => {
+    const key = newFileKey();
+    await storage.put(key, Buffer.from('kept'));
+    const shard = path.join(base, key.slice(0, 2));
+    const tag = (ms: number) => `${ms.toString(36)}-${'ab'.repeat(6)}`;
+    const going = path.join(shard, `${key}.${tag(Date.now())}.tmp`);
+    const cut = path.join(shard, `${key}.${tag(Date.now() - 3_600_000)}.tmp`);
+    await writeFile(going, 'being written');
+    await writeFile(cut, 'cut short');
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    // The mtime of the write still going says an hour (the server's clock behind); its name says now.
+    await utimes(going, hourAgo, hourAgo);
+    await utimes(cut, new Date(), new Date());
+    expect(await storage.removeStaleTemps(600_000)).toBe(1);
+    expect((await readdir(shard)).sort()).toEqual([key, path.basename(going)].sort());
+  });
+
+  it('names its temp files with the time their write began', () => {
+    expect(tempStartedAt(`${newFileKey()}.${(1_800_000_000_000).toString(36)}-0123456789ab.tmp`)).toBe(1_800_000_000_000);
+    expect(tempStartedAt(`${newFileKey()}.aaaaaa.tmp`)).toBeUndefined();
   });
 
   it('refuses at start a base directory it cannot create, naming it', async () => {

@@ -250,7 +250,7 @@ export class DiskFileStorage extends FileStorage {
       const dir = path.join(this.baseDir, shard);
       for (const name of (await namesIn(dir)).filter((n) => n.endsWith(TEMP_SUFFIX))) {
         const file = path.join(dir, name);
-        const written = await mtimeOf(file);
+        const written = tempStartedAt(name) ?? (await mtimeOf(file));
         if (written === undefined || written > before) continue;
         await rm(file, { force: true });
         removed++;
@@ -258,6 +258,13 @@ export class DiskFileStorage extends FileStorage {
     }
     return removed;
   }
+}
+
+/** When a temp file's write began, from its name (`writeWhole`); undefined for names of older versions (their mtime tells). */
+export function tempStartedAt(name: string): number | undefined {
+  const match = /\.([0-9a-z]{1,11})-[0-9a-f]{12}\.tmp$/.exec(name);
+  const ms = match ? parseInt(match[1], 36) : NaN;
+  return Number.isSafeInteger(ms) ? ms : undefined;
 }
 
 /** The names in a directory; none when it does not exist (nothing stored yet) or is not one. */
@@ -270,9 +277,14 @@ async function namesIn(dir: string): Promise<string[]> {
   }
 }
 
-/** Writes under a temp name, then renames: a reader never sees the file half written. */
+/**
+ * Writes under a temp name, then renames: a reader never sees the file half
+ * written. The name holds when the write began, by this process's clock
+ * (`tempStartedAt`): a temp file's mtime is the file server's, and a clock
+ * behind would let another server's start sweep a write still going.
+ */
 async function writeWhole(target: string, content: Buffer | string): Promise<void> {
-  const temp = `${target}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`;
+  const temp = `${target}.${Date.now().toString(36)}-${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`;
   try {
     await writeFile(temp, content, { flag: 'wx' });
     await rename(temp, target);
