@@ -87,7 +87,7 @@ const WHAT: Record<string, string> = {
 };
 
 /** What a file system failure was, in words and its code. */
-export function fileSystemReason(error: unknown): string {
+function fileSystemReason(error: unknown): string {
   const e = error as { code?: unknown; errno?: unknown; message?: unknown } | null;
   const code = typeof e?.code === 'string' ? e.code : typeof e?.errno === 'number' ? EMSCRIPTEN_ERRNO[e.errno] : undefined;
   if (code && WHAT[code]) return `${WHAT[code]} (${code})`;

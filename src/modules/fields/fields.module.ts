@@ -27,7 +27,6 @@ import { FieldDefinitionsRepository } from './infrastructure/field-definitions.r
 import { FieldValuesRepository } from './infrastructure/field-values.repository.js';
 import { RelationshipReferencesRepository } from './infrastructure/relationship-references.repository.js';
 import { DiskFileStorage, FileStorage } from './files/infrastructure/file-storage.js';
-import { FileRowsRepository } from './files/infrastructure/file-rows.repository.js';
 
 @Module({
   imports: [IdentityModule, WorkspaceModule, CardHierarchyModule],
@@ -41,7 +40,6 @@ import { FileRowsRepository } from './files/infrastructure/file-rows.repository.
       useFactory: (config: AppConfig) => new DiskFileStorage(path.join(config.dataDir, 'files')),
       inject: [AppConfig],
     },
-    FileRowsRepository,
     FileBlobs,
     FileUrlPolicy,
     FileInputs,

@@ -116,11 +116,18 @@ export class EventBus implements OnApplicationBootstrap {
   }
 }
 
-/** What a handler gets of a published event: the event when it takes its class; else, of a batch, each event it takes. */
+/**
+ * What a handler gets of a published event: the event when it takes its
+ * class; else, of a batch, each event it takes. A batch whose class holds
+ * events no class of the handler is related to is not walked (an import's
+ * batch of thousands, for each handler of other events).
+ */
 function deliveries(sub: Subscription, event: AppEvent): readonly AppEvent[] {
   const takes = (e: AppEvent) => sub.events.some((c) => e instanceof c);
   if (takes(event)) return [event];
-  return event instanceof AppEventBatch ? event.events.filter(takes) : [];
+  if (!(event instanceof AppEventBatch)) return [];
+  const held = (event.constructor as typeof AppEventBatch).holds;
+  return sub.events.some((c) => related(c, held)) ? event.events.filter(takes) : [];
 }
 
 function isBatchClass(c: PublishedClass): c is typeof AppEventBatch {

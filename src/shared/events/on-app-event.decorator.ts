@@ -1,8 +1,6 @@
 import { SetMetadata } from '@nestjs/common';
 import type { EventClass, EventPhase } from './app-event.js';
 
-export type { EventClass } from './app-event.js';
-
 export const ON_APP_EVENT = 'cardwork:on-app-event';
 
 export interface OnAppEventOptions {

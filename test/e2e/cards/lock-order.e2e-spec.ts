@@ -40,7 +40,7 @@ async function raceWrites(operations: RaceOperation[], writers: number, ms: numb
 }
 
 /**
- * The one lock order of src/modules/cards/application/lock-order.ts under
+ * The one lock order (docs/ARCHITECTURE.md, "The one lock order") under
  * load: 8 writers for 10 s mix the writes that take card rows, the project
  * counter and group rows in different combinations (create with a group,
  * relocate with and without group_id, delete, group moves). No write may

@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
-import type { ListingRequest } from '../../../shared/http/cursor.js';
-import { pageOffset } from '../../../shared/http/pagination.js';
+import { keysetPage, listingStart, type ListingRequest } from '../../../shared/http/cursor.js';
 import { WorkspaceApi } from '../../workspace/index.js';
 import type { ProjectListing, ProjectPage } from '../contracts/card-hierarchy.api.js';
-import { CardListingQueries, type ListingStart } from '../infrastructure/card-listing.queries.js';
+import { CardListingQueries } from '../infrastructure/card-listing.queries.js';
 import { splitRole, withRole } from './card-access.service.js';
 
 /**
@@ -21,7 +20,7 @@ export class ProjectCardsService {
   ) {}
 
   async list(projectId: number, actor: Actor, page: ListingRequest, opts: ProjectListing): Promise<ProjectPage> {
-    const from: ListingStart = page.after === null ? { offset: pageOffset(page) } : { after: page.after };
+    const from = listingStart(page);
     // The caller's role in the project's team is read in the page's own
     // statement (one round trip for access, page and totals), and no card is
     // read at all for a caller who is not a member (another team's project
@@ -33,14 +32,7 @@ export class ProjectCardsService {
     this.workspace.projectAccessFromRole(memberRole, 'read');
     if (!found) return { cards: [], ids: [], total: 0, nextAfter: null, read: {} };
     const total = opts.withArchived ? found.cardCount : found.visibleCount;
-    const more = found.ids.length > page.perPage;
-    const ids = found.ids.slice(0, page.perPage);
-    return {
-      cards: found.rows.slice(0, page.perPage),
-      ids,
-      total,
-      nextAfter: more ? ids[ids.length - 1] : null,
-      read,
-    };
+    const { items: ids, nextAfter } = keysetPage(found.ids, page.perPage, (id) => id);
+    return { cards: found.rows.slice(0, page.perPage), ids, total, nextAfter, read };
   }
 }

@@ -167,9 +167,6 @@ function withListedReads(listed: string, order: string, reads: Record<string, st
  */
 const NAMED_LIMITS = new Set([10, 20, 25, 50, 100, 200, 250, 500, 1000].map((perPage) => perPage + 1));
 
-/** Where a listing page starts (the keyset listings' type). */
-export type { ListingStart };
-
 /** Ids of a listing page: $1 the project, $2 the keyset id or the offset, the limit in the text. */
 function listIdsSql(withArchived: boolean, from: ListingStart, limit: number): string {
   if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`a listing limit is a positive integer, not ${limit}`);

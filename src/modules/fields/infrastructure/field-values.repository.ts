@@ -542,6 +542,13 @@ export class FieldValuesRepository {
     return rows.map((r) => String(r.storage_key));
   }
 
+  /** Those of `keys` that a committed file row names (`storage_key` is unique: one lookup per key). */
+  async namedBlobs(keys: string[]): Promise<Set<string>> {
+    if (!keys.length) return new Set();
+    const rows = await this.sql.rows(`SELECT storage_key FROM fields.files WHERE storage_key = ANY($1::text[])`, [keys]);
+    return new Set(rows.map((r) => String(r.storage_key)));
+  }
+
   async forgetReleasedBlobs(keys: string[]): Promise<void> {
     await this.sql.run(`DELETE FROM fields.released_blobs WHERE storage_key = ANY($1::text[])`, [keys]);
   }

@@ -30,8 +30,7 @@ let dummyHash: Promise<string> | undefined;
 const unknownUserHash = () => (dummyHash ??= hashPassword('not the password of anyone'));
 
 const USERNAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-/** Sign-up's rule for a password's length. */
-/** 8 to 1024 characters, counted as code points (an emoji is one, not two UTF-16 units). */
+/** Sign-up's rule for a password's length: 8 to 1024 characters, counted as code points (an emoji is one, not two UTF-16 units). */
 const passwordFits = (p: unknown): p is string => typeof p === 'string' && [...p].length >= 8 && [...p].length <= 1024;
 
 /**
@@ -40,7 +39,7 @@ const passwordFits = (p: unknown): p is string => typeof p === 'string' && [...p
  * one character repeated, or the account's own user name or email (case
  * aside, as guessers try both).
  */
-export function guessablePasswordProblem(password: string, account: { username?: string; email?: string } = {}): string | null {
+function guessablePasswordProblem(password: string, account: { username?: string; email?: string } = {}): string | null {
   const lower = password.toLowerCase();
   if (COMMON_PASSWORDS.has(lower)) return 'is one of the most commonly used passwords; choose another';
   const chars = [...password];
@@ -110,7 +109,7 @@ export class UsersService {
     return ok && user?.passwordHash ? user : null;
   }
 
-  /** Sign-up's rule for a password, for a new one chosen later (the account's own names are checked once known: `replacePassword`). */
+  /** Sign-up's rule for a password, for a new one chosen later (against the account's own names when given). */
   checkNewPassword(password: string, account?: { username: string; email: string }): void {
     if (!passwordFits(password)) {
       throw new InvalidUserError('The new password must be 8 to 1024 characters', [{ field: 'new_password', message: 'must be 8 to 1024 characters' }]);
@@ -123,9 +122,10 @@ export class UsersService {
    * Sets `user`'s password, if it is still the one just checked: of two
    * changes checked against the same password, the second finds it replaced
    * and changes nothing (false), as if its current password were wrong.
+   * The caller has judged `password` already (`checkNewPassword`, before
+   * the current password is checked).
    */
   async replacePassword(user: User, password: string): Promise<boolean> {
-    this.checkNewPassword(password, user);
     return this.users.replacePasswordHash(user.id, user.passwordHash!, await hashPassword(password));
   }
 

@@ -6,7 +6,8 @@ import { SessionsRepository } from '../infrastructure/sessions.repository.js';
 /** Sessions last a week from login; logging out ends them at once. */
 export const SESSION_LIFETIME_MS = 7 * 24 * 60 * 60 * 1000;
 
-const hash = (token: string) => createHash('sha256').update(token).digest('hex');
+/** How a secret is stored and compared: its SHA-256, hex (sessions' tokens, forms' submission scopes). */
+export const tokenHash = (token: string) => createHash('sha256').update(token).digest('hex');
 
 /**
  * Browser sessions stored in the database (DESIGN.md §10: no state in the
@@ -27,8 +28,8 @@ export class SessionsService {
    */
   async start(userId: number, replacing?: string): Promise<string> {
     const token = randomBytes(32).toString('base64url');
-    const replaced = replacing && replacing.length <= 100 ? hash(replacing) : null;
-    await this.sessions.insert(hash(token), userId, new Date(Date.now() + SESSION_LIFETIME_MS), replaced);
+    const replaced = replacing && replacing.length <= 100 ? tokenHash(replacing) : null;
+    await this.sessions.insert(tokenHash(token), userId, new Date(Date.now() + SESSION_LIFETIME_MS), replaced);
     return token;
   }
 
@@ -53,11 +54,11 @@ export class SessionsService {
   /** The account a session token belongs to; null for an unknown or expired one. */
   async account(token: string | undefined): Promise<Account | null> {
     if (!token || token.length > 100) return null;
-    const userId = await this.sessions.userOf(hash(token));
+    const userId = await this.sessions.userOf(tokenHash(token));
     return userId === null ? null : this.accounts.getAccount(userId);
   }
 
   async end(token: string | undefined): Promise<void> {
-    if (token) await this.sessions.delete(hash(token));
+    if (token) await this.sessions.delete(tokenHash(token));
   }
 }

@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { CookieOptions, Request, Response } from 'express';
 import { AppConfig } from '../../../config/app-config.js';
@@ -6,7 +6,7 @@ import type { DomainError } from '../../../shared/domain/domain-error.js';
 import { isCrossSiteWrite } from '../../../shared/http/cross-site.policy.js';
 import type { Account } from '../../identity/index.js';
 import type { FormSubmission } from '../application/form-submissions.service.js';
-import { SESSION_LIFETIME_MS, SessionsService } from '../application/sessions.service.js';
+import { SESSION_LIFETIME_MS, SessionsService, tokenHash } from '../application/sessions.service.js';
 import type { SafeHtml } from '../views/html.js';
 import type { PageContext } from '../views/pages.js';
 
@@ -144,7 +144,7 @@ export class WebContextService {
     if (expected === undefined || !sameText(sent.slice(0, expected.token.length), expected.token)) throw new CsrfError();
     const id = sent.slice(expected.token.length);
     if (id !== '' && !SUBMISSION_ID.test(id)) throw new CsrfError();
-    const scopeHash = createHash('sha256').update(expected.secret).digest('hex');
+    const scopeHash = tokenHash(expected.secret);
     return id ? { ...ctx, submission: { scopeHash, id } } : ctx;
   }
 

@@ -5,7 +5,6 @@ import { ProjectDeleted } from '../../../../shared/events/workspace.events.js';
 import { isDatabaseUnavailable } from '../../../../shared/persistence/database-availability.js';
 import { UnitOfWork } from '../../../../shared/persistence/unit-of-work.js';
 import { FieldValuesRepository } from '../../infrastructure/field-values.repository.js';
-import { FileRowsRepository } from '../infrastructure/file-rows.repository.js';
 import { FileStorage, newFileKey } from '../infrastructure/file-storage.js';
 
 const SWEEP_BATCH = 200;
@@ -17,7 +16,7 @@ const SWEEP_BATCH = 200;
  * plus 5 s), so it has landed or never will, unless a stalled pooler in
  * between still holds it; an hour leaves room for that.
  */
-export const SETTLE_AFTER_MS = 60 * 60_000;
+const SETTLE_AFTER_MS = 60 * 60_000;
 /** How often a running server looks for keys left unsettled (a COMMIT cut while it runs). */
 const SETTLE_EVERY_MS = 10 * 60_000;
 /** A temp file this old belongs to no write in progress (a put takes what writing its bytes takes). */
@@ -45,7 +44,6 @@ export class FileBlobs implements OnApplicationBootstrap, OnApplicationShutdown 
   constructor(
     private readonly storage: FileStorage,
     private readonly values: FieldValuesRepository,
-    private readonly rows: FileRowsRepository,
     private readonly uow: UnitOfWork,
   ) {}
 
@@ -110,7 +108,7 @@ export class FileBlobs implements OnApplicationBootstrap, OnApplicationShutdown 
     const keys = await this.storage.unsettled(olderThanMs);
     for (let i = 0; i < keys.length; i += SWEEP_BATCH) {
       const batch = keys.slice(i, i + SWEEP_BATCH);
-      const named = await this.rows.named(batch);
+      const named = await this.values.namedBlobs(batch);
       const orphans = batch.filter((key) => !named.has(key));
       await this.storage.settle([...named]);
       await this.deleteNow(orphans);
