@@ -118,6 +118,19 @@ describe('POST /importers/spreadsheet/discover', () => {
     }
   });
 
+  it('answers 415 naming UTF-32 for a UTF-32 CSV (little- or big-endian), not headers of U+FFFD', async () => {
+    const text = 'Title,Estimate\nWrite docs,3\n';
+    const codePoints = [0xfeff, ...[...text].map((c) => c.codePointAt(0)!)];
+    const le = Buffer.alloc(4 * codePoints.length);
+    const be = Buffer.alloc(le.length);
+    codePoints.forEach((cp, i) => (le.writeUInt32LE(cp, 4 * i), be.writeUInt32BE(cp, 4 * i)));
+    for (const file of [le, be]) {
+      const res = await upload(file, 'data.csv').expect(415);
+      expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+      expect(res.body.detail).toMatch(/UTF-32/);
+    }
+  });
+
   it('needs the part "file"', async () => {
     const res = await t.http.post(DISCOVER).set(as(alice)).attach('value', Buffer.from('a\n'), 'x.csv').expect(400);
     expect(res.body.errors).toEqual([{ field: 'value', message: 'the file must be sent in a form part named "file"' }]);

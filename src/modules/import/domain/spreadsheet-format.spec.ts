@@ -35,6 +35,16 @@ describe('sniffContainer', () => {
     }
   });
 
+  it('refuses UTF-32 by its byte-order mark, naming it (UTF-32LE starts as UTF-16LE does)', () => {
+    const le = Buffer.from('fffe000054000000', 'hex');
+    const be = Buffer.from('0000feff00000054', 'hex');
+    for (const bytes of [le, be]) {
+      expect(() => sniffContainer(bytes)).toThrow(UnsupportedSpreadsheetError);
+      expect(() => sniffContainer(bytes)).toThrow(/UTF-32/);
+    }
+    expect(sniffContainer(Buffer.from([0xff, 0xfe, 0x54, 0x00, 0x00, 0x00]))).toMatchObject({ encoding: 'utf-16le' });
+  });
+
   it('reads text with a few stray control bytes, or a tag in its first cell, as CSV', () => {
     const csv = { kind: 'text', encoding: 'utf-8', bomLength: 0 };
     for (const text of [

@@ -70,8 +70,8 @@ function looksLikeMarkup(bytes: Buffer, from: number): boolean {
  * Decides from the content, never the name (DESIGN.md §8): a zip (XLSX, ODS),
  * or text taken as CSV. Text is UTF-8 when it decodes as UTF-8, UTF-16 with a
  * byte-order mark, and Windows-1252 otherwise (what spreadsheet programs on
- * Windows write). Legacy XLS, other binaries and XML/HTML documents are
- * refused with 415.
+ * Windows write). UTF-32 (by its byte-order mark), legacy XLS, other
+ * binaries and XML/HTML documents are refused with 415.
  */
 export function sniffContainer(bytes: Buffer): Container {
   if (bytes.length === 0) throw new UnreadableSpreadsheetError('the file is empty');
@@ -79,6 +79,11 @@ export function sniffContainer(bytes: Buffer): Container {
   if (startsWith(bytes, ZIP_EMPTY_ARCHIVE)) throw new UnsupportedSpreadsheetError('an empty zip archive');
   if (startsWith(bytes, OLE_COMPOUND_FILE)) {
     throw new UnsupportedSpreadsheetError('legacy binary Excel (XLS) and other OLE files are not supported');
+  }
+  // UTF-32's marks first: UTF-32LE's begins with UTF-16LE's (FF FE), and
+  // read as UTF-16 its text is every other character a NUL or garbage.
+  if (startsWith(bytes, [0xff, 0xfe, 0x00, 0x00]) || startsWith(bytes, [0x00, 0x00, 0xfe, 0xff])) {
+    throw new UnsupportedSpreadsheetError('UTF-32 text; save the CSV as UTF-8 or UTF-16');
   }
   if (startsWith(bytes, [0xff, 0xfe])) return { kind: 'text', encoding: 'utf-16le', bomLength: 2 };
   if (startsWith(bytes, [0xfe, 0xff])) return { kind: 'text', encoding: 'utf-16be', bomLength: 2 };
