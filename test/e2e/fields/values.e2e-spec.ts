@@ -328,6 +328,28 @@ describe('field values', () => {
       expect(await snapshot(cardB)).toEqual(before);
     });
 
+    it('lists every bad value of the batch, in the order given, each under its key as written; writes none', async () => {
+      await c.setMany(ann, cardB, { Estimate: 1, Due: '2025-01-01' }).expect(200);
+      const before = await snapshot(cardB);
+      let res = await c.setMany(ann, cardB, { Estimate: 'x', 'Title text': 'fine', Due: 'bad' });
+      expectRefusal(res, 'Estimate');
+      expect(res.body.errors).toEqual([
+        { field: 'Estimate', message: 'expected a number' },
+        { field: 'Due', message: expect.stringMatching(/^expected a date/) },
+      ]);
+      expect(res.body.detail).toMatch(/^2 values refused: Estimate: expected a number; Due: expected a date/);
+      res = await c.setMany(ann, cardB, { attributes: { due: 'bad', Nope: 1, estimate: 'x', Done: 7 } });
+      expect([res.status, res.body.type, res.body.errors.map((e: { field: string }) => e.field)]).toEqual([
+        400,
+        'INPUT.INVALID',
+        ['due', 'attributes.Nope', 'estimate', 'Done'],
+      ]);
+      // One bad value alone keeps its own error, named as written.
+      res = await c.setMany(ann, cardB, { 'Title text': 'fine', ESTIMATE: 'x' });
+      expect([res.status, res.body.detail, res.body.errors]).toEqual([400, 'ESTIMATE: expected a number', [{ field: 'ESTIMATE', message: 'expected a number' }]]);
+      expect(await snapshot(cardB)).toEqual(before);
+    });
+
     it('names the unknown field, refuses empty and mixed bodies', async () => {
       let res = await c.setMany(ann, cardB, { attributes: { Nope: 1 } });
       expectRefusal(res, 'Nope');
@@ -515,6 +537,11 @@ describe('field values', () => {
         expect(res.status).toBe(400);
       }
       expect(await kids()).toBe(before);
+    });
+
+    it("lists every bad value of a new card's attributes, as the attribute operation does", async () => {
+      const res = await t.http.post(`${API}/cards/${w.root}/children`).set(as(ann)).send({ title: 'bad', attributes: { Estimate: 'many', Due: 'bad' } });
+      expect([res.status, res.body.errors?.map((e: { field: string }) => e.field)]).toEqual([400, ['Estimate', 'Due']]);
     });
   });
 

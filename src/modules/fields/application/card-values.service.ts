@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
+import { DomainError } from '../../../shared/domain/domain-error.js';
 import { unreachable } from '../../../shared/domain/unreachable.js';
 import { CardAttributeChanged, CardEventBatch } from '../../../shared/events/card.events.js';
 import { EventBus } from '../../../shared/events/event-bus.js';
@@ -12,6 +13,7 @@ import {
   FieldNotFoundError,
   GroupTypeFieldError,
   InvalidFieldInputError,
+  InvalidValuesError,
   UnknownFieldError,
 } from '../domain/fields.errors.js';
 import {
@@ -529,14 +531,26 @@ export class CardValuesService {
     const entries = Object.entries(values);
     if (!entries.length) throw new InvalidFieldInputError(prefix ? prefix.slice(0, -1) : 'attributes', 'give at least one field value');
     const seen = new Set<number>();
-    return entries.map(([key, raw]) => {
-      const property = `${prefix}${key}`;
-      const field = requireBodyField(fields, modelId, key, property);
-      if (seen.has(field.id)) throw new InvalidFieldInputError(property, `field "${field.name}" is given twice`);
-      seen.add(field.id);
-      if (field.type === 'group_type') throw new GroupTypeFieldError(property, field.name);
-      return { kind: 'set', field, value: parseValue(field, raw) };
-    });
+    const writes: Write[] = [];
+    const refused: DomainError[] = [];
+    for (const [key, raw] of entries) {
+      try {
+        const property = `${prefix}${key}`;
+        const field = requireBodyField(fields, modelId, key, property);
+        if (seen.has(field.id)) throw new InvalidFieldInputError(property, `field "${field.name}" is given twice`);
+        seen.add(field.id);
+        if (field.type === 'group_type') throw new GroupTypeFieldError(property, field.name);
+        // A refused value is named as the client wrote its key (an id, the name in another case).
+        writes.push({ kind: 'set', field, value: parseValue({ ...field, name: key }, raw) });
+      } catch (error) {
+        // Every refused value of the batch is listed (DESIGN.md §2), in the order given; nothing is written.
+        if (!(error instanceof DomainError) || error.kind !== 'invalid' || !error.errors?.length) throw error;
+        refused.push(error);
+      }
+    }
+    if (refused.length > 1) throw new InvalidValuesError(refused);
+    if (refused.length) throw refused[0];
+    return writes;
   }
 
   /** A field named in the path: unknown → 404; another model's field → 400 (the card may not use it). */

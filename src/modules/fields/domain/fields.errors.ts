@@ -1,4 +1,4 @@
-import { ConflictError, DomainError, NotFoundError } from '../../../shared/domain/domain-error.js';
+import { ConflictError, DomainError, NotFoundError, type FieldProblem } from '../../../shared/domain/domain-error.js';
 
 export class FieldNotFoundError extends NotFoundError {
   constructor() {
@@ -71,5 +71,19 @@ export class GroupTypeFieldError extends DomainError {
       `field "${name}" is a group_type field: ${what} cannot be changed through the attribute operations; ` +
       'use the grouping operations (group types, add-to-group, remove-from-group, relocate)';
     super(`${property}: ${message}`, [{ field: property, message }]);
+  }
+}
+
+/**
+ * Several values of one batch refused (DESIGN.md §2): every problem of each,
+ * in the order the values were given, under the code of the first.
+ */
+export class InvalidValuesError extends DomainError {
+  readonly code: string;
+  readonly kind = 'invalid' as const;
+  constructor(refused: Array<{ code: string; errors?: FieldProblem[] }>) {
+    const problems = refused.flatMap((e) => e.errors ?? []);
+    super(`${problems.length} values refused: ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`, problems);
+    this.code = refused[0].code;
   }
 }
