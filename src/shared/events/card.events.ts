@@ -11,7 +11,8 @@ export interface CardEventMap {
   'card.created': { title: string; ref: number; parent_id?: number };
   'card.updated': { title: { from: string; to: string } };
   'card.state_changed': { from: string; to: string };
-  'card.moved': { from_parent_id: number | null; to_parent_id: number; from_position: number };
+  /** `to_position`: where the card ended among its (new) siblings, the requested position clamped. */
+  'card.moved': { from_parent_id: number | null; to_parent_id: number; from_position: number; to_position: number };
   'card.archived': Record<string, never>;
   'card.restored': Record<string, never>;
   /** On the parent's stream (the deleted card's goes with it). */

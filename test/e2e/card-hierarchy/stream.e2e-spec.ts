@@ -52,6 +52,23 @@ describe('card stream', () => {
     expect(actions(await c.stream(ann, a.id))).toEqual(['card.moved', 'card.created']);
   });
 
+  it('says where the moved card ended: to_position, the requested position clamped to its siblings', async () => {
+    const parent = await c.create(ann, top, 'p2');
+    const other = await c.create(ann, top, 'other p2');
+    const [a, , last] = [await c.create(ann, parent.id, 'a'), await c.create(ann, parent.id, 'b'), await c.create(ann, parent.id, 'c')];
+    await c.create(ann, other.id, 'there');
+    const moved = async (id: number) => (await c.stream(ann, id))[0];
+    await c.relocate(ann, last.id, { position: 0 });
+    expect(await moved(last.id)).toMatchObject({ action: 'card.moved', data: { from_parent_id: parent.id, to_parent_id: parent.id, from_position: 2, to_position: 0 } });
+    // a is at 1 now; 99 is past the last sibling
+    await c.relocate(ann, a.id, { position: 99 });
+    expect((await moved(a.id)).data).toEqual({ from_parent_id: parent.id, to_parent_id: parent.id, from_position: 1, to_position: 2 });
+    await c.relocate(ann, a.id, { parent_id: other.id, position: 7 });
+    expect((await moved(a.id)).data).toEqual({ from_parent_id: parent.id, to_parent_id: other.id, from_position: 2, to_position: 1 });
+    await c.relocate(ann, last.id, { parent_id: other.id, position: 0 });
+    expect((await moved(last.id)).data).toEqual({ from_parent_id: parent.id, to_parent_id: other.id, from_position: 0, to_position: 0 });
+  });
+
   it('records nothing when nothing changed', async () => {
     const card = await c.create(ann, top, 'same');
     await t.http.put(`${API}/cards/${card.id}`).set(as(ann)).send({ title: 'same', state: 'undecided' }).expect(200);

@@ -80,13 +80,13 @@ export class MoveCardService {
     const { card, parent, oldParent, position } = held;
     const { before, parentChanged } = prepared;
     if (!parentChanged && position === undefined) return { before, after: before, parentChanged };
-    await this.moveLocked(card, parent, oldParent, position);
+    const slot = await this.moveLocked(card, parent, oldParent, position);
     await this.events.publish(
       new CardMoved({
         cardId: card.id,
         projectId: card.projectId,
         actorId: actor.userId,
-        data: { from_parent_id: card.parentId, to_parent_id: parent.id, from_position: card.position },
+        data: { from_parent_id: card.parentId, to_parent_id: parent.id, from_position: card.position, to_position: slot },
       }),
     );
     const after = (await this.cards.find(card.id))!;
@@ -135,11 +135,13 @@ export class MoveCardService {
     assertDepthAllowed((await this.cards.deepest(subtreeIds)) + deeper, max);
   }
 
-  private async moveLocked(card: CardRow, parent: CardRow, oldParent: CardRow | null, position: number | undefined): Promise<void> {
+  /** Answers the position the card ends at, the requested one clamped to its new siblings. */
+  private async moveLocked(card: CardRow, parent: CardRow, oldParent: CardRow | null, position: number | undefined): Promise<number> {
     if (card.parentId === parent.id) {
       const last = (await this.cards.childCount(parent.id)) - 1;
-      await this.cards.reorder(card, targetPosition(position, last));
-      return;
+      const slot = targetPosition(position, last);
+      await this.cards.reorder(card, slot);
+      return slot;
     }
     await this.cards.closeGap(card.parentId!, card.position);
     const slot = targetPosition(position, await this.cards.childCount(parent.id));
@@ -151,6 +153,7 @@ export class MoveCardService {
       const after = await this.cards.subtreeCounts(card.id);
       await this.cards.adjustCounters(card.projectId, 0, after.visible - before.visible);
     }
+    return slot;
   }
 }
 
