@@ -384,6 +384,10 @@ describe('filter language', () => {
     expect(await refusal('Estimate ~= 3')).toMatchObject({ position: 9 });
     expect(await refusal('x in title')).toMatchObject({ position: 2 });
     expect(await refusal('"unterminated')).toMatchObject({ position: 13 });
+    // A value is quoted as written, not lower-cased as it is read.
+    expect((await refusal('{Due date} = 2026-03-29T02:30:00')).detail).toContain('found "2026-03-29T02:30:00"');
+    expect((await refusal('Done = Maybe')).detail).toContain('found "Maybe"');
+    expect((await refusal('state = Open')).detail).toContain('found "Open"');
     const alias = await refusal('Estimate >', 'filters');
     expect(alias).toMatchObject({ position: 10 });
     expect(alias.detail).toMatch(/^filters: /);

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { isDecimalNumber, isTimeOfDay } from '../../fields/index.js';
 import type { FilterValue } from './filter.ast.js';
 import { FilterError } from './filter.errors.js';
-import { dayValue, numberValue, timeValue } from './filter-values.js';
+import { boolValue, dayValue, numberValue, stateValue, timeValue } from './filter-values.js';
 
 const text = (t: string): FilterValue => ({ kind: 'text', text: t, quoted: false, position: 0 });
 
@@ -50,5 +50,16 @@ describe('filter values read as fields read them', () => {
     expect(day('2026-04-31')).toBeUndefined();
     expect(day('0000-01-01')).toBeUndefined();
     expect(day('+1m')).toBe('2026-02-28');
+  });
+
+  it('reads days, bools and states in any case, and quotes a value it refuses as written', () => {
+    expect(read((v) => dayValue(v, '2026-01-31'), 'TODAY')).toBe('2026-01-31');
+    expect(read((v) => dayValue(v, '2026-01-31'), '-1D')).toBe('2026-01-30');
+    expect(read(boolValue, 'Yes')).toBe(true);
+    expect(read(stateValue, 'In_Progress')).toBe('in_progress');
+    const refusal = (parse: (v: FilterValue) => unknown, t: string) => () => parse(text(t));
+    expect(refusal((v) => dayValue(v, '2026-01-31'), '2026-03-29T02:30:00')).toThrow('found "2026-03-29T02:30:00"');
+    expect(refusal(boolValue, 'Maybe')).toThrow('found "Maybe"');
+    expect(refusal(stateValue, 'Open')).toThrow('found "Open"');
   });
 });

@@ -33,17 +33,18 @@ export function wholeValue(v: FilterValue): number {
 
 export function boolValue(v: FilterValue): boolean {
   const expected = 'true or false';
-  const t = textOf(v, expected).toLowerCase();
+  const written = textOf(v, expected);
+  const t = written.toLowerCase();
   if (TRUE.has(t)) return true;
   if (FALSE.has(t)) return false;
-  throw new FilterError(v.position, expected, `expected ${expected}, found "${t}"`);
+  throw new FilterError(v.position, expected, `expected ${expected}, found "${written}"`);
 }
 
 export function stateValue(v: FilterValue): CardState {
   const expected = `a state (${CARD_STATES.join(', ')})`;
-  const t = textOf(v, expected).toLowerCase();
-  const state = CARD_STATES.find((s) => s === t);
-  if (!state) throw new FilterError(v.position, expected, `expected ${expected}, found "${t}"`);
+  const written = textOf(v, expected);
+  const state = CARD_STATES.find((s) => s === written.toLowerCase());
+  if (!state) throw new FilterError(v.position, expected, `expected ${expected}, found "${written}"`);
   return state;
 }
 
@@ -82,7 +83,9 @@ function shiftDay(today: string, sign: number, n: number, unit: string): string 
 /** A calendar day `YYYY-MM-DD`: written out, `today`, or relative to today (`-7d`, `+2w`, `+1m`, `-1y`). */
 export function dayValue(v: FilterValue, today: string): string {
   const expected = 'a date YYYY-MM-DD, today, or a relative date such as -7d, +2w, +1m, -1y';
-  const t = textOf(v, expected).toLowerCase();
+  // Read in any case (`Today`, `-7D`); an error quotes the text as written.
+  const written = textOf(v, expected);
+  const t = written.toLowerCase();
   if (t === 'today') return today;
   const rel = RELATIVE.exec(t);
   if (rel) {
@@ -91,7 +94,7 @@ export function dayValue(v: FilterValue, today: string): string {
   }
   const m = DAY.exec(t);
   if (m && isCalendarDate(Number(m[1]), Number(m[2]), Number(m[3]))) return t;
-  throw new FilterError(v.position, expected, `expected ${expected}, found "${t}"`);
+  throw new FilterError(v.position, expected, `expected ${expected}, found "${written}"`);
 }
 
 /** The UTC day of an instant, for `today`. */
