@@ -97,4 +97,28 @@ describe('import: names in any case, folded as every module folds them', () => {
     expect(await rowCards(project)).toEqual([]);
     expect(await names(`/projects/${project.id}/group-types`, 'name')).toEqual(['item']);
   });
+
+  it('takes update_field "Title" and " REF " as the keywords, as field names are taken in any case', async () => {
+    const project = await ws.project(alice, team, 'Keywords');
+    const counts = (created: number, updated: number) => ({ project_id: project.id, created, updated, skipped: 0, children_created: 0 });
+    const made = await dryThenImport({ discover_file_id: await discover([['Title'], ['A'], ['B']]), project_id: project.id, options: { ignore_header: true }, mapping: { '0': { type: 'title' } } });
+    expect(made).toEqual({ dry: [200, counts(2, 0)], real: [200, counts(2, 0)] });
+    const byTitle = await discover([['Title', 'Size'], ['A', '3']]);
+    const sized = { '0': { type: 'title' }, '1': { type: 'attribute', attr_type: 'number', name: 'Size' } };
+    expect(await dryThenImport({ discover_file_id: byTitle, project_id: project.id, update_field: 'Title', options: { ignore_header: true }, mapping: sized })).toEqual({
+      dry: [200, counts(0, 1)],
+      real: [200, counts(0, 1)],
+    });
+    const [a, b] = await rowCards(project);
+    const bRef = ((await t.http.get(`${API}/projects/${project.id}/cards`).set(as(alice)).expect(200)).body as Array<{ title: string; ref: number }>).find((c) => c.title === 'B')!.ref;
+    const byRef = await discover([['Ref', 'Title'], [`#${bRef}`, 'B renamed']]);
+    expect(await dryThenImport({ discover_file_id: byRef, project_id: project.id, update_field: ' REF ', options: { ignore_header: true }, mapping: { '0': { type: 'ref' }, '1': { type: 'title' } } })).toEqual({
+      dry: [200, counts(0, 1)],
+      real: [200, counts(0, 1)],
+    });
+    expect((await rowCards(project)).map((c) => [c.title, c.attributes.Size])).toEqual([
+      [a.title, 3],
+      ['B renamed', b.attributes.Size],
+    ]);
+  });
 });

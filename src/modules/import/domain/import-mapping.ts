@@ -146,17 +146,20 @@ export function parseMapping(raw: unknown, columnCount: number, nameProblem: Nam
   return { columns, titleColumn: title.column };
 }
 
-/** `update_field`: `title`, `ref`, or the name of a mapped attribute (DESIGN.md §8). */
+/**
+ * `update_field`: `title`, `ref`, or the name of a mapped attribute (DESIGN.md
+ * §8), each in any case, as field names are. `title` and `ref` spelled so
+ * are the keywords even beside an attribute of that name; another spelling
+ * ("Title", "REF") is a mapped attribute of that name when there is one,
+ * else the keyword.
+ */
 export function parseUpdateField(raw: unknown, mapping: ImportMapping): UpdateMatch | null {
   if (raw === undefined || raw === null || raw === '') return null;
   if (typeof raw !== 'string') throw invalidImportInput('update_field', 'must be "title", "ref" or a mapped attribute name');
-  if (raw === 'title') return { kind: 'title', column: mapping.titleColumn };
-  if (raw === 'ref') {
-    const ref = mapping.columns.find((c) => c.spec.type === 'ref');
-    if (!ref) throw invalidImportInput('update_field', 'matching by ref needs a column mapped to ref');
-    return { kind: 'ref', column: ref.column };
-  }
-  const attribute = mapping.columns.find((c) => c.spec.type === 'attribute' && foldCase(c.spec.name) === foldCase(raw.trim()));
+  if (raw === 'title' || raw === 'ref') return keywordMatch(raw, mapping);
+  const folded = foldCase(raw.trim());
+  const attribute = mapping.columns.find((c) => c.spec.type === 'attribute' && foldCase(c.spec.name) === folded);
+  if (!attribute && (folded === 'title' || folded === 'ref')) return keywordMatch(folded, mapping);
   if (!attribute || attribute.spec.type !== 'attribute') {
     throw invalidImportInput('update_field', `"${raw.slice(0, 100)}" is neither title, ref nor a mapped attribute`);
   }
@@ -164,4 +167,11 @@ export function parseUpdateField(raw: unknown, mapping: ImportMapping): UpdateMa
     throw invalidImportInput('update_field', `cards cannot be matched on a ${attribute.spec.attrType} attribute; use title, ref or a ${MATCHABLE_TYPES.join('/')} attribute`);
   }
   return { kind: 'attribute', column: attribute.column, name: attribute.spec.name };
+}
+
+function keywordMatch(keyword: 'title' | 'ref', mapping: ImportMapping): UpdateMatch {
+  if (keyword === 'title') return { kind: 'title', column: mapping.titleColumn };
+  const ref = mapping.columns.find((c) => c.spec.type === 'ref');
+  if (!ref) throw invalidImportInput('update_field', 'matching by ref needs a column mapped to ref');
+  return { kind: 'ref', column: ref.column };
 }

@@ -282,4 +282,15 @@ describe('parseMapping', () => {
     const people = parseMapping({ '0': { type: 'title' }, '1': { type: 'attribute', attr_type: 'members', name: 'People' } }, 2);
     expect(() => parseUpdateField('People', people)).toThrow(/cannot be matched on a members attribute/);
   });
+
+  it('update_field takes title and ref in any case; an attribute of such a name wins over every spelling but the keyword\'s own', () => {
+    const m = parseMapping({ '0': { type: 'title' }, '1': { type: 'ref' } }, 2);
+    for (const raw of ['Title', 'TITLE', ' title ']) expect(parseUpdateField(raw, m)).toEqual({ kind: 'title', column: 0 });
+    for (const raw of ['Ref', 'REF']) expect(parseUpdateField(raw, m)).toEqual({ kind: 'ref', column: 1 });
+    expect(() => parseUpdateField('Ref', parseMapping({ '0': { type: 'title' } }, 1))).toThrow(/a column mapped to ref/);
+    const named = parseMapping({ '0': { type: 'title' }, '1': { type: 'attribute', attr_type: 'text', name: 'Title' }, '2': { type: 'ref' } }, 3);
+    expect(parseUpdateField('title', named)).toEqual({ kind: 'title', column: 0 });
+    expect(parseUpdateField('Title', named)).toEqual({ kind: 'attribute', column: 1, name: 'Title' });
+    expect(parseUpdateField('TITLE', named)).toEqual({ kind: 'attribute', column: 1, name: 'Title' });
+  });
 });
