@@ -28,14 +28,43 @@
  * applies outside Lithuanian, Turkish and Azeri is the final sigma; the
  * database's C locale, which folds ASCII only, and ICU, which folds as
  * JavaScript does, are covered too.) Where several existing names share a
- * key, the exact one is taken first (`findByName`).
+ * key, the one lower() folds as the name is taken first (`sameNamed`).
  */
 export function foldCase(text: string): string {
   return text.toLowerCase().replace(/i\u0307/g, 'i').replace(/ς/g, 'σ');
 }
 
-/** The item whose name is `name` exactly, else the first whose name folds as it does. */
+/**
+ * PostgreSQL's lower(), as the unique indexes fold names: one character at a
+ * time, so 'İ' is 'i' and 'Σ' is 'σ' wherever it stands (the server's
+ * C.UTF-8 and PGlite alike; they differ only on letters newer than their
+ * libc's Unicode tables, which lower() leaves as they are, and PGlite's
+ * leaves circled letters too). Unlike `foldCase`, 'ς' stays 'ς': 'ΟΔΟΣ' and
+ * 'οδος' are two names.
+ */
+export function lowerCase(text: string): string {
+  return text.replace(/Σ/g, 'σ').replace(/İ/g, 'i').toLowerCase();
+}
+
+/**
+ * The items (of one scope of unique names) that `name` names: those whose
+ * names lower() folds as it folds `name`, the way the unique index compares
+ * them; only when there are none, those `foldCase` folds as it. A project may
+ * hold a field 'ΟΔΟΣ' beside 'οδος' (lower(): 'οδοσ', 'οδος'): 'ΟΔΟΣ' and
+ * 'Οδοσ' name the first only, 'οδος' the second only; and 'οδος' finds
+ * 'ΟΔΟΣ' where no 'οδος' stands beside it.
+ */
+export function sameNamed<T>(items: readonly T[], name: string, nameOf: (item: T) => string): T[] {
+  for (const fold of [lowerCase, foldCase]) {
+    const key = fold(name);
+    const found = items.filter((item) => fold(nameOf(item)) === key);
+    if (found.length) return found;
+  }
+  return [];
+}
+
+/** The item whose name is `name` exactly, else the first `sameNamed` gives. */
 export function findByName<T>(items: readonly T[], name: string, nameOf: (item: T) => string): T | undefined {
-  const key = foldCase(name);
-  return items.find((item) => nameOf(item) === name) ?? items.find((item) => foldCase(nameOf(item)) === key);
+  const named = sameNamed(items, name, nameOf);
+  return named.find((item) => nameOf(item) === name) ?? named[0];
 }

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { DataSource } from 'typeorm';
+import { lowerCase } from '../../../src/shared/domain/fold-case.js';
 import { awayFromMidnightUtc } from '../../support/clock-edges.js';
 import { withPlanLimits } from '../../support/plan-limits.js';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
@@ -230,6 +231,53 @@ describe('filter language', () => {
     await post(alice, `/cards/${cards.child.id}/model`, { model_id: model }, 200);
     expect(await titles('model = idea')).toEqual(['Login form child']);
     await post(alice, `/cards/${cards.child.id}/model`, { model_id: null }, 200);
+  });
+
+  /**
+   * Field names are unique by lower(), which keeps a final ς: a project may
+   * hold a field "ΟΔΟΣ" (lower(): οδοσ) beside "οδος". Each name means its
+   * own field (before, both: `ΟΔΟΣ = y` found a card whose ΟΔΟΣ is null);
+   * the looser fold finds a field only where no field is named so, project
+   * by project in a /search.
+   */
+  it('tells a field ΟΔΟΣ from a field οδος beside it, as their unique index does, on either database', async () => {
+    for (const name of ['ΟΔΟΣ', 'οδος', 'Οδοσ', 'Rİsk', 'STRAẞE', 'ǅ']) {
+      const [{ lower }] = await t.app.get(DataSource).query(`SELECT lower($1::text) AS lower`, [name]);
+      expect([name, lowerCase(name)]).toEqual([name, lower]);
+    }
+    const dora = await t.user();
+    const ws = workspaceClient(t);
+    const team = await ws.team(dora, 'Οδοί');
+    const both = await ws.project(dora, team, 'Both');
+    const upperOnly = await ws.project(dora, team, 'Upper only');
+    await post(dora, `/projects/${both.id}/attributes`, { name: 'ΟΔΟΣ', type: 'text' });
+    await post(dora, `/projects/${both.id}/attributes`, { name: 'οδος', type: 'text' });
+    await post(dora, `/projects/${upperOnly.id}/attributes`, { name: 'ΟΔΟΣ', type: 'text' });
+    // Models are refused a name JavaScript lower-cases as another's (ΟΔΟΣ beside οδος), not οδοσ beside οδος.
+    const models = [];
+    for (const name of ['οδοσ', 'οδος']) models.push((await post(dora, `/projects/${both.id}/models`, { name })).body.id as number);
+    const child = async (p: { top_level_card_id: number }, title: string) =>
+      (await post(dora, `/cards/${p.top_level_card_id}/children`, { title })).body as Card;
+    const [x, y, z] = [await child(both, 'x'), await child(both, 'y'), await child(upperOnly, 'z')];
+    await post(dora, `/cards/${x.id}/attributes/ΟΔΟΣ`, { value: 'x' }, 200);
+    await post(dora, `/cards/${y.id}/attributes/οδος`, { value: 'y' }, 200);
+    await post(dora, `/cards/${z.id}/attributes/ΟΔΟΣ`, { value: 'y' }, 200);
+    await post(dora, `/cards/${x.id}/model`, { model_id: models[0] }, 200);
+    await post(dora, `/cards/${y.id}/model`, { model_id: models[1] }, 200);
+    const ids = async (url: string, filter: string) =>
+      (await t.http.get(`${API}${url}`).query({ filter, only_ids: 'true' }).set(as(dora)).expect(200)).body as number[];
+    const inBoth = (filter: string) => ids(`/projects/${both.id}/cards`, filter);
+    expect(await inBoth('ΟΔΟΣ = y')).toEqual([]);
+    expect(await inBoth('ΟΔΟΣ = x')).toEqual([x.id]);
+    expect(await inBoth('Οδοσ = x')).toEqual([x.id]);
+    expect(await inBoth('οδος = y')).toEqual([y.id]);
+    expect(await inBoth('οδος = x')).toEqual([]);
+    expect(await inBoth('model = ΟΔΟΣ')).toEqual([x.id]);
+    expect(await inBoth('model = οδος')).toEqual([y.id]);
+    expect(await inBoth('model = Οδοσ')).toEqual([x.id]);
+    // Over both projects: "Upper only" has no field οδος, so οδος finds its ΟΔΟΣ.
+    expect(await ids('/search', 'ΟΔΟΣ = y')).toEqual([z.id]);
+    expect(await ids('/search', 'οδος = y')).toEqual([y.id, z.id]);
   });
 
   it('compares bools, dates (written, today, -7d, +2w), periods and times', async () => {

@@ -89,6 +89,35 @@ describe('resolveFilter', () => {
     });
   });
 
+  it('names, in each project, the fields and models lower() folds as the name before those only foldCase does (ΟΔΟΣ beside οδος)', () => {
+    // Project 1 holds ΟΔΟΣ and οδος (two names to the unique index); project 2 only ΟΔΟΣ; project 3 only οδος.
+    const greek: FilterSchema = {
+      fields: [
+        field(30, 'ΟΔΟΣ', 'text'),
+        field(31, 'οδος', 'text'),
+        field(32, 'ΟΔΟΣ', 'text', { projectId: 2 }),
+        field(33, 'οδος', 'text', { projectId: 3 }),
+      ],
+      models: [
+        { id: 40, projectId: 1, name: 'οδοσ' },
+        { id: 41, projectId: 1, name: 'οδος' },
+        { id: 42, projectId: 2, name: 'οδος' },
+      ],
+    };
+    const resolveIn = (text: string) => resolveFilter(parseFilter(text), { schema: greek, meId: 42, today: '2026-01-31', users: new Map() });
+    const idsOf = (text: string) => {
+      const c = resolveIn(text);
+      if (c.kind === 'field' && c.term.kind === 'text') return c.term.fields.map((f) => f.id);
+      if (c.kind === 'card' && c.term.kind === 'model') return c.term.modelIds;
+      throw new Error(`unexpected ${JSON.stringify(c)}`);
+    };
+    expect(idsOf('ΟΔΟΣ = y')).toEqual([30, 32, 33]);
+    expect(idsOf('Οδοσ = y')).toEqual([30, 32, 33]);
+    expect(idsOf('οδος = y')).toEqual([31, 32, 33]);
+    expect(idsOf('model = ΟΔΟΣ')).toEqual([40, 42]);
+    expect(idsOf('model = οδος')).toEqual([41, 42]);
+  });
+
   it('resolves users, @me, groups, models and relative dates', () => {
     // @user: every members field of the projects, named by id.
     const owners = [{ id: 4, modelId: null }];

@@ -1,6 +1,6 @@
 import type { FilterField, FilterFieldRef, FilterSchema } from '../../fields/index.js';
 import type { FilterOrderOp } from '../../../shared/persistence/filter-sql.js';
-import { foldCase } from '../../../shared/domain/fold-case.js';
+import { sameNamed } from '../../../shared/domain/fold-case.js';
 import { appendTo } from '../../../shared/domain/lists-by-key.js';
 import type { BuiltinField, CompareOp, FieldName, FilterExpr, FilterValue, UserRef } from './filter.ast.js';
 import type { Condition } from './filter.condition.js';
@@ -135,11 +135,9 @@ export function resolveFilter(expr: FilterExpr, ctx: ResolveContext): Condition 
 
 function compare(field: FieldName, op: Op, opPosition: number, value: FilterValue, ctx: ResolveContext): Condition {
   if (field.kind === 'builtin') return builtin(field.name, op, opPosition, value, ctx);
-  // Folded as the database's unique names and the importer fold (foldCase).
-  const key = foldCase(field.name);
   // In the order the fields were defined, whatever order the schema came in:
   // when no type can read the value, the error is the first type's.
-  const fields = ctx.schema.fields.filter((f) => foldCase(f.name) === key).sort((a, b) => a.id - b.id);
+  const fields = namedInEachProject(ctx.schema.fields, field.name).sort((a, b) => a.id - b.id);
   if (!fields.length) throw new FilterError(field.position, FIELD_NAMES, `unknown field "${field.name}"; expected ${FIELD_NAMES}`);
   // In several projects one name may have several types: each type reads the
   // value its own way, and the types that cannot are left out (an error only
@@ -158,6 +156,19 @@ function compare(field: FieldName, op: Op, opPosition: number, value: FilterValu
   }
   if (!parts.length) throw firstError;
   return parts.length === 1 ? parts[0] : { kind: 'or', items: parts };
+}
+
+/**
+ * The fields or models `name` names in each project (`sameNamed`, as the
+ * importer finds them): those lower() folds as the unique index compares
+ * names, else those `foldCase` folds as it. Project by project, so that the
+ * projects of a /search each find theirs ('οδος' finds a field 'οδος' in one
+ * project and 'ΟΔΟΣ' in another that has no 'οδος').
+ */
+function namedInEachProject<T extends { projectId: number; name: string }>(items: readonly T[], name: string): T[] {
+  const byProject = new Map<number, T[]>();
+  for (const item of items) appendTo(byProject, item.projectId, item);
+  return [...byProject.values()].flatMap((inProject) => sameNamed(inProject, name, (item) => item.name));
 }
 
 function kindOf(f: FilterField): FieldKind {
@@ -194,8 +205,7 @@ function builtin(name: BuiltinField, op: Op, opPosition: number, value: FilterVa
       return card({ kind: 'archived', archived: boolValue(value) });
     case 'model': {
       if (op !== '=') refuseOp(opPosition, 'model', '= !=');
-      const wanted = foldCase(textValue(value));
-      const modelIds = ctx.schema.models.filter((m) => foldCase(m.name) === wanted).map((m) => m.id);
+      const modelIds = namedInEachProject(ctx.schema.models, textValue(value)).map((m) => m.id);
       return modelIds.length ? card({ kind: 'model', modelIds }) : { kind: 'none' };
     }
   }
