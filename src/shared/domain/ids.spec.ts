@@ -21,7 +21,15 @@ describe('readPosition', () => {
     expect([-5, '3', 2 ** 40, null, undefined].map((v) => readPosition(v, refusal))).toEqual([0, 3, MAX_POSITION, undefined, undefined]);
   });
 
+  it('brings every integer into range, however large, as a number or as digits', () => {
+    const huge = [1e20, 2 ** 53 + 2, 1e308, Infinity, '9007199254740993', '1'.repeat(400)];
+    const hugeNegative = [-1e20, -9007199254740993, -Infinity, '-9007199254740993', `-${'1'.repeat(400)}`, '-0'];
+    expect(huge.map((v) => readPosition(v, refusal))).toEqual(huge.map(() => MAX_POSITION));
+    expect(hugeNegative.map((v) => readPosition(v, refusal))).toEqual(hugeNegative.map(() => 0));
+  });
+
   it("throws the caller's refusal of anything else", () => {
+    for (const v of [0.5, -1.5, NaN, '1e20', '1.0', ' 1', '', true, [1], {}]) expect(() => readPosition(v, refusal)).toThrow(POSITION_MESSAGE);
     expect(() => readPosition('first', refusal)).toThrow(POSITION_MESSAGE);
     expect(() => readPosition(1.5, refusal)).toThrow(POSITION_MESSAGE);
   });

@@ -7,18 +7,22 @@ export const MAX_POSITION = 1_000_000_000;
 
 /**
  * A 0-based position given in a request (relocate, add-to-group, a group's
- * place): any integer of JavaScript's safe range, or its decimal string.
- * DESIGN.md §4 clamps positions to the siblings' range, so a client may send
- * -1 for "first" or a huge number for "last": the value is brought into
+ * place): any integer, as a number (1e20 and -2**60 too: a JSON number of an
+ * integer value, whatever its size) or as decimal digits. DESIGN.md §4
+ * clamps positions to the siblings' range, so a client may send -1 for
+ * "first" or a huge number for "last": the value is brought into
  * [0, MAX_POSITION] here and clamped to the list's length where it is used.
- * Absent (or null) → undefined, which means last; anything else → NaN, which
- * the caller refuses with a 400 naming the property.
+ * Absent (or null) → undefined, which means last; anything else (1.5, "x",
+ * "1e3") → NaN, which the caller refuses with a 400 naming the property.
  */
 export function requestedPosition(value: unknown): number | undefined {
   if (value === undefined || value === null) return undefined;
-  const n = typeof value === 'string' && /^-?\d{1,15}$/.test(value) ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isSafeInteger(n)) return NaN;
-  return Math.min(Math.max(n, 0), MAX_POSITION);
+  // A number or digits past the doubles' range (JSON's 1e400) read as ±Infinity:
+  // an integer too large to hold, whose sign is all the clamp needs.
+  let n: number;
+  if (typeof value === 'string') n = /^-?\d+$/.test(value) ? Number(value) : NaN;
+  else n = typeof value === 'number' && (Number.isInteger(value) || Math.abs(value) === Infinity) ? value : NaN;
+  return Number.isNaN(n) ? NaN : Math.min(Math.max(n, 0), MAX_POSITION);
 }
 
 /** What a 400 says of a position that is not an integer. */

@@ -118,7 +118,7 @@ describe('relocate', () => {
       { parent_id: 0 },
       { parent_id: 1.5 },
       { parent_id: a.id, position: 'first' },
-      { parent_id: a.id, position: 2 ** 53 },
+      { parent_id: a.id, position: '1e20' },
       { parent_id: a.id, position: 1.5 },
       { parent_id: a.id, colour: 'red' },
       { parent_id: a.id, group_id: 1 },

@@ -151,6 +151,11 @@ describe('card memberships', () => {
       expect(await c.column(ann, project.id, urgent.id)).toEqual([ids[2], ids[0], ids[1]]);
       await c.addToGroup(ann, cards[2].id, { group_id: urgent.id, position: 99_999_999_999 });
       expect(await c.column(ann, project.id, urgent.id)).toEqual(ids);
+      // Past the safe integers too: an integer all the same (2 ** 53 used to be refused).
+      await c.addToGroup(ann, cards[2].id, { group_id: urgent.id, position: -(2 ** 60) });
+      expect(await c.column(ann, project.id, urgent.id)).toEqual([ids[2], ids[0], ids[1]]);
+      await c.addToGroup(ann, cards[2].id, { group_id: urgent.id, position: 2 ** 53 });
+      expect(await c.column(ann, project.id, urgent.id)).toEqual(ids);
       for (const x of cards) await c.removeFromGroup(ann, x.id, { group_id: urgent.id });
     });
 
@@ -161,7 +166,7 @@ describe('card memberships', () => {
       ['an unknown group', () => ({ group_id: 999999 }), 'group_id'],
       ['no group_id', () => ({}), 'group_id'],
       ['a string group_id', () => ({ group_id: 'bug' }), 'group_id'],
-      ['a position past the safe integers', () => ({ group_id: bug.id, position: 2 ** 53 }), 'position'],
+      ['a position in exponent form as text', () => ({ group_id: bug.id, position: '1e20' }), 'position'],
       ['a fractional position', () => ({ group_id: bug.id, position: 1.5 }), 'position'],
       ['an unknown property', () => ({ group_id: bug.id, colour: 'red' }), 'colour'],
     ])('refuses %s with 400 naming the property, changing nothing', async (_label, body, field) => {

@@ -87,7 +87,7 @@ describe('request parameter forms', () => {
     expect(titles).not.toContain('refused');
   });
 
-  it('reads a negative number in the query or a form as a number (a position clamped to first), and refuses one past the safe integers', async () => {
+  it('reads a negative number in the query or a form as a number (a position clamped to first), and one past the safe integers (clamped to last)', async () => {
     const top = project.top_level_card_id;
     const card = (await t.http.post(`/api/1.0/cards/${top}/children`).set(as(u)).send({ title: 'placed' }).expect(201)).body;
     const query = await t.http.post(`/api/1.0/cards/${card.id}/relocate`).query({ position: '-1' }).set(as(u)).expect(200);
@@ -95,8 +95,13 @@ describe('request parameter forms', () => {
     await t.http.post(`/api/1.0/cards/${card.id}/relocate`).query({ position: '9' }).set(as(u)).expect(200);
     const form = await t.http.post(`/api/1.0/cards/${card.id}/relocate`).set(as(u)).type('form').send({ position: '-1' }).expect(200);
     expect(form.body.position).toBe(0);
-    const huge = await t.http.post(`/api/1.0/cards/${card.id}/relocate`).set(as(u)).type('form').send({ position: '9007199254740993' }).expect(400);
-    expect(huge.body.errors).toEqual([expect.objectContaining({ field: 'position' })]);
+    await t.http.post(`/api/1.0/cards/${top}/children`).set(as(u)).send({ title: 'after' }).expect(201);
+    const last = (await t.http.post(`/api/1.0/cards/${card.id}/relocate`).query({ position: '9' }).set(as(u)).expect(200)).body.position;
+    await t.http.post(`/api/1.0/cards/${card.id}/relocate`).query({ position: '0' }).set(as(u)).expect(200);
+    const huge = await t.http.post(`/api/1.0/cards/${card.id}/relocate`).set(as(u)).type('form').send({ position: '9007199254740993' }).expect(200);
+    expect([last > 0, huge.body.position]).toEqual([true, last]);
+    const exponent = await t.http.post(`/api/1.0/cards/${card.id}/relocate`).set(as(u)).type('form').send({ position: '1e20' }).expect(400);
+    expect(exponent.body.errors).toEqual([expect.objectContaining({ field: 'position' })]);
   });
 
   it('takes multipart form fields as the body where the route takes no file', async () => {
