@@ -50,7 +50,7 @@ async function outcome(run: () => Promise<unknown>): Promise<unknown> {
     const r = (await run()) as object;
     return { ok: r.constructor.name, json: JSON.stringify(r) };
   } catch (e) {
-    return { error: (e as Error).message, problems: (e as { problems?: unknown }).problems };
+    return { error: (e as Error).message, problems: (e as { errors?: unknown }).errors };
   }
 }
 
@@ -168,5 +168,71 @@ describe('the API validation pipe', () => {
       const ours = await outcome(() => pipe.transform(structuredClone(v), metadata));
       expect(instantless(ours)).toEqual(instantless(await outcome(() => reference(structuredClone(v), metadata))));
     }
+  });
+});
+
+describe('the API validation pipe’s messages', () => {
+  const pipe = createValidationPipe();
+  /** The 400's detail and problems for a value given to `dto` as a `type`. */
+  async function refusal(dto: new () => object, v: unknown, type: 'body' | 'query' = 'body') {
+    try {
+      await pipe.transform(v, { type, metatype: dto, data: undefined });
+      return { error: undefined, problems: undefined };
+    } catch (e) {
+      return { error: (e as Error).message, problems: (e as { errors?: unknown }).errors };
+    }
+  }
+
+  it('say a property left out is required, once', async () => {
+    const { CreateProjectDto, CreateCardDto, AddToGroupDto } = cardsDtos;
+    expect(await refusal(CreateProjectDto, {})).toEqual({ error: 'title: title is required', problems: [{ field: 'title', message: 'title is required' }] });
+    expect(await refusal(CreateCardDto, {})).toEqual({ error: 'title: title is required', problems: [{ field: 'title', message: 'title is required' }] });
+    expect(await refusal(hierarchyDtos.CommentDto, {})).toEqual({ error: 'content: content is required', problems: [{ field: 'content', message: 'content is required' }] });
+    expect(await refusal(fieldsDtos.CreateAttributeDto, { type: 'text' })).toEqual({ error: 'name: name is required', problems: [{ field: 'name', message: 'name is required' }] });
+    expect(await refusal(AddToGroupDto, { position: 1 })).toEqual({ error: 'group_id: group_id is required', problems: [{ field: 'group_id', message: 'group_id is required' }] });
+    // Several left out, and one wrong beside them: one problem each.
+    expect((await refusal(fieldsDtos.CreateAttributeDto, { options: 3 })).problems).toEqual([
+      { field: 'name', message: 'name is required' },
+      { field: 'type', message: 'type is required' },
+      { field: 'options', message: 'options must be an object' },
+    ]);
+  });
+
+  it('say of a property given one thing: its format first, then its emptiness, then the rest', async () => {
+    const { CreateCardDto, AddToGroupDto } = cardsDtos;
+    const problems = async (dto: new () => object, v: unknown, type: 'body' | 'query' = 'body') => (await refusal(dto, v, type)).problems;
+    expect(await problems(CreateCardDto, { title: 5 })).toEqual([{ field: 'title', message: 'title must be a string' }]);
+    expect(await problems(CreateCardDto, { title: null })).toEqual([{ field: 'title', message: 'title must be a string' }]);
+    expect(await problems(CreateCardDto, { title: '' })).toEqual([{ field: 'title', message: 'title should not be empty' }]);
+    expect(await problems(CreateCardDto, { title: 'x'.repeat(1025) })).toEqual([{ field: 'title', message: 'title must be shorter than or equal to 1024 characters' }]);
+    expect(await problems(AddToGroupDto, { group_id: 'x' })).toEqual([{ field: 'group_id', message: 'group_id must be an integer number' }]);
+    expect(await problems(AddToGroupDto, { group_id: 0 })).toEqual([{ field: 'group_id', message: 'group_id must not be less than 1' }]);
+    // An empty query value is given: its format is said (not that it is required).
+    expect(await problems(groupingDtos.GroupsQueryDto, { type_id: '' }, 'query')).toEqual([{ field: 'type_id', message: 'type_id must be an integer number' }]);
+    expect(await problems(fieldsDtos.CreateAttributeDto, { name: 'X', type: 7 })).toEqual([{ field: 'type', message: 'type must be a string' }]);
+    // The types listed are those the endpoint makes: group_type passes on to the service, which says where such a field comes from.
+    const [bogus] = (await problems(fieldsDtos.CreateAttributeDto, { name: 'X', type: 'bogus' })) as { message: string }[];
+    expect(bogus.message).toMatch(/^type must be one of the following values: text, /);
+    expect(bogus.message.split(': ')[1]!.split(', ')).not.toContain('group_type');
+    await expect(pipe.transform({ name: 'X', type: 'group_type' }, { type: 'body', metatype: fieldsDtos.CreateAttributeDto, data: undefined })).resolves.toBeDefined();
+    // An unknown property is still named as such, whatever it holds.
+    expect(await problems(CreateCardDto, { title: 'a', color: 'red' })).toEqual([{ field: 'color', message: 'property color should not exist' }]);
+  });
+
+  it('say a query parameter of one value given more than once is', async () => {
+    const { PageQueryDto } = await import('./list-query.dto.js');
+    const message = 'page is given more than once; it takes one value';
+    expect(await refusal(PageQueryDto, { page: ['1', '2'] }, 'query')).toEqual({ error: `page: ${message}`, problems: [{ field: 'page', message }] });
+    expect((await refusal(cardsDtos.CardListQueryDto, { page: '1', filter: ['a', 'b'], per_page: ['1', '1'] }, 'query')).problems).toEqual([
+      { field: 'filter', message: 'filter is given more than once; it takes one value' },
+      { field: 'per_page', message: 'per_page is given more than once; it takes one value' },
+    ]);
+    // A parameter the listing does not take is unknown, once or twice.
+    expect((await refusal(PageQueryDto, { color: ['a', 'b'] }, 'query')).problems).toEqual([{ field: 'color', message: 'property color should not exist' }]);
+    // A list of a parameter that takes lists is left to its rules.
+    class Tags {
+      @IsOptional() @IsString({ each: true }) tag?: string[];
+    }
+    await expect(pipe.transform({ tag: ['a', 'b'] }, { type: 'query', metatype: Tags, data: undefined })).resolves.toEqual({ tag: ['a', 'b'] });
   });
 });

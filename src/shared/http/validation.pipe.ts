@@ -1,16 +1,41 @@
 import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
+import { getMetadataStorage, ValidationTypes } from 'class-validator';
 import { InvalidInputError, type FieldProblem } from '../domain/domain-error.js';
 import { isPlainObject } from '../domain/plain-object.js';
 import { MAX_JSON_DEPTH } from './body-limits.js';
 import { compileRules, type RulesCheck } from './compiled-rules.js';
 
+/**
+ * The rules whose message says what a value must be (its type or its set of
+ * values), in the order one is picked when several failed: a number sent for
+ * a title is told "must be a string", not also that it is empty and too long.
+ */
+const FORMAT_RULES = ['isString', 'isInt', 'isNumber', 'isBoolean', 'isObject', 'isArray', 'isIn', 'isEnum', 'isPosition'];
+
+/**
+ * One message per property (DESIGN.md §5: the field and the format it
+ * expects): a property left out is required; one given whose value breaks
+ * several rules gets the message of its format (FORMAT_RULES), else of its
+ * emptiness, else of the first rule it broke. class-validator words every
+ * failed rule, and a title left out was told it was too long, empty and not
+ * a string at once.
+ */
 function flatten(errors: ValidationError[], prefix = ''): FieldProblem[] {
   return errors.flatMap((e) => {
     const field = prefix ? `${prefix}.${e.property}` : e.property;
-    const own = Object.values(e.constraints ?? {}).map((message) => ({ field, message }));
-    return [...own, ...flatten(e.children ?? [], field)];
+    const message = oneMessage(e);
+    return [...(message === undefined ? [] : [{ field, message }]), ...flatten(e.children ?? [], field)];
   });
+}
+
+function oneMessage({ constraints, property, value }: ValidationError): string | undefined {
+  if (!constraints) return undefined;
+  const rules = Object.keys(constraints);
+  if (!rules.length) return undefined;
+  if (value === undefined && !rules.includes(ValidationTypes.WHITELIST)) return `${property} is required`;
+  const rule = FORMAT_RULES.find((r) => rules.includes(r)) ?? (rules.includes('isNotEmpty') ? 'isNotEmpty' : rules[0]);
+  return constraints[rule];
 }
 
 /**
@@ -120,6 +145,7 @@ export async function withClientMaps(value: unknown, metadata: ArgumentMetadata,
   refuseTooManyParameters(Object.keys(value).length);
   const unknown = UNSEEN_KEYS.filter((key) => Object.hasOwn(value, key));
   if (unknown.length) throw invalidInput(unknown.map((field) => ({ field, message: `property ${field} should not exist` })));
+  if (type === 'query') refuseRepeatedParameters(value, metatype);
   const maps = (CLIENT_MAPS.get(metatype) ?? []).filter((key) => isPlainObject(value[key]));
   if (!maps.length) return validate(value);
   const held = { ...value };
@@ -127,6 +153,24 @@ export async function withClientMaps(value: unknown, metadata: ArgumentMetadata,
   const entity = (await validate(held)) as Record<string, unknown>;
   for (const key of maps) entity[key] = value[key];
   return entity;
+}
+
+/**
+ * A query parameter of one value that came more than once (`?page=1&page=2`,
+ * which the query parser makes a list) is a 400 saying so, where its rules
+ * would say it is not a string. Only a parameter the DTO names and takes one
+ * value of: none of the API's takes a list (an unknown one is refused as
+ * unknown, whatever it holds).
+ */
+function refuseRepeatedParameters(query: Record<string, unknown>, dto: Function): void {
+  const lists = Object.keys(query).filter((key) => Array.isArray(query[key]));
+  if (!lists.length) return;
+  const rules = getMetadataStorage().getTargetValidationMetadatas(dto, undefined as unknown as string, false, false, undefined);
+  const repeated = lists.filter((key) => {
+    const own = rules.filter((m) => m.propertyName === key);
+    return own.length > 0 && !own.some((m) => m.each || m.name === 'isArray');
+  });
+  if (repeated.length) throw invalidInput(repeated.map((field) => ({ field, message: `${field} is given more than once; it takes one value` })));
 }
 
 /**

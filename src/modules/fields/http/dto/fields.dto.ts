@@ -4,6 +4,9 @@ import { FIELD_TYPES } from '../../domain/values/index.js';
 import { AtLeastOneProperty, IdProperty } from '../../../../shared/http/api-properties.js';
 import { MaxCharacters } from '../../../../shared/http/max-characters.js';
 
+/** The types POST /projects/{id}/attributes makes: a group_type field comes with its group type. */
+const CREATABLE_TYPES = FIELD_TYPES.filter((t) => t !== 'group_type');
+
 const OPTIONS_DOC = {
   type: 'object',
   additionalProperties: { type: 'boolean' },
@@ -18,9 +21,10 @@ export class CreateAttributeDto {
   @MaxCharacters(1024)
   name: string;
 
-  @ApiProperty({ enum: FIELD_TYPES.filter((t) => t !== 'group_type'), description: 'group_type fields come with group types' })
+  @ApiProperty({ enum: CREATABLE_TYPES, description: 'group_type fields come with group types' })
   @IsString()
-  @IsIn(FIELD_TYPES as unknown as string[])
+  // group_type passes, for the service to say where such a field comes from; the message lists what this endpoint makes.
+  @IsIn(FIELD_TYPES as unknown as string[], { message: `$property must be one of the following values: ${CREATABLE_TYPES.join(', ')}` })
   type: string;
 
   @ApiPropertyOptional(OPTIONS_DOC)
