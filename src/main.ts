@@ -8,7 +8,7 @@ import { drainAndExit } from './lifecycle/graceful-shutdown.js';
 import { applyHeapGrowth, keepRequestsYoung } from './lifecycle/heap-growth.js';
 import { createRootLogger, PinoNestLogger } from './observability/logging.js';
 import { Metrics } from './observability/metrics.js';
-import { refusePendingMigrations } from './database/pending-migrations.js';
+import { refuseNewerDatabase, refusePendingMigrations } from './database/pending-migrations.js';
 import { startWait, waitForDatabase } from './database/database-wait.js';
 import { embeddedDataDir } from './database/data-source.js';
 import { openEmbedded } from './database/embedded-driver.js';
@@ -32,6 +32,8 @@ async function bootstrap(): Promise<void> {
   // stack), before the catch below could say it in a line.
   if (!config.embedded) await waitForDatabase(config.databaseUrl!, (message) => logger.warn(message, 'Database'), startWait(config.databaseStartWaitMs));
   else await openEmbedded(embeddedDataDir(config));
+  // A database a newer build migrated is refused before the app (and its start-up sweeps) runs on it.
+  await refuseNewerDatabase(config);
   const app = await createApp(config, { rootLogger: root, logger, metrics });
   if (!config.migrationsRun) await refusePendingMigrations(app.get(DataSource));
   // The metrics listener first: a port it cannot take stops the start before the API serves.

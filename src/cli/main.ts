@@ -1,11 +1,10 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { DataSource, MigrationExecutor } from 'typeorm';
 import { loadConfig, type AppConfig } from '../config/app-config.js';
-import { dataSourceOptions } from '../database/data-source.js';
 import { applyMigrations } from '../database/migrate.js';
 import { claimEmbedded } from '../database/embedded-lock.js';
+import { refuseNewerDatabase } from '../database/pending-migrations.js';
 import { IdentityAdminApi } from '../modules/identity/index.js';
 import { createCliLogger, PinoNestLogger } from '../observability/logging.js';
 import { DomainError } from '../shared/domain/domain-error.js';
@@ -43,7 +42,9 @@ function print(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value)}\n`);
 }
 
+/** Every command that opens the database refuses first one a newer cardwork migrated, writing nothing (README, "Upgrading"). */
 async function withIdentity<T>(config: AppConfig, work: (api: IdentityAdminApi) => Promise<T>): Promise<T> {
+  await refuseNewerDatabase(config);
   const app = await NestFactory.createApplicationContext(CliModule.forRoot(config), { logger: false });
   try {
     return await work(app.get(IdentityAdminApi));
@@ -96,21 +97,10 @@ async function run(args: ParsedArgs, config: AppConfig): Promise<void> {
 }
 
 async function migrate(config: AppConfig): Promise<void> {
+  await refuseNewerDatabase(config);
   // The CLI says at once when the database is away; the server's start waits for it.
-  const applied = await applyMigrations(config, undefined, true);
-  print({ applied, migrations: applied ? await lastExecuted(config, applied) : [] });
-}
-
-/** The names of the last `count` migrations recorded as executed, oldest first: the ones this run applied. */
-async function lastExecuted(config: AppConfig, count: number): Promise<string[]> {
-  const ds = await new DataSource({ ...dataSourceOptions(config, undefined, 'migrations'), migrationsRun: false }).initialize();
-  try {
-    // Newest first (by the migrations table's id).
-    const executed = await new MigrationExecutor(ds).getExecutedMigrations();
-    return executed.slice(0, count).map((m) => m.name).reverse();
-  } finally {
-    await ds.destroy();
-  }
+  const migrations = await applyMigrations(config, undefined, true);
+  print({ applied: migrations.length, migrations });
 }
 
 async function main(): Promise<number> {

@@ -55,6 +55,13 @@ function pgliteDriver(dataDir: string | undefined): PGliteDriver {
 export class EmbeddedStartError extends Error {}
 
 /**
+ * The PostgreSQL major version this build's PGlite runs (PGlite 0.5:
+ * PostgreSQL 18); embedded-driver.spec.ts checks it against a fresh PGlite's
+ * `server_version_num`, so a PGlite upgrade that changes it fails there.
+ */
+export const EMBEDDED_PG_MAJOR = 18;
+
+/**
  * Opens the embedded database in `dataDir` before the app is built, as the
  * server's start does; the app's data source then uses that same instance.
  * Inside Nest a database that cannot open (a full disk, a directory the
@@ -64,6 +71,7 @@ export class EmbeddedStartError extends Error {}
  * cause and the free space.
  */
 export async function openEmbedded(dataDir: string): Promise<void> {
+  refuseOtherMajor(dataDir);
   try {
     fs.mkdirSync(dataDir, { recursive: true });
     pgliteDriver(dataDir);
@@ -74,6 +82,36 @@ export async function openEmbedded(dataDir: string): Promise<void> {
         `check the free space (${freeSpaceNear(dataDir)}) and that the server may write there`,
     );
   }
+}
+
+/**
+ * A data directory written by another PostgreSQL major (a PGlite upgrade)
+ * cannot open here: PGlite said only "failed to initialize properly", which
+ * the start took for a full disk. It is refused before PGlite touches it.
+ */
+function refuseOtherMajor(dataDir: string): void {
+  let written: string;
+  try {
+    written = fs.readFileSync(path.join(dataDir, 'PG_VERSION'), 'utf8').trim();
+  } catch {
+    return; // no database there yet (or none we can read: PGlite says why)
+  }
+  if (written === String(EMBEDDED_PG_MAJOR)) return;
+  throw new EmbeddedStartError(
+    `the embedded database in ${dataDir} was written by PostgreSQL ${written}, and this build runs PostgreSQL ${EMBEDDED_PG_MAJOR} (PGlite): ` +
+      `dump it with the cardwork version that wrote it and restore the dump into an empty DATA_DIR with this one; the directory was left as it is`,
+  );
+}
+
+/** Closes the embedded database `openEmbedded` opened (as a data source's `destroy` does): an open PGlite keeps the process alive. */
+export async function closeEmbedded(dataDir: string): Promise<void> {
+  const pool = new (pgliteDriver(dataDir).driver as unknown as { Pool: new () => { end(cb: (err: unknown) => void): void } }).Pool();
+  await new Promise<void>((resolve, reject) => pool.end((err) => (err ? reject(err) : resolve())));
+}
+
+/** A statement on the embedded database opened by `openEmbedded` (its one connection; nothing else may be using it). */
+export async function queryEmbedded<T>(sql: string): Promise<T[]> {
+  return (await (await getPGliteInstance()).query<T>(sql)).rows;
 }
 
 /** PGlite's file system errors carry Emscripten's errno numbers, not Node's codes. */
