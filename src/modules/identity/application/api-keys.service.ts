@@ -56,12 +56,17 @@ export class ApiKeysService {
     private readonly config: AppConfig,
   ) {}
 
-  /** Creates a key; the returned `key` is the only time it is ever shown. 409 once the user holds API_KEYS_PER_USER_MAX live keys. */
+  /**
+   * Creates a key; the returned `key` is the only time it is ever shown. 409
+   * once the user holds API_KEYS_PER_USER_MAX live keys. Deletes the user's
+   * keys revoked over 30 days ago first (`deleteLongRevoked`).
+   */
   create(userId: number, name = ''): Promise<{ key: string; record: ApiKey }> {
     checkKeyName(name);
     return this.uow.run(async () => {
       const max = this.config.apiKeysPerUserMax;
       if ((await this.keys.lockUserCountLive(userId)) >= max) throw new ApiKeyLimitError(max);
+      await this.keys.deleteLongRevoked(userId);
       const secret = newApiKey();
       const record = new ApiKey();
       record.userId = userId;

@@ -29,7 +29,7 @@ export class MeController {
   }
 
   @Get('api-keys')
-  @ApiOkResponse({ type: [ApiKeyDto], description: "the user's keys, revoked ones included (never the keys themselves)" })
+  @ApiOkResponse({ type: [ApiKeyDto], description: "the user's keys, oldest first: live ones and those revoked in the last 30 days (with `revoked_at`; a key revoked longer ago is deleted and no longer listed). Never the keys themselves" })
   async listKeys(@CurrentActor() actor: Actor, @Query() _query: NoQueryDto) {
     return (await this.keys.list(actor.userId)).map(toApiKeyView);
   }

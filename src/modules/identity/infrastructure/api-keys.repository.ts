@@ -17,6 +17,14 @@ const ACTIVE_KEY_COUNTING_SQL = prepared(
    SELECT k.*, hit.hits, hit.reset_seconds FROM k CROSS JOIN hit`,
 );
 
+/**
+ * How long a revoked key stays listed (with its `revoked_at`, last use and
+ * name) before it is deleted (README, OpenAPI of `GET /me/api-keys`).
+ */
+export const REVOKED_KEY_RETENTION = '30 days';
+/** Long-revoked keys deleted at most per key creation (which adds one). */
+const REVOKED_KEY_DELETE_BATCH = 100;
+
 export interface ActiveKey {
   id: number;
   lastUsedAt: Date | null;
@@ -52,12 +60,38 @@ export class ApiKeysRepository {
     return r ? { key: toActiveKey(r), window: { hits: r.hits, reset_seconds: r.reset_seconds } } : null;
   }
 
+  /** The user's keys, live ones and those revoked within the retention (`REVOKED_KEY_RETENTION`). */
   listForUser(userId: number): Promise<ApiKey[]> {
-    return this.repo.find({ where: { userId }, order: { id: 'ASC' } });
+    return this.kept(userId).orderBy('k.id', 'ASC').getMany();
   }
 
+  /** One of the user's keys, as `listForUser` shows them (a key revoked longer ago is gone). */
   findForUser(id: number, userId: number): Promise<ApiKey | null> {
-    return this.repo.findOneBy({ id, userId });
+    return this.kept(userId).andWhere('k.id = :id', { id }).getOne();
+  }
+
+  private kept(userId: number) {
+    return this.repo
+      .createQueryBuilder('k')
+      .where('k.userId = :userId', { userId })
+      .andWhere(`(k.revokedAt IS NULL OR k.revokedAt > now() - interval '${REVOKED_KEY_RETENTION}')`);
+  }
+
+  /**
+   * Deletes a bounded batch of the user's keys revoked longer ago than the
+   * retention, which nothing reads any more (authentication never reads a
+   * revoked key, the listing stops showing it). Run by each key creation, the
+   * one way a user adds rows, so a user's rows stay those live and those
+   * revoked within the retention.
+   */
+  async deleteLongRevoked(userId: number): Promise<void> {
+    await this.uow.manager.query(
+      `DELETE FROM identity.api_keys
+        WHERE id IN (SELECT id FROM identity.api_keys
+                      WHERE user_id = $1 AND revoked_at <= now() - interval '${REVOKED_KEY_RETENTION}'
+                      ORDER BY revoked_at LIMIT ${REVOKED_KEY_DELETE_BATCH})`,
+      [userId],
+    );
   }
 
   /**
