@@ -28,6 +28,7 @@ import { IdentityOAuthTokensLiveIndex1795640000300 } from './1795640000300-ident
 import { IdentityOAuthRotatedRefreshTokens1795650000000 } from './1795650000000-identity-oauth-rotated-refresh-tokens.js';
 import { IdentityOAuthCodesUserIndex1795660000000 } from './1795660000000-identity-oauth-codes-user-index.js';
 import { WebFormSubmissions1795670000000 } from './1795670000000-web-form-submissions.js';
+import { IdentityOAuthRotatedRefreshExpiry1795680000000 } from './1795680000000-identity-oauth-rotated-refresh-expiry.js';
 
 /** Every migration, in order. Listed explicitly so ESM builds, the CLI and tests load the same set. */
 export const MIGRATIONS = [
@@ -61,4 +62,5 @@ export const MIGRATIONS = [
   IdentityOAuthRotatedRefreshTokens1795650000000,
   IdentityOAuthCodesUserIndex1795660000000,
   WebFormSubmissions1795670000000,
+  IdentityOAuthRotatedRefreshExpiry1795680000000,
 ];

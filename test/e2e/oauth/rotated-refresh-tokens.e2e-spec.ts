@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource, type QueryRunner } from 'typeorm';
 import { IdentityOAuthRotatedRefreshTokens1795650000000 } from '../../../migrations/1795650000000-identity-oauth-rotated-refresh-tokens.js';
+import { IdentityOAuthRotatedRefreshExpiry1795680000000 } from '../../../migrations/1795680000000-identity-oauth-rotated-refresh-expiry.js';
 import { tokenRequest, webUser, type RegisteredApp, type WebUser } from '../../support/oauth-client.js';
 import { createTestApp, type TestApp } from '../../support/test-app.js';
 
@@ -86,6 +87,67 @@ describe('OAuth: superseded token pairs keep only what reuse detection reads', (
     expect(await rotatedHashes(grantId)).toEqual([]);
   });
 
+  // A rotated refresh token could not be exchanged past the lifetime it had
+  // as a refresh token (30 days), so its hash goes then: a client that keeps
+  // refreshing and is never revoked keeps its last 30 days' hashes, not every
+  // one. Presented after that, it is an unknown token: invalid_grant, never
+  // accepted, and the authorization goes on (as for an expired refresh token),
+  // whether or not the clean-up has deleted its hash yet.
+  describe('past their lifetime', () => {
+    /** Time travel: the rotated refresh token's lifetime ends `offset` from now (negative: it has passed). */
+    const endsIn = (refreshToken: string, offset: string) =>
+      query(`UPDATE identity.oauth_rotated_refresh_tokens SET expires_at = now() + $2::interval WHERE refresh_token_hash = $1`, [
+        sha256(refreshToken),
+        offset,
+      ]);
+    const cleanUp = () => ann.code({ response_type: 'code', client_id: app.clientId, redirect_uri: CALLBACK, scope: 'read_user' });
+
+    it('each rotated refresh token keeps the end of the lifetime it had as a refresh token', async () => {
+      const first = await refreshed(0);
+      const [issued] = await query(`SELECT refresh_expires_at FROM identity.oauth_tokens WHERE grant_id = $1`, [first.grantId]);
+      await refresh(first.pairs[0].refresh_token).expect(200);
+      const [rotated] = await query(`SELECT expires_at FROM identity.oauth_rotated_refresh_tokens WHERE grant_id = $1`, [first.grantId]);
+      expect(new Date(rotated.expires_at as string).getTime()).toBe(new Date(issued.refresh_expires_at as string).getTime());
+      const days = (new Date(rotated.expires_at as string).getTime() - Date.now()) / 86_400_000;
+      expect(days).toBeGreaterThan(29.99);
+      expect(days).toBeLessThanOrEqual(30);
+    });
+
+    it('deletes those past it when a code is stored, and keeps those within it', async () => {
+      const { grantId, pairs } = await refreshed(3);
+      await endsIn(pairs[0].refresh_token, '-1 second');
+      await endsIn(pairs[1].refresh_token, '1 hour');
+      await cleanUp();
+      expect(await rotatedHashes(grantId)).toEqual([pairs[1], pairs[2]].map((p) => sha256(p.refresh_token)).sort());
+      await me(pairs[3].access_token).expect(200);
+    });
+
+    it('deletes those past it on a refresh too (each refresh adds one), however long no code is stored', async () => {
+      const { grantId, pairs } = await refreshed(2);
+      await endsIn(pairs[0].refresh_token, '-1 day');
+      const next = (await refresh(pairs[2].refresh_token).expect(200)).body as TokenPair;
+      expect(await rotatedHashes(grantId)).toEqual([pairs[1], pairs[2]].map((p) => sha256(p.refresh_token)).sort());
+      await me(next.access_token).expect(200);
+    });
+
+    it.each([
+      ['not yet deleted', false],
+      ['deleted', true],
+    ])('refuses one presented again (%s) with invalid_grant, and the authorization goes on', async (_, deleted) => {
+      const { grantId, pairs } = await refreshed(2);
+      await endsIn(pairs[0].refresh_token, '-1 second');
+      if (deleted) await cleanUp();
+      expect(await rotatedHashes(grantId)).toHaveLength(deleted ? 1 : 2);
+      expect((await refresh(pairs[0].refresh_token).expect(400)).body.error).toBe('invalid_grant');
+      await revoke(pairs[0].refresh_token).expect(200); // RFC 7009: an unknown token, nothing to revoke
+      await me(pairs[2].access_token).expect(200);
+      // Within its lifetime a rotated token still ends it.
+      expect((await refresh(pairs[1].refresh_token).expect(400)).body.error).toBe('invalid_grant');
+      await me(pairs[2].access_token).expect(401);
+      expect((await refresh(pairs[2].refresh_token).expect(400)).body.error).toBe('invalid_grant');
+    });
+  });
+
   // The migration moves what earlier releases left: every revoked row of a
   // live authorization that a newer row superseded, not one still waiting
   // for its successor, nor an ended authorization's.
@@ -103,6 +165,14 @@ describe('OAuth: superseded token pairs keep only what reuse detection reads', (
     expect((await tokenRows(live.grantId)).sort()).toEqual(live.pairs.map((p) => sha256(p.refresh_token)).sort());
     await query(`UPDATE identity.oauth_tokens SET revoked_at = now() WHERE grant_id = $1`, [waiting.grantId]); // refresh under way
     await migration.up(runner);
+    await new IdentityOAuthRotatedRefreshExpiry1795680000000().up(runner);
+    // A moved token's own end is not known: it gets the latest it can have, now plus the refresh token lifetime.
+    const [moved] = await query(
+      `SELECT min(expires_at - now()) > interval '29 days 23 hours' AND max(expires_at - now()) <= interval '30 days' AS ok
+         FROM identity.oauth_rotated_refresh_tokens WHERE grant_id = $1`,
+      [live.grantId],
+    );
+    expect(moved.ok).toBe(true);
 
     expect(await tokenRows(live.grantId)).toEqual([sha256(live.pairs[3].refresh_token)]);
     expect(await rotatedHashes(live.grantId)).toEqual(live.pairs.slice(0, 3).map((p) => sha256(p.refresh_token)).sort());

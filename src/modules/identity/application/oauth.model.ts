@@ -232,6 +232,9 @@ export class OAuthModel implements OAuth2Server.AuthorizationCodeModel, OAuth2Se
   /**
    * A refresh token that was already rotated (or revoked) and comes back means
    * it leaked: end the whole authorization (RFC 9700 §4.14.2) and refuse it.
+   * A rotated one past the lifetime it had as a refresh token is no longer
+   * known (its hash is deleted, `findRotatedRefresh`): refused as unknown,
+   * the authorization untouched, as an expired refresh token is.
    */
   async getRefreshToken(refreshToken: string): Promise<OAuth2Server.RefreshToken | null> {
     const hash = hashSecret(refreshToken);

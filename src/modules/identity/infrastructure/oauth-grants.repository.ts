@@ -50,6 +50,9 @@ export interface LiveGrantRow {
   issuedAt: Date | null;
 }
 
+/** Rotated refresh tokens deleted at most per clean-up: each refresh adds one and runs one. */
+const ROTATED_PRUNE_BATCH = 500;
+
 const date = (v: Date | string | null): Date | null => (v === null ? null : new Date(v));
 /** Scopes are stored space-separated, as OAuth sends them. */
 const toScopes = (v: unknown): Scope[] => String(v).split(' ').filter(Boolean) as Scope[];
@@ -73,6 +76,7 @@ export class OAuthGrantsRepository {
 
   async insertCode(c: NewCode): Promise<number> {
     await this.removeEndedGrants();
+    await this.pruneRotatedRefresh();
     const [row] = await this.query<{ id: number }>(
       `INSERT INTO identity.oauth_codes
          (code_hash, client_id, user_id, redirect_uri, scopes, code_challenge, code_challenge_method, expires_at)
@@ -89,8 +93,10 @@ export class OAuthGrantsRepository {
    * stopped working (revoked, or both its tokens expired). Until then the
    * hashes of its rotated refresh tokens stay too (`oauth_rotated_refresh_tokens`,
    * same key): presenting any of them again ends the authorization (reuse
-   * detection). A refresh replaces its pair in one statement (`insertToken`),
-   * so a live authorization always has the token row that keeps it.
+   * detection), each until the end of the lifetime it had as a refresh token
+   * (`pruneRotatedRefresh`). A refresh replaces its pair in one statement
+   * (`insertToken`), so a live authorization always has the token row that
+   * keeps it.
    */
   private async removeEndedGrants(): Promise<void> {
     await this.query(
@@ -100,6 +106,24 @@ export class OAuthGrantsRepository {
                            WHERE t.grant_id = c.id
                              AND coalesce(t.revoked_at, 'infinity'::timestamptz) > now() - interval '1 day'
                              AND greatest(t.access_expires_at, t.refresh_expires_at) > now() - interval '1 day')`,
+      [],
+    );
+  }
+
+  /**
+   * Deletes rotated refresh tokens past the lifetime they had as refresh
+   * tokens (`expires_at`): one that old could not be exchanged anyway, and
+   * reuse detection no longer reads it (`findRotatedRefresh`, `grantOfToken`),
+   * so a client refreshing for ever keeps at most its last lifetime's hashes.
+   * Run before each code is stored and each refresh (which adds one): a
+   * bounded batch, oldest first, skipping rows another clean-up holds.
+   */
+  private async pruneRotatedRefresh(): Promise<void> {
+    await this.query(
+      `DELETE FROM identity.oauth_rotated_refresh_tokens
+        WHERE refresh_token_hash IN (SELECT refresh_token_hash FROM identity.oauth_rotated_refresh_tokens
+                                      WHERE expires_at <= now() ORDER BY expires_at LIMIT ${ROTATED_PRUNE_BATCH}
+                                        FOR UPDATE SKIP LOCKED)`,
       [],
     );
   }
@@ -215,11 +239,14 @@ export class OAuthGrantsRepository {
    * `endGrant`'s mark: a mark not yet committed makes the statement wait and
    * then read the row again, and a mark that comes later waits for the pair.
    * The replaced pair's row is deleted; only its refresh token's hash stays,
-   * in `oauth_rotated_refresh_tokens`, which is all reuse detection reads
-   * (`findRotatedRefresh`). Two refreshes of one pair: the second waits for
-   * the first's delete and then finds no row.
+   * with the end of its lifetime, in `oauth_rotated_refresh_tokens`, which is
+   * all reuse detection reads (`findRotatedRefresh`). Two refreshes of one
+   * pair: the second waits for the first's delete and then finds no row.
+   * A refresh first prunes the rotated tokens past their lifetime (on its own:
+   * a failure there rotates nothing).
    */
   async insertToken(t: NewToken, uses: { code: true } | { pair: number }): Promise<boolean> {
+    if ('pair' in uses) await this.pruneRotatedRefresh();
     const params = [t.accessHash, t.refreshHash, t.clientPk, t.userId, t.grantId, t.scopes.join(' '), t.accessExpiresAt, t.refreshExpiresAt];
     const store = (source: string) =>
       `INSERT INTO identity.oauth_tokens
@@ -243,11 +270,11 @@ export class OAuthGrantsRepository {
              ), replaced AS (
                DELETE FROM identity.oauth_tokens r
                 WHERE r.id = $9::bigint AND r.grant_id = (SELECT id FROM live_grant) AND r.revoked_at IS NULL
-               RETURNING r.refresh_token_hash, r.grant_id
+               RETURNING r.refresh_token_hash, r.grant_id, r.refresh_expires_at
              ), stored AS (${store('replaced')}
              ), rotated AS (
-               INSERT INTO identity.oauth_rotated_refresh_tokens (refresh_token_hash, grant_id)
-               SELECT refresh_token_hash, grant_id FROM replaced WHERE refresh_token_hash IS NOT NULL
+               INSERT INTO identity.oauth_rotated_refresh_tokens (refresh_token_hash, grant_id, expires_at)
+               SELECT refresh_token_hash, grant_id, coalesce(refresh_expires_at, 'infinity') FROM replaced WHERE refresh_token_hash IS NOT NULL
                ON CONFLICT DO NOTHING
              )
              SELECT id FROM stored`,
@@ -256,10 +283,14 @@ export class OAuthGrantsRepository {
     return rows.length === 1;
   }
 
-  /** The authorization a rotated refresh token (by hash) belonged to, or null. */
+  /**
+   * The authorization a rotated refresh token (by hash) belonged to, or null;
+   * null too once it is past its lifetime as a refresh token, as after the
+   * clean-up deleted it (`pruneRotatedRefresh`): one answer whenever it runs.
+   */
   async findRotatedRefresh(refreshHash: string): Promise<number | null> {
     const [r] = await this.query<{ grant_id: number }>(
-      `SELECT grant_id FROM identity.oauth_rotated_refresh_tokens WHERE refresh_token_hash = $1`,
+      `SELECT grant_id FROM identity.oauth_rotated_refresh_tokens WHERE refresh_token_hash = $1 AND expires_at > now()`,
       [refreshHash],
     );
     return r ? toId(r.grant_id) : null;
@@ -287,8 +318,9 @@ export class OAuthGrantsRepository {
 
   /**
    * The grant a token (access or refresh, by hash) of this client belongs to;
-   * a rotated refresh token's too. (A superseded pair's access token is no
-   * longer known: it was revoked with its pair.)
+   * a rotated refresh token's too, within its lifetime (`findRotatedRefresh`).
+   * (A superseded pair's access token is no longer known: it was revoked
+   * with its pair.)
    */
   async grantOfToken(tokenHash: string, clientPk: number): Promise<number | null> {
     const [r] = await this.query<{ grant_id: number }>(
@@ -296,7 +328,7 @@ export class OAuthGrantsRepository {
         WHERE (access_token_hash = $1 OR refresh_token_hash = $1) AND client_id = $2
        UNION ALL
        SELECT r.grant_id FROM identity.oauth_rotated_refresh_tokens r JOIN identity.oauth_codes g ON g.id = r.grant_id
-        WHERE r.refresh_token_hash = $1 AND g.client_id = $2
+        WHERE r.refresh_token_hash = $1 AND r.expires_at > now() AND g.client_id = $2
        LIMIT 1`,
       [tokenHash, clientPk],
     );
