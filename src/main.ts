@@ -43,15 +43,15 @@ async function bootstrap(): Promise<void> {
   await listening('HOST, PORT', config.host, config.port, app.listen(config.port, config.host));
   // Drain on SIGTERM/SIGINT (DESIGN.md §1): the database closes last, so
   // PGlite flushes to disk and the data directory is freed.
-  let closing = false;
+  // A second signal while draining stops at once (the deadline's cut).
+  let stopNow: ((signal: string) => void) | undefined;
   const shutdown = (signal: string) => {
-    if (closing) return;
-    closing = true;
+    if (stopNow) return stopNow(signal);
     metricsServer?.close();
-    drainAndExit(app, config.shutdownGraceMs, logger, signal);
+    stopNow = drainAndExit(app, config.shutdownGraceMs, logger, signal);
   };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
   logger.log(
     `listening on http://${config.host}:${config.port}/api/1.0 (${config.embedded ? `embedded database in ${config.dataDir}` : 'PostgreSQL'})` +
       (metricsServer ? `; metrics on http://${config.metricsHost}:${config.metricsPort}/metrics` : ''),

@@ -16,18 +16,24 @@ const CUT_CLOSE_WAIT_MS = 50;
  * in-flight requests finish, idle keep-alive sockets close, then Nest closes
  * (database pool) and the process exits 0. Whatever is still open at
  * `graceMs` is cut, each cut request logged, and the process exits 1.
+ * The function returned cuts at once, as the deadline would: an operator's
+ * second signal means "stop now", and Node's default action for it (death
+ * by signal) would lose the request log lines still buffered.
  */
-export function drainAndExit(app: INestApplication, graceMs: number, logger: LoggerService, signal: string): void {
+export function drainAndExit(app: INestApplication, graceMs: number, logger: LoggerService, signal: string): (signal: string) => void {
   app.get(DrainState).start();
   const server = app.getHttpServer() as Server;
   logger.log(`${signal} received: draining (deadline ${graceMs} ms)`, 'Shutdown');
   let cut = false;
-  const deadline = setTimeout(() => {
+  const cutNow = (why: string) => {
+    if (cut) return;
     cut = true;
-    logger.warn(`connections still open after ${graceMs} ms: closing them`, 'Shutdown');
+    clearTimeout(deadline);
+    logger.warn(`${why}: closing the connections still open`, 'Shutdown');
     server.closeAllConnections();
     setTimeout(() => process.exit(1), CUT_CLOSE_WAIT_MS);
-  }, graceMs);
+  };
+  const deadline = setTimeout(() => cutNow(`still draining after ${graceMs} ms`), graceMs);
   // close() also closes the keep-alive sockets idle right now; the busy ones
   // close after their answer, which carries `Connection: close`. Its callback
   // runs after a cut too, before the cut requests are logged: the deadline exits then.
@@ -42,4 +48,5 @@ export function drainAndExit(app: INestApplication, graceMs: number, logger: Log
       })
       .catch(() => process.exit(1));
   });
+  return (second) => cutNow(`${second} received while draining`);
 }

@@ -179,4 +179,35 @@ describe('SIGTERM drain of the built server', () => {
       await server.stop();
     }
   });
+
+  it('stops at once, as at the deadline, on a second signal while draining', async () => {
+    const server = await startServer({ ...db.env, SHUTDOWN_GRACE_MS: '60000', LOG_LEVEL: 'info' });
+    try {
+      const stuck = slowRequest(
+        server.port,
+        `POST /api/1.0/organizations HTTP/1.1\r\nHost: localhost\r\nX-Api-Key: ${apiKey}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`,
+      );
+      await stuck.ready;
+      server.proc.kill('SIGTERM');
+      while (!server.output().includes('draining')) await sleep(10);
+      const secondAt = Date.now();
+      server.proc.kill('SIGINT');
+      const exit = await server.exited;
+      // Node's default action for the second signal would be death by it (code null, signal SIGINT), without these lines.
+      expect(exit.code).toBe(1);
+      expect(exit.at - secondAt).toBeLessThan(10_000);
+      const lines = server
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { msg: string; req?: { url: string } });
+      expect(lines.map((l) => l.msg)).toContain('SIGINT received while draining: closing the connections still open');
+      expect(lines.filter((l) => l.req?.url === '/api/1.0/organizations')).toEqual([
+        expect.objectContaining({ msg: 'request closed before its answer was complete' }),
+      ]);
+      stuck.destroy();
+    } finally {
+      await server.stop();
+    }
+  });
 });
