@@ -1,7 +1,9 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { jsonText } from '../../../shared/http/json-text.js';
+import { formJsonObject } from '../../../shared/http/form-values.js';
+import { ApiMediaSchemas } from '../../../shared/http/openapi-inputs.js';
 import { RouteErrors, UPLOAD_MEMORY_SHARE } from '../../../shared/http/error-responses.js';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
@@ -12,12 +14,23 @@ import { FieldsApi } from '../../fields/index.js';
 import { GroupingApi } from '../../grouping/index.js';
 import { CardViewsService } from '../application/card-views.service.js';
 import { SetCardValuesService } from '../application/set-card-values.service.js';
-import { ATTRIBUTES_BODY_SCHEMA, MODEL_BODY_SCHEMA, POP_BODY_SCHEMA, VALUE_BODY_SCHEMA } from './dto/cards.dto.js';
+import { ATTRIBUTES_BODY_SCHEMA, MODEL_BODY_SCHEMA, POP_BODY_SCHEMA, VALUE_BODY_SCHEMA, VALUE_UPLOAD_SCHEMA } from './dto/cards.dto.js';
 import { CardDto } from './dto/card-responses.dto.js';
 import { ValueUpload } from './value-upload.js';
 import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
 const CARD_RESPONSE = { type: CardDto, description: 'the whole updated card' };
+const JSON_TYPES = ['application/json', 'application/*+json'];
+
+/**
+ * A form cannot nest: its `attributes` field, as JSON text of an object, is
+ * the JSON body's `{"attributes": {...}}` (as on POST /cards/{id}/children).
+ * Any other form field is the flat form's `<field name>=<value>`.
+ */
+function formAttributes(body: Record<string, unknown>, req: Request): Record<string, unknown> {
+  if (req.is(JSON_TYPES) || typeof body?.attributes !== 'string') return body;
+  return { ...body, attributes: formJsonObject({ value: body.attributes }) };
+}
 
 /**
  * Field values of a card (fields' use cases), answered with the whole card.
@@ -40,6 +53,7 @@ export class CardAttributesController {
 
   @Post(':id/attributes')
   @HttpCode(200)
+  @ApiOperation({ summary: "Set several of a card's values" })
   // Files fields among them may be given by URL.
   @RouteErrors(UPLOAD_MEMORY_SHARE)
   @ApiBody({ schema: ATTRIBUTES_BODY_SCHEMA })
@@ -48,15 +62,18 @@ export class CardAttributesController {
     @CurrentActor() actor: Actor,
     @Param('id', ParseIdPipe) id: number,
     @Body() body: Record<string, unknown>,
+    @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ) {
-    return jsonText(res, await this.values.set(id, { kind: 'many', body }, actor));
+    return jsonText(res, await this.values.set(id, { kind: 'many', body: formAttributes(body, req) }, actor));
   }
 
   @Post(':id/attributes/:attr')
   @HttpCode(200)
+  @ApiOperation({ summary: "Set one of a card's values" })
   @ApiConsumes('application/json', 'multipart/form-data')
   @ApiBody({ schema: VALUE_BODY_SCHEMA, description: 'a files field also takes a multipart upload in the part "value"' })
+  @ApiMediaSchemas({ 'multipart/form-data': VALUE_UPLOAD_SCHEMA })
   @ApiOkResponse(CARD_RESPONSE)
   async setOne(
     @CurrentActor() actor: Actor,
@@ -74,8 +91,10 @@ export class CardAttributesController {
 
   @Post(':id/attributes/:attr/append')
   @HttpCode(200)
+  @ApiOperation({ summary: 'Add a value to a multi-valued field of a card' })
   @ApiConsumes('application/json', 'multipart/form-data')
   @ApiBody({ schema: VALUE_BODY_SCHEMA, description: 'for files also multipart, the file in the part "value"' })
+  @ApiMediaSchemas({ 'multipart/form-data': VALUE_UPLOAD_SCHEMA })
   @ApiOkResponse(CARD_RESPONSE)
   async append(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Param('attr') attr: string, @Req() req: Request, @Res({ passthrough: true }) res: Response) {
     const upload = await this.uploads.receive(req, res);
@@ -85,6 +104,7 @@ export class CardAttributesController {
 
   @Post(':id/attributes/:attr/pop')
   @HttpCode(200)
+  @ApiOperation({ summary: 'Remove a value from a multi-valued field of a card' })
   @ApiBody({ schema: POP_BODY_SCHEMA, required: false })
   @ApiOkResponse(CARD_RESPONSE)
   async pop(
@@ -98,6 +118,7 @@ export class CardAttributesController {
   }
 
   @Get(':id/attributes/:attr/choices')
+  @ApiOperation({ summary: "List the values a card's field can take" })
   @ApiOkResponse({
     description: '[[value, label], …] for members, relationships, bool, likes and group_type fields; [] for others',
     schema: { type: 'array', items: { type: 'array', minItems: 2, maxItems: 2, items: {} } },
@@ -115,6 +136,7 @@ export class CardAttributesController {
 
   @Post(':id/model')
   @HttpCode(200)
+  @ApiOperation({ summary: "Set or remove a card's model" })
   @ApiBody({ schema: MODEL_BODY_SCHEMA, required: false })
   @ApiOkResponse(CARD_RESPONSE)
   async setModel(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() body: Record<string, unknown> | undefined) {

@@ -193,11 +193,27 @@ export const VALUE_BODY_SCHEMA: SchemaObject = {
   example: { value: 3 },
 };
 
+/** The multipart form of a value (ValueUpload): the file in the part `value`, or, without a file, the value as text. */
+export const VALUE_UPLOAD_SCHEMA: SchemaObject = {
+  type: 'object',
+  properties: {
+    value: {
+      type: 'string',
+      format: 'binary',
+      description:
+        'a files field: the file, as a part with a file name (nothing else beside it). ' +
+        'Without a file, the part is the value as text, read as a form field is (any field type; a files field: a URL)',
+    },
+  },
+  required: ['value'],
+};
+
 export const ATTRIBUTES_BODY_SCHEMA: SchemaObject = {
   type: 'object',
   description:
     '{"attributes": {<field name or id>: value, …}}, or the flat form {<field name>: value, …}. ' +
-    'Either every value is set or none.',
+    'Either every value is set or none. In a form: `attributes` as one field of JSON text, or the flat form\'s ' +
+    '`<field name>=<value>` fields, each value as text.',
   properties: { attributes: { type: 'object', additionalProperties: true } },
   additionalProperties: true,
   example: { attributes: { Estimate: 3, Owner: '@ann' } },

@@ -1,8 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
 import { IsIn, IsNotEmpty, IsObject, IsOptional, IsString } from 'class-validator';
 import { FIELD_TYPES } from '../../domain/values/index.js';
 import { AtLeastOneProperty, IdProperty } from '../../../../shared/http/api-properties.js';
 import { MaxCharacters } from '../../../../shared/http/max-characters.js';
+import { formJsonObject } from '../../../../shared/http/form-values.js';
 
 /** The types POST /projects/{id}/attributes makes: a group_type field comes with its group type. */
 const CREATABLE_TYPES = FIELD_TYPES.filter((t) => t !== 'group_type');
@@ -11,6 +13,18 @@ const OPTIONS_DOC = {
   type: 'object',
   additionalProperties: { type: 'boolean' },
   description: 'date fields: {"time": true} and/or {"period": true}; other types take none',
+  example: { time: true },
+} as const;
+
+/** The options a request gives: the date options, the only ones there are (any other is a 400); in a form, one field of JSON text. */
+const OPTIONS_INPUT = {
+  type: 'object',
+  properties: {
+    time: { type: 'boolean', description: 'date fields only: values may have a time of day' },
+    period: { type: 'boolean', description: 'date fields only: values are periods, {"start", "end"}' },
+  },
+  additionalProperties: false,
+  description: 'date fields only (other types take none): {"time": true} and/or {"period": true}; in a form, the object as one field of JSON text',
   example: { time: true },
 } as const;
 
@@ -27,8 +41,9 @@ export class CreateAttributeDto {
   @IsIn(FIELD_TYPES as unknown as string[], { message: `$property must be one of the following values: ${CREATABLE_TYPES.join(', ')}` })
   type: string;
 
-  @ApiPropertyOptional(OPTIONS_DOC)
+  @ApiPropertyOptional(OPTIONS_INPUT)
   @IsOptional()
+  @Transform(formJsonObject)
   @IsObject()
   options?: Record<string, unknown>;
 }
@@ -47,8 +62,9 @@ export class UpdateAttributeDto {
   @IsString()
   type?: string;
 
-  @ApiPropertyOptional(OPTIONS_DOC)
+  @ApiPropertyOptional(OPTIONS_INPUT)
   @IsOptional()
+  @Transform(formJsonObject)
   @IsObject()
   options?: Record<string, unknown>;
 }
