@@ -115,8 +115,10 @@ describe('the card JSON of listings and of one card', () => {
       sent.mock.calls.map(([text]) => String(text)).filter((text) => /fields\.(scalar_values|member_values|like_votes)|grouping\.memberships/.test(text) && !/FROM cards\.cards/.test(text));
     try {
       expect([await c.get(ann, a), await c.get(ann, b)]).toMatchObject(expected);
-      // GET /cards/{id}: the key, then one statement (the access check, the row, its values and groups)
-      expect(sent.mock.calls.length).toBe(4);
+      // GET /cards/{id}: the key, then one statement (the access check, the row, its values and groups).
+      // Not counted: the key's last-used time, written once a minute of use (a slow set-up on a busy machine passes a minute).
+      const lastUsed = (text: unknown) => /^\s*UPDATE\b[^;]*\bapi_keys\b[^;]*\blast_used_at\b/i.test(String(text));
+      expect(sent.mock.calls.filter(([text]) => !lastUsed(text)).length).toBe(4);
       expect(await body(`/projects/${valued.id}/cards?filter=${encodeURIComponent('valued')}`)).toMatchObject(expected);
       expect(await body(`/search?filter=${encodeURIComponent('valued')}`)).toMatchObject(expected);
       expect(readApart()).toEqual([]);

@@ -540,8 +540,10 @@ export class CardValuesService {
         if (seen.has(field.id)) throw new InvalidFieldInputError(property, `field "${field.name}" is given twice`);
         seen.add(field.id);
         if (field.type === 'group_type') throw new GroupTypeFieldError(property, field.name);
-        // A refused value is named as the client wrote its key (an id, the name in another case).
-        writes.push({ kind: 'set', field, value: parseValue({ ...field, name: key }, raw) });
+        // A refused value is named as the client wrote its key (the name in another case), but one
+        // keyed by id (the importer's writes, or a client's) by the field's name, which says more.
+        const named = /^\d+$/.test(key) ? field : { ...field, name: key };
+        writes.push({ kind: 'set', field, value: parseValue(named, raw) });
       } catch (error) {
         // Every refused value of the batch is listed (DESIGN.md §2), in the order given; nothing is written.
         if (!(error instanceof DomainError) || error.kind !== 'invalid' || !error.errors?.length) throw error;
