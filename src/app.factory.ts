@@ -146,6 +146,9 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, obs
  * The OpenAPI document served at spec.json: what Swagger reads from the
  * controllers, plus what every operation shares and no decorator states
  * (paging headers, the 415 of an unread body, each operation's error answers).
+ * Each operation's id is a contract generated clients name their calls by:
+ * the one its `@ApiOperation` states, else Swagger's `Controller_method`
+ * (test/e2e/platform/openapi-operations.e2e-spec.ts lists them all).
  */
 function apiDocument(app: NestExpressApplication, config: AppConfig): OpenAPIObject {
   const document = SwaggerModule.createDocument(
@@ -154,6 +157,7 @@ function apiDocument(app: NestExpressApplication, config: AppConfig): OpenAPIObj
       .setTitle('cardwork')
       .setDescription('Card and workspace management API')
       .setVersion('1.0')
+      .setLicense('MIT', 'https://opensource.org/license/mit')
       .addBasicAuth(
         { type: 'http', scheme: 'basic', description: 'API key as username with an empty password, or the key alone without a colon' },
         'basic',
@@ -180,6 +184,7 @@ function apiDocument(app: NestExpressApplication, config: AppConfig): OpenAPIObj
       )
       .build(),
   );
+  document.tags = API_TAGS;
   documentPagination(document);
   documentUnreadBodies(document);
   documentErrors(document, app, [
@@ -189,8 +194,35 @@ function apiDocument(app: NestExpressApplication, config: AppConfig): OpenAPIObj
     roleErrorResponses,
     databaseBusyErrors,
   ]);
+  documentPublicOperations(document);
   serveFromBaseUrl(document, config.baseUrl);
   return document;
+}
+
+/** The tags the controllers give their operations (`@ApiTags`), each with what it groups. */
+const API_TAGS: NonNullable<OpenAPIObject['tags']> = [
+  { name: 'health', description: 'Liveness and readiness of the server, without credentials' },
+  { name: 'identity', description: 'The authenticated user and their API keys' },
+  { name: 'workspace', description: 'Teams (organizations), their members and roles, and projects' },
+  { name: 'cards', description: 'Cards: the tree, their values, state, archive, stream, listings and search' },
+  { name: 'attributes', description: "A project's fields (attributes) and the field types" },
+  { name: 'models', description: 'Models of cards, and the fields each model adds' },
+  { name: 'files', description: 'Downloads of the files stored in files fields' },
+  { name: 'grouping', description: 'Group types, groups, and the cards in them' },
+  { name: 'importers', description: 'Spreadsheet import: upload and discover, then import into a project' },
+];
+
+/**
+ * An operation the guard lets through without credentials (`@Public()`:
+ * /health, /ready) states `security: []`, where guardErrorResponses gave
+ * every other one the credentials it takes.
+ */
+function documentPublicOperations(document: OpenAPIObject): void {
+  for (const item of Object.values(document.paths)) {
+    for (const operation of [item.get, item.put, item.post, item.delete, item.patch]) {
+      if (operation && !operation.security) operation.security = [];
+    }
+  }
 }
 
 /**

@@ -1,5 +1,5 @@
 import { Controller, Get, Res } from '@nestjs/common';
-import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { DatabaseReadiness } from './database/readiness.js';
 import { DomainError } from './shared/domain/domain-error.js';
@@ -30,6 +30,7 @@ export class HealthController {
   /** Liveness: the process answers. */
   @Public()
   @Get('health')
+  @ApiOperation({ operationId: 'HealthController_health', summary: 'Check that the server is alive' })
   @ApiOkResponse({ description: 'the process answers', schema: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } } } })
   health() {
     return { status: 'ok' };
@@ -44,6 +45,7 @@ export class HealthController {
    */
   @Public()
   @Get('ready')
+  @ApiOperation({ operationId: 'HealthController_ready', summary: 'Check that the server is ready to serve' })
   @ApiOkResponse({ description: 'ready to serve', schema: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ready'] } } } })
   @RouteErrors({
     status: 503,

@@ -65,7 +65,16 @@ const PROBLEM_SCHEMA: SchemaObject = {
       description: 'for invalid input: each property refused and why; for IMPORT.ROWS_INVALID each bad cell, by row and column',
       items: {
         anyOf: [
-          { type: 'object', required: ['field', 'message'], properties: { field: { type: 'string' }, message: { type: 'string' } } },
+          {
+            type: 'object',
+            required: ['field', 'message'],
+            properties: {
+              field: { type: 'string' },
+              message: { type: 'string' },
+              position: { type: 'integer', description: 'a FILTER.INVALID: the 0-based offset in the filter where reading stopped (as the body\'s `position`)' },
+              expected: { type: 'string', description: 'a FILTER.INVALID: what was expected at `position` (as the body\'s `expected`)' },
+            },
+          },
           {
             type: 'object',
             required: ['row', 'column', 'message'],

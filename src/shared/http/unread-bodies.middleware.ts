@@ -69,7 +69,7 @@ function unsupportedMediaProblem(accepted: string[]): BodyRefusal {
 }
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
-const UNREAD_BODY = 'A request body of a media type the API does not read (text/plain, XML, octet-stream, none given); nothing is changed';
+const UNREAD_BODY = 'INPUT.UNSUPPORTED_MEDIA: a request body of a media type the API does not read (text/plain, XML, octet-stream, none given); nothing is changed';
 
 /**
  * Lists refuseUnreadBodies' 415 in the OpenAPI document, on every operation.

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
@@ -19,6 +19,7 @@ export class CardStreamController {
   constructor(private readonly stream: CardStreamService) {}
 
   @Get(':id/stream')
+  @ApiOperation({ operationId: 'CardStreamController_streamPage', summary: "List a card's stream" })
   @ApiOkResponse({ type: [StreamEntryDto], description: "the card's comments, activities and logs, newest first" })
   async streamPage(
     @CurrentActor() actor: Actor,
@@ -35,6 +36,7 @@ export class CardStreamController {
   }
 
   @Post(':id/comments')
+  @ApiOperation({ operationId: 'CardStreamController_comment', summary: 'Comment on a card' })
   @ApiCreatedResponse({ type: StreamEntryDto, description: 'the comment, as its stream entry (kind comment, action comment.added)' })
   comment(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: CommentDto) {
     return this.stream.comment(id, dto.content, actor);

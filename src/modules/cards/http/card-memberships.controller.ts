@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { Conflicts } from '../../../shared/http/error-responses.js';
@@ -23,6 +23,7 @@ export class CardMembershipsController {
   ) {}
 
   @Post(':id/add-to-group')
+  @ApiOperation({ operationId: 'CardMembershipsController_addToGroup', summary: 'Add a card to a group' })
   @HttpCode(200)
   @ApiOkResponse(CARD_RESPONSE)
   @Conflicts({ 'GROUPING.ONE_GROUP_PER_CARD': 'the type allows one group per card and the card is in another of its groups; move it with relocate' })
@@ -32,6 +33,7 @@ export class CardMembershipsController {
   }
 
   @Post(':id/remove-from-group')
+  @ApiOperation({ operationId: 'CardMembershipsController_removeFromGroup', summary: 'Remove a card from a group' })
   @HttpCode(200)
   @ApiOkResponse(CARD_RESPONSE)
   async removeFromGroup(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: RemoveFromGroupDto) {
@@ -40,6 +42,7 @@ export class CardMembershipsController {
   }
 
   @Post(':id/remove-from-group-type')
+  @ApiOperation({ operationId: 'CardMembershipsController_removeFromGroupType', summary: "Remove a card from a group type's groups" })
   @HttpCode(200)
   @ApiOkResponse(CARD_RESPONSE)
   async removeFromGroupType(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: RemoveFromGroupTypeDto) {

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
-import { ApiBody, ApiExtraModels, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
@@ -38,6 +38,7 @@ export class CardsController {
   ) {}
 
   @Get(':id')
+  @ApiOperation({ operationId: 'CardsController_get', summary: 'Get a card' })
   @ApiOkResponse({ type: CardDto, description: 'the card' })
   get(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
     // The access check, the row, its values and its groups: one statement.
@@ -45,6 +46,7 @@ export class CardsController {
   }
 
   @Get(':id/children')
+  @ApiOperation({ operationId: 'CardsController_children', summary: "List a card's children" })
   @ApiOkResponse({ schema: CARD_LISTING_SCHEMA, description: "the card's children in position order (with only_ids=true, their ids)" })
   async children(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Query() query: ChildrenQueryDto, @Res() res: Response): Promise<void> {
     // Archived children are left out as from every card listing (DESIGN.md §4).
@@ -58,6 +60,7 @@ export class CardsController {
   }
 
   @Post(':id/children')
+  @ApiOperation({ operationId: 'CardsController_create', summary: 'Create a card under a card' })
   @ApiCreatedWithLocation({ type: CardDto, description: 'the new card, last among its siblings' })
   // Its `attributes` may name files by URL, downloaded before the card is created.
   @RouteErrors(UPLOAD_MEMORY_SHARE)
@@ -72,6 +75,7 @@ export class CardsController {
   }
 
   @Put(':id')
+  @ApiOperation({ operationId: 'CardsController_update', summary: 'Update a card' })
   @ApiOkResponse({ type: CardDto, description: 'the whole updated card' })
   async update(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: UpdateCardDto) {
     await this.hierarchy.update(id, dto, actor);
@@ -79,6 +83,7 @@ export class CardsController {
   }
 
   @Post(':id/state')
+  @ApiOperation({ operationId: 'CardsController_setState', summary: "Set a card's state" })
   @HttpCode(200)
   @ApiOkResponse({ type: CardDto, description: 'the whole updated card' })
   async setState(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: SetStateDto) {
@@ -87,6 +92,7 @@ export class CardsController {
   }
 
   @Post(':id/archive')
+  @ApiOperation({ operationId: 'CardsController_archive', summary: 'Archive a card' })
   @HttpCode(200)
   @ApiOkResponse({ type: CardDto, description: 'the whole card, archived' })
   @Conflicts({ 'CARD.TOP_LEVEL': 'the top-level card of a project cannot be archived', ...TREE_BUSY })
@@ -96,6 +102,7 @@ export class CardsController {
   }
 
   @Delete(':id/archive')
+  @ApiOperation({ operationId: 'CardsController_restore', summary: 'Restore an archived card' })
   @ApiOkResponse({ type: CardDto, description: 'the whole card, restored' })
   @Conflicts({ 'CARD.TOP_LEVEL': 'the top-level card of a project cannot be restored', ...TREE_BUSY })
   async restore(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
@@ -104,6 +111,7 @@ export class CardsController {
   }
 
   @DeletionRoute(':id', 'the card and its subtree are gone')
+  @ApiOperation({ operationId: 'CardsController_delete', summary: 'Delete a card and its subtree' })
   @Conflicts({ 'CARD.TOP_LEVEL': 'the top-level card of a project cannot be deleted', ...TREE_BUSY })
   async delete(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
     await this.deletion.delete(id, actor);
@@ -111,6 +119,7 @@ export class CardsController {
   }
 
   @Post(':id/relocate')
+  @ApiOperation({ operationId: 'CardsController_relocate', summary: 'Move a card' })
   @HttpCode(200)
   @ApiBody({ type: RelocateCardDto, required: false, description: 'every property is optional: no body moves the card last under its parent' })
   @ApiOkResponse({ type: CardDto, description: 'the whole relocated card' })

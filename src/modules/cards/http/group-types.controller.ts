@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Param, Post, Put, Query, Res } from '@nestjs/common';
-import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
@@ -27,12 +27,14 @@ export class GroupTypesController {
   constructor(private readonly types: GroupTypesWithFieldService) {}
 
   @Get('projects/:id/group-types')
+  @ApiOperation({ operationId: 'GroupTypesController_list', summary: "List a project's group types" })
   @ApiOkResponse({ type: [GroupTypeDto], description: "the project's group types" })
   list(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) projectId: number, @Query() _query: NoQueryDto) {
     return this.types.list(projectId, actor);
   }
 
   @Post('projects/:id/group-types')
+  @ApiOperation({ operationId: 'GroupTypesController_create', summary: 'Create a group type in a project' })
   @ApiCreatedWithLocation({ type: GroupTypeDto, description: 'the new group type, with the group_type field it owns' })
   @Conflicts(NAMES_TAKEN)
   async create(
@@ -45,12 +47,14 @@ export class GroupTypesController {
   }
 
   @Get('group-types/:id')
+  @ApiOperation({ operationId: 'GroupTypesController_get', summary: 'Get a group type' })
   @ApiOkResponse({ type: GroupTypeDto, description: 'the group type' })
   get(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
     return this.types.get(id, actor);
   }
 
   @Put('group-types/:id')
+  @ApiOperation({ operationId: 'GroupTypesController_update', summary: 'Update a group type' })
   @ApiOkResponse({ type: GroupTypeDto, description: 'the updated group type' })
   @Conflicts({ ...NAMES_TAKEN, 'GROUPING.SEVERAL_GROUPS_PER_CARD': 'one_group_per_card cannot turn on while a card is in several groups of the type' })
   update(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: UpdateGroupTypeDto) {
@@ -58,6 +62,7 @@ export class GroupTypesController {
   }
 
   @DeletionRoute('group-types/:id', 'the group type, its groups, memberships and field are gone; the cards stay')
+  @ApiOperation({ operationId: 'GroupTypesController_delete', summary: 'Delete a group type' })
   async delete(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
     await this.types.delete(id, actor);
     return deleted(id);

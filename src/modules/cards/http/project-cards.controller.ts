@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiExtraModels, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
@@ -32,6 +32,7 @@ export class ProjectCardsController {
   ) {}
 
   @Get(':id/cards')
+  @ApiOperation({ operationId: 'ProjectCardsController_list', summary: "List a project's cards" })
   @ApiOkResponse({ schema: CARD_LISTING_SCHEMA, description: "the project's cards across the whole hierarchy, the top-level card left out (with only_ids=true, their ids)" })
   async list(
     @CurrentActor() actor: Actor,
@@ -65,6 +66,7 @@ export class ProjectCreationController {
   constructor(private readonly projects: CreateProjectService) {}
 
   @Post(':id/projects')
+  @ApiOperation({ operationId: 'ProjectCreationController_create', summary: 'Create a project in a team' })
   @ApiCreatedWithLocation({ type: ProjectDto, description: 'the new project, with its top-level card' })
   async create(
     @CurrentActor() actor: Actor,
@@ -79,9 +81,9 @@ export class ProjectCreationController {
 /**
  * Project deletion: the project (workspace) with the cards of other
  * projects that lose relationship values naming its cards (DeleteProjectService).
- * Named as workspace's controller of the project's reads, where the route
- * was: the OpenAPI operation keeps its id (`ProjectsController_delete`),
- * which clients generated from the document name their calls by.
+ * Its OpenAPI operationId is explicit (`ProjectsController_delete`, from
+ * when the route was workspace's), which clients generated from the
+ * document name their calls by.
  */
 @ApiTags('workspace')
 @WorkspaceRoutes()
@@ -90,6 +92,7 @@ export class ProjectsController {
   constructor(private readonly projects: DeleteProjectService) {}
 
   @DeletionRoute(':id', 'the project, its cards, fields and groups are gone')
+  @ApiOperation({ operationId: 'ProjectsController_delete', summary: 'Delete a project with its cards, fields and groups' })
   async delete(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
     await this.projects.delete(id, actor);
     return deleted(id);

@@ -1,5 +1,5 @@
 import { Controller, Get, Query, Res } from '@nestjs/common';
-import { ApiExtraModels, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
@@ -20,6 +20,7 @@ export class SearchController {
   constructor(private readonly search: CardSearchService) {}
 
   @Get()
+  @ApiOperation({ operationId: 'SearchController_find', summary: 'Search the cards of every project the caller can see' })
   @ApiOkResponse({ schema: CARD_LISTING_SCHEMA, description: 'the matching cards of every project the caller sees (with only_ids=true, their ids)' })
   async find(@CurrentActor() actor: Actor, @Query() query: SearchQueryDto, @Res({ passthrough: true }) res: Response) {
     const filter = readFilter(query) ?? { text: '', parameter: 'filter' };

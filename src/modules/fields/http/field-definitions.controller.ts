@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Param, Post, Put, Query, Res } from '@nestjs/common';
-import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
@@ -29,18 +29,21 @@ export class FieldDefinitionsController {
   constructor(private readonly definitions: FieldDefinitionsService) {}
 
   @Get('attribute-types')
+  @ApiOperation({ operationId: 'FieldDefinitionsController_attributeTypes', summary: 'List the field types' })
   @ApiOkResponse({ type: [AttributeTypeDto] })
   attributeTypes(@Query() _query: NoQueryDto) {
     return this.definitions.attributeTypes();
   }
 
   @Get('projects/:id/attributes')
+  @ApiOperation({ operationId: 'FieldDefinitionsController_list', summary: "List a project's fields" })
   @ApiOkResponse({ type: [AttributeDto], description: "the project's fields (model fields: GET /models/{id}/attributes)" })
   list(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Query() _query: NoQueryDto) {
     return this.definitions.listProjectFields(id, actor);
   }
 
   @Post('projects/:id/attributes')
+  @ApiOperation({ operationId: 'FieldDefinitionsController_create', summary: 'Create a field in a project' })
   @ApiCreatedWithLocation({ type: AttributeDto })
   @Conflicts(NAME_TAKEN)
   async create(
@@ -53,12 +56,14 @@ export class FieldDefinitionsController {
   }
 
   @Get('attributes/:id')
+  @ApiOperation({ operationId: 'FieldDefinitionsController_get', summary: 'Get a field' })
   @ApiOkResponse({ type: AttributeDto })
   get(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
     return this.definitions.getField(id, actor);
   }
 
   @Put('attributes/:id')
+  @ApiOperation({ operationId: 'FieldDefinitionsController_update', summary: 'Update a field' })
   @ApiOkResponse({ type: AttributeDto })
   @Conflicts({ ...NAME_TAKEN, 'FIELDS.FIELD_HAS_VALUES': 'the field has values, so its time and period options cannot change' })
   update(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: UpdateAttributeDto) {
@@ -66,6 +71,7 @@ export class FieldDefinitionsController {
   }
 
   @DeletionRoute('attributes/:id', 'the field and all its values are gone')
+  @ApiOperation({ operationId: 'FieldDefinitionsController_delete', summary: 'Delete a field and its values' })
   async delete(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
     await this.definitions.deleteField(id, actor);
     return deleted(id);
@@ -79,12 +85,14 @@ export class ModelsController {
   constructor(private readonly definitions: FieldDefinitionsService) {}
 
   @Get('projects/:id/models')
+  @ApiOperation({ operationId: 'ModelsController_list', summary: "List a project's models" })
   @ApiOkResponse({ type: [ModelDto] })
   list(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Query() _query: NoQueryDto) {
     return this.definitions.listModels(id, actor);
   }
 
   @Post('projects/:id/models')
+  @ApiOperation({ operationId: 'ModelsController_create', summary: 'Create a model in a project' })
   @ApiCreatedWithLocation({ type: ModelDto })
   @Conflicts({ 'FIELDS.MODEL_NAME_TAKEN': 'a model of that name (any case) exists in the project' })
   async create(
@@ -97,18 +105,21 @@ export class ModelsController {
   }
 
   @Get('models/:id')
+  @ApiOperation({ operationId: 'ModelsController_get', summary: 'Get a model' })
   @ApiOkResponse({ type: ModelDto })
   get(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
     return this.definitions.getModel(id, actor);
   }
 
   @Get('models/:id/attributes')
+  @ApiOperation({ operationId: 'ModelsController_fields', summary: "List a model's fields" })
   @ApiOkResponse({ type: [AttributeDto] })
   fields(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Query() _query: NoQueryDto) {
     return this.definitions.listModelFields(id, actor);
   }
 
   @Post('models/:id/attributes')
+  @ApiOperation({ operationId: 'ModelsController_createField', summary: 'Create a field in a model' })
   @ApiCreatedWithLocation({ type: AttributeDto })
   @Conflicts(NAME_TAKEN)
   async createField(

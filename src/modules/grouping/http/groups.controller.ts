@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Param, Post, Put, Query, Res } from '@nestjs/common';
-import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
@@ -23,6 +23,7 @@ export class GroupsController {
 
   /** The groups available to cards under this card: scoped at it or at an ancestor. */
   @Get('cards/:id/groups')
+  @ApiOperation({ operationId: 'GroupsController_available', summary: 'List the groups available to cards under a card' })
   @ApiOkResponse({ type: [GroupDto], description: 'the groups scoped at the card or at one of its ancestors' })
   available(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) cardId: number, @Query() query: GroupsQueryDto) {
     return this.groups.availableUnder(cardId, query, actor);
@@ -30,12 +31,14 @@ export class GroupsController {
 
   /** All groups of the type, scoped at any card (ordered by scope card, then position). */
   @Get('group-types/:id/groups')
+  @ApiOperation({ operationId: 'GroupsController_ofType', summary: "List a group type's groups" })
   @ApiOkResponse({ type: [GroupDto], description: 'every group of the type' })
   ofType(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) typeId: number, @Query() _query: NoQueryDto) {
     return this.groups.ofType(typeId, actor);
   }
 
   @Post('cards/:id/groups')
+  @ApiOperation({ operationId: 'GroupsController_create', summary: 'Create a group scoped at a card' })
   @ApiCreatedWithLocation({ type: GroupDto, description: 'the new group, scoped at the card' })
   @Conflicts(TITLE_TAKEN)
   async create(
@@ -48,12 +51,14 @@ export class GroupsController {
   }
 
   @Get('groups/:id')
+  @ApiOperation({ operationId: 'GroupsController_get', summary: 'Get a group' })
   @ApiOkResponse({ type: GroupDto, description: 'the group' })
   get(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
     return this.groups.get(id, actor);
   }
 
   @Put('groups/:id')
+  @ApiOperation({ operationId: 'GroupsController_update', summary: 'Update a group' })
   @ApiOkResponse({ type: GroupDto, description: 'the updated group' })
   @Conflicts(TITLE_TAKEN)
   update(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: UpdateGroupDto) {
@@ -61,6 +66,7 @@ export class GroupsController {
   }
 
   @DeletionRoute('groups/:id', 'the group and its memberships are gone; the cards stay')
+  @ApiOperation({ operationId: 'GroupsController_delete', summary: 'Delete a group' })
   async delete(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
     await this.groups.delete(id, actor);
     return deleted(id);

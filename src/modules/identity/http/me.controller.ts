@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Param, Post, Query } from '@nestjs/common';
-import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
 import { deleted, DeletionRoute } from '../../../shared/http/deletion.js';
@@ -22,6 +22,7 @@ export class MeController {
   ) {}
 
   @Get()
+  @ApiOperation({ operationId: 'MeController_me', summary: 'Get the authenticated user' })
   @RequiresScope('read_user')
   @ApiOkResponse({ type: UserDto, description: 'the authenticated user' })
   async me(@CurrentActor() actor: Actor) {
@@ -29,6 +30,7 @@ export class MeController {
   }
 
   @Get('api-keys')
+  @ApiOperation({ operationId: 'MeController_listKeys', summary: "List the user's API keys" })
   @ApiOkResponse({ type: [ApiKeyDto], description: "the user's keys, oldest first: live ones and those revoked in the last 30 days (with `revoked_at`; a key revoked longer ago is deleted and no longer listed). Never the keys themselves" })
   async listKeys(@CurrentActor() actor: Actor, @Query() _query: NoQueryDto) {
     return (await this.keys.list(actor.userId)).map(toApiKeyView);
@@ -36,6 +38,7 @@ export class MeController {
 
   /** The key is in the answer once; only its hash is kept. */
   @Post('api-keys')
+  @ApiOperation({ operationId: 'MeController_createKey', summary: 'Create an API key' })
   @ApiBody({ type: CreateApiKeyDto, required: false, description: 'optional: a key without a name is created from no body at all' })
   @ApiCreatedResponse({ type: CreatedApiKeyDto, description: 'the new key, with `api_key` shown this once' })
   @Conflicts({ 'IDENTITY.API_KEY_LIMIT': 'the user holds as many live keys as one user may (API_KEYS_PER_USER_MAX); revoke one to create another' })
@@ -45,6 +48,7 @@ export class MeController {
   }
 
   @DeletionRoute('api-keys/:id', 'the key is revoked')
+  @ApiOperation({ operationId: 'MeController_revokeKey', summary: 'Revoke an API key' })
   async revokeKey(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
     await this.keys.revoke(actor.userId, id);
     return deleted(id);

@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, Param, Post, Req, UseInterceptors } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiOkResponse, ApiTags, ApiUnsupportedMediaTypeResponse } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags, ApiUnsupportedMediaTypeResponse } from '@nestjs/swagger';
 import type { Request } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
@@ -21,6 +21,7 @@ const DISCOVER_RESPONSE = {
   description: 'the stored upload and its columns; `rows` counts every row, header included',
   schema: {
     type: 'object',
+    required: ['file_id', 'format', 'rows', 'fields'],
     properties: {
       file_id: ID_SCHEMA,
       format: { type: 'string', enum: ['xlsx', 'csv', 'ods'] },
@@ -29,6 +30,7 @@ const DISCOVER_RESPONSE = {
         type: 'array',
         items: {
           type: 'object',
+          required: ['column', 'name', 'samples'],
           properties: {
             column: { type: 'integer', description: '0-based; the key of the import mapping' },
             name: { type: 'string' },
@@ -74,6 +76,7 @@ const IMPORT_RESPONSE = {
   description: 'what the import did (or, with dry_run, would do); any bad row is a 400 listing {row, column, message} and nothing is written',
   schema: {
     type: 'object',
+    required: ['project_id', 'created', 'updated', 'skipped', 'children_created'],
     properties: {
       project_id: { ...ID_SCHEMA, nullable: true },
       created: { type: 'integer' },
@@ -95,6 +98,7 @@ export class SpreadsheetImportController {
   ) {}
 
   @Post('discover')
+  @ApiOperation({ operationId: 'SpreadsheetImportController_discover', summary: 'Upload a spreadsheet and discover its columns' })
   @HttpCode(201)
   @UseInterceptors(SpreadsheetUploadInterceptor)
   @ApiConsumes('multipart/form-data')
@@ -103,7 +107,7 @@ export class SpreadsheetImportController {
     description: 'XLSX, CSV or ODS, told apart by content; anything else is 415',
   })
   @ApiCreatedResponse(DISCOVER_RESPONSE)
-  @ApiUnsupportedMediaTypeResponse({ description: 'The file is not XLSX, CSV or ODS' })
+  @ApiUnsupportedMediaTypeResponse({ description: 'INPUT.UNSUPPORTED_MEDIA: the file is not XLSX, CSV or ODS' })
   @RouteErrors(
     { status: 400, why: 'IMPORT.UNREADABLE_FILE: the file claims a supported format but cannot be read safely (corrupt, hostile or too slow to parse)' },
     { status: 413, why: 'INPUT.TOO_LARGE: the spreadsheet passes a cap of docs/IMPORT.md (rows, columns, cell length, zip entries and sizes); `limit` names its variable' },
@@ -118,6 +122,7 @@ export class SpreadsheetImportController {
   }
 
   @Post('import')
+  @ApiOperation({ operationId: 'SpreadsheetImportController_import', summary: 'Import an uploaded spreadsheet into a project' })
   @HttpCode(200)
   @ApiBody({ schema: IMPORT_BODY })
   @ApiOkResponse(IMPORT_RESPONSE)
@@ -140,6 +145,7 @@ export class SpreadsheetImportController {
    * team's, so no role can refuse it (roleErrorResponses reads that rule).
    */
   @DeletionRoute('files/:fileId', 'the upload and its stored rows are gone, and no longer count against the upload quota')
+  @ApiOperation({ operationId: 'SpreadsheetImportController_deleteUpload', summary: 'Delete an uploaded spreadsheet' })
   @RouteErrors({
     status: 404,
     why: "IMPORT.UPLOAD_NOT_FOUND: no upload of the caller's has this `file_id` (never one, expired, already deleted, or another user's: one answer for all)",

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Param, Post, Put, Query, Res } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../shared/http/actor.decorator.js';
@@ -27,6 +27,7 @@ export class OrganizationsController {
   ) {}
 
   @Get()
+  @ApiOperation({ operationId: 'OrganizationsController_list', summary: "List the caller's teams" })
   @ApiOkResponse({ type: [OrganizationDto], description: "the caller's teams, with the caller's role in each" })
   async list(@CurrentActor() actor: Actor, @Query() query: PageQueryDto, @Res({ passthrough: true }) res: Response) {
     const page = pageRequest(query);
@@ -36,24 +37,28 @@ export class OrganizationsController {
   }
 
   @Post()
+  @ApiOperation({ operationId: 'OrganizationsController_create', summary: 'Create a team' })
   @ApiCreatedWithLocation({ type: OrganizationDto, description: 'the new team; the caller is its admin' })
   async create(@CurrentActor() actor: Actor, @Body() dto: CreateOrganizationDto, @Res({ passthrough: true }) res: Response) {
     return created(res, '/organizations/', await this.organizations.create(actor, dto.name));
   }
 
   @Get(':id')
+  @ApiOperation({ operationId: 'OrganizationsController_get', summary: 'Get a team' })
   @ApiOkResponse({ type: OrganizationDto, description: "the team, with the caller's role" })
   get(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
     return this.organizations.get(id, actor);
   }
 
   @Get(':id/members')
+  @ApiOperation({ operationId: 'OrganizationsController_members', summary: "List a team's members" })
   @ApiOkResponse({ type: [MemberDto], description: "the team's members" })
   members(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Query() _query: NoQueryDto) {
     return this.organizations.members(id, actor);
   }
 
   @Post(':id/members')
+  @ApiOperation({ operationId: 'OrganizationsController_addMember', summary: 'Add a member to a team' })
   @ApiCreatedResponse({ type: MemberDto, description: 'the new member entry' })
   @Conflicts({ 'WORKSPACE.ALREADY_MEMBER': 'the user is already a member of the team' })
   addMember(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number, @Body() dto: AddMemberDto) {
@@ -62,6 +67,7 @@ export class OrganizationsController {
 
   /** The member entry with its new role; demoting the last admin is a 409. */
   @Put(':id/members/:userId')
+  @ApiOperation({ operationId: 'OrganizationsController_changeRole', summary: "Change a member's role in a team" })
   @ApiOkResponse({ type: MemberDto, description: 'the member entry with its new role' })
   @Conflicts(LAST_ADMIN)
   changeRole(
@@ -75,6 +81,7 @@ export class OrganizationsController {
 
   /** The answer's id is the user's: the membership has no id of its own. */
   @DeletionRoute(':id/members/:userId', 'the user is no longer a member of the team')
+  @ApiOperation({ operationId: 'OrganizationsController_removeMember', summary: 'Remove a member from a team' })
   @Conflicts(LAST_ADMIN)
   async removeMember(
     @CurrentActor() actor: Actor,
@@ -86,6 +93,7 @@ export class OrganizationsController {
   }
 
   @Get(':id/projects')
+  @ApiOperation({ operationId: 'OrganizationsController_listProjects', summary: "List a team's projects" })
   @ApiOkResponse({ type: [ProjectDto], description: "the team's projects" })
   async listProjects(
     @CurrentActor() actor: Actor,

@@ -19,7 +19,7 @@ export class ProjectsController {
 
   /** Declared before `:id`, which would otherwise take `all` for an id (and answer 404). */
   @Get('all')
-  @ApiOperation({ summary: 'every project the caller can see, in all of their teams (paginated)' })
+  @ApiOperation({ operationId: 'ProjectsController_listVisible', summary: 'List every project the caller can see, in all their teams' })
   @ApiOkResponse({ type: [ProjectDto], description: 'the projects of all the caller\'s teams' })
   async listVisible(@CurrentActor() actor: Actor, @Query() query: PageQueryDto, @Res({ passthrough: true }) res: Response) {
     const page = pageRequest(query);
@@ -29,6 +29,7 @@ export class ProjectsController {
   }
 
   @Get(':id')
+  @ApiOperation({ operationId: 'ProjectsController_get', summary: 'Get a project' })
   @ApiOkResponse({ type: ProjectDto, description: 'the project' })
   get(@CurrentActor() actor: Actor, @Param('id', ParseIdPipe) id: number) {
     return this.projects.get(id, actor);

@@ -1,6 +1,6 @@
 import { pipeline } from 'node:stream/promises';
 import { Controller, Get, Param, Res } from '@nestjs/common';
-import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { Actor } from '../../../../shared/domain/actor.js';
 import { CurrentActor } from '../../../../shared/http/actor.decorator.js';
@@ -23,6 +23,7 @@ export class FilesController {
 
   /** Always an attachment with `nosniff`: stored files are never rendered as pages of this origin. */
   @Get(':id')
+  @ApiOperation({ operationId: 'FilesController_download', summary: 'Download a stored file' })
   @ApiProduces('*/*')
   @ApiOkResponse({
     description: 'the file content, as an attachment, under the media type stored with the file (`Content-Type`: image/png, application/pdf, text/plain…)',
