@@ -3,7 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { dataSourceOptions } from './data-source.js';
-import { EmbeddedStatistics } from './embedded-statistics.js';
+import { EmbeddedUpkeep } from './embedded-upkeep.js';
 import { applyMigrations } from './migrate.js';
 import { DatabaseReadiness } from './readiness.js';
 
@@ -49,8 +49,8 @@ export class DatabaseModule {
           dataSourceFactory: async (options) => openDataSource(options!),
         }),
       ],
-      providers: [EmbeddedStatistics, DatabaseReadiness],
-      exports: [EmbeddedStatistics, DatabaseReadiness],
+      providers: [EmbeddedUpkeep, DatabaseReadiness],
+      exports: [EmbeddedUpkeep, DatabaseReadiness],
     };
   }
 }

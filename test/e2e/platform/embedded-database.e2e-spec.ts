@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
-import { EmbeddedStatistics } from '../../../src/database/embedded-statistics.js';
+import { EmbeddedUpkeep } from '../../../src/database/embedded-upkeep.js';
 import { importClient } from '../../support/import-client.js';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 
@@ -50,7 +50,7 @@ describe('the embedded database path', () => {
   });
 
   it('keeps planner statistics, for which PGlite has no autovacuum: analyzed at start, then after enough writes', async () => {
-    const stats = t.app.get(EmbeddedStatistics);
+    const stats = t.app.get(EmbeddedUpkeep);
     // Only the calls below analyze: the check every 10 s could run during a slow import and leave nothing to see.
     stats.onModuleDestroy();
     const estimate = async () => Number(((await t.app.get(DataSource).query(`SELECT reltuples FROM pg_class WHERE oid = 'cards.cards'::regclass`)) as Array<{ reltuples: string }>)[0].reltuples);
