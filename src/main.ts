@@ -33,7 +33,8 @@ async function bootstrap(): Promise<void> {
   if (!config.embedded) await waitForDatabase(config.databaseUrl!, (message) => logger.warn(message, 'Database'), startWait(config.databaseStartWaitMs));
   else await openEmbedded(embeddedDataDir(config));
   // A database a newer build migrated is refused before the app (and its start-up sweeps) runs on it.
-  await refuseNewerDatabase(config);
+  const unknownMigrations = await refuseNewerDatabase(config);
+  if (unknownMigrations) logger.warn(unknownMigrations, 'Database');
   const app = await createApp(config, { rootLogger: root, logger, metrics });
   if (!config.migrationsRun) await refusePendingMigrations(app.get(DataSource));
   // The metrics listener first: a port it cannot take stops the start before the API serves.

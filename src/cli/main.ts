@@ -38,13 +38,19 @@ const COMMANDS: Record<string, CommandOptions> = {
   migrate: {},
 };
 
+/** `refuseNewerDatabase`, its warning (migrations this build does not have, dated earlier) on stderr. */
+async function refuseNewerDatabaseWarning(config: AppConfig): Promise<void> {
+  const warning = await refuseNewerDatabase(config);
+  if (warning) process.stderr.write(`cardwork: warning: ${warning}\n`);
+}
+
 function print(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value)}\n`);
 }
 
 /** Every command that opens the database refuses first one a newer cardwork migrated, writing nothing (README, "Upgrading"). */
 async function withIdentity<T>(config: AppConfig, work: (api: IdentityAdminApi) => Promise<T>): Promise<T> {
-  await refuseNewerDatabase(config);
+  await refuseNewerDatabaseWarning(config);
   const app = await NestFactory.createApplicationContext(CliModule.forRoot(config), { logger: false });
   try {
     return await work(app.get(IdentityAdminApi));
@@ -97,7 +103,7 @@ async function run(args: ParsedArgs, config: AppConfig): Promise<void> {
 }
 
 async function migrate(config: AppConfig): Promise<void> {
-  await refuseNewerDatabase(config);
+  await refuseNewerDatabaseWarning(config);
   // The CLI says at once when the database is away; the server's start waits for it.
   const migrations = await applyMigrations(config, undefined, true);
   print({ applied: migrations.length, migrations });

@@ -7,10 +7,10 @@ import { closeEmbedded, openEmbedded, queryEmbedded } from './embedded-driver.js
 
 type Query = <T>(sql: string) => Promise<T[]>;
 
-/** The names of the migrations the database has applied, oldest first. Read without writing (TypeORM's own read creates its `migrations` table first). */
-async function appliedMigrations(query: Query): Promise<string[]> {
+/** The migrations the database has applied, oldest first (none when its table does not exist yet). Read without writing (TypeORM's own read creates its `migrations` table first). */
+async function appliedMigrations(query: Query): Promise<Array<{ name: string; timestamp: string }>> {
   const [{ present }] = await query<{ present: boolean }>(`SELECT to_regclass('public.migrations') IS NOT NULL AS present`);
-  return present ? (await query<{ name: string }>(`SELECT name FROM public.migrations ORDER BY id`)).map((r) => r.name) : [];
+  return present ? query<{ name: string; timestamp: string }>(`SELECT name, timestamp::text AS timestamp FROM public.migrations ORDER BY id`) : [];
 }
 
 /** Names for a one-line message: the first three, then how many more. */
@@ -24,7 +24,7 @@ function listed(names: string[]): string {
  * MIGRATIONS_RUN=false must not change the schema.
  */
 export async function pendingMigrations(ds: DataSource): Promise<string[]> {
-  const applied = new Set(await appliedMigrations((sql) => ds.query(sql)));
+  const applied = new Set((await appliedMigrations((sql) => ds.query(sql))).map((m) => m.name));
   return ds.migrations.map((m) => m.name ?? m.constructor.name).filter((name) => !applied.has(name));
 }
 
@@ -42,31 +42,43 @@ export async function refusePendingMigrations(ds: DataSource): Promise<void> {
   );
 }
 
-/** The names of this build's migrations, as the migrations table records them. */
+/** The names of this build's migrations, as the migrations table records them, and the newest one's timestamp. */
 const KNOWN = new Set(MIGRATIONS.map((M) => new M().name));
+const NEWEST = Math.max(...MIGRATIONS.map((M) => Number(new M().name.slice(-13))));
 
 /** A start refused because a newer build migrated the database: its message is the one line printed. */
 export class NewerDatabaseError extends Error {}
 
 /**
- * Refuses a database whose migrations table holds migrations this build
- * does not know: a newer build migrated it. An older server on a newer
- * schema did harm (its OAuth code cleanup cascaded through a foreign key a
- * later migration added, deleting live logins); its start, and every CLI
- * command, stop here before anything is written, whatever MIGRATIONS_RUN
- * says. Reads on a connection of its own: on PostgreSQL once (the server's
- * start has waited for the database already), on the embedded database the
- * instance `openEmbedded` opens (the app's data source then uses it).
+ * Refuses a database that a newer build migrated: its migrations table
+ * holds a migration this build does not know, dated after this build's
+ * newest. An older server on a newer schema did harm (its OAuth code
+ * cleanup cascaded through a foreign key a later migration added, deleting
+ * live logins); its start, and every CLI command, stop here before anything
+ * is written, whatever MIGRATIONS_RUN says. A migration it does not know
+ * dated earlier (a hotfix applied by hand, another branch's) is no sign of
+ * a newer build, and refusing it would lock out every later build too: the
+ * warning returned names it. Reads on a connection of its own: on
+ * PostgreSQL once (the server's start has waited for the database already),
+ * on the embedded database the instance `openEmbedded` opens (the app's data
+ * source then uses it).
  */
-export async function refuseNewerDatabase(config: AppConfig): Promise<void> {
+export async function refuseNewerDatabase(config: AppConfig): Promise<string | undefined> {
+  let warning: string | undefined;
   await withStartConnection(config, async (query) => {
-    const unknown = (await appliedMigrations(query)).filter((name) => !KNOWN.has(name));
-    if (!unknown.length) return;
-    throw new NewerDatabaseError(
-      `the database was migrated by a newer cardwork (migration ${listed(unknown)}): ` +
-        `run that version, or revert those migrations with it first (npx typeorm migration:revert -d dist/ormconfig.js, once per migration)`,
-    );
+    const unknown = (await appliedMigrations(query)).filter((m) => !KNOWN.has(m.name));
+    const newer = unknown.filter((m) => Number(m.timestamp) > NEWEST).map((m) => m.name);
+    if (newer.length) {
+      throw new NewerDatabaseError(
+        `the database was migrated by a newer cardwork (migration ${listed(newer)}): ` +
+          `run that version, or revert those migrations with it first (npx typeorm migration:revert -d dist/ormconfig.js, once per migration)`,
+      );
+    }
+    if (unknown.length) {
+      warning = `the database has applied migration(s) this build does not have, dated before its newest (${listed(unknown.map((m) => m.name))}): started anyway`;
+    }
   });
+  return warning;
 }
 
 /** `work` on a connection of the start's own; the embedded database stays open for the app unless `work` fails. */

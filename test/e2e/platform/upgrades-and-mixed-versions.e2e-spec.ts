@@ -98,6 +98,30 @@ describe('a database migrated by a newer cardwork', () => {
       await db.drop();
     }
   }, 180_000);
+
+  it('is not what an unknown migration dated before the build\'s newest says (a hotfix by hand): the start and the CLI go on, with a warning', async () => {
+    const db = await processDatabase();
+    const HOTFIX = 'HotfixByHand1700000000000';
+    try {
+      if (db.embedded) expect(runCli(['migrate'], db.env).status).toBe(0);
+      db.createUser('olduser');
+      await onDatabase(db, (query) => query(`INSERT INTO public.migrations (timestamp, name) VALUES (1700000000000, '${HOTFIX}')`));
+      const warning = `the database has applied migration(s) this build does not have, dated before its newest (${HOTFIX}): started anyway`;
+      const cli = runCli(['apikey', 'list', '--user', '@olduser'], db.env);
+      expect([cli.status, plainLines(cli.stderr)]).toEqual([0, [`cardwork: warning: ${warning}`]]);
+      const server = await startServer(db.env);
+      await server.stop();
+      const warned = server
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { level: number; msg: string })
+        .filter((line) => line.msg === warning);
+      expect(warned.map((line) => line.level)).toEqual([40]);
+    } finally {
+      await db.drop();
+    }
+  }, 180_000);
 });
 
 describe('the migrations a start applies', () => {
