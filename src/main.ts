@@ -14,6 +14,9 @@ import { embeddedDataDir } from './database/data-source.js';
 import { openEmbedded } from './database/embedded-driver.js';
 import { DiskFileStorage } from './modules/fields/files/infrastructure/file-storage.js';
 
+/** Signals this close to the first are the same stop, delivered twice (see the handlers below). */
+const SAME_STOP_MS = 1_000;
+
 async function bootstrap(): Promise<void> {
   const config = loadConfig();
   applyHeapGrowth(config.heapGrowingPercent);
@@ -44,10 +47,15 @@ async function bootstrap(): Promise<void> {
   await listening('HOST, PORT', config.host, config.port, app.listen(config.port, config.host));
   // Drain on SIGTERM/SIGINT (DESIGN.md §1): the database closes last, so
   // PGlite flushes to disk and the data directory is freed.
-  // A second signal while draining stops at once (the deadline's cut).
+  // A second signal while draining stops at once (the deadline's cut), unless
+  // it came within SAME_STOP_MS of the first: one stop delivered twice (Ctrl-C
+  // reaches node from the terminal and again from `npm start`, which forwards
+  // it; a process-group kill signals both).
   let stopNow: ((signal: string) => void) | undefined;
+  let firstAt = 0;
   const shutdown = (signal: string) => {
-    if (stopNow) return stopNow(signal);
+    if (stopNow) return Date.now() - firstAt < SAME_STOP_MS ? undefined : stopNow(signal);
+    firstAt = Date.now();
     metricsServer?.close();
     stopNow = drainAndExit(app, config.shutdownGraceMs, logger, signal);
   };

@@ -190,6 +190,8 @@ describe('SIGTERM drain of the built server', () => {
       await stuck.ready;
       server.proc.kill('SIGTERM');
       while (!server.output().includes('draining')) await sleep(10);
+      // Past the second within which a signal counts as the same stop delivered twice.
+      await sleep(1_200);
       const secondAt = Date.now();
       server.proc.kill('SIGINT');
       const exit = await server.exited;
@@ -206,6 +208,30 @@ describe('SIGTERM drain of the built server', () => {
         expect.objectContaining({ msg: 'request closed before its answer was complete' }),
       ]);
       stuck.destroy();
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('takes two signals at once for one stop (Ctrl-C under npm start): the drain goes on and the held request is answered', async () => {
+    const server = await startServer({ ...db.env, SHUTDOWN_GRACE_MS: '60000', LOG_LEVEL: 'info' });
+    try {
+      const body = JSON.stringify({ name: 'Created while draining' });
+      const post = slowRequest(
+        server.port,
+        `POST /api/1.0/organizations HTTP/1.1\r\nHost: localhost\r\nX-Api-Key: ${apiKey}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+      );
+      await post.ready;
+      server.proc.kill('SIGINT');
+      server.proc.kill('SIGINT');
+      while (!server.output().includes('draining')) await sleep(10);
+      await sleep(300);
+      const created = await post.finish(body.slice(5));
+      const exit = await server.exited;
+      expect(created).not.toBe('closed');
+      expect((created as RawResponse).status).toBe(201);
+      expect(exit.code).toBe(0);
+      expect(server.output()).not.toContain('received while draining');
     } finally {
       await server.stop();
     }
