@@ -15,7 +15,7 @@ import { ExpressHttpAdapter } from './shared/http/express-http-adapter.js';
 import { rejectUndecodableQueries, verifyUtf8Form, verifyUtf8Json } from './shared/http/invalid-utf8.js';
 import { documentPagination, PAGE_LINK_SETTING, type PageLinkSetting } from './shared/http/pagination.js';
 import { holdParsedBodies } from './shared/http/body-memory.js';
-import { limitParsedBodies, refuseDeepJson } from './shared/http/body-limits.js';
+import { JSON_BODY_TYPES, limitParsedBodies, refuseDeepJson } from './shared/http/body-limits.js';
 import { answerClientErrors } from './shared/http/server-refusals.js';
 import { earlyKeyLookup, guardErrorResponses } from './modules/identity/index.js';
 import { roleErrorResponses } from './modules/workspace/index.js';
@@ -106,7 +106,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig, obs
   // The bodies are held against the upload memory budget while they are read (a 503 past it).
   const parsers = express
     .Router()
-    .use(express.json({ limit: JSON_LIMIT_BYTES, type: ['application/json', 'application/*+json'], verify: verifyUtf8Json }))
+    .use(express.json({ limit: JSON_LIMIT_BYTES, type: JSON_BODY_TYPES, verify: verifyUtf8Json }))
     .use(express.urlencoded({ limit: JSON_LIMIT_BYTES, extended: false, verify: verifyUtf8Form }));
   app.use(holdParsedBodies(memory, parsers));
   // A multipart form's text fields, on the routes that take no file, are held the same way.

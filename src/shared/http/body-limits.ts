@@ -2,8 +2,10 @@ import type { NextFunction, Request, Response } from 'express';
 import { InvalidInputError } from '../domain/domain-error.js';
 import { sendProblem, titleFor } from './problem.js';
 
+/** Content types the JSON parser reads. */
+export const JSON_BODY_TYPES = ['application/json', 'application/*+json'];
 /** Content types the JSON and form parsers read; DESIGN.md §2 caps them at 1 MiB. */
-export const PARSED_BODY_TYPES = ['application/json', 'application/*+json', 'application/x-www-form-urlencoded'];
+export const PARSED_BODY_TYPES = [...JSON_BODY_TYPES, 'application/x-www-form-urlencoded'];
 export const MAX_JSON_DEPTH = 64;
 
 /** After an early answer, how much of the unread body is still taken in (and dropped) before the socket closes. */

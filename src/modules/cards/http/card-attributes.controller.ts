@@ -2,6 +2,7 @@ import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@
 import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { jsonText } from '../../../shared/http/json-text.js';
+import { JSON_BODY_TYPES } from '../../../shared/http/body-limits.js';
 import { formJsonObject } from '../../../shared/http/form-values.js';
 import { ApiMediaSchemas } from '../../../shared/http/openapi-inputs.js';
 import { RouteErrors, UPLOAD_MEMORY_SHARE } from '../../../shared/http/error-responses.js';
@@ -20,7 +21,6 @@ import { ValueUpload } from './value-upload.js';
 import { WorkspaceRoutes } from '../../../shared/http/scopes.decorator.js';
 
 const CARD_RESPONSE = { type: CardDto, description: 'the whole updated card' };
-const JSON_TYPES = ['application/json', 'application/*+json'];
 
 /**
  * A form cannot nest: its `attributes` field, as JSON text of an object, is
@@ -28,7 +28,7 @@ const JSON_TYPES = ['application/json', 'application/*+json'];
  * Any other form field is the flat form's `<field name>=<value>`.
  */
 function formAttributes(body: Record<string, unknown>, req: Request): Record<string, unknown> {
-  if (req.is(JSON_TYPES) || typeof body?.attributes !== 'string') return body;
+  if (req.is(JSON_BODY_TYPES) || typeof body?.attributes !== 'string') return body;
   return { ...body, attributes: formJsonObject({ value: body.attributes }) };
 }
 
