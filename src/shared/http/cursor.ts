@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Response } from 'express';
 import { InvalidInputError } from '../domain/domain-error.js';
-import { pageHeaders, pageLocation, pageOffset, pageRequest, type PageLocation, type PageRequest } from './pagination.js';
+import { pageCount, pageHeaders, pageLocation, pageOffset, pageRequest, underBothNames, type PageLocation, type PageRequest } from './pagination.js';
 
 /**
  * Keyset pages of card listings (DESIGN.md §2, issue 15) and of a card's
@@ -113,14 +113,8 @@ export function listingHeaders(p: ListingRequest, info: ListingPageInfo, scope: 
 
 /** The totals of a cursor page, under both names (pageHeaders' without the page numbers). */
 function totalHeaders(p: ListingRequest, total: number | null): Record<string, string> {
-  const headers: Record<string, string> = {};
-  if (total === null) return headers;
-  const totalPages = String(Math.max(1, Math.ceil(total / p.perPage)));
-  for (const prefix of ['X-Service-', 'X-Kantree-']) {
-    headers[`${prefix}Total`] = String(total);
-    headers[`${prefix}TotalPages`] = totalPages;
-  }
-  return headers;
+  if (total === null) return {};
+  return underBothNames({ Total: String(total), TotalPages: String(pageCount(total, p.perPage)) });
 }
 
 function cursorUrl(at: PageLocation, cursor: string): string {

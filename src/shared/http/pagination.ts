@@ -58,18 +58,33 @@ export interface PageLocation {
  * other query parameters. NextPage and Link are absent on the last page.
  */
 export function pageHeaders(p: PageRequest, total: number, at?: PageLocation): Record<string, string> {
-  const totalPages = Math.max(1, Math.ceil(total / p.perPage));
+  const totalPages = pageCount(total, p.perPage);
   const values: Record<string, string | undefined> = {
     Page: String(p.page),
     NextPage: p.page < totalPages ? String(p.page + 1) : undefined,
     Total: String(total),
     TotalPages: String(totalPages),
   };
+  const headers = underBothNames(values);
+  if (values.NextPage && at) headers.Link = `<${pageUrl(at, values.NextPage)}>; rel="next"`;
+  return headers;
+}
+
+/** How many pages `total` items fill, `perPage` a page: at least 1. */
+export function pageCount(total: number, perPage: number): number {
+  return Math.max(1, Math.ceil(total / perPage));
+}
+
+/**
+ * Each pagination value as an X-Service-* header and again under the
+ * original's X-Kantree-* name (all X-Service-* first); undefined values are
+ * left out.
+ */
+export function underBothNames(values: Record<string, string | undefined>): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const prefix of ['X-Service-', 'X-Kantree-']) {
     for (const [name, value] of Object.entries(values)) if (value !== undefined) headers[prefix + name] = value;
   }
-  if (values.NextPage && at) headers.Link = `<${pageUrl(at, values.NextPage)}>; rel="next"`;
   return headers;
 }
 
