@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { ProjectCardLocks } from '../contracts/project-card-locks.api.js';
 import { TreeBusyError } from '../domain/card.errors.js';
+import { CardTreeRepository } from '../infrastructure/card-tree.repository.js';
 import { ProjectCardLockQueries } from '../infrastructure/project-card-locks.queries.js';
 
 /** Rounds before giving up on a project whose cards keep being created under the lock. */
@@ -12,6 +13,7 @@ export class ProjectCardLocksService extends ProjectCardLocks {
   constructor(
     private readonly uow: UnitOfWork,
     private readonly queries: ProjectCardLockQueries,
+    private readonly cards: CardTreeRepository,
   ) {
     super();
   }
@@ -34,7 +36,7 @@ export class ProjectCardLocksService extends ProjectCardLocks {
       if ((await this.queries.count(projectId)) === held.length) return held;
       const missing = await this.queries.othersThan(projectId, held);
       const aboveAll = !held.length || missing[0] > held[held.length - 1];
-      held = [...held, ...(await this.queries.lockIds(missing, aboveAll))].sort((a, b) => a - b);
+      held = [...held, ...(await this.cards.forUpdateMany(missing, aboveAll))].sort((a, b) => a - b);
     }
     throw new TreeBusyError();
   }

@@ -259,7 +259,12 @@ export class CardTreeRepository {
     return this.lockRows(ids, 'NO KEY UPDATE', wait);
   }
 
-  private async lockRows(ids: number[], mode: 'KEY SHARE' | 'NO KEY UPDATE', wait: boolean, organizationId?: number): Promise<number[]> {
+  /** FOR UPDATE on the given cards in ascending id order (a project's, `ProjectCardLocksService`). Missing cards are skipped; the ids locked. */
+  async forUpdateMany(ids: number[], wait: boolean): Promise<number[]> {
+    return this.lockRows(ids, 'UPDATE', wait);
+  }
+
+  private async lockRows(ids: number[], mode: 'KEY SHARE' | 'NO KEY UPDATE' | 'UPDATE', wait: boolean, organizationId?: number): Promise<number[]> {
     const unique = [...new Set(ids)].sort((a, b) => a - b);
     if (!unique.length) return [];
     const team = organizationId === undefined ? '' : ' AND organization_id = $2';

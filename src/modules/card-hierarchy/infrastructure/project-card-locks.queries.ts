@@ -36,13 +36,4 @@ export class ProjectCardLockQueries {
     );
     return rows.map((r) => toId(r.id));
   }
-
-  /** Locks the cards `ids` FOR UPDATE in ascending id (a deleted one is not locked); `wait: false` NOWAIT (55P03). The ids locked. */
-  async lockIds(ids: number[], wait: boolean): Promise<number[]> {
-    const rows = await this.sql.rows<{ id: number | string }>(
-      `SELECT id FROM cards.cards WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE${wait ? '' : ' NOWAIT'}`,
-      [ids],
-    );
-    return rows.map((r) => toId(r.id));
-  }
 }
