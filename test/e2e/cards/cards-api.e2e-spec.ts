@@ -83,7 +83,7 @@ describe('CardsApi.createMany', () => {
     const before = (await c.allCards(ann, project.id)).length;
     await expect(
       api.createMany(project.top_level_card_id, [{ title: 'ok' }, { title: 'bad', children: [{ title: 'x', attributes: { Estimate: 'lots' } }] }], actor),
-    ).rejects.toMatchObject({ errors: [{ field: 'Estimate', message: 'expected a number' }] });
+    ).rejects.toMatchObject({ errors: [{ field: 'cards[1].children[0].attributes.Estimate', message: 'expected a number' }] });
     await expect(api.createMany(project.top_level_card_id, [{ title: 'ok' }, { title: 'bad', groupIds: [999_999] }], actor)).rejects.toMatchObject({
       errors: [{ field: 'cards[1].group_ids' }],
     });
@@ -144,7 +144,7 @@ describe('CardsApi.prepareMany and createPrepared', () => {
     const before = (await c.allCards(ann, project.id)).length;
     await expect(
       api.prepareMany(project.id, [{ title: 'ok' }, { title: 'bad', attributes: { Estimate: 'lots' } }], await fields.projectFields(project.id)),
-    ).rejects.toMatchObject({ errors: [{ field: 'Estimate', message: 'expected a number' }] });
+    ).rejects.toMatchObject({ errors: [{ field: 'cards[1].attributes.Estimate', message: 'expected a number' }] });
     expect((await c.allCards(ann, project.id)).length).toBe(before);
   });
 

@@ -339,10 +339,11 @@ describe('field values', () => {
       ]);
       expect(res.body.detail).toMatch(/^2 values refused: Estimate: expected a number; Due: expected a date/);
       res = await c.setMany(ann, cardB, { attributes: { due: 'bad', Nope: 1, estimate: 'x', Done: 7 } });
+      // Nested under "attributes", every refused value is named by its path, as the unknown key is.
       expect([res.status, res.body.type, res.body.errors.map((e: { field: string }) => e.field)]).toEqual([
         400,
         'INPUT.INVALID',
-        ['due', 'attributes.Nope', 'estimate', 'Done'],
+        ['attributes.due', 'attributes.Nope', 'attributes.estimate', 'attributes.Done'],
       ]);
       // One bad value alone keeps its own error, named as written.
       res = await c.setMany(ann, cardB, { 'Title text': 'fine', ESTIMATE: 'x' });
@@ -540,8 +541,9 @@ describe('field values', () => {
     });
 
     it("lists every bad value of a new card's attributes, as the attribute operation does", async () => {
-      const res = await t.http.post(`${API}/cards/${w.root}/children`).set(as(ann)).send({ title: 'bad', attributes: { Estimate: 'many', Due: 'bad' } });
-      expect([res.status, res.body.errors?.map((e: { field: string }) => e.field)]).toEqual([400, ['Estimate', 'Due']]);
+      const res = await t.http.post(`${API}/cards/${w.root}/children`).set(as(ann)).send({ title: 'bad', attributes: { Estimate: 'many', Nope: 1, Due: 'bad' } });
+      expect([res.status, res.body.errors?.map((e: { field: string }) => e.field)]).toEqual([400, ['attributes.Estimate', 'attributes.Nope', 'attributes.Due']]);
+      expect(res.body.detail).toMatch(/^3 values refused: attributes\.Estimate: expected a number; attributes\.Nope: /);
     });
   });
 

@@ -540,9 +540,10 @@ export class CardValuesService {
         if (seen.has(field.id)) throw new InvalidFieldInputError(property, `field "${field.name}" is given twice`);
         seen.add(field.id);
         if (field.type === 'group_type') throw new GroupTypeFieldError(property, field.name);
-        // A refused value is named as the client wrote its key (the name in another case), but one
-        // keyed by id (the importer's writes, or a client's) by the field's name, which says more.
-        const named = /^\d+$/.test(key) ? field : { ...field, name: key };
+        // A refused value is named by its property, as the client wrote its key (the name in another
+        // case), but one keyed by id (the importer's writes, or a client's) by the field's name, which
+        // says more; under the batch's prefix (`attributes.`), as an unknown key is.
+        const named = { ...field, name: `${prefix}${/^\d+$/.test(key) ? field.name : key}` };
         writes.push({ kind: 'set', field, value: parseValue(named, raw) });
       } catch (error) {
         // Every refused value of the batch is listed (DESIGN.md §2), in the order given; nothing is written.
