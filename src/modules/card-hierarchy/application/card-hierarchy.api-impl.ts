@@ -201,7 +201,7 @@ export class CardHierarchyApiImpl extends CardHierarchyApi {
   }
 
   touch(cardId: number): Promise<void> {
-    return this.uow.run(() => this.cards.touch(cardId));
+    return this.touchMany([cardId]);
   }
 
   touchMany(cardIds: number[]): Promise<void> {

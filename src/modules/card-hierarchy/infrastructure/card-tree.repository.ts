@@ -482,7 +482,11 @@ export class CardTreeRepository {
     );
   }
 
-  /** Marks many cards as changed (updated_at) in one statement; callers hold their locks already (in ascending id). */
+  /**
+   * Marks cards changed (`updated_at`) in one statement. Callers of many hold
+   * their rows already (in ascending id); for one card the caller holds its
+   * row, or the statement takes the touch's lock.
+   */
   async touchMany(ids: number[]): Promise<void> {
     if (!ids.length) return;
     await this.sql.run(`UPDATE cards.cards SET updated_at = ${TOUCHED_AT} WHERE id = ANY($1::bigint[])`, [[...new Set(ids)]]);
@@ -519,11 +523,6 @@ export class CardTreeRepository {
         WHERE id = $1 AND (${given.map(([column, p]) => `${column} IS DISTINCT FROM ${p}`).join(' OR ')})`,
       params,
     );
-  }
-
-  /** Marks the card changed (`updated_at`); the caller holds its row, or the statement takes the touch's lock. */
-  async touch(id: number): Promise<void> {
-    await this.sql.run(`UPDATE cards.cards SET updated_at = ${TOUCHED_AT} WHERE id = $1`, [id]);
   }
 
   /** Closes the gap a card leaves at `position` among its old siblings. */

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
 import { mapViolations } from '../../../shared/persistence/sql-errors.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
+import { CardHierarchyApi } from '../../card-hierarchy/index.js';
 import { WorkspaceApi } from '../../workspace/index.js';
 import type { GroupTypeChanges } from '../contracts/grouping.api.js';
 import type { GroupType } from '../domain/group-type.entity.js';
@@ -34,6 +35,7 @@ export class GroupTypesService {
   constructor(
     private readonly uow: UnitOfWork,
     private readonly workspace: WorkspaceApi,
+    private readonly hierarchy: CardHierarchyApi,
     private readonly access: GroupingAccess,
     private readonly types: GroupTypesRepository,
     private readonly groups: GroupsRepository,
@@ -100,7 +102,7 @@ export class GroupTypesService {
       const titles = new Map(groups.map((g) => [g.id, g.title]));
       await this.membershipsService.publishRemovals(members.rows, type, titles, actor, 'group_type_deleted');
       await this.types.delete(type.id);
-      await this.groupsService.touchAll(members.rows.map((m) => m.cardId));
+      await this.hierarchy.touchMany(members.rows.map((m) => m.cardId));
     });
   }
 
