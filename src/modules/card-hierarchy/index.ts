@@ -26,5 +26,5 @@ export {
   type TouchedCard,
   type TreeMove,
 } from './contracts/card-hierarchy.api.js';
-export { CardFilterApi, type CandidateSet, type CardTerm, type FilterCondition, type FilterScope, type PageStart } from './contracts/card-filter.api.js';
+export { CardFilterApi, type CandidateSet, type CardTerm, type FilterCondition, type FilterScope, type PageStart, type TimeSpan } from './contracts/card-filter.api.js';
 export { ProjectCardLocks } from './contracts/project-card-locks.api.js';

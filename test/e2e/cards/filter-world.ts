@@ -425,8 +425,9 @@ const FITTING: Record<string, string[]> = {
   hlevel: ['1', '2', '3'],
   model: ['Bug', 'task', 'Nope'],
   archived: ['true', 'false'],
-  created: ['today', '-7d', '+1w', '2026-03-01'],
-  updated: ['-3d', '2026-03-20', '-1y'],
+  // Instants at every precision (a minute, a second, a fraction) and with offsets, among the world's stamps.
+  created: ['today', '-7d', '+1w', '2026-03-01', '2026-03-10T12:00Z', '2026-03-15T06:30:15Z', '2026-03-01t23:59:59.5+01:00'],
+  updated: ['-3d', '2026-03-20', '-1y', '2026-03-14T23:00-02:00', '2026-03-12T00:00:00.001', '2026-03-18T17:45:10.123456Z'],
   parent: ['0', '1', '2', '#3'],
 };
 

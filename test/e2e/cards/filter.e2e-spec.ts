@@ -331,6 +331,42 @@ describe('filter language', () => {
     expect(await titles('parent = 0')).toEqual(['Fix login bug', 'Login page redesign', 'Write docs']);
   });
 
+  it('compares created and updated with an instant, for as long as its precision (an incremental sync)', async () => {
+    // A project of its own: this test writes, and the others count the first project's cards.
+    const ws = workspaceClient(t);
+    const own = await ws.project(alice, await ws.team(alice, 'Sync'), 'Synced');
+    const synced = async (filter: string) => {
+      const res = await t.http.get(`${API}/projects/${own.id}/cards`).query({ filter }).set(as(alice)).expect(200);
+      return (res.body as Card[]).map((c) => c.title);
+    };
+    const first = (await post(alice, `/cards/${own.top_level_card_id}/children`, { title: 'first' })).body as Card & { updated_at: string; created_at: string };
+    const mark = first.updated_at; // as the API answers it: milliseconds, UTC
+    expect(mark).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await post(alice, `/cards/${own.top_level_card_id}/children`, { title: 'second' });
+    expect(await synced(`updated >= ${mark}`)).toEqual(['first', 'second']);
+    expect(await synced(`updated > ${mark}`)).toEqual(['second']);
+    expect(await synced(`updated = ${mark} and created = ${first.created_at}`)).toEqual(['first']);
+    expect(await synced(`updated < ${mark}`)).toEqual([]);
+    expect(await synced(`updated <= ${mark}`)).toEqual(['first']);
+    // The same instant with an offset (its `+` sent as %2B, as a query string needs), and the second and minute that hold it.
+    const shifted = new Date(Date.parse(mark) + 330 * 60_000).toISOString().replace('Z', '+05:30');
+    expect(await synced(`updated = ${shifted}`)).toEqual(['first']);
+    expect(await synced(`updated >= ${mark.slice(0, 19)}Z`)).toContain('first');
+    expect(await synced(`created <= ${mark.slice(0, 16)}`)).toContain('first');
+    expect(await synced(`created > ${mark.slice(0, 16)}`)).toEqual([]);
+    // A change after the mark is found by it again.
+    await t.http.put(`${API}/cards/${first.id}`).set(as(alice)).send({ title: 'first, edited' }).expect(200);
+    expect(await synced(`updated > ${mark}`)).toEqual(['first, edited', 'second']);
+    expect(await synced(`created > ${mark}`)).toEqual(['second']);
+
+    const refused = await refusal('updated > 2026-02-30T10:00Z');
+    expect([refused.position, refused.expected]).toEqual([10, 'an instant YYYY-MM-DDTHH:MM[:SS[.ffffff]] with Z or an offset ±HH:MM, between years 0001 and 9999']);
+    expect(refused.detail).toContain('found "2026-02-30T10:00Z"');
+    // A date field compares days only: an instant there is not a date.
+    expect((await refusal('{Due date} > 2026-03-01T10:00Z')).expected).toMatch(/^a date YYYY-MM-DD/);
+  });
+
   it('leaves archived cards out unless asked, and archived = … decides by itself', async () => {
     expect(await titles('idea')).toEqual([]);
     expect(await titles('idea', { with_archived: 'true' })).toEqual(['Old archived idea']);

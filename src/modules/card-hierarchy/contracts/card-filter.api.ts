@@ -10,9 +10,20 @@ export type CardTerm =
   | { kind: 'archived'; archived: boolean }
   /** The parent's ref (0: the top-level card) in the card's own project. */
   | { kind: 'parent'; ref: number }
-  /** `day` is a UTC calendar day `YYYY-MM-DD`; the timestamp's day is compared with it. */
-  | { kind: 'created' | 'updated'; op: FilterOrderOp; day: string }
+  /** The timestamp compared with a span of time (a UTC day, or an instant at the precision it was written). */
+  | { kind: 'created' | 'updated'; op: FilterOrderOp; span: TimeSpan }
   | { kind: 'model'; modelIds: number[] };
+
+/**
+ * The span of time a filter value names, `[start, end)`: instants as
+ * PostgreSQL reads them (ISO 8601 UTC, microseconds), `end` `infinity` when
+ * the span reaches past 9999. A timestamp `= span` lies within it, `< span`
+ * before it begins, `> span` after it ends (docs/FILTERS.md).
+ */
+export interface TimeSpan {
+  start: string;
+  end: string;
+}
 
 export interface FilterScope {
   projectIds: number[];

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { idIn, textMatchSql, SqlParams, type FilterCardColumns, type FilterOrderOp } from '../../../shared/persistence/filter-sql.js';
-import { CardFilterApi, type CandidateSet, type CardTerm, type FilterCondition, type FilterScope, type PageStart } from '../contracts/card-filter.api.js';
+import { CardFilterApi, type CandidateSet, type CardTerm, type FilterCondition, type FilterScope, type PageStart, type TimeSpan } from '../contracts/card-filter.api.js';
 
 /**
  * Where the filter query changes its plan, by the number of candidate ids
@@ -55,30 +55,20 @@ class PageBounds {
 /** The row of the filter query, as other modules' predicates may name it. */
 const ROW: FilterCardColumns = { id: 'c.id', projectId: 'c.project_id', modelId: 'c.model_id' };
 
-/** The UTC day `day` as [start, end) instants. */
-function dayBounds(day: string): [string, string] {
-  const start = new Date(`${day}T00:00:00Z`);
-  const end = new Date(start.getTime() + 86_400_000);
-  // The day after 9999-12-31 is written +010000-01-01T…, which PostgreSQL
-  // reads as a time zone offset and refuses: no instant ends that day sooner.
-  return [start.toISOString(), end.getUTCFullYear() > 9999 ? 'infinity' : end.toISOString()];
-}
-
-/** A timestamp column compared by UTC day, as a range the column's index can use. */
-function dayComparison(column: string, op: FilterOrderOp, day: string, params: SqlParams): string {
-  const [start, end] = dayBounds(day);
+/** A timestamp column compared with a span of time, as ranges the column's index can use. */
+function spanComparison(column: string, op: FilterOrderOp, span: TimeSpan, params: SqlParams): string {
   const at = (instant: string) => params.add(instant, 'timestamptz');
   switch (op) {
     case '=':
-      return `(${column} >= ${at(start)} AND ${column} < ${at(end)})`;
+      return `(${column} >= ${at(span.start)} AND ${column} < ${at(span.end)})`;
     case '<':
-      return `${column} < ${at(start)}`;
+      return `${column} < ${at(span.start)}`;
     case '<=':
-      return `${column} < ${at(end)}`;
+      return `${column} < ${at(span.end)}`;
     case '>':
-      return `${column} >= ${at(end)}`;
+      return `${column} >= ${at(span.end)}`;
     case '>=':
-      return `${column} >= ${at(start)}`;
+      return `${column} >= ${at(span.start)}`;
   }
 }
 
@@ -123,7 +113,7 @@ export class CardFilterSql extends CardFilterApi {
         return parentWithRef(term.ref, params);
       case 'created':
       case 'updated':
-        return dayComparison(`c.${term.kind}_at`, term.op, term.day, params);
+        return spanComparison(`c.${term.kind}_at`, term.op, term.span, params);
       case 'model':
         return `coalesce(c.model_id = ANY(${params.add(term.modelIds, 'bigint[]')}), false)`;
     }

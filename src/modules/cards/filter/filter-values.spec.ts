@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { isDecimalNumber, isTimeOfDay } from '../../fields/index.js';
 import type { FilterValue } from './filter.ast.js';
 import { FilterError } from './filter.errors.js';
-import { boolValue, dayValue, numberValue, stateValue, timeValue } from './filter-values.js';
+import { boolValue, dayValue, numberValue, stateValue, timeSpanValue, timeValue } from './filter-values.js';
 
 const text = (t: string): FilterValue => ({ kind: 'text', text: t, quoted: false, position: 0 });
 
@@ -61,5 +61,60 @@ describe('filter values read as fields read them', () => {
     expect(refusal((v) => dayValue(v, '2026-01-31'), '2026-03-29T02:30:00')).toThrow('found "2026-03-29T02:30:00"');
     expect(refusal(boolValue, 'Maybe')).toThrow('found "Maybe"');
     expect(refusal(stateValue, 'Open')).toThrow('found "Open"');
+  });
+});
+
+describe('the span of time a created or updated value names', () => {
+  const span = (t: string) => read((v) => timeSpanValue(v, '2026-03-15'), t);
+
+  it('is a whole UTC day for a day, today or a relative day', () => {
+    expect(span('2026-03-01')).toEqual({ start: '2026-03-01T00:00:00.000000Z', end: '2026-03-02T00:00:00.000000Z' });
+    expect(span('today')).toEqual({ start: '2026-03-15T00:00:00.000000Z', end: '2026-03-16T00:00:00.000000Z' });
+    expect(span('-1d')).toEqual({ start: '2026-03-14T00:00:00.000000Z', end: '2026-03-15T00:00:00.000000Z' });
+    expect(span('9999-12-31')).toEqual({ start: '9999-12-31T00:00:00.000000Z', end: 'infinity' });
+    expect(span('0001-01-01')).toEqual({ start: '0001-01-01T00:00:00.000000Z', end: '0001-01-02T00:00:00.000000Z' });
+  });
+
+  it('is an instant for as long as its precision: a minute, a second, a fraction', () => {
+    expect(span('2026-03-01T10:15Z')).toEqual({ start: '2026-03-01T10:15:00.000000Z', end: '2026-03-01T10:16:00.000000Z' });
+    expect(span('2026-03-01T10:15:30Z')).toEqual({ start: '2026-03-01T10:15:30.000000Z', end: '2026-03-01T10:15:31.000000Z' });
+    expect(span('2026-03-01T10:15:30.25Z')).toEqual({ start: '2026-03-01T10:15:30.250000Z', end: '2026-03-01T10:15:30.260000Z' });
+    expect(span('2026-03-01T10:15:30.123Z')).toEqual({ start: '2026-03-01T10:15:30.123000Z', end: '2026-03-01T10:15:30.124000Z' });
+    expect(span('2026-03-01T10:15:30.999999Z')).toEqual({ start: '2026-03-01T10:15:30.999999Z', end: '2026-03-01T10:15:31.000000Z' });
+    // Read in any case, as days are; without a zone it is UTC, as every time the API answers.
+    expect(span('2026-03-01t10:15:30z')).toEqual(span('2026-03-01T10:15:30Z'));
+    expect(span('2026-03-01T10:15:30')).toEqual(span('2026-03-01T10:15:30Z'));
+  });
+
+  it('moves an offset to UTC, across days and years', () => {
+    expect(span('2026-03-01T01:00+02:00')).toEqual({ start: '2026-02-28T23:00:00.000000Z', end: '2026-02-28T23:01:00.000000Z' });
+    expect(span('2026-12-31T23:30:00-01:30')).toEqual({ start: '2027-01-01T01:00:00.000000Z', end: '2027-01-01T01:00:01.000000Z' });
+    expect(span('9999-12-31T23:59:59.999999Z')).toEqual({ start: '9999-12-31T23:59:59.999999Z', end: 'infinity' });
+    expect(span('0001-01-01T00:00:00.000001Z')).toEqual({ start: '0001-01-01T00:00:00.000001Z', end: '0001-01-01T00:00:00.000002Z' });
+  });
+
+  it('refuses instants that are not, or lie outside the years 0001 to 9999', () => {
+    for (const t of [
+      '2026-02-30T10:00Z',
+      '2026-03-01T24:00Z',
+      '2026-03-01T10:60Z',
+      '2026-03-01T10:00:60Z',
+      '2026-03-01T10Z',
+      '2026-03-01T10:00:00.1234567Z',
+      '2026-03-01T10:00+24:00',
+      '2026-03-01T10:00+01:60',
+      '2026-03-01T10:00+0100',
+      '2026-03-01 10:00',
+      '0001-01-01T00:30+01:00',
+      '9999-12-31T23:30-01:00',
+    ]) {
+      expect([t, span(t)]).toEqual([t, undefined]);
+    }
+  });
+
+  it('says what it expected, quoting the value as written', () => {
+    expect(() => timeSpanValue(text('2026-03-01T25:00Z'), '2026-03-15')).toThrow(
+      'expected an instant YYYY-MM-DDTHH:MM[:SS[.ffffff]] with Z or an offset ±HH:MM, between years 0001 and 9999, found "2026-03-01T25:00Z"',
+    );
   });
 });

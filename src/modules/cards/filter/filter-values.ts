@@ -1,4 +1,4 @@
-import { CARD_STATES, type CardState } from '../../card-hierarchy/index.js';
+import { CARD_STATES, type CardState, type TimeSpan } from '../../card-hierarchy/index.js';
 import { daysInMonth, isCalendarDate, isDecimalNumber, isTimeOfDay } from '../../fields/index.js';
 import type { FilterValue } from './filter.ast.js';
 import { FilterError } from './filter.errors.js';
@@ -7,6 +7,13 @@ import { FilterError } from './filter.errors.js';
 const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
 const RELATIVE = /^([+-])(\d{1,4})([dwmy])$/i;
 const HOURS_AND_MINUTES = /^\d\d:\d\d$/;
+/** An instant, read lower-cased: a day, `t`, hours and minutes, optional seconds and fraction (at most microseconds), optional `z` or offset. */
+const INSTANT = /^(\d{4})-(\d{2})-(\d{2})t(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?(z|[+-]\d{2}:\d{2})?$/;
+const MICROS_PER_DAY = 86_400_000_000n;
+/** The first instant past 9999-12-31, in microseconds since 1970. */
+const PAST_9999 = BigInt(Date.UTC(10000, 0, 1)) * 1000n;
+/** The first instant of 0001-01-01, in microseconds since 1970. */
+const YEAR_1 = BigInt(new Date('0001-01-01T00:00:00Z').getTime()) * 1000n;
 const TRUE = new Set(['true', 'yes', '1']);
 const FALSE = new Set(['false', 'no', '0']);
 
@@ -95,6 +102,48 @@ export function dayValue(v: FilterValue, today: string): string {
   const m = DAY.exec(t);
   if (m && isCalendarDate(Number(m[1]), Number(m[2]), Number(m[3]))) return t;
   throw new FilterError(v.position, expected, `expected ${expected}, found "${written}"`);
+}
+
+/**
+ * The span of time a `created` or `updated` value names: a day (as
+ * `dayValue` reads it) from its first instant to the next day's, or an
+ * instant for as long as its precision (`…T10:00Z` the minute, `…T10:00:30Z`
+ * the second, `…T10:00:30.250Z` the millisecond), so that every value
+ * compares as a day does. Without `Z` or an offset the instant is UTC, as
+ * every time the API answers.
+ */
+export function timeSpanValue(v: FilterValue, today: string): TimeSpan {
+  const written = v.kind === 'text' ? v.text.trim() : '';
+  const m = INSTANT.exec(written.toLowerCase());
+  if (!m) return daySpan(dayValue(v, today));
+  const expected = 'an instant YYYY-MM-DDTHH:MM[:SS[.ffffff]] with Z or an offset ±HH:MM, between years 0001 and 9999';
+  const [, year, month, day, hour, minute, second, fraction, zone] = m;
+  const offset = zone && zone !== 'z' ? (zone[0] === '-' ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(4))) : 0;
+  const valid =
+    isCalendarDate(Number(year), Number(month), Number(day)) &&
+    Number(hour) < 24 && Number(minute) < 60 && Number(second ?? 0) < 60 &&
+    Math.abs(offset) < 24 * 60 && Number(zone?.slice(4) ?? 0) < 60;
+  const start = valid ? micros(`${year}-${month}-${day}T${hour}:${minute}:${second ?? '00'}Z`) + BigInt((fraction ?? '').padEnd(6, '0')) - BigInt(offset) * 60_000_000n : 0n;
+  if (!valid || start < YEAR_1 || start >= PAST_9999) throw new FilterError(v.position, expected, `expected ${expected}, found "${written}"`);
+  const length = second === undefined ? 60_000_000n : 10n ** BigInt(6 - (fraction ?? '').length);
+  return { start: isoMicros(start), end: start + length >= PAST_9999 ? 'infinity' : isoMicros(start + length) };
+}
+
+/** A UTC day `YYYY-MM-DD` as the span from its first instant to the next day's. */
+function daySpan(day: string): TimeSpan {
+  const start = micros(`${day}T00:00:00Z`);
+  return { start: isoMicros(start), end: start + MICROS_PER_DAY >= PAST_9999 ? 'infinity' : isoMicros(start + MICROS_PER_DAY) };
+}
+
+function micros(isoSeconds: string): bigint {
+  return BigInt(new Date(isoSeconds).getTime()) * 1000n;
+}
+
+/** An instant in microseconds since 1970 as ISO 8601 UTC text with six decimals (years 0001 to 9999). */
+function isoMicros(at: bigint): string {
+  const fraction = ((at % 1_000_000n) + 1_000_000n) % 1_000_000n;
+  const seconds = Number((at - fraction) / 1_000_000n);
+  return `${new Date(seconds * 1000).toISOString().slice(0, 19)}.${String(fraction).padStart(6, '0')}Z`;
 }
 
 /** The UTC day of an instant, for `today`. */

@@ -5,7 +5,7 @@ import { appendTo } from '../../../shared/domain/lists-by-key.js';
 import type { BuiltinField, CompareOp, FieldName, FilterExpr, FilterValue, UserRef } from './filter.ast.js';
 import type { Condition } from './filter.condition.js';
 import { FilterError } from './filter.errors.js';
-import { boolValue, dayValue, numberValue, stateValue, timeValue, wholeValue } from './filter-values.js';
+import { boolValue, dayValue, numberValue, stateValue, timeSpanValue, timeValue, wholeValue } from './filter-values.js';
 
 /** What a filter's names and values are resolved against. */
 export interface ResolveContext {
@@ -193,7 +193,7 @@ function builtin(name: BuiltinField, op: Op, opPosition: number, value: FilterVa
       return card({ kind: name, op: orderOp(op, opPosition, name), value: wholeValue(value) });
     case 'created':
     case 'updated':
-      return card({ kind: name, op: orderOp(op, opPosition, name), day: dayValue(value, ctx.today) });
+      return card({ kind: name, op: orderOp(op, opPosition, name), span: timeSpanValue(value, ctx.today) });
     case 'parent':
       if (op !== '=') refuseOp(opPosition, 'parent', '= !=');
       return card({ kind: 'parent', ref: wholeValue(value) });

@@ -5,7 +5,7 @@
  * docs/FILTERS.md, in plain loops, sharing nothing with the SQL side but the
  * resolved `Condition`.
  */
-import type { CardState } from '../../card-hierarchy/index.js';
+import type { CardState, TimeSpan } from '../../card-hierarchy/index.js';
 import type { FilterField, FilterFieldRef, FilterModel } from '../../fields/index.js';
 import type { Condition } from './filter.condition.js';
 
@@ -55,6 +55,17 @@ export interface World {
 
 type Op = '=' | '<' | '<=' | '>' | '>=';
 
+/**
+ * A time against a span `[start, end)` (the world's times are whole
+ * milliseconds, and so are the spans the differential test writes).
+ */
+function inSpan(at: Date, op: Op, span: TimeSpan): boolean {
+  const ms = (instant: string) => (instant === 'infinity' ? Infinity : Date.parse(`${instant.slice(0, 23)}Z`));
+  const [time, start, end] = [at.getTime(), ms(span.start), ms(span.end)];
+  if (op === '=') return start <= time && time < end;
+  return op === '<' ? time < start : op === '<=' ? time < end : op === '>' ? time >= end : time >= start;
+}
+
 function cmp<T extends number | string>(a: T, op: Op, b: T): boolean {
   switch (op) {
     case '=':
@@ -77,7 +88,6 @@ function textMatches(value: string, match: 'equals' | 'contains', text: string):
   return match === 'equals' ? lower(value) === lower(text) : lower(value).includes(lower(text));
 }
 
-const utcDay = (d: Date) => d.toISOString().slice(0, 10);
 
 export class ReferenceEvaluator {
   private readonly cardsById: Map<number, WorldCard>;
@@ -146,9 +156,9 @@ export class ReferenceEvaluator {
         return parent !== undefined && parent.ref === t.ref;
       }
       case 'created':
-        return cmp(utcDay(card.createdAt), t.op, t.day);
+        return inSpan(card.createdAt, t.op, t.span);
       case 'updated':
-        return cmp(utcDay(card.updatedAt), t.op, t.day);
+        return inSpan(card.updatedAt, t.op, t.span);
       case 'model':
         return card.modelId !== null && t.modelIds.includes(card.modelId);
     }
