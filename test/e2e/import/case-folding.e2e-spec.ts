@@ -86,6 +86,21 @@ describe('import: names in any case, folded as every module folds them', () => {
     ]);
   });
 
+  it('joins the group lower() folds as the cell, before one only JavaScript folds to it: "ΟΔΟΣ" is "οδοσ", not "οδος"', async () => {
+    const project = await ws.project(alice, team, 'Sigma');
+    const root = project.top_level_card_id;
+    const labels = (await post(`/projects/${project.id}/group-types`, { name: 'Labels' })).body;
+    // Two titles every side keeps apart, the one JavaScript folds 'ΟΔΟΣ' to first.
+    await post(`/cards/${root}/groups`, { type_id: labels.id, title: 'οδος' });
+    await post(`/cards/${root}/groups`, { type_id: labels.id, title: 'οδοσ' });
+    const file = await discover([['Title', 'Labels'], ['A', 'ΟΔΟΣ']]);
+    const mapping = { '0': { type: 'title' }, '1': { type: 'context', name: 'Labels' } };
+    await t.http.post(IMPORT).set(as(alice)).send({ discover_file_id: file, project_id: project.id, options: { ignore_header: true }, mapping }).expect(200);
+    // As the filter and the importer's other name look-ups take it (fold-case.ts `findByName`).
+    expect((await rowCards(project)).map((c) => [c.title, c.groups.map((g) => g.title)])).toEqual([['A', ['οδοσ']]]);
+    expect(await names(`/group-types/${labels.id}/groups`, 'title')).toEqual(['οδος', 'οδοσ']);
+  });
+
   it('takes a context named in another case for the existing type, one group per card included', async () => {
     const project = await ws.project(alice, team, 'Types');
     await post(`/projects/${project.id}/group-types`, { name: 'item', one_group_per_card: true });

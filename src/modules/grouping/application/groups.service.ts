@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../../shared/domain/actor.js';
-import { foldCase } from '../../../shared/domain/fold-case.js';
+import { foldCase, lowerCase } from '../../../shared/domain/fold-case.js';
 import { mapViolations } from '../../../shared/persistence/sql-errors.js';
 import { UnitOfWork } from '../../../shared/persistence/unit-of-work.js';
 import { CardHierarchyApi } from '../../card-hierarchy/index.js';
@@ -202,19 +202,25 @@ export class GroupsService {
   }
 }
 
-/** `findByName` over many groups at once: the exact title first, else the first (by position) in any case. */
+/**
+ * `findByName` over many groups at once: the exact title first, else the
+ * first (by position) that lower() folds as the title, as the unique index
+ * does, else the first `foldCase` folds as it.
+ */
 class TitleIndex {
   private readonly exact = new Map<string, Group>();
+  private readonly lowered = new Map<string, Group>();
   private readonly folded = new Map<string, Group>();
 
   constructor(groups: Group[]) {
     for (const g of groups) {
       if (!this.exact.has(g.title)) this.exact.set(g.title, g);
+      if (!this.lowered.has(lowerCase(g.title))) this.lowered.set(lowerCase(g.title), g);
       if (!this.folded.has(foldCase(g.title))) this.folded.set(foldCase(g.title), g);
     }
   }
 
   find(title: string): Group | undefined {
-    return this.exact.get(title) ?? this.folded.get(foldCase(title));
+    return this.exact.get(title) ?? this.lowered.get(lowerCase(title)) ?? this.folded.get(foldCase(title));
   }
 }
