@@ -29,6 +29,7 @@ import { IdentityOAuthRotatedRefreshTokens1795650000000 } from './1795650000000-
 import { IdentityOAuthCodesUserIndex1795660000000 } from './1795660000000-identity-oauth-codes-user-index.js';
 import { WebFormSubmissions1795670000000 } from './1795670000000-web-form-submissions.js';
 import { IdentityOAuthRotatedRefreshExpiry1795680000000 } from './1795680000000-identity-oauth-rotated-refresh-expiry.js';
+import { IdentityIdempotencyKeys1795690000000 } from './1795690000000-identity-idempotency-keys.js';
 
 /** Every migration, in order. Listed explicitly so ESM builds, the CLI and tests load the same set. */
 export const MIGRATIONS = [
@@ -63,4 +64,5 @@ export const MIGRATIONS = [
   IdentityOAuthCodesUserIndex1795660000000,
   WebFormSubmissions1795670000000,
   IdentityOAuthRotatedRefreshExpiry1795680000000,
+  IdentityIdempotencyKeys1795690000000,
 ];

@@ -9,6 +9,7 @@ import type { AppConfig } from './config/app-config.js';
 import { AppModule, type AppModuleOptions } from './app.module.js';
 import { createRootLogger, PinoNestLogger, requestLogging } from './observability/logging.js';
 import { Metrics, type PoolStats } from './observability/metrics.js';
+import { API_PREFIX } from './shared/http/api-prefix.js';
 import { cancelWhenClientGoes } from './shared/http/client-gone.js';
 import { closeConnectionsWhileDraining, DrainState } from './shared/http/draining.js';
 import { ExpressHttpAdapter } from './shared/http/express-http-adapter.js';
@@ -17,7 +18,7 @@ import { documentPagination, PAGE_LINK_SETTING, type PageLinkSetting } from './s
 import { holdParsedBodies } from './shared/http/body-memory.js';
 import { JSON_BODY_TYPES, limitParsedBodies, refuseDeepJson } from './shared/http/body-limits.js';
 import { answerClientErrors } from './shared/http/server-refusals.js';
-import { earlyKeyLookup, guardErrorResponses } from './modules/identity/index.js';
+import { earlyKeyLookup, guardErrorResponses, idempotencyKeyResponses } from './modules/identity/index.js';
 import { roleErrorResponses } from './modules/workspace/index.js';
 import {
   answerUnknownPaths,
@@ -42,7 +43,7 @@ import { documentUnreadBodies, refuseUnreadBodies } from './shared/http/unread-b
 import { createValidationPipe } from './shared/http/validation.pipe.js';
 import { UploadMemoryBudget } from './shared/upload-memory.js';
 
-export const API_PREFIX = 'api/1.0';
+export { API_PREFIX };
 
 /** The API routes that take a file and read their multipart bodies themselves (paths under the prefix). */
 const UPLOAD_ROUTES = [/^\/cards\/[^/]+\/attributes\/[^/]+(\/append)?\/?$/, /^\/importers\/spreadsheet\/discover\/?$/];
@@ -191,6 +192,7 @@ function apiDocument(app: NestExpressApplication, config: AppConfig): OpenAPIObj
     declaredErrors,
     inputErrors({ bodyBytes: JSON_LIMIT_BYTES, uploadBytes: config.maxUploadBytes, pace: bodyPace(config), headersTimeoutMs: config.requestHeadersTimeoutMs }),
     guardErrorResponses(config),
+    idempotencyKeyResponses,
     roleErrorResponses,
     databaseBusyErrors,
   ]);

@@ -24,6 +24,7 @@ const requestWatch = new AsyncLocalStorage<ClientWatch>();
  */
 export class ClientWatch {
   private left = false;
+  private held = false;
   private listeners: Array<() => void> | undefined;
   private abort: AbortController | undefined;
 
@@ -31,9 +32,17 @@ export class ClientWatch {
     return this.left;
   }
 
-  /** The client closed its connection: tells every listener, once. */
+  /**
+   * The request's work runs to its end from now on, whether its client stays
+   * or not: its answer is kept for the client's retry (an Idempotency-Key's).
+   */
+  hold(): void {
+    this.held = true;
+  }
+
+  /** The client closed its connection: tells every listener, once (never once the request is held). */
   leave(): void {
-    if (this.left) return;
+    if (this.left || this.held) return;
     this.left = true;
     const listeners = this.listeners;
     this.listeners = undefined;

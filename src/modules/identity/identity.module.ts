@@ -23,8 +23,10 @@ import { IdentityApi } from './contracts/identity.api.js';
 import { OAuthApi } from './contracts/oauth.api.js';
 import { ApiKey } from './domain/api-key.entity.js';
 import { User } from './domain/user.entity.js';
+import { IdempotencyKeyGuard } from './http/idempotency-key.guard.js';
 import { MeController } from './http/me.controller.js';
 import { ApiKeysRepository } from './infrastructure/api-keys.repository.js';
+import { IdempotencyKeysStore } from './infrastructure/idempotency-keys.store.js';
 import { RateLimitStore } from './infrastructure/rate-limit.store.js';
 import { OAuthClientsRepository } from './infrastructure/oauth-clients.repository.js';
 import { OAuthGrantsRepository } from './infrastructure/oauth-grants.repository.js';
@@ -54,7 +56,10 @@ import { UsersRepository } from './infrastructure/users.repository.js';
     ApiKeyHeaderStrategy,
     RateLimitStore,
     RouteScopesCheck,
+    IdempotencyKeysStore,
     { provide: APP_GUARD, useClass: AuthenticationGuard },
+    // After the authentication guard: a 401 comes first, and keys are per user.
+    { provide: APP_GUARD, useClass: IdempotencyKeyGuard },
     { provide: IdentityApi, useClass: IdentityApiImpl },
     { provide: IdentityAdminApi, useClass: IdentityAdminApiImpl },
     { provide: AccountsApi, useClass: AccountsApiImpl },

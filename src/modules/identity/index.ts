@@ -1,6 +1,7 @@
 export { IdentityModule, IdentityAdminModule } from './identity.module.js';
 export { earlyKeyLookup } from './auth/early-key-lookup.js';
 export { guardErrorResponses } from './auth/guard-error-responses.js';
+export { idempotencyKeyResponses } from './http/idempotency-key.openapi.js';
 export { IdentityApi } from './contracts/identity.api.js';
 export {
   IdentityAdminApi,

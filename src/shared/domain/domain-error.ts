@@ -5,6 +5,7 @@ export type DomainErrorKind =
   | 'forbidden'
   | 'not_found'
   | 'conflict'
+  | 'unprocessable'
   | 'too_large'
   | 'unsupported_media'
   | 'rate_limited'

@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import { DomainError, NotFoundError, UnauthorizedError, type DomainErrorKind } from '../domain/domain-error.js';
 import { DATABASE_RETRY_AFTER_SECONDS, DATABASE_TROUBLE_DETAIL, databaseTrouble, isStatementCancelled } from '../persistence/database-availability.js';
 import { constraintViolation, sqlState, violationAsDomainError } from '../persistence/sql-errors.js';
+import { AnswerSent } from './answer-sent.js';
 import { sendProblem, titleFor, type Problem } from './problem.js';
 import { allowedMethods } from './route-methods.js';
 
@@ -12,6 +13,7 @@ const STATUS_BY_KIND: Record<DomainErrorKind, number> = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  unprocessable: 422,
   too_large: 413,
   unsupported_media: 415,
   rate_limited: 429,
@@ -26,6 +28,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
   private readonly logger = new Logger('HTTP');
 
   catch(error: unknown, host: ArgumentsHost): void {
+    if (error instanceof AnswerSent) return;
     const ctx = host.switchToHttp();
     sendProblem(ctx.getResponse<Response>(), this.toProblem(error, ctx.getRequest<Request>()));
   }

@@ -1,6 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Response, Test } from 'supertest';
+import { DataSource } from 'typeorm';
+import { requestFingerprint } from '../../../src/modules/identity/infrastructure/idempotency-keys.store.js';
 import { DrainState } from '../../../src/shared/http/draining.js';
 import { minimalBody, type Schema } from '../../support/openapi.js';
 import { pkce, tokenRequest, webUser } from '../../support/oauth-client.js';
@@ -472,8 +475,49 @@ describe('the error answers of the OpenAPI document', () => {
       }
     });
 
+    /** The POSTs that take an Idempotency-Key, and so list the conflicts it can cause (IdempotencyKeyGuard). */
+    const keyedPosts = () => ops.filter((o) => o.method === 'post' && (o.op.parameters ?? []).some((p) => p.in === 'header' && p.name === 'Idempotency-Key') && /REQUEST\.IN_PROGRESS/.test(reasons(o, 409)));
+    const KEY_CONFLICTS = ['REQUEST.IN_PROGRESS', 'REQUEST.ANSWER_NOT_KEPT'];
+
+    it("each Idempotency-Key answer happens on every POST that lists it, from the key's row a first request left", async () => {
+      const db = t.app.get(DataSource);
+      // Every POST documents the header (an upload's says it is refused, a 400), no other method does; its 400 says why it is refused.
+      const takesKey = (o: Op) => (o.op.parameters ?? []).some((p) => p.in === 'header' && p.name === 'Idempotency-Key');
+      expect(ops.filter((o) => takesKey(o) !== (o.method === 'post')).map((o) => o.name)).toEqual([]);
+      expect(ops.filter((o) => o.method === 'post' && !/INPUT\.INVALID: the `Idempotency-Key` header/m.test(reasons(o, 400))).map((o) => o.name)).toEqual([]);
+      const posts = keyedPosts();
+      const onlyMultipart = (o: Op) => hasBody(o) && Object.keys(o.op.requestBody!.content).every((type) => type === 'multipart/form-data');
+      expect(posts.map((o) => o.name)).toEqual(ops.filter((o) => o.method === 'post' && !onlyMultipart(o)).map((o) => o.name));
+      expect(posts.length).toBeGreaterThan(15);
+      let n = 0;
+      for (const o of posts) {
+        const url = urlFor(o.path);
+        const body = validBody(o);
+        const key = `listed-${++n}`;
+        const again = () => send(o, url, body).set(as(owner)).set('Idempotency-Key', key);
+        // The first request with the key still running, then done without its answer kept, then a key used for another request.
+        await db.query(`INSERT INTO identity.idempotency_keys (user_id, key, fingerprint, claim, created_at) VALUES ($1, $2, $3, $4, clock_timestamp())`, [owner.id, key, requestFingerprint('POST', url, body), randomUUID()]);
+        const running = await again();
+        expect({ ...answered(o, running), retryAfter: running.headers['retry-after'] }).toEqual({ op: o.name, status: 409, problem: true, type: 'REQUEST.IN_PROGRESS', retryAfter: '1' });
+        await db.query(`UPDATE identity.idempotency_keys SET status = 201 WHERE user_id = $1 AND key = $2`, [owner.id, key]);
+        expect(answered(o, await again())).toEqual({ op: o.name, status: 409, problem: true, type: 'REQUEST.ANSWER_NOT_KEPT' });
+        await db.query(`UPDATE identity.idempotency_keys SET fingerprint = 'another request' WHERE user_id = $1 AND key = $2`, [owner.id, key]);
+        expect(answered(o, await again())).toEqual({ op: o.name, status: 422, problem: true, type: 'INPUT.IDEMPOTENCY_KEY_REUSED' });
+        expect({ op: o.name, conflicts: codesIn(reasons(o, 409)).filter((code) => code.startsWith('REQUEST.')), reused: codesIn(reasons(o, 422)) }).toEqual({
+          op: o.name,
+          conflicts: [...KEY_CONFLICTS].sort(),
+          reused: ['INPUT.IDEMPOTENCY_KEY_REUSED'],
+        });
+        expect({ op: o.name, retryAfter: 'Retry-After' in (o.op.responses['409'].headers ?? {}) }).toEqual({ op: o.name, retryAfter: true });
+      }
+      // Only those list them; a 422 nothing else answers.
+      const keyed = new Set(posts.map((o) => o.name));
+      expect(ops.filter((o) => !keyed.has(o.name) && (lists(o, 422) || /REQUEST\./.test(reasons(o, 409)))).map((o) => o.name)).toEqual([]);
+    });
+
     it('names no code that cannot happen', () => {
       const provoked = new Set(conflicts().map((c) => `${c.name} ${c.code}`));
+      for (const o of keyedPosts()) for (const code of KEY_CONFLICTS) provoked.add(`${o.name} ${code}`);
       const declared = ops.flatMap((o) => [...reasons(o, 409).matchAll(/([A-Z]+\.[A-Z_]+):/g)].map((m) => ({ o, code: m[1] })));
       expect(declared.length).toBeGreaterThan(20);
       expect(declared.filter(({ o, code }) => !provoked.has(`${o.name} ${code}`) && !RACES_ONLY.has(code)).map(({ o, code }) => `${o.name} ${code}`)).toEqual([]);

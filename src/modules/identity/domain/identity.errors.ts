@@ -54,3 +54,32 @@ export class CrossSiteWriteError extends DomainError {
     super('A browser sent this request from another site; the API takes no writes from other sites');
   }
 }
+
+/** An Idempotency-Key used before, within its 24 hours, with another request (method, path, query or body). */
+export class IdempotencyKeyReusedError extends DomainError {
+  readonly code = 'INPUT.IDEMPOTENCY_KEY_REUSED';
+  readonly kind = 'unprocessable' as const;
+  constructor() {
+    super('This Idempotency-Key was used with another request (method, path, query or body); a new request needs a new key', [
+      { field: 'Idempotency-Key', message: 'used before with another request' },
+    ]);
+  }
+}
+
+/** The first request with this Idempotency-Key is still running: a retry waits for it rather than running twice. */
+export class RequestInProgressError extends ConflictError {
+  readonly retryAfterSeconds = 1;
+  constructor() {
+    super('A request with this Idempotency-Key is still running; retry after Retry-After seconds to get its answer', 'REQUEST.IN_PROGRESS');
+  }
+}
+
+/** The first request with this Idempotency-Key succeeded, and its answer was not kept to be replayed. */
+export class AnswerNotKeptError extends ConflictError {
+  constructor(status: number) {
+    super(
+      `The first request with this Idempotency-Key succeeded (${status}), but its answer was not kept (over 8 MiB, or one that holds a secret); it is not run again`,
+      'REQUEST.ANSWER_NOT_KEPT',
+    );
+  }
+}

@@ -10,6 +10,7 @@ import { ApiKeyOnly, RequiresScope } from '../../../shared/http/scopes.decorator
 import { ApiKeysService, toApiKeyView } from '../application/api-keys.service.js';
 import { toUserView, UsersService } from '../application/users.service.js';
 import { CreateApiKeyDto } from './dto/create-api-key.dto.js';
+import { AnswerHoldsSecret } from './idempotency-key.guard.js';
 import { ApiKeyDto, CreatedApiKeyDto, UserDto } from './dto/identity-responses.dto.js';
 
 @ApiTags('identity')
@@ -41,6 +42,7 @@ export class MeController {
   @ApiOperation({ operationId: 'MeController_createKey', summary: 'Create an API key' })
   @ApiBody({ type: CreateApiKeyDto, required: false, description: 'optional: a key without a name is created from no body at all' })
   @ApiCreatedResponse({ type: CreatedApiKeyDto, description: 'the new key, with `api_key` shown this once' })
+  @AnswerHoldsSecret()
   @Conflicts({ 'IDENTITY.API_KEY_LIMIT': 'the user holds as many live keys as one user may (API_KEYS_PER_USER_MAX); revoke one to create another' })
   async createKey(@CurrentActor() actor: Actor, @Body() dto: CreateApiKeyDto) {
     const { key, record } = await this.keys.create(actor.userId, dto.name ?? '');
