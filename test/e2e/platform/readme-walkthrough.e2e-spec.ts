@@ -121,6 +121,7 @@ describe("README's walk-through with curl", () => {
     expect(run.stdout).toContain('"username":"alice"'); // GET /me
     expect(run.stdout).toContain('"title":"Roadmap"');
     expect(run.stdout).toMatch(/"created":2,"updated":0/); // the import of docs/examples/cards.csv
+    expect(run.stdout).toMatch(/^Idempotent-Replayed: true\r?$/im); // the retried creation with its Idempotency-Key
     expect(fs.readFileSync(path.join(dir, 'notes.txt'), 'utf8')).toBe('hello');
   });
 });
