@@ -1,6 +1,7 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { DataSource, type EntitySubscriberInterface, type QueryRunner, type TransactionCommitEvent } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
+import { UnitOfWork } from '../shared/persistence/unit-of-work.js';
 
 /** Opens every statement a round sends, so that a spy on the query runner can tell them from a request's. */
 export const UPKEEP_MARK = '/* embedded upkeep */';
@@ -9,6 +10,10 @@ export const UPKEEP_MARK = '/* embedded upkeep */';
 const CHECK_EVERY_MS = 10_000;
 /** Growth of the write-ahead log after which the tables' counters are read (an import or deletion of a hundred cards, or some hundreds of requests). */
 const LOOK_AFTER_WAL_BYTES = 256 * 1024;
+/** Inside a long unit, a table is analyzed again once it is this many times the size (in pages) it was last analyzed at... */
+const GROWN_FACTOR = 2;
+/** ...counting at least this many pages (32 KiB): what a scan per row costs below that stays small. */
+const GROWN_MIN_PAGES = 4;
 
 /**
  * Autovacuum's defaults (PostgreSQL's `autovacuum_*` settings): a table is
@@ -45,14 +50,22 @@ interface TableDue {
  *   20 000-row import after some use inserted each batch slower than the one
  *   before (its foreign-key checks scanned all cards per row) and a project
  *   deletion scanned every child table once per card; PGlite runs on the
- *   event loop, so the server stood still for more than ten minutes. So the
- *   connection plans every parameterized statement afresh (`plan_cache_mode
- *   = force_custom_plan`: on the tables' sizes as they are, also inside one
- *   long transaction), and the tables whose rows changed past autovacuum's
- *   threshold are analyzed right after the transaction that changed them
- *   commits, on its connection, before any other statement runs (an ANALYZE
- *   also drops the plans kept for those tables). A one-statement write is
- *   looked at by the check every CHECK_EVERY_MS.
+ *   event loop, so the server stood still for more than ten minutes. An
+ *   ANALYZE of a table drops the plans kept for it (PostgreSQL remakes them
+ *   at their next use, on the sizes it found), inside a transaction too. So
+ *   the tables whose rows changed past autovacuum's threshold are analyzed
+ *   right after the transaction that changed them commits, on its
+ *   connection, before any other statement runs; a one-statement write is
+ *   looked at by the check every CHECK_EVERY_MS. And a long unit that grows
+ *   tables itself (an import's write pass) pauses between its batches
+ *   (`UnitOfWork.betweenBatches`): the tables it has grown past twice the
+ *   size they were last analyzed at (GROWN_FACTOR, from GROWN_MIN_PAGES) are
+ *   analyzed there, in its transaction, so the plans its next rows use are
+ *   made on their sizes as they are; a table is analyzed so a few times per
+ *   unit, however large it grows. (Planning every statement afresh instead,
+ *   `plan_cache_mode = force_custom_plan`, also held, but cost a 3 000-row
+ *   import twice its time and a project's deletion 2.5 times: a plan per row
+ *   checked or cascaded; docs/PERFORMANCE.md.)
  * - Dead rows and transaction ids. Tables whose dead rows (or rows inserted
  *   since their last VACUUM) pass autovacuum's thresholds are vacuumed (with
  *   ANALYZE), and the few tables whose unfrozen transaction ids are oldest,
@@ -64,7 +77,7 @@ interface TableDue {
  * write), so a commit costs one tiny statement. A round runs between
  * transactions only: after a commit, or on a connection of its own (the
  * embedded pool lends its one connection to one query runner at a time). A
- * PostgreSQL server has autovacuum and is left alone.
+ * PostgreSQL server has autovacuum and is left alone (no pause either).
  */
 @Injectable()
 export class EmbeddedUpkeep implements OnApplicationBootstrap, OnModuleDestroy {
@@ -77,12 +90,13 @@ export class EmbeddedUpkeep implements OnApplicationBootstrap, OnModuleDestroy {
   constructor(
     private readonly ds: DataSource,
     private readonly config: AppConfig,
+    private readonly uow: UnitOfWork,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     if (!this.config.embedded) return;
-    await this.ds.query('SET plan_cache_mode = force_custom_plan');
     await this.ds.query('ANALYZE');
+    this.uow.pauseBetweenBatches((manager) => this.analyzeGrown((sql) => manager.query(`${UPKEEP_MARK} ${sql}`)));
     this.lookedAt = await this.walPosition((sql) => this.ds.query(`${UPKEEP_MARK} ${sql}`));
     this.subscriber = { afterTransactionCommit: (event: TransactionCommitEvent) => this.afterCommit(event.queryRunner) };
     this.ds.subscribers.push(this.subscriber);
@@ -91,6 +105,7 @@ export class EmbeddedUpkeep implements OnApplicationBootstrap, OnModuleDestroy {
 
   onModuleDestroy(): void {
     this.stopPeriodicCheck();
+    this.uow.pauseBetweenBatches(undefined);
     if (this.subscriber) this.ds.subscribers.splice(this.ds.subscribers.indexOf(this.subscriber), 1);
     this.subscriber = undefined;
   }
@@ -113,6 +128,16 @@ export class EmbeddedUpkeep implements OnApplicationBootstrap, OnModuleDestroy {
     } finally {
       await runner.release();
     }
+  }
+
+  /**
+   * Between two batches of a long unit, in its transaction: the tables
+   * grown past GROWN_FACTOR times their size when last analyzed are
+   * analyzed (their kept plans are remade at their next use). A failure is
+   * the unit's: its transaction cannot go on after a failed statement.
+   */
+  private async analyzeGrown(query: (sql: string) => Promise<unknown>): Promise<void> {
+    for (const t of (await query(tablesGrownSql())) as Array<{ name: string }>) await query(`ANALYZE ${t.name}`);
   }
 
   /** After a transaction's COMMIT, on its connection, before it is released. */
@@ -161,6 +186,15 @@ function tablesDueSql(): string {
      WHERE s.n_mod_since_analyze > ${analyze.base} + ${analyze.scale} * ${rows}
         OR s.n_dead_tup > ${vacuum.base} + ${vacuum.scale} * ${rows}
         OR s.n_ins_since_vacuum > ${insertVacuum.base} + ${insertVacuum.scale} * ${rows}
+     ORDER BY s.relid`;
+}
+
+/** The user tables (their pages as the transaction sees them) past GROWN_FACTOR times their pages when last analyzed. */
+function tablesGrownSql(): string {
+  return `
+    SELECT format('%I.%I', s.schemaname, s.relname) AS name
+      FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
+     WHERE pg_relation_size(c.oid) > ${GROWN_FACTOR} * greatest(c.relpages, ${GROWN_MIN_PAGES}) * current_setting('block_size')::int
      ORDER BY s.relid`;
 }
 

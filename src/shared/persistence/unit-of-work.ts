@@ -15,6 +15,9 @@ export type PublishedClass = abstract new (...args: never[]) => object;
 /** Whether a one-statement unit that publishes these classes needs a transaction after all (the event bus answers). */
 export type StatementUnitCheck = (publishes: readonly PublishedClass[]) => boolean;
 
+/** What runs between a long unit's batches, on its transaction (`betweenBatches`). */
+export type BatchPause = (manager: EntityManager) => Promise<void>;
+
 interface TxContext {
   manager: EntityManager;
   afterCommit: Hook[];
@@ -79,12 +82,34 @@ export class UnitOfWork {
   private readonly storage = new AsyncLocalStorage<TxContext>();
   private readonly logger = new Logger(UnitOfWork.name);
   private needsTransaction: StatementUnitCheck = () => false;
+  private batchPause: BatchPause | undefined;
 
   constructor(private readonly dataSource: DataSource) {}
 
   /** Set by the event bus: see `runStatement`. */
   decideStatementUnits(check: StatementUnitCheck): void {
     this.needsTransaction = check;
+  }
+
+  /** Set by the embedded database's upkeep (EmbeddedUpkeep), until it stops: see `betweenBatches`. A PostgreSQL server sets none. */
+  pauseBetweenBatches(pause: BatchPause | undefined): void {
+    this.batchPause = pause;
+  }
+
+  /**
+   * Called by a long unit (an import's write pass) between two of its
+   * batches: when a pause is set (the embedded database, whose kept plans
+   * are remade there on the tables' sizes as the unit grows them), `settle`
+   * first waits until none of the unit's statements is in the database,
+   * then the pause runs on the unit's transaction. Without a pause (a
+   * PostgreSQL server: autovacuum) neither runs, and the unit's batches go
+   * on as they were, overlapping. Outside a transaction, nothing.
+   */
+  async betweenBatches(settle: () => Promise<void>): Promise<void> {
+    const pause = this.batchPause;
+    if (!pause || !this.inTransaction) return;
+    await settle();
+    await pause(this.manager);
   }
 
   /** The transaction's manager inside `run`, the data source's otherwise. */

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { EmbeddedUpkeep, UPKEEP_THRESHOLDS } from '../../../src/database/embedded-upkeep.js';
+import { UnitOfWork } from '../../../src/shared/persistence/unit-of-work.js';
 import { importClient, type ImportClient } from '../../support/import-client.js';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, workspaceClient, type ProjectJson } from '../../support/workspace-client.js';
@@ -59,6 +60,12 @@ describe('the embedded database looks after itself (EmbeddedUpkeep: autovacuum h
   const scannedSince = (before: Record<string, number>, after: Record<string, number>) =>
     Object.fromEntries(Object.keys(after).map((k) => [k, after[k] - (before[k] ?? 0)]));
 
+  const analyzeCount = async (table: string) => {
+    await ds.query('SELECT pg_stat_force_next_flush()');
+    const [row] = (await ds.query(`SELECT analyze_count::int AS n FROM pg_stat_user_tables WHERE relid = $1::regclass`, [table])) as Array<{ n: number }>;
+    return row.n;
+  };
+
   const estimate = async (table: string) =>
     Number(((await ds.query(`SELECT reltuples FROM pg_class WHERE oid = $1::regclass`, [table])) as Array<{ reltuples: string }>)[0].reltuples);
 
@@ -71,7 +78,12 @@ describe('the embedded database looks after itself (EmbeddedUpkeep: autovacuum h
 
     const project = await workspaceClient(t).project(alice, team, 'Big');
     const before = await rowsScanned();
+    const analyzed = await analyzeCount('cards.cards');
     await importInto(project, ROWS);
+    // Analyzed inside the import's transaction as it grew the cards (each time past twice their
+    // pages when last analyzed; twice for 3 000 cards), so the plans it kept were remade; then once
+    // after its commit. Without the pauses between its batches, only that once.
+    expect((await analyzeCount('cards.cards')) - analyzed).toBeGreaterThanOrEqual(2);
     // Before, each row's checks scanned the cards (plans kept from when they were few): millions of rows
     // read. Now a batch's statements may still scan a table the import has grown (its statistics are
     // the transaction's start's), a few thousand rows in all.
@@ -89,6 +101,40 @@ describe('the embedded database looks after itself (EmbeddedUpkeep: autovacuum h
     await t.http.delete(`${API}/cards/${card}`).set(as(alice)).expect(200);
     const scanned = scannedSince(beforeDelete, await rowsScanned());
     expect([scanned['cards.card_stream'], scanned['fields.scalar_values'], scanned['fields.member_values']]).toEqual([0, 0, 0]);
+  }, 300_000);
+
+  it('remakes the plans a long unit keeps as the unit grows a table: analyzed in its pauses between batches', async () => {
+    // A cascade whose plan PostgreSQL keeps for the session, made while the child table held a page:
+    // a sequential scan of the children per parent deleted.
+    await ds.query('CREATE SCHEMA probe');
+    await ds.query('CREATE TABLE probe.parent (id int PRIMARY KEY)');
+    await ds.query('CREATE TABLE probe.child (id serial PRIMARY KEY, parent_id int REFERENCES probe.parent ON DELETE CASCADE, pad text)');
+    await ds.query('CREATE INDEX ON probe.child (parent_id)');
+    await ds.query('INSERT INTO probe.parent SELECT g FROM generate_series(1, 20000) g');
+    await ds.query('INSERT INTO probe.child (parent_id) SELECT g FROM generate_series(1, 10) g');
+    await ds.query('ANALYZE probe.child');
+    for (let id = 1; id <= 10; id++) await ds.query('DELETE FROM probe.parent WHERE id = $1', [id]);
+
+    const uow = t.app.get(UnitOfWork);
+    const scans = await uow.run(async () => {
+      // A long unit grows the child table a batch at a time, pausing between its batches as an import does...
+      for (let batch = 0; batch < 10; batch++) {
+        await uow.manager.query(`INSERT INTO probe.child (parent_id, pad) SELECT g, repeat('x', 40) FROM generate_series($1::int, $2::int) g`, [
+          11 + batch * 1999,
+          10 + (batch + 1) * 1999,
+        ]);
+        await uow.betweenBatches(async () => undefined);
+      }
+      // ...then deletes parents one by one: each cascade finds its children by the index.
+      for (let id = 11; id <= 110; id++) await uow.manager.query('DELETE FROM probe.parent WHERE id = $1', [id]);
+      const [row] = (await uow.manager.query(
+        `SELECT seq_scan::int AS seq, seq_tup_read::int AS read, idx_scan::int AS idx FROM pg_stat_xact_user_tables WHERE relid = 'probe.child'::regclass`,
+      )) as Array<{ seq: number; read: number; idx: number }>;
+      return row;
+    });
+    // With the plan kept from one page: 100 scans of 20 000 children each (2 million rows read).
+    expect(scans.idx).toBe(100);
+    expect(scans.read).toBeLessThan(20_000);
   }, 300_000);
 
   it('vacuums the tables a write left dead rows in, when it commits', async () => {

@@ -546,7 +546,10 @@ export class ImportSpreadsheetService {
             batch.creates.push(plan);
             children += plan.children.length;
           } else batch.updates.push({ cardId, plan });
-          if (batch.creates.length + batch.updates.length >= BATCH_ROWS) await flush();
+          if (batch.creates.length + batch.updates.length < BATCH_ROWS) continue;
+          await flush();
+          // The embedded database remakes its kept plans here as the tables grow (nothing on PostgreSQL).
+          await this.uow.betweenBatches(() => pipeline.finish());
         }
       }
       await flush();
