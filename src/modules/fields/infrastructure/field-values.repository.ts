@@ -542,6 +542,15 @@ export class FieldValuesRepository {
     return rows.map((r) => String(r.storage_key));
   }
 
+  /** The first and the last stored file (by id), with their keys: what a start checks the store against. */
+  async firstAndLastFiles(): Promise<Array<{ id: number; key: string }>> {
+    const rows = await this.sql.rows(
+      `(SELECT id, storage_key FROM fields.files ORDER BY id LIMIT 1) UNION (SELECT id, storage_key FROM fields.files ORDER BY id DESC LIMIT 1) ORDER BY id`,
+      [],
+    );
+    return rows.map((r) => ({ id: Number(r.id), key: String(r.storage_key) }));
+  }
+
   /** Those of `keys` that a committed file row names (`storage_key` is unique: one lookup per key). */
   async namedBlobs(keys: string[]): Promise<Set<string>> {
     if (!keys.length) return new Set();

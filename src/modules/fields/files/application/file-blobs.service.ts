@@ -81,7 +81,31 @@ export class FileBlobs implements OnApplicationBootstrap, OnApplicationShutdown 
     } catch (error) {
       this.logger.warn(`could not clean up released files: ${String(error)}`);
     }
+    await this.checkStoreMatchesRows();
     this.settling = setInterval(() => void this.settleQuietly(), SETTLE_EVERY_MS).unref();
+  }
+
+  /**
+   * A database restored without the file store that goes with it (README,
+   * "Backups": on PostgreSQL the files are not in the dump) serves every file
+   * as 404 with nothing else to tell. The start looks for the contents of the
+   * first and the last file the rows name (an empty store, or one copied
+   * before the latest uploads, lacks one of them) and says so in a `warn`
+   * line: two look-ups, not a walk of the store.
+   */
+  async checkStoreMatchesRows(): Promise<void> {
+    try {
+      const missing: number[] = [];
+      for (const file of await this.values.firstAndLastFiles()) if (!(await this.storage.has(file.key))) missing.push(file.id);
+      if (missing.length) {
+        this.logger.warn(
+          `the file store lacks the contents of stored file(s) ${missing.join(' and ')}, and may lack more: ` +
+            'they answer 404. Restore DATA_DIR/files from the backup taken with the database (README, "Backups")',
+        );
+      }
+    } catch (error) {
+      this.logger.warn(`could not check the file store against the database: ${String(error)}`);
+    }
   }
 
   onApplicationShutdown(): void {

@@ -57,6 +57,8 @@ export abstract class FileStorage {
   abstract put(key: string, bytes: Buffer): Promise<void>;
   /** null when the key is unknown. */
   abstract get(key: string): Promise<Buffer | null>;
+  /** Whether the contents of `key` are stored. */
+  abstract has(key: string): Promise<boolean>;
   /** For downloads, so a large file is not held in memory; null when unknown. */
   abstract openStream(key: string): Promise<{ stream: Readable; size: number } | null>;
   /** Deleting an unknown key is not an error: clean-up may run twice. */
@@ -199,6 +201,15 @@ export class DiskFileStorage extends FileStorage {
       return await readFile(this.pathOf(key));
     } catch (error) {
       if (isNotFound(error)) return null;
+      throw error;
+    }
+  }
+
+  async has(key: string): Promise<boolean> {
+    try {
+      return (await stat(this.pathOf(key))).isFile();
+    } catch (error) {
+      if (isNotFound(error)) return false;
       throw error;
     }
   }
