@@ -63,9 +63,9 @@ interface TableDue {
  *   analyzed there, in its transaction, so the plans its next rows use are
  *   made on their sizes as they are; a table is analyzed so a few times per
  *   unit, however large it grows. (Planning every statement afresh instead,
- *   `plan_cache_mode = force_custom_plan`, also held, but cost a 3 000-row
- *   import twice its time and a project's deletion 2.5 times: a plan per row
- *   checked or cascaded; docs/PERFORMANCE.md.)
+ *   `plan_cache_mode = force_custom_plan`, also held, but planned each row
+ *   checked or cascaded: a 3 000-row import took 1.4 times as long, 20 000
+ *   rows twice, their project's deletion two and three times; docs/PERFORMANCE.md.)
  * - Dead rows and transaction ids. Tables whose dead rows (or rows inserted
  *   since their last VACUUM) pass autovacuum's thresholds are vacuumed (with
  *   ANALYZE), and the few tables whose unfrozen transaction ids are oldest,
