@@ -68,7 +68,9 @@ export const EMBEDDED_PG_MAJOR = 18;
  * server may not write) was tried ten times, two minutes in all, before
  * Nest's ExceptionHandler ended the process with `{"name":"ErrnoError",
  * "errno":51}`; here it is an EmbeddedStartError naming the directory, the
- * cause and the free space.
+ * cause and the free space. A damaged database fails the same way, often as
+ * only "Aborted()" (one opened by two processes at once is damaged for good),
+ * so the message names that too, and the backup to restore.
  */
 export async function openEmbedded(dataDir: string): Promise<void> {
   refuseOtherMajor(dataDir);
@@ -79,7 +81,9 @@ export async function openEmbedded(dataDir: string): Promise<void> {
   } catch (error) {
     throw new EmbeddedStartError(
       `the embedded database in ${dataDir} could not open: ${fileSystemReason(error)}; ` +
-        `check the free space (${freeSpaceNear(dataDir)}) and that the server may write there`,
+        `check the free space (${freeSpaceNear(dataDir)}) and that the server may write there. ` +
+        'If both are fine, the database may be damaged (for example by two processes that had it open at once): ' +
+        'restore the last backup (README, "Backups")',
     );
   }
 }
