@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner.js';
 import { CreateCardsService } from '../../../src/modules/cards/application/create-cards.service.js';
-import { IdempotencyKeysStore } from '../../../src/modules/identity/infrastructure/idempotency-keys.store.js';
+import { IdempotencyKeysStore, MAX_KEPT_BYTES_PER_USER } from '../../../src/modules/identity/infrastructure/idempotency-keys.store.js';
 import { requestStatements } from '../../support/request-statements.js';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, workspaceClient, type ProjectJson } from '../../support/workspace-client.js';
@@ -51,6 +51,40 @@ describe('Idempotency-Key on POST', () => {
     expect(again.headers['content-type']).toBe(first.headers['content-type']);
     expect(again.text).toBe(first.text);
     expect(await cardsTitled('retried')).toBe(1);
+  });
+
+  it('takes the key on the API path in any case, as Express routes it: /API/1.0 replays too', async () => {
+    const key = freshKey();
+    const post = () => t.http.post(`/API/1.0/cards/${project.top_level_card_id}/children`).set(as(ann)).set('Idempotency-Key', key).send({ title: 'upper path' });
+    const first = await post().expect(201);
+    const again = await post().expect(201);
+    expect([again.headers['idempotent-replayed'], again.body.id]).toEqual(['true', first.body.id]);
+    expect(await cardsTitled('upper path')).toBe(1);
+  });
+
+  it("keeps no more answers per user than MAX_KEPT_BYTES_PER_USER: past it, a success is kept as done, without its body", async () => {
+    const quota = MAX_KEPT_BYTES_PER_USER;
+    // Bob's answers of the day fill his share but for a few bytes (a client that stored big answers and left).
+    await db.query(
+      `INSERT INTO identity.idempotency_keys (user_id, key, fingerprint, claim, created_at, status, content_type, body)
+       VALUES ($1, 'filler', 'f', gen_random_uuid(), clock_timestamp(), 201, 'application/json', convert_to(repeat('x', $2), 'UTF8'))`,
+      [bob.id, quota - 100],
+    );
+    const key = freshKey();
+    const first = await create(bob, { title: 'over the share' }, key).expect(201);
+    const again = await create(bob, { title: 'over the share' }, key);
+    expect([again.status, again.body.type, again.body.detail]).toEqual([409, 'REQUEST.ANSWER_NOT_KEPT', expect.stringContaining('read the resource it made')]);
+    expect((await keyRows(bob, key)).map((r) => [r.status, r.body])).toEqual([[201, null]]);
+    expect(await cardsTitled('over the share')).toBe(1);
+    expect(first.body.id).toEqual(expect.any(Number));
+    // Another user's answers are kept as ever; and bob's own once the filler is past its day.
+    const annKey = freshKey();
+    await create(ann, { title: 'ann within hers' }, annKey).expect(201);
+    expect((await create(ann, { title: 'ann within hers' }, annKey)).headers['idempotent-replayed']).toBe('true');
+    await db.query(`UPDATE identity.idempotency_keys SET created_at = created_at - interval '25 hours' WHERE user_id = $1 AND key = 'filler'`, [bob.id]);
+    const later = freshKey();
+    await create(bob, { title: 'bob later' }, later).expect(201);
+    expect((await create(bob, { title: 'bob later' }, later)).headers['idempotent-replayed']).toBe('true');
   });
 
   it("keeps the answer before its last bytes go out: a retry sent as soon as it arrived replays it", async () => {

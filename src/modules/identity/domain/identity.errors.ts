@@ -78,7 +78,7 @@ export class RequestInProgressError extends ConflictError {
 export class AnswerNotKeptError extends ConflictError {
   constructor(status: number) {
     super(
-      `The first request with this Idempotency-Key succeeded (${status}), but its answer was not kept (over 8 MiB, or one that holds a secret); it is not run again`,
+      `The first request with this Idempotency-Key succeeded (${status}), but its answer was not kept (over 1 MiB, past the answers kept for you in the last day, or one that holds a secret); it is not run again: read the resource it made or changed instead`,
       'REQUEST.ANSWER_NOT_KEPT',
     );
   }

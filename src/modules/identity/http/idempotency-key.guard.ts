@@ -48,7 +48,8 @@ export class IdempotencyKeyGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const req = context.switchToHttp().getRequest<Request>();
     const key = req.headers['idempotency-key'];
-    if (key === undefined || req.method !== 'POST' || !req.originalUrl.startsWith(UNDER_API)) return true;
+    // In any case, as Express routes it (`/API/1.0/…` reaches the same handlers).
+    if (key === undefined || req.method !== 'POST' || !req.originalUrl.toLowerCase().startsWith(UNDER_API)) return true;
     const actor = (req as Request & { user?: Actor }).user;
     // A public route has no user to keep keys for (none takes a POST today).
     if (!actor) return true;

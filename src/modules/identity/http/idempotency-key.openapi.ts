@@ -36,7 +36,7 @@ const IN_PROGRESS: ErrorReason = {
 
 const NOT_KEPT: ErrorReason = {
   status: 409,
-  why: `REQUEST.ANSWER_NOT_KEPT: the first request with this \`${IDEMPOTENCY_KEY_HEADER}\` succeeded, but its answer was not kept to be replayed (over 8 MiB, or holding a secret shown once, as a new API key); it is not run again`,
+  why: `REQUEST.ANSWER_NOT_KEPT: the first request with this \`${IDEMPOTENCY_KEY_HEADER}\` succeeded, but its answer was not kept to be replayed (over 1 MiB, past the 32 MiB of answers kept per user for a day, or holding a secret shown once, as a new API key); it is not run again`,
 };
 
 const REUSED: ErrorReason = {

@@ -8,8 +8,20 @@ import { returnedRows } from '../../../shared/persistence/sql.js';
 export const KEY_LIFETIME_HOURS = 24;
 /** A claim still running after this long is a server that died mid-request: the next request with the key takes it over. */
 export const STALE_CLAIM_MINUTES = 15;
-/** The largest answer kept for replay; a larger one is kept as done, without its body. */
-export const MAX_KEPT_ANSWER_BYTES = 8 * 1024 * 1024;
+/**
+ * The largest answer kept for replay (as large as a request body may be); a
+ * larger one is kept as done, without its body. The request holds what it
+ * collects of its answer in memory until then.
+ */
+export const MAX_KEPT_ANSWER_BYTES = 1024 * 1024;
+/**
+ * The most one user's kept answers of the last KEY_LIFETIME_HOURS hold
+ * together; past it an answer is kept as done, without its body. Without a
+ * bound, a small POST with a new key each time, its client leaving at once,
+ * stored a card's whole JSON per request: 160 MB in 8 s, kept a day.
+ * Requests completing at the same moment may pass it by an answer each.
+ */
+export const MAX_KEPT_BYTES_PER_USER = 32 * 1024 * 1024;
 /** One sweep of expired keys per this many claims, on average. */
 const SWEEP_EVERY = 100;
 /** At most this many expired keys deleted per sweep. */
@@ -20,7 +32,7 @@ export interface KeptAnswer {
   status: number;
   contentType: string | null;
   location: string | null;
-  /** Null when it was not kept (over MAX_KEPT_ANSWER_BYTES, or an answer that says no-store). */
+  /** Null when it was not kept (over MAX_KEPT_ANSWER_BYTES or the user's MAX_KEPT_BYTES_PER_USER, or an answer that holds a secret). */
   body: Buffer | null;
 }
 
@@ -104,11 +116,21 @@ export class IdempotencyKeysStore {
     return { state: 'done', fingerprint: row.fingerprint, answer };
   }
 
-  /** Keeps the 2xx answer of the claim's request. Run apart from the request's client: a client that left will retry. */
+  /**
+   * Keeps the 2xx answer of the claim's request, its body only while the
+   * user's kept answers stay within MAX_KEPT_BYTES_PER_USER (octet_length of
+   * a stored body reads its size, not the body). Run apart from the request's
+   * client: a client that left will retry.
+   */
   async complete(c: KeyClaim, answer: KeptAnswer): Promise<void> {
     await apartFromClient(() =>
       this.dataSource.query(
-        `UPDATE identity.idempotency_keys SET status = $4, content_type = $5, location = $6, body = $7
+        `UPDATE identity.idempotency_keys SET status = $4, content_type = $5, location = $6,
+                body = CASE WHEN (SELECT coalesce(sum(octet_length(o.body)), 0) FROM identity.idempotency_keys o
+                                   WHERE o.user_id = $1 AND o.body IS NOT NULL
+                                     AND o.created_at >= clock_timestamp() - make_interval(hours => ${KEY_LIFETIME_HOURS}))
+                                + coalesce(octet_length($7::bytea), 0) <= ${MAX_KEPT_BYTES_PER_USER}
+                            THEN $7::bytea END
          WHERE user_id = $1 AND key = $2 AND claim = $3`,
         [c.userId, c.key, c.claim, answer.status, answer.contentType, answer.location, answer.body],
       ),
