@@ -360,6 +360,9 @@ describe('filter language', () => {
     expect(await synced(`updated > ${mark}`)).toEqual(['first, edited', 'second']);
     expect(await synced(`created > ${mark}`)).toEqual(['second']);
 
+    // The offset's + sent unencoded arrives as a space: refused where it stands, not read as a title word.
+    const unencoded = await t.http.get(`${API}/projects/${own.id}/cards?filter=updated%20%3E%3D%20${mark.slice(0, 19)}+05:30`).set(as(alice));
+    expect([unencoded.status, unencoded.body.type, unencoded.body.position, unencoded.body.expected]).toEqual([400, 'FILTER.INVALID', 30, 'an offset +HH:MM']);
     const refused = await refusal('updated > 2026-02-30T10:00Z');
     expect([refused.position, refused.expected]).toEqual([10, 'an instant YYYY-MM-DDTHH:MM[:SS[.ffffff]] with Z or an offset ±HH:MM, between years 0001 and 9999']);
     expect(refused.detail).toContain('found "2026-02-30T10:00Z"');

@@ -114,9 +114,11 @@ export function dayValue(v: FilterValue, today: string): string {
  */
 export function timeSpanValue(v: FilterValue, today: string): TimeSpan {
   const written = v.kind === 'text' ? v.text.trim() : '';
-  const m = INSTANT.exec(written.toLowerCase());
-  if (!m) return daySpan(dayValue(v, today));
   const expected = 'an instant YYYY-MM-DDTHH:MM[:SS[.ffffff]] with Z or an offset ±HH:MM, between years 0001 and 9999';
+  const m = INSTANT.exec(written.toLowerCase());
+  // A day then `T` is an instant, well written or not: its error says what an instant is.
+  if (!m && !/^\d{4}-\d{2}-\d{2}t/i.test(written)) return daySpan(dayValue(v, today));
+  if (!m) throw new FilterError(v.position, expected, `expected ${expected}, found "${written}"`);
   const [, year, month, day, hour, minute, second, fraction, zone] = m;
   const offset = zone && zone !== 'z' ? (zone[0] === '-' ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(4))) : 0;
   const valid =

@@ -141,6 +141,27 @@ describe('parseFilter', () => {
     expect(e.errors?.[0]).toMatchObject({ field: 'filter', position });
   });
 
+  it("refuses an instant whose offset's + arrived as a space, pointing at the space", () => {
+    const refusal = (filter: string) => {
+      try {
+        parseFilter(filter);
+      } catch (e) {
+        return e instanceof FilterError ? [e.position, e.expected, e.problem] : e;
+      }
+      return undefined;
+    };
+    expect(refusal('updated >= 2026-11-28T10:00:00.123 01:00')).toEqual([
+      34,
+      'an offset +HH:MM',
+      'expected an offset +HH:MM, found a space: a "+" in a URL\'s query string is a space, send it as %2B',
+    ]);
+    expect(refusal('created < 2026-11-28t10:00 05:30 and login')).toEqual([26, 'an offset +HH:MM', expect.any(String)]);
+    // Written with its sign, or as separate words, it is what it says.
+    expect(refusal('updated >= 2026-11-28T10:00+01:00 login')).toBeUndefined();
+    expect(refusal('updated >= 2026-11-28T10:00  01:00')).toBeUndefined();
+    expect(refusal('updated >= 2026-11-28 01:00')).toBeUndefined();
+  });
+
   it('refuses nesting deeper than the limit without overflowing the stack', () => {
     expect(parseFilter('('.repeat(MAX_FILTER_DEPTH) + 'a' + ')'.repeat(MAX_FILTER_DEPTH))).toEqual(text('a', MAX_FILTER_DEPTH));
     expect(errorOf('('.repeat(3000)).position).toBe(MAX_FILTER_DEPTH);

@@ -16,6 +16,9 @@ export const MAX_FILTER_LENGTH = 4000;
 export const MAX_FILTER_DEPTH = 64;
 
 const KEYWORDS = new Set(['and', 'or', 'not', 'in']);
+/** An instant without `Z` or an offset, and what follows it when its offset's `+` became a space. */
+const ZONELESS_INSTANT = /^\d{4}-\d{2}-\d{2}t\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/i;
+const SPACED_OFFSET = /^\d{2}:\d{2}$/;
 const TERM = 'a term (a word, "phrase", #ref, #group, @user, field op value, value in field, "not" or "(")';
 
 const keyword = (t: Token): string | null =>
@@ -167,6 +170,7 @@ class Parser {
     const t = this.next();
     switch (t.kind) {
       case 'word':
+        this.refuseSpacedOffset(t);
         return textValue(t.text, false, t.position);
       case 'quoted':
         return textValue(t.text, true, t.position);
@@ -178,6 +182,20 @@ class Parser {
         break;
     }
     throw new FilterError(t.position, 'a value (a word, "text", a number, a date, today, -7d or @user)');
+  }
+
+  /**
+   * `updated >= 2026-11-28T10:00 01:00`: an instant's `+01:00` sent unencoded
+   * in a query string, whose `+` arrived as a space. Read as it stands, the
+   * offset would be a title word, and the filter would quietly match
+   * nothing; a sync client would miss every card.
+   */
+  private refuseSpacedOffset(t: Token & { kind: 'word' }): void {
+    const after = this.peek();
+    const spaced = after.kind === 'word' && after.position === t.position + t.text.length + 1 && SPACED_OFFSET.test(after.text);
+    if (spaced && ZONELESS_INSTANT.test(t.text)) {
+      throw new FilterError(after.position - 1, 'an offset +HH:MM', 'expected an offset +HH:MM, found a space: a "+" in a URL\'s query string is a space, send it as %2B');
+    }
   }
 
   private userValue(t: Token & { kind: 'at' }): FilterValue {
