@@ -188,7 +188,13 @@ describe('Idempotency-Key on POST', () => {
     await db.query(`UPDATE identity.idempotency_keys SET status = NULL, body = NULL WHERE user_id = $1 AND key = $2`, [ann.id, key]);
     const running = await create(ann, { title: 'stale claim' }, key);
     expect([running.status, running.body.type, running.headers['retry-after']]).toEqual([409, 'REQUEST.IN_PROGRESS', '1']);
-    await db.query(`UPDATE identity.idempotency_keys SET created_at = created_at - interval '16 minutes' WHERE user_id = $1 AND key = $2`, [ann.id, key]);
+    expect(running.body.detail).toMatch(/^The first request with this Idempotency-Key has been running for \d+ s; .* taken over in \d+ s and the retry then runs it again$/);
+    // Running for 14 minutes 50 seconds: the retry is told to wait for the takeover (a crash's claim), not to ask every second.
+    await db.query(`UPDATE identity.idempotency_keys SET created_at = created_at - interval '14 minutes 50 seconds' WHERE user_id = $1 AND key = $2`, [ann.id, key]);
+    const long = await create(ann, { title: 'stale claim' }, key);
+    expect([long.status, Number(long.headers['retry-after']) >= 5 && Number(long.headers['retry-after']) <= 11]).toEqual([409, true]);
+    expect(long.body.detail).toMatch(/has been running for 89\d s; .* taken over in (\d|1[01]) s/);
+    await db.query(`UPDATE identity.idempotency_keys SET created_at = created_at - interval '70 seconds' WHERE user_id = $1 AND key = $2`, [ann.id, key]);
     const retaken = await create(ann, { title: 'stale claim' }, key).expect(201);
     expect(retaken.headers['idempotent-replayed']).toBeUndefined();
     expect(await cardsTitled('stale claim')).toBe(2);

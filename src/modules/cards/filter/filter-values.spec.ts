@@ -114,13 +114,13 @@ describe('the span of time a created or updated value names', () => {
 
   it('names the instant form for a day followed by T, whatever is wrong after it', () => {
     for (const t of ['2026-03-01T10:00+0100', '2026-03-01T10:00:00.1234567Z', '2026-03-01Tnoon']) {
-      expect(() => timeSpanValue(text(t), '2026-03-15')).toThrow(`expected an instant YYYY-MM-DDTHH:MM[:SS[.ffffff]] with Z or an offset ±HH:MM, between years 0001 and 9999, found "${t}"`);
+      expect(() => timeSpanValue(text(t), '2026-03-15')).toThrow(`expected an instant YYYY-MM-DDTHH:MM[:SS[.ffffff]] with Z, an offset ±HH:MM or no zone (UTC), in the years 0001 to 9999 once in UTC, found "${t}"`);
     }
   });
 
   it('says what it expected, quoting the value as written', () => {
     expect(() => timeSpanValue(text('2026-03-01T25:00Z'), '2026-03-15')).toThrow(
-      'expected an instant YYYY-MM-DDTHH:MM[:SS[.ffffff]] with Z or an offset ±HH:MM, between years 0001 and 9999, found "2026-03-01T25:00Z"',
+      'expected an instant YYYY-MM-DDTHH:MM[:SS[.ffffff]] with Z, an offset ±HH:MM or no zone (UTC), in the years 0001 to 9999 once in UTC, found "2026-03-01T25:00Z"',
     );
   });
 });

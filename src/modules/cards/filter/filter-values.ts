@@ -114,7 +114,7 @@ export function dayValue(v: FilterValue, today: string): string {
  */
 export function timeSpanValue(v: FilterValue, today: string): TimeSpan {
   const written = v.kind === 'text' ? v.text.trim() : '';
-  const expected = 'an instant YYYY-MM-DDTHH:MM[:SS[.ffffff]] with Z or an offset ±HH:MM, between years 0001 and 9999';
+  const expected = 'an instant YYYY-MM-DDTHH:MM[:SS[.ffffff]] with Z, an offset ±HH:MM or no zone (UTC), in the years 0001 to 9999 once in UTC';
   const m = INSTANT.exec(written.toLowerCase());
   // A day then `T` is an instant, well written or not: its error says what an instant is.
   if (!m && !/^\d{4}-\d{2}-\d{2}t/i.test(written)) return daySpan(dayValue(v, today));

@@ -141,7 +141,7 @@ describe('parseFilter', () => {
     expect(e.errors?.[0]).toMatchObject({ field: 'filter', position });
   });
 
-  it("refuses an instant whose offset's + arrived as a space, pointing at the space", () => {
+  it("refuses an instant split by a space (its offset's + sent unencoded, or a space for its T), pointing at the space", () => {
     const refusal = (filter: string) => {
       try {
         parseFilter(filter);
@@ -159,7 +159,10 @@ describe('parseFilter', () => {
     // Written with its sign, or as separate words, it is what it says.
     expect(refusal('updated >= 2026-11-28T10:00+01:00 login')).toBeUndefined();
     expect(refusal('updated >= 2026-11-28T10:00  01:00')).toBeUndefined();
-    expect(refusal('updated >= 2026-11-28 01:00')).toBeUndefined();
+    // A space for the T.
+    expect(refusal('updated >= 2026-11-28 15:26:13Z')).toEqual([21, 'T between the day and the time', expect.stringContaining('found a space')]);
+    expect(refusal('created = 2026-11-28 10:00')).toEqual([20, 'T between the day and the time', expect.any(String)]);
+    expect(refusal('updated >= 2026-11-28 login')).toBeUndefined();
   });
 
   it('refuses nesting deeper than the limit without overflowing the stack', () => {

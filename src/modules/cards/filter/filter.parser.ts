@@ -19,6 +19,9 @@ const KEYWORDS = new Set(['and', 'or', 'not', 'in']);
 /** An instant without `Z` or an offset, and what follows it when its offset's `+` became a space. */
 const ZONELESS_INSTANT = /^\d{4}-\d{2}-\d{2}t\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/i;
 const SPACED_OFFSET = /^\d{2}:\d{2}$/;
+/** A day, and the time of an instant written after it with a space for its `T`. */
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+const TIME_OF_INSTANT = /^\d{2}:\d{2}(:\d{2}(\.\d+)?)?(z|[+-]\d{2}:\d{2})?$/i;
 const TERM = 'a term (a word, "phrase", #ref, #group, @user, field op value, value in field, "not" or "(")';
 
 const keyword = (t: Token): string | null =>
@@ -170,7 +173,7 @@ class Parser {
     const t = this.next();
     switch (t.kind) {
       case 'word':
-        this.refuseSpacedOffset(t);
+        this.refuseSpacedInstant(t);
         return textValue(t.text, false, t.position);
       case 'quoted':
         return textValue(t.text, true, t.position);
@@ -185,16 +188,20 @@ class Parser {
   }
 
   /**
-   * `updated >= 2026-11-28T10:00 01:00`: an instant's `+01:00` sent unencoded
-   * in a query string, whose `+` arrived as a space. Read as it stands, the
-   * offset would be a title word, and the filter would quietly match
-   * nothing; a sync client would miss every card.
+   * An instant split by a space: `updated >= 2026-11-28T10:00 01:00`, its
+   * offset's `+` sent unencoded in a query string (where a `+` is a space),
+   * or `2026-11-28 10:00Z`, a space for its `T`. Read as it stands, the
+   * second part would be a title word, and the filter would quietly match
+   * nothing: a sync client would miss every card.
    */
-  private refuseSpacedOffset(t: Token & { kind: 'word' }): void {
+  private refuseSpacedInstant(t: Token & { kind: 'word' }): void {
     const after = this.peek();
-    const spaced = after.kind === 'word' && after.position === t.position + t.text.length + 1 && SPACED_OFFSET.test(after.text);
-    if (spaced && ZONELESS_INSTANT.test(t.text)) {
+    if (after.kind !== 'word' || after.position !== t.position + t.text.length + 1) return;
+    if (SPACED_OFFSET.test(after.text) && ZONELESS_INSTANT.test(t.text)) {
       throw new FilterError(after.position - 1, 'an offset +HH:MM', 'expected an offset +HH:MM, found a space: a "+" in a URL\'s query string is a space, send it as %2B');
+    }
+    if (TIME_OF_INSTANT.test(after.text) && DAY.test(t.text)) {
+      throw new FilterError(after.position - 1, 'T between the day and the time', 'expected T between the day and the time of an instant (2026-11-28T10:00Z), found a space');
     }
   }
 

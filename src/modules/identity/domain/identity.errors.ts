@@ -68,9 +68,25 @@ export class IdempotencyKeyReusedError extends DomainError {
 
 /** The first request with this Idempotency-Key is still running: a retry waits for it rather than running twice. */
 export class RequestInProgressError extends ConflictError {
-  readonly retryAfterSeconds = 1;
-  constructor() {
-    super('A request with this Idempotency-Key is still running; retry after Retry-After seconds to get its answer', 'REQUEST.IN_PROGRESS');
+  readonly retryAfterSeconds: number;
+  /**
+   * `running`: how long the first request has held the key, when known;
+   * `takeover`: how long a claim may run before a retry takes it over (its
+   * server taken to have stopped, the request run again). Retry-After is a
+   * second at first, then longer (a claim a crash left waits out its
+   * takeover, and a long import its end), at most 30 s.
+   */
+  constructor(held?: { runningSeconds: number; takeoverSeconds: number }) {
+    const running = held ? Math.floor(held.runningSeconds) : 0;
+    const left = held ? Math.max(1, Math.ceil(held.takeoverSeconds - held.runningSeconds)) : 1;
+    super(
+      held
+        ? `The first request with this Idempotency-Key has been running for ${running} s; retry after Retry-After seconds to get its answer. ` +
+            `If its server stopped, the key is taken over in ${left} s and the retry then runs it again`
+        : 'A request with this Idempotency-Key is still running; retry after Retry-After seconds to get its answer',
+      'REQUEST.IN_PROGRESS',
+    );
+    this.retryAfterSeconds = running < 10 ? 1 : Math.min(30, left);
   }
 }
 
@@ -78,7 +94,7 @@ export class RequestInProgressError extends ConflictError {
 export class AnswerNotKeptError extends ConflictError {
   constructor(status: number) {
     super(
-      `The first request with this Idempotency-Key succeeded (${status}), but its answer was not kept (over 1 MiB, past the answers kept for you in the last day, or one that holds a secret); it is not run again: read the resource it made or changed instead`,
+      `The first request with this Idempotency-Key succeeded (${status}), but its answer was not kept (over 1 MiB, past the answers kept for you in the last day, or one that holds a secret); it is not run again: read the resource it made or changed instead (a new API key's secret is shown once: revoke that key, listed by GET /me/api-keys, and create another under a new Idempotency-Key)`,
       'REQUEST.ANSWER_NOT_KEPT',
     );
   }

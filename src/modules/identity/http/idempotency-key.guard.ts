@@ -75,7 +75,7 @@ export class IdempotencyKeyGuard implements CanActivate {
       const state = await this.store.state(userId, key);
       if (!state) continue;
       if (state.fingerprint !== fingerprint) throw new IdempotencyKeyReusedError();
-      if (state.state === 'running') throw new RequestInProgressError();
+      if (state.state === 'running') throw new RequestInProgressError(state);
       if (!state.answer.body) throw new AnswerNotKeptError(state.answer.status);
       replay(res, state.answer);
       throw new AnswerSent();

@@ -37,7 +37,9 @@ export interface KeptAnswer {
 }
 
 /** What a key's row says to a request that could not claim it. */
-export type KeyState = { state: 'running'; fingerprint: string } | { state: 'done'; fingerprint: string; answer: KeptAnswer };
+export type KeyState =
+  | { state: 'running'; fingerprint: string; runningSeconds: number; takeoverSeconds: number }
+  | { state: 'done'; fingerprint: string; answer: KeptAnswer };
 
 /** This request's hold on a key: released or completed only while it is still this one's (`claim`). */
 export interface KeyClaim {
@@ -48,6 +50,7 @@ export interface KeyClaim {
 
 interface StateRow {
   fingerprint: string;
+  running_seconds: number | string;
   status: number | string | null;
   content_type: string | null;
   location: string | null;
@@ -101,12 +104,15 @@ export class IdempotencyKeysStore {
   /** The key's row as it is now; undefined when it is gone (its request failed meanwhile). */
   async state(userId: number, key: string): Promise<KeyState | undefined> {
     const rows: StateRow[] = await this.dataSource.query(
-      `SELECT fingerprint, status, content_type, location, body FROM identity.idempotency_keys WHERE user_id = $1 AND key = $2`,
+      `SELECT fingerprint, status, content_type, location, body, extract(epoch FROM clock_timestamp() - created_at) AS running_seconds
+         FROM identity.idempotency_keys WHERE user_id = $1 AND key = $2`,
       [userId, key],
     );
     const row = rows[0];
     if (!row) return undefined;
-    if (row.status === null) return { state: 'running', fingerprint: row.fingerprint };
+    if (row.status === null) {
+      return { state: 'running', fingerprint: row.fingerprint, runningSeconds: Number(row.running_seconds), takeoverSeconds: STALE_CLAIM_MINUTES * 60 };
+    }
     const answer = {
       status: Number(row.status),
       contentType: row.content_type,
