@@ -9,6 +9,8 @@ const RELATIVE = /^([+-])(\d{1,4})([dwmy])$/i;
 const HOURS_AND_MINUTES = /^\d\d:\d\d$/;
 /** An instant, read lower-cased: a day, `t`, hours and minutes, optional seconds and fraction (at most microseconds), optional `z` or offset. */
 const INSTANT = /^(\d{4})-(\d{2})-(\d{2})t(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?(z|[+-]\d{2}:\d{2})?$/;
+/** A day then `T`: an instant, well written or not. */
+const DAY_THEN_T = /^\d{4}-\d{2}-\d{2}t/i;
 const MICROS_PER_DAY = 86_400_000_000n;
 /** The first instant past 9999-12-31, in microseconds since 1970. */
 const PAST_9999 = BigInt(Date.UTC(10000, 0, 1)) * 1000n;
@@ -117,7 +119,7 @@ export function timeSpanValue(v: FilterValue, today: string): TimeSpan {
   const expected = 'an instant YYYY-MM-DDTHH:MM[:SS[.ffffff]] with Z, an offset ±HH:MM or no zone (UTC), in the years 0001 to 9999 once in UTC';
   const m = INSTANT.exec(written.toLowerCase());
   // A day then `T` is an instant, well written or not: its error says what an instant is.
-  if (!m && !/^\d{4}-\d{2}-\d{2}t/i.test(written)) return daySpan(dayValue(v, today));
+  if (!m && !DAY_THEN_T.test(written)) return daySpan(dayValue(v, today));
   if (!m) throw new FilterError(v.position, expected, `expected ${expected}, found "${written}"`);
   const [, year, month, day, hour, minute, second, fraction, zone] = m;
   const offset = zone && zone !== 'z' ? (zone[0] === '-' ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(4))) : 0;
@@ -146,6 +148,23 @@ function isoMicros(at: bigint): string {
   const fraction = ((at % 1_000_000n) + 1_000_000n) % 1_000_000n;
   const seconds = Number((at - fraction) / 1_000_000n);
   return `${new Date(seconds * 1000).toISOString().slice(0, 19)}.${String(fraction).padStart(6, '0')}Z`;
+}
+
+/** The time of an instant as `INSTANT` reads it (any number of decimals: a near miss is still one), with its zone or none. */
+const TIME_OF_INSTANT = /^\d{2}:\d{2}(:\d{2}(\.\d+)?)?(z|[+-]\d{2}:\d{2})?$/i;
+
+/**
+ * Whether two words a space apart are one instant split by it: an instant
+ * without a zone then `HH:MM` (its offset's `+` sent unencoded in a query
+ * string, where a `+` is a space: `'offset'`), or a day then an instant's
+ * time (a space for its `T`: `'T'`).
+ */
+export function instantSplitBySpace(first: string, second: string): 'offset' | 'T' | undefined {
+  const time = TIME_OF_INSTANT.exec(second);
+  if (!time) return undefined;
+  const firstTime = DAY_THEN_T.test(first) ? TIME_OF_INSTANT.exec(first.slice(11)) : null;
+  if (firstTime && !firstTime[3] && !time[1] && !time[3]) return 'offset';
+  return DAY.test(first) ? 'T' : undefined;
 }
 
 /** The UTC day of an instant, for `today`. */

@@ -8,6 +8,7 @@ import {
   type UserRef,
 } from './filter.ast.js';
 import { FilterError } from './filter.errors.js';
+import { instantSplitBySpace } from './filter-values.js';
 import { tokenize, type Token } from './filter.lexer.js';
 
 /** Longest filter accepted; a longer one is refused before it is read. */
@@ -16,12 +17,6 @@ export const MAX_FILTER_LENGTH = 4000;
 export const MAX_FILTER_DEPTH = 64;
 
 const KEYWORDS = new Set(['and', 'or', 'not', 'in']);
-/** An instant without `Z` or an offset, and what follows it when its offset's `+` became a space. */
-const ZONELESS_INSTANT = /^\d{4}-\d{2}-\d{2}t\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/i;
-const SPACED_OFFSET = /^\d{2}:\d{2}$/;
-/** A day, and the time of an instant written after it with a space for its `T`. */
-const DAY = /^\d{4}-\d{2}-\d{2}$/;
-const TIME_OF_INSTANT = /^\d{2}:\d{2}(:\d{2}(\.\d+)?)?(z|[+-]\d{2}:\d{2})?$/i;
 const TERM = 'a term (a word, "phrase", #ref, #group, @user, field op value, value in field, "not" or "(")';
 
 const keyword = (t: Token): string | null =>
@@ -197,10 +192,11 @@ class Parser {
   private refuseSpacedInstant(t: Token & { kind: 'word' }): void {
     const after = this.peek();
     if (after.kind !== 'word' || after.position !== t.position + t.text.length + 1) return;
-    if (SPACED_OFFSET.test(after.text) && ZONELESS_INSTANT.test(t.text)) {
+    const split = instantSplitBySpace(t.text, after.text);
+    if (split === 'offset') {
       throw new FilterError(after.position - 1, 'an offset +HH:MM', 'expected an offset +HH:MM, found a space: a "+" in a URL\'s query string is a space, send it as %2B');
     }
-    if (TIME_OF_INSTANT.test(after.text) && DAY.test(t.text)) {
+    if (split === 'T') {
       throw new FilterError(after.position - 1, 'T between the day and the time', 'expected T between the day and the time of an instant (2026-11-28T10:00Z), found a space');
     }
   }
