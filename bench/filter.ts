@@ -576,7 +576,8 @@ function report(results: Measured[], floorTiming: Timing, explain: Map<string, s
     `authentication, the project check and the card JSON. Load average (1 min) during the run: ${loadRange()}.`,
     `The floor under every "app" figure, an authenticated request that reads nothing (\`GET /attribute-types\`):`,
     `${f2(floorTiming.medianMs)} ms median. "service / SQL" compares the filter's own statements with the hand-written ones`,
-    '(for information; the target is judged on "app / SQL").',
+    '(for information; the target is judged on "app / SQL"). A missed row whose floor plus its hand-written SQL is',
+    'already over 1.5× the SQL says so: no filter code can bring it within 1.5× through HTTP.',
     '',
     '| filter | matches | app (ms) | app only_ids (ms) | filter service (ms) | hand-written SQL (ms) | app / SQL | service / SQL | target |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---|',
@@ -585,7 +586,12 @@ function report(results: Measured[], floorTiming: Timing, explain: Map<string, s
     const ratio = r.app.medianMs / r.hand.medianMs;
     const limit = r.scenario.search ? 50 : r.scenario.selective ? 20 : null;
     const met = ratio <= 1.5 && (limit === null || r.app.medianMs < limit);
-    const target = `≤ 1.5×${limit === null ? '' : `, < ${limit} ms`}: ${met ? 'met' : '**missed**'}`;
+    // Through HTTP no answer comes faster than the floor: where the floor
+    // plus the hand-written SQL is already over 1.5× the SQL, the ratio is out
+    // of reach of any filter code, and the row says so.
+    const reach = (floorTiming.medianMs + r.hand.medianMs) / r.hand.medianMs;
+    const beyond = !met && reach > 1.5 ? ` (floor + SQL alone: ${reach.toFixed(2)}×)` : '';
+    const target = `≤ 1.5×${limit === null ? '' : `, < ${limit} ms`}: ${met ? 'met' : '**missed**'}${beyond}`;
     const serviceRatio = r.service.medianMs / r.hand.medianMs;
     lines.push(
       `| ${r.scenario.name}: \`${r.scenario.filter}\` | ${r.total} | ${f(r.app.medianMs)} | ${f(r.appIds.medianMs)} | ${f(r.service.medianMs)} | ${f(r.hand.medianMs)} | ${ratio.toFixed(2)} | ${serviceRatio.toFixed(2)} | ${target} |`,
