@@ -34,6 +34,13 @@ export class ProblemDetailsFilter implements ExceptionFilter {
   }
 
   toProblem(error: unknown, req: Request): Problem {
+    // A route with a parameter took a path that a literal route has
+    // (`DELETE /projects/all` reached `/projects/:id`), and the parameter named
+    // nothing: the path does not take the method, as `Allow` says.
+    if (error instanceof NotFoundError && routeOwnPath(req)) {
+      const allow = allowedMethods(req);
+      if (allow.length && !allow.includes(req.method)) return methodNotAllowed(req.method, allow);
+    }
     if (error instanceof DomainError) return fromDomainError(error);
     // No route took the request (Nest's not-found handler, a catch-all `*path`
     // route): a path that routes have, asked with a method none takes, is a

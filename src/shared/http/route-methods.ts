@@ -2,6 +2,8 @@ import type { Application, NextFunction, Request, Response } from 'express';
 
 interface RouteMethods {
   pattern: RegExp;
+  /** The path's segments, `null` where a `:name` parameter stands. */
+  segments: (string | null)[];
   methods: string[];
 }
 
@@ -34,11 +36,24 @@ function tableOf(app: Application): RouteMethods[] {
       if (!route || typeof route.path !== 'string') return [];
       // `_all` (a handler for every method) answers other methods itself.
       const methods = Object.keys(route.methods).filter((m) => route.methods[m] && m !== '_all').map((m) => m.toUpperCase());
-      return methods.length ? [{ pattern: patternOf(route.path), methods }] : [];
+      const segments = route.path.split('/').map((segment) => (segment.startsWith(':') ? null : segment));
+      return methods.length ? [{ pattern: patternOf(route.path), segments, methods }] : [];
     });
     TABLES.set(app, table);
   }
   return table;
+}
+
+/**
+ * The routes that serve a path among those whose pattern matches it: a route
+ * with a literal segment (`/projects/all`) wins over one with a parameter in
+ * its place (`/projects/:id`). A parameter beside a literal route is an id
+ * (ParseIdPipe: a positive integer), which never takes a word: DELETE
+ * `/projects/all` reaches the `:id` route only to answer 404.
+ */
+function serving(matched: RouteMethods[]): RouteMethods[] {
+  return matched.filter(({ segments }) =>
+    !matched.some((other) => segments.some((segment, i) => segment === null && other.segments[i] != null)));
 }
 
 /**
@@ -51,7 +66,8 @@ export function allowedMethods(req: Request): string[] {
   // The whole path: `req.path` is relative to where a handler is mounted (Nest mounts its 404 under the prefix).
   const path = req.originalUrl.split('?')[0];
   const methods = new Set<string>();
-  for (const { pattern, methods: taken } of tableOf(req.app)) if (pattern.test(path)) for (const m of taken) methods.add(m);
+  const matched = tableOf(req.app).filter(({ pattern }) => pattern.test(path));
+  for (const { methods: taken } of serving(matched)) for (const m of taken) methods.add(m);
   if (!methods.size) return [];
   if (methods.has('GET')) methods.add('HEAD');
   return [...methods.add('OPTIONS')].sort();

@@ -310,12 +310,13 @@ describe('the error answers of the OpenAPI document', () => {
     expect(described.content?.['application/problem+json']?.schema.$ref).toBe('#/components/schemas/Problem');
     expect(Object.keys(described.headers ?? {})).toEqual(['Allow']);
     expect(full.info.description).toMatch(/405 \(`#\/components\/responses\/MethodNotAllowed`\)/);
-    // The methods of every path of the document the URL matches (`/projects/all` is also `/projects/{id}`).
+    // The methods of the paths of the document the URL matches, a literal segment winning over
+    // a parameter in its place (`/projects/all` is not `/projects/{id}`: an id is a number).
     const allowFor = (url: string) => {
-      const taken = new Set<string>();
-      for (const [path, methods] of Object.entries(doc.paths)) {
-        if (new RegExp(`^${path.replace(/\{\w+\}/g, '[^/]+')}$`).test(url)) for (const m of Object.keys(methods)) taken.add(m.toUpperCase());
-      }
+      const matched = Object.entries(doc.paths).filter(([path]) => new RegExp(`^${path.replace(/\{\w+\}/g, '[^/]+')}$`).test(url));
+      const isParam = (path: string, i: number) => /^\{\w+\}$/.test(path.split('/')[i] ?? '');
+      const serving = matched.filter(([path]) => !matched.some(([other]) => path.split('/').some((_, i) => isParam(path, i) && !isParam(other, i))));
+      const taken = new Set(serving.flatMap(([, methods]) => Object.keys(methods).map((m) => m.toUpperCase())));
       return [...taken, ...(taken.has('GET') ? ['HEAD'] : []), 'OPTIONS'].sort().join(', ');
     };
     let refused = 0;

@@ -155,6 +155,25 @@ describe('HTTP conventions', () => {
     await t.http.patch('/api/1.0/nowhere').set(as(ann)).expect(404);
   });
 
+  /**
+   * `/projects/all` is a literal route; `/projects/:id` cannot take `all` (an
+   * id is a positive integer), so its methods are not the path's: DELETE there
+   * is a 405 like PATCH, not a 404 for a project named `all`.
+   */
+  it('lists at a literal path only its own methods, not those of an :id route beside it', async () => {
+    const options = await t.http.options('/api/1.0/projects/all').expect(204);
+    expect(options.headers.allow).toBe('GET, HEAD, OPTIONS');
+    for (const method of ['delete', 'patch', 'put'] as const) {
+      const res = await t.http[method]('/api/1.0/projects/all').set(as(ann));
+      expect({ method, status: res.status, type: res.body.type, allow: res.headers.allow }).toEqual({ method, status: 405, type: 'HTTP.405', allow: 'GET, HEAD, OPTIONS' });
+    }
+    await t.http.get('/api/1.0/projects/all').set(as(ann)).expect(200);
+    // An id route still has its methods, and a path that is not an id still names nothing.
+    expect((await t.http.options('/api/1.0/projects/7').expect(204)).headers.allow).toBe('DELETE, GET, HEAD, OPTIONS');
+    await t.http.delete('/api/1.0/projects/12345').set(as(ann)).expect(404);
+    await t.http.get('/api/1.0/organizations/all').set(as(ann)).expect(404);
+  });
+
   it('answers non-numeric ids with 404', async () => {
     await t.http.get('/api/1.0/organizations/abc').set(as(ann)).expect(404);
     await t.http.get('/api/1.0/projects/-1').set(as(ann)).expect(404);
