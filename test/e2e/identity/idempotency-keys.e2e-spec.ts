@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner.js';
 import { CreateCardsService } from '../../../src/modules/cards/application/create-cards.service.js';
-import { IdempotencyKeysStore, MAX_KEPT_BYTES_PER_USER } from '../../../src/modules/identity/infrastructure/idempotency-keys.store.js';
+import { IdempotencyKeysStore, MAX_KEPT_ANSWER_BYTES, MAX_KEPT_BYTES_PER_USER } from '../../../src/modules/identity/infrastructure/idempotency-keys.store.js';
 import { requestStatements } from '../../support/request-statements.js';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
 import { API, workspaceClient, type ProjectJson } from '../../support/workspace-client.js';
@@ -85,6 +85,91 @@ describe('Idempotency-Key on POST', () => {
     const later = freshKey();
     await create(bob, { title: 'bob later' }, later).expect(201);
     expect((await create(bob, { title: 'bob later' }, later)).headers['idempotent-replayed']).toBe('true');
+  });
+
+  it('keeps an answer of up to MAX_KEPT_ANSWER_BYTES (1 MiB) for replay; a larger one as done, without its body (409 REQUEST.ANSWER_NOT_KEPT)', async () => {
+    expect(MAX_KEPT_ANSWER_BYTES).toBe(1024 * 1024);
+    // A card whose answer is near 1 MiB: two content values of 100 000 four-byte characters, and a third set under a key.
+    const ws = workspaceClient(t);
+    const big = await ws.project(ann, await ws.team(ann, 'Big answers'));
+    for (const name of ['One', 'Two', 'Three']) await t.http.post(`${API}/projects/${big.id}/attributes`).set(as(ann)).send({ name, type: 'content' }).expect(201);
+    const card = (await create(ann, { title: 'big answer' }, undefined, big.top_level_card_id).expect(201)).body.id;
+    const emoji = (n: number) => '\u{1F600}'.repeat(n);
+    const set = (value: string, key?: string) => {
+      const req = t.http.post(`${API}/cards/${card}/attributes/Three`).set(as(ann));
+      return (key === undefined ? req : req.set('Idempotency-Key', key)).send({ value });
+    };
+    for (const name of ['One', 'Two']) await t.http.post(`${API}/cards/${card}/attributes/${name}`).set(as(ann)).send({ value: emoji(100_000) }).expect(200);
+    // The answer with Three = 'a', in bytes; each emoji in place of the 'a' adds 4 less the 'a'.
+    const base = Buffer.byteLength((await set('a').expect(200)).text);
+    const under = Math.floor((MAX_KEPT_ANSWER_BYTES - base + 1) / 4);
+    const sizeWith = (n: number) => base - 1 + 4 * n;
+    expect([sizeWith(under) <= MAX_KEPT_ANSWER_BYTES, sizeWith(under + 1) > MAX_KEPT_ANSWER_BYTES]).toEqual([true, true]);
+
+    const kept = freshKey();
+    const first = await set(emoji(under), kept).expect(200);
+    expect(Buffer.byteLength(first.text)).toBe(sizeWith(under));
+    const replayed = await set(emoji(under), kept).expect(200);
+    expect([replayed.headers['idempotent-replayed'], replayed.text === first.text]).toEqual(['true', true]);
+
+    const notKept = freshKey();
+    const larger = await set(emoji(under + 1), notKept).expect(200);
+    expect(Buffer.byteLength(larger.text)).toBe(sizeWith(under + 1));
+    expect((await keyRows(ann, notKept)).map((r) => [r.status, r.body])).toEqual([[200, null]]);
+    const retry = await set(emoji(under + 1), notKept);
+    expect([retry.status, retry.body.type, retry.headers['idempotent-replayed']]).toEqual([409, 'REQUEST.ANSWER_NOT_KEPT', undefined]);
+  });
+
+  it('sweeps expired keys, oldest first, at most 1000 at a time, on one claim in 100; a swept key is a fresh one', async () => {
+    const cal = await t.user();
+    const ws = workspaceClient(t);
+    const own = (await ws.project(cal, await ws.team(cal, 'Sweeps'))).top_level_card_id;
+    const rowsOf = async (): Promise<string[]> =>
+      (await db.query(`SELECT key FROM identity.idempotency_keys WHERE user_id = $1 ORDER BY created_at`, [cal.id])).map((r: { key: string }) => r.key);
+    // 1 200 keys a month old (older than any other expired key here), the newest first in the name's order, and one of today.
+    await db.query(
+      `INSERT INTO identity.idempotency_keys (user_id, key, fingerprint, claim, created_at, status, content_type, body)
+       SELECT $1, 'old-' || lpad(n::text, 4, '0'), 'f', gen_random_uuid(), clock_timestamp() - interval '30 days' - n * interval '1 second', 201, 'application/json', '\\x7b7d'::bytea
+         FROM generate_series(1, 1200) AS n`,
+      [cal.id],
+    );
+    await db.query(
+      `INSERT INTO identity.idempotency_keys (user_id, key, fingerprint, claim, created_at, status) VALUES ($1, 'today', 'f', gen_random_uuid(), clock_timestamp(), 201)`,
+      [cal.id],
+    );
+    const oldest = (n: number) => Array.from({ length: n }, (_, i) => `old-${String(1200 - i).padStart(4, '0')}`);
+    expect(await rowsOf()).toEqual([...oldest(1200), 'today']);
+
+    /** A keyed creation whose claim draws a sweep (Math.random below 1 in 100), and the sweep's end. */
+    const claimWithSweep = async (title: string, key: string) => {
+      const before = (await rowsOf()).length;
+      const random = jest.spyOn(Math, 'random').mockReturnValue(0);
+      try {
+        await create(cal, { title }, key, own).expect(201);
+      } finally {
+        random.mockRestore();
+      }
+      for (let waited = 0; (await rowsOf()).length >= before && waited < 5000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    };
+    // A claim that draws no sweep deletes nothing.
+    const random = jest.spyOn(Math, 'random').mockReturnValue(0.5);
+    try {
+      await create(cal, { title: 'no sweep' }, 'no-sweep', own).expect(201);
+    } finally {
+      random.mockRestore();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await rowsOf()).toHaveLength(1202);
+
+    await claimWithSweep('first sweep', 'sweep-1');
+    expect(await rowsOf()).toEqual([...oldest(1200).slice(1000), 'today', 'no-sweep', 'sweep-1']);
+    await claimWithSweep('second sweep', 'sweep-2');
+    expect(await rowsOf()).toEqual(['today', 'no-sweep', 'sweep-1', 'sweep-2']);
+
+    // A swept key runs its request afresh, and is then kept again.
+    await create(cal, { title: 'swept key' }, 'old-0001', own).expect(201).expect((res) => expect(res.headers['idempotent-replayed']).toBeUndefined());
+    await create(cal, { title: 'swept key' }, 'old-0001', own).expect(201).expect('Idempotent-Replayed', 'true');
+    expect(await cardsTitled('swept key')).toBe(1);
   });
 
   it("keeps the answer before its last bytes go out: a retry sent as soon as it arrived replays it", async () => {
