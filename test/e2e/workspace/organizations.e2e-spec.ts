@@ -72,6 +72,21 @@ describe('teams, members and projects', () => {
     expect(members.body.map((m: { username: string }) => m.username).sort()).toEqual(['ann', 'bob']);
   });
 
+  it('refuses a user that is not an id or @username like any other id (400 naming user), and documents the id as one', async () => {
+    for (const user of [0, -1, -bob.id, 1.5, 2 ** 53, '0', '-1', `0${bob.id}`, `${bob.id}.0`, true, null, [bob.id], {}]) {
+      const res = await t.http.post(`/api/1.0/organizations/${orgId}/members`).set(as(ann)).send({ user });
+      expect({ user, status: res.status, type: res.headers['content-type'], errors: res.body.errors }).toEqual({
+        user,
+        status: 400,
+        type: expect.stringMatching(/^application\/problem\+json/),
+        errors: [{ field: 'user', message: 'must be a user id or @username' }],
+      });
+    }
+    const doc = (await t.http.get('/api/1.0/spec.json').expect(200)).body;
+    const user = doc.components.schemas.AddMemberDto.properties.user;
+    expect(user.oneOf[0]).toEqual({ type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
+  });
+
   it('lets a viewer read but not write (403)', async () => {
     await t.http.get(`/api/1.0/organizations/${orgId}`).set(as(bob)).expect(200);
     await t.http.post(`/api/1.0/organizations/${orgId}/projects`).set(as(bob)).send({ title: 'nope' }).expect(403);

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsNotEmpty, IsOptional, IsString, Validate, ValidatorConstraint, type ValidatorConstraintInterface } from 'class-validator';
 import type { Role } from '../../contracts/workspace.api.js';
 import { idFrom } from '../../../../shared/domain/ids.js';
+import { ID_SCHEMA } from '../../../../shared/http/api-properties.js';
 import { MaxCharacters } from '../../../../shared/http/max-characters.js';
 
 export class CreateOrganizationDto {
@@ -23,7 +24,8 @@ class UserRefConstraint implements ValidatorConstraintInterface {
 }
 
 export class AddMemberDto {
-  @ApiProperty({ oneOf: [{ type: 'integer' }, { type: 'string', example: '@alice' }], description: 'user id or @username' })
+  // An id as everywhere (idFrom: 0, negatives and leading zeros are refused, 400 naming `user`).
+  @ApiProperty({ oneOf: [{ ...ID_SCHEMA }, { type: 'string', example: '@alice' }], description: 'user id or @username' })
   @Validate(UserRefConstraint)
   user: number | string;
 
