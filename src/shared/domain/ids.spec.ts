@@ -4,11 +4,13 @@ import { MAX_POSITION, POSITION_MESSAGE, readPosition } from './positions.js';
 
 describe('idFrom (a parent, group or type id, a user in a team)', () => {
   it('takes positive safe integers and their decimal strings', () => {
-    expect([1, '1', 42, '42', Number.MAX_SAFE_INTEGER, '999999999999999'].map(idFrom)).toEqual([1, 1, 42, 42, Number.MAX_SAFE_INTEGER, 999999999999999]);
+    expect([1, '1', 42, '42', Number.MAX_SAFE_INTEGER, '999999999999999', '1234567890123456', String(Number.MAX_SAFE_INTEGER)].map(idFrom)).toEqual([
+      1, 1, 42, 42, Number.MAX_SAFE_INTEGER, 999999999999999, 1234567890123456, Number.MAX_SAFE_INTEGER,
+    ]);
   });
 
   it('refuses the rest', () => {
-    for (const v of [0, '0', -1, '-1', 1.5, '1.5', '01', ' 1', '1e3', '1234567890123456', 2 ** 53, NaN, null, undefined, true, [1], {}]) {
+    for (const v of [0, '0', -1, '-1', 1.5, '1.5', '01', '007', ' 1', '1e3', '9007199254740992', 2 ** 53, NaN, null, undefined, true, [1], {}]) {
       expect([v, idFrom(v)]).toEqual([v, undefined]);
     }
   });

@@ -8,20 +8,29 @@ export function isId(value: unknown): value is number {
 }
 
 /**
+ * An id written as text (a path segment, a form field, a JSON string): a plain
+ * decimal positive integer that fits in 53 bits, without sign, spaces or
+ * leading zeros (DESIGN.md §2); undefined for anything else. The one grammar
+ * of path ids (ParseIdPipe) and body ids (idFrom, requireId).
+ */
+export function idFromText(text: string): number | undefined {
+  return /^[1-9]\d{0,15}$/.test(text) && isId(Number(text)) ? Number(text) : undefined;
+}
+
+/**
  * An id given in a request (a body or query property): a positive safe
- * integer, or its decimal string without leading zeros (up to 15 digits, all
- * safe); undefined for anything else, which the caller refuses with its
- * module's 400 naming the property.
+ * integer, or its decimal text (idFromText); undefined for anything else,
+ * which the caller refuses with its module's 400 naming the property.
  */
 export function idFrom(value: unknown): number | undefined {
   if (isId(value)) return value;
-  return typeof value === 'string' && /^[1-9]\d{0,14}$/.test(value) ? Number(value) : undefined;
+  return typeof value === 'string' ? idFromText(value) : undefined;
 }
 
-/** Parses an id given in a body property; clear 400 naming the property otherwise. */
+/** Parses an id given in a body property (idFrom); clear 400 naming the property otherwise. */
 export function requireId(value: unknown, field: string): number {
-  if (isId(value)) return value;
-  if (typeof value === 'string' && /^\d{1,15}$/.test(value) && Number(value) > 0) return Number(value);
+  const id = idFrom(value);
+  if (id !== undefined) return id;
   throw new InvalidInputError(`${field} must be a positive integer id`, [
     { field, message: 'must be a positive integer id' },
   ]);

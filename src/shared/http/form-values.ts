@@ -1,3 +1,4 @@
+import { idFromText } from '../domain/ids.js';
 import { jsonDepth, MAX_JSON_DEPTH } from './body-limits.js';
 
 /**
@@ -9,6 +10,13 @@ import { jsonDepth, MAX_JSON_DEPTH } from './body-limits.js';
 // A negative number too, so that `position=-1` is read as the number it is (a
 // position is clamped) rather than refused for not being a number.
 export const formInt = ({ value }: { value: unknown }): unknown => (typeof value === 'string' && /^-?\d{1,15}$/.test(value) ? Number(value) : value);
+
+/**
+ * An id property as text, read by the grammar of a path id (idFromText: no
+ * sign, no leading zeros, within 53 bits); any other text stays as sent, for
+ * `@IsInt()` to refuse.
+ */
+export const formId = ({ value }: { value: unknown }): unknown => (typeof value === 'string' ? (idFromText(value) ?? value) : value);
 
 export const formBool = ({ value }: { value: unknown }): unknown => (value === 'true' ? true : value === 'false' ? false : value);
 

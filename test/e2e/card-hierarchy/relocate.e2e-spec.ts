@@ -114,6 +114,7 @@ describe('relocate', () => {
     }
     for (const body of [
       { parent_id: 'abc' },
+      { parent_id: `0${a.id}` },
       { parent_id: -1 },
       { parent_id: 0 },
       { parent_id: 1.5 },

@@ -116,7 +116,7 @@ describe('models', () => {
     const other = await c.project(ann, w.org, 'Other');
     const otherModel = (await createModel(ann, other.project, 'Elsewhere').expect(201)).body as ModelJson;
     const before = await c.get(ann, card);
-    for (const body of [[1], { model_id: true }, { model_id: 'abc' }, { model_id: 0 }, { model_id: 99999999 }, { model_id: otherModel.id }, { model_id: evilModel.id }]) {
+    for (const body of [[1], { model_id: true }, { model_id: 'abc' }, { model_id: 0 }, { model_id: `0${bug.id}` }, { model_id: ` ${bug.id}` }, { model_id: 99999999 }, { model_id: otherModel.id }, { model_id: evilModel.id }]) {
       const res = await setModel(ann, card, body);
       expectRefusal(res, 'model_id');
     }

@@ -11,7 +11,7 @@ import {
   IsString,
   Min,
 } from 'class-validator';
-import { formBool, formInt, formJsonObject } from '../../../../shared/http/form-values.js';
+import { formBool, formId, formInt, formJsonObject } from '../../../../shared/http/form-values.js';
 import { CARD_STATES, type CardState } from '../../../card-hierarchy/index.js';
 import { MaxCharacters } from '../../../../shared/http/max-characters.js';
 import { ClientMap } from '../../../../shared/http/validation.pipe.js';
@@ -65,7 +65,7 @@ export class SetStateDto {
 export class RelocateCardDto {
   @ApiPropertyOptional({ type: 'integer', description: 'new parent; the current one keeps it' })
   @IsOptional()
-  @Transform(formInt)
+  @Transform(formId)
   @IsInt()
   @Min(1)
   parent_id?: number;
@@ -157,7 +157,7 @@ export class UpdateGroupTypeDto {
 
 export class AddToGroupDto {
   @ApiProperty({ type: 'integer', description: 'a group scoped at one of the card’s ancestors' })
-  @Transform(formInt)
+  @Transform(formId)
   @IsInt()
   @Min(1)
   group_id: number;
@@ -171,7 +171,7 @@ export class AddToGroupDto {
 
 export class RemoveFromGroupDto {
   @ApiProperty({ type: 'integer' })
-  @Transform(formInt)
+  @Transform(formId)
   @IsInt()
   @Min(1)
   group_id: number;
@@ -179,7 +179,7 @@ export class RemoveFromGroupDto {
 
 export class RemoveFromGroupTypeDto {
   @ApiProperty({ type: 'integer' })
-  @Transform(formInt)
+  @Transform(formId)
   @IsInt()
   @Min(1)
   type_id: number;

@@ -2,14 +2,14 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { AtLeastOneProperty } from '../../../../shared/http/api-properties.js';
 import { IsInt, IsNotEmpty, IsOptional, IsString, Min } from 'class-validator';
-import { formInt } from '../../../../shared/http/form-values.js';
+import { formId, formInt } from '../../../../shared/http/form-values.js';
 import { MaxCharacters } from '../../../../shared/http/max-characters.js';
 import { IsPosition } from '../../../../shared/http/is-position.js';
 import { POSITION_DESCRIPTION } from '../../../../shared/domain/positions.js';
 
 export class CreateGroupDto {
   @ApiProperty({ type: 'integer', description: 'group type (of the card’s project)' })
-  @Transform(formInt)
+  @Transform(formId)
   @IsInt()
   @Min(1)
   type_id: number;
@@ -46,7 +46,7 @@ export class UpdateGroupDto {
 export class GroupsQueryDto {
   @ApiPropertyOptional({ type: 'integer', description: 'only groups of this type' })
   @IsOptional()
-  @Transform(formInt)
+  @Transform(formId)
   @IsInt()
   @Min(1)
   type_id?: number;
