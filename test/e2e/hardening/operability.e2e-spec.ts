@@ -1,11 +1,13 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
+import net, { type AddressInfo } from 'node:net';
+import { Readable, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { pino } from 'pino';
+import { FileStorage } from '../../../src/modules/fields/files/infrastructure/file-storage.js';
 import { UsersService } from '../../../src/modules/identity/application/users.service.js';
 import { Metrics } from '../../../src/observability/metrics.js';
 import { as, createTestApp, type TestApp, type TestUser } from '../../support/test-app.js';
+import { rawExchange } from '../../support/raw-http.js';
 import { API } from '../../support/workspace-client.js';
 
 // Structured request logs with a request id, and Prometheus metrics (issue 13).
@@ -16,6 +18,7 @@ describe('request logs and metrics', () => {
   const metrics = new Metrics();
   let metricsServer: http.Server;
   let failingUser = -1;
+  let slowFileEnd = false;
 
   beforeAll(async () => {
     const sink = new Writable({
@@ -31,6 +34,19 @@ describe('request logs and metrics', () => {
         const users = app.get(UsersService);
         const real = users.get.bind(users);
         jest.spyOn(users, 'get').mockImplementation((id: number) => (id === failingUser ? Promise.reject(new Error('injected failure')) : real(id)));
+        // A disk that says a file ended only a while after its last bytes (a read on a busy thread pool).
+        const storage = app.get(FileStorage);
+        const open = storage.openStream.bind(storage);
+        jest.spyOn(storage, 'openStream').mockImplementation(async (key: string) => {
+          const opened = await open(key);
+          if (!opened || !slowFileEnd) return opened;
+          const bytes = opened.stream;
+          const slowly = async function* () {
+            yield* bytes;
+            await new Promise((r) => setTimeout(r, 100));
+          };
+          return { size: opened.size, stream: Readable.from(slowly()) };
+        });
       },
     });
     u = await t.user();
@@ -91,6 +107,41 @@ describe('request logs and metrics', () => {
     const line = lines.find((l) => (l.req as { id?: string } | undefined)?.id === id);
     expect(line).toMatchObject({ level: 50, res: { statusCode: 500 }, err: { message: 'injected failure' } });
     expect((line!.err as { stack: string }).stack).toMatch(/injected failure\n\s+at /);
+  });
+
+  it('logs a file download whose client closes right after its last byte as completed, and one cut short as closed early', async () => {
+    const team = (await t.http.post(`${API}/organizations`).set(as(u)).send({ name: 'Files' }).expect(201)).body.id;
+    const project = (await t.http.post(`${API}/organizations/${team}/projects`).set(as(u)).send({ title: 'Files' }).expect(201)).body;
+    await t.http.post(`${API}/projects/${project.id}/attributes`).set(as(u)).send({ name: 'Docs', type: 'files' }).expect(201);
+    const card = project.top_level_card_id;
+    const stored = async (attach: (r: ReturnType<typeof t.http.post>) => ReturnType<typeof t.http.post>) =>
+      ((await attach(t.http.post(`${API}/cards/${card}/attributes/Docs/append`).set(as(u))).expect(200)).body.attributes.Docs as Array<{ id: number }>).at(-1)!.id;
+    const small = await stored((r) => r.send({ value: { name: 'notes.txt', data: 'hello' } }));
+    const large = await stored((r) => r.attach('value', Buffer.alloc(8 << 20, 1), 'large.bin'));
+    const server = t.app.getHttpServer() as http.Server;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    const head = (id: number, requestId: string) => `GET ${API}/files/${id} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Api-Key: ${u.apiKey}\r\nX-Request-Id: ${requestId}\r\n\r\n`;
+    const logged = (requestId: string) => lines.find((l) => (l.req as { id?: string } | undefined)?.id === requestId);
+    try {
+      // The client has every byte Content-Length declared and closes at once, as curl does, while the
+      // disk has yet to say the file ended (another read, here 100 ms): the answer was complete.
+      slowFileEnd = true;
+      const ids = ['download-1', 'download-2', 'download-3'];
+      for (const id of ids) expect((await rawExchange(port, head(small, id))).response).toMatchObject({ status: 200, body: 'hello' });
+      // The client leaves after the first bytes of 8 MiB: cut short.
+      await new Promise<void>((resolve) => {
+        const socket = net.connect(port, '127.0.0.1', () => socket.write(head(large, 'download-cut')));
+        socket.once('data', () => socket.destroy());
+        socket.once('close', () => resolve());
+      });
+      await new Promise((r) => setTimeout(r, 300));
+      expect(ids.map((id) => [id, logged(id)?.msg])).toEqual(ids.map((id) => [id, 'request completed']));
+      expect(logged('download-cut')).toMatchObject({ level: 40, msg: 'request closed before its answer was complete', res: { statusCode: 200 } });
+    } finally {
+      slowFileEnd = false;
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('serves request counts and latency by route and status, pool use and event-loop lag on /metrics', async () => {

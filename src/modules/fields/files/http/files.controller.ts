@@ -1,4 +1,4 @@
-import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
 import { Controller, Get, Param, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
@@ -38,7 +38,49 @@ export class FilesController {
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('Content-Security-Policy', "default-src 'none'; sandbox");
     res.setHeader('Cache-Control', 'private, no-cache');
-    // pipeline destroys the file stream (closing its handle) if the client goes away early.
-    await pipeline(file.stream, res).catch(() => res.destroy());
+    await sendBody(file.stream, file.size, res);
   }
+}
+
+/**
+ * Writes the file's `size` bytes, the last of them with `res.end`: the answer
+ * is complete with its last byte, not once the disk says the file ended
+ * (another read, which `pipeline` waited for before `res.end`). A client that
+ * closes as soon as it has Content-Length bytes, as curl does, left before
+ * that end and was logged as cut off. The file stream is destroyed (its
+ * handle closed) when the client goes away early or a read fails, and the
+ * answer cut when the file holds fewer bytes than declared.
+ */
+async function sendBody(body: Readable, size: number, res: Response): Promise<void> {
+  let closed = false;
+  res.once('close', () => (closed = true));
+  let sent = 0;
+  try {
+    if (size === 0) return void res.end();
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      if (closed) return;
+      sent += chunk.length;
+      if (sent >= size) return void res.end(chunk.subarray(0, chunk.length - (sent - size)));
+      if (!res.write(chunk) && !(await drained(res, () => closed))) return;
+    }
+    res.destroy();
+  } catch {
+    res.destroy();
+  } finally {
+    body.destroy();
+  }
+}
+
+/** Whether the answer can take more (true) or was closed while it waited (false). */
+function drained(res: Response, isClosed: () => boolean): Promise<boolean> {
+  if (isClosed()) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const settle = (ok: boolean) => () => {
+      res.off('drain', onDrain).off('close', onClose);
+      resolve(ok);
+    };
+    const onDrain = settle(true);
+    const onClose = settle(false);
+    res.once('drain', onDrain).once('close', onClose);
+  });
 }
