@@ -121,7 +121,11 @@ export class OAuthServerService {
       // Errors found before the library's own try block (method, content type) leave `response` untouched.
       if (response.status === 200) return oauthError(error.code, error.name, error.message);
     }
-    return withClientChallenge(request, endpointAnswer(response));
+    const answer = endpointAnswer(response);
+    // The library answers the whole seconds left when it answers (3599, the token being a few ms old):
+    // RFC 6749 §5.1's expires_in is the lifetime the token was issued with.
+    if (answer.status === 200 && typeof answer.body.expires_in === 'number') answer.body.expires_in = ACCESS_TOKEN_LIFETIME_S;
+    return withClientChallenge(request, answer);
   }
 
   /**
