@@ -47,6 +47,17 @@ describe('authentication and /me', () => {
     expect(res.headers['www-authenticate']).toBe('Bearer realm="cardwork", error="invalid_token"');
   });
 
+  it.each([
+    ['an unknown key', { 'X-Api-Key': 'cwk_nope_nope_nope_nope_nope_nope_nope' }, 'Invalid or revoked API key'],
+    ['an unknown key as the Basic username', { Authorization: `Basic ${Buffer.from('cwk_nope:').toString('base64')}` }, 'Invalid or revoked API key'],
+    ['Bearer without a token', { Authorization: 'Bearer ' }, expect.stringMatching(/^Unrecognised credential: send an API key .* or an OAuth access token/)],
+    ['a key with a password', { Authorization: `Basic ${Buffer.from('cwk_x:secret').toString('base64')}` }, expect.stringMatching(/^Unrecognised credential/)],
+    ['another scheme', { Authorization: 'Token abc' }, expect.stringMatching(/^Unrecognised credential/)],
+  ])('names what it refuses: %s', async (_label, headers, detail) => {
+    const res = await t.http.get('/api/1.0/me').set(headers as Record<string, string>).expect(401);
+    expect(res.body).toMatchObject({ type: 'AUTH.UNAUTHORIZED', detail });
+  });
+
   it('refuses two different credentials in one request', async () => {
     const bob = await t.user();
     await t.http.get('/api/1.0/me').set(as(ann)).auth(bob.apiKey, '').expect(401);

@@ -12,7 +12,7 @@ import { OAuthServerService } from '../application/oauth-server.service.js';
 import { CrossSiteWriteError } from '../domain/identity.errors.js';
 import { API_KEY_BASIC } from './api-key-basic.strategy.js';
 import { API_KEY_HEADER } from './api-key-header.strategy.js';
-import { bearerToken, presentedCredentials } from './credentials.js';
+import { apiKeyHeader, basicUsername, bearerToken, presentedCredentials } from './credentials.js';
 import { isCrossSiteWrite } from '../../../shared/http/cross-site.policy.js';
 import { RateLimitStore, type RateLimitHit } from '../infrastructure/rate-limit.store.js';
 import { neededScope, scopeAllows } from './scope.policy.js';
@@ -98,10 +98,18 @@ export class AuthenticationGuard extends AuthGuard([API_KEY_BASIC, API_KEY_HEADE
     );
   }
 
-  override handleRequest<T = Actor>(err: unknown, user: T | false): T {
+  /**
+   * Every credential but a bearer token ends here: an API key that is not
+   * (or no longer) valid, and an `Authorization` header in no form the
+   * service takes (`Bearer` without a token, Basic with a password, another
+   * scheme), which the refusal must not call an API key.
+   */
+  override handleRequest<T = Actor>(err: unknown, user: T | false, _info: unknown, context: ExecutionContext): T {
     if (err) throw err;
-    if (!user) throw new UnauthorizedError('Invalid or revoked API key');
-    return user;
+    if (user) return user;
+    const req = context.switchToHttp().getRequest<Request>();
+    if (apiKeyHeader(req) !== undefined || basicUsername(req.headers.authorization) !== undefined) throw new UnauthorizedError('Invalid or revoked API key');
+    throw new UnauthorizedError(UNRECOGNISED_CREDENTIAL);
   }
 }
 
@@ -112,5 +120,8 @@ function applyLimit(res: Response, r: RateLimitHit): void {
   res.setHeader('RateLimit-Reset', String(r.resetSeconds));
   if (!r.allowed) throw new RateLimitedError(r.resetSeconds);
 }
+
+const UNRECOGNISED_CREDENTIAL =
+  'Unrecognised credential: send an API key (X-Api-Key, or as the Basic username with an empty password) or an OAuth access token (Authorization: Bearer <token>)';
 
 const BEARER_INVALID = 'Bearer realm="cardwork", error="invalid_token"';
