@@ -49,21 +49,34 @@ describe('dataSourceOptions on a PostgreSQL server', () => {
   });
 
   describe('statement timeout (DATABASE_STATEMENT_TIMEOUT_MS)', () => {
+    const KEEPALIVES = ' -c tcp_keepalives_idle=60 -c tcp_keepalives_interval=10 -c tcp_keepalives_count=6';
     const extraOf = (env: Record<string, string>, use?: ConnectionUse) =>
-      (dataSourceOptions(loadConfig({ DATABASE_URL: SERVER, ...env }), undefined, use) as { extra: { options: string; max: number } }).extra;
+      (dataSourceOptions(loadConfig({ DATABASE_URL: SERVER, ...env }), undefined, use) as { extra: { options: string; max: number; keepAlive: boolean; keepAliveInitialDelayMillis: number } }).extra;
 
     it('bounds the requests\' statements, 60 s by default', () => {
-      expect(extraOf({}).options).toBe('-c default_transaction_isolation=read\\ committed -c statement_timeout=60000');
+      expect(extraOf({}).options).toBe(
+        '-c default_transaction_isolation=read\\ committed -c statement_timeout=60000 -c idle_in_transaction_session_timeout=60000' + KEEPALIVES,
+      );
       expect(extraOf({ DATABASE_STATEMENT_TIMEOUT_MS: '1500' }).options).toContain('-c statement_timeout=1500');
     });
 
     it('leaves the server\'s own setting with 0', () => {
       expect(extraOf({ DATABASE_STATEMENT_TIMEOUT_MS: '0' }).options).not.toContain('statement_timeout');
+      expect(extraOf({ DATABASE_STATEMENT_TIMEOUT_MS: '0' }).options).not.toContain('idle_in_transaction_session_timeout');
+      expect(extraOf({ DATABASE_STATEMENT_TIMEOUT_MS: '0' }, 'migrations').options).not.toContain('idle_in_transaction_session_timeout');
+    });
+
+    it('ends a session idle in a transaction after the same time, on both uses, and has the server probe idle clients', () => {
+      expect(extraOf({ DATABASE_STATEMENT_TIMEOUT_MS: '1500' }).options).toContain('-c idle_in_transaction_session_timeout=1500 ' + KEEPALIVES.trim());
+      expect(extraOf({ DATABASE_STATEMENT_TIMEOUT_MS: '1500' }, 'migrations').options).toContain('-c idle_in_transaction_session_timeout=1500 ' + KEEPALIVES.trim());
+      for (const use of ['requests', 'migrations'] as const) {
+        expect(extraOf({}, use)).toMatchObject({ keepAlive: true, keepAliveInitialDelayMillis: 60_000 });
+      }
     });
 
     it('runs migrations on one connection without a timeout, whatever the server\'s setting', () => {
       const extra = extraOf({ DATABASE_STATEMENT_TIMEOUT_MS: '1500' }, 'migrations');
-      expect(extra.options).toBe('-c default_transaction_isolation=read\\ committed -c statement_timeout=0');
+      expect(extra.options).toBe('-c default_transaction_isolation=read\\ committed -c statement_timeout=0 -c idle_in_transaction_session_timeout=1500' + KEEPALIVES);
       expect(extra.max).toBe(1);
     });
 

@@ -18,6 +18,32 @@ export const EMBEDDED_MEMORY = 'memory://';
 const NAMING_POOL_CLIENT = cancellingClient(PreparingClient);
 const PLAIN_POOL_CLIENT = cancellingClient(pg.Client);
 
+/** Seconds of silence before a keepalive probe, between probes, and probes unanswered before a peer is dead: about 2 minutes in all. */
+const KEEPALIVE_IDLE_S = 60;
+const KEEPALIVE_INTERVAL_S = 10;
+const KEEPALIVE_COUNT = 6;
+
+/**
+ * What bounds a session whose app stopped talking to it (docs/RELIABILITY.md,
+ * "A frozen instance lets go of its locks"), on both uses' connections.
+ * `idle_in_transaction_session_timeout` = DATABASE_STATEMENT_TIMEOUT_MS (0
+ * keeps the server's setting): PostgreSQL ends a session idle inside a
+ * transaction that long, rolling it back and freeing its locks. A process
+ * frozen (SIGSTOP, a paused VM) or cut off mid-transaction held its row
+ * locks for as long as TCP took to notice, over two hours; a frozen
+ * process's kernel even answers keepalives, so only this timeout frees them
+ * then. No path of the app waits inside a transaction on anything but the
+ * database for more than moments (file downloads and request bodies come
+ * before it). The server's keepalives (`tcp_keepalives_*`) find a client
+ * whose host died or went behind a partition in about 2 minutes, for a
+ * session outside a transaction too (the migrations' advisory lock);
+ * PostgreSQL ignores them on a Unix socket.
+ */
+function sessionBounds(config: AppConfig): string {
+  const idle = config.databaseStatementTimeoutMs ? ` -c idle_in_transaction_session_timeout=${config.databaseStatementTimeoutMs}` : '';
+  return `${idle} -c tcp_keepalives_idle=${KEEPALIVE_IDLE_S} -c tcp_keepalives_interval=${KEEPALIVE_INTERVAL_S} -c tcp_keepalives_count=${KEEPALIVE_COUNT}`;
+}
+
 /**
  * What a data source's connections are for. `requests`: the app's pool, whose
  * statements are bound by DATABASE_STATEMENT_TIMEOUT_MS. `migrations`: one
@@ -57,7 +83,7 @@ export function dataSourceOptions(config: AppConfig, embeddedDir?: string, use: 
     // Migrations say 0 (none) whatever the role's or database's own setting;
     // requests with DATABASE_STATEMENT_TIMEOUT_MS=0 keep the server's.
     const timeout = use === 'migrations' ? 0 : config.databaseStatementTimeoutMs || undefined;
-    const options = `-c default_transaction_isolation=read\\ committed${timeout === undefined ? '' : ` -c statement_timeout=${timeout}`}`;
+    const options = `-c default_transaction_isolation=read\\ committed${timeout === undefined ? '' : ` -c statement_timeout=${timeout}`}${sessionBounds(config)}`;
     // Statements marked `prepared(…)` go out named: parsed and planned once per
     // connection. A request's statements stop when its client goes away.
     const client = config.preparedStatements ? NAMING_POOL_CLIENT : PLAIN_POOL_CLIENT;
@@ -74,7 +100,11 @@ export function dataSourceOptions(config: AppConfig, embeddedDir?: string, use: 
       extra: {
         max: use === 'requests' ? 20 : 1,
         connectionTimeoutMillis: 5000,
+        // Our side of the keepalives: a connection waiting on a PostgreSQL host
+        // that died or went behind a partition (the migrations' lock wait has no
+        // other deadline) errors within minutes, not the OS's two hours.
         keepAlive: true,
+        keepAliveInitialDelayMillis: KEEPALIVE_IDLE_S * 1000,
         options,
         types: poolTypes,
         Client: use === 'requests' ? answerDeadlineClient(client, answerDeadlineMs(config.databaseStatementTimeoutMs)) : client,

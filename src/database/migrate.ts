@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { dataSourceOptions } from './data-source.js';
@@ -22,10 +23,27 @@ export async function applyMigrations(config: AppConfig, embeddedDir?: string, o
     startWait(once ? 0 : config.databaseStartWaitMs),
   );
   try {
-    if (!config.embedded) await ds.query(`SELECT pg_advisory_lock(hashtextextended('cardwork.migrations', 0))`);
+    if (!config.embedded) await takeMigrationsLock(ds);
     return (await ds.runMigrations({ transaction: 'each' })).map((m) => m.name);
   } finally {
     // Closing the one connection lets the lock go.
     await ds.destroy();
   }
+}
+
+const MIGRATIONS_LOCK = `hashtextextended('cardwork.migrations', 0)`;
+
+/**
+ * The migrations' advisory lock, waited for as long as its holder keeps it:
+ * another instance applying them (or a `cardwork migrate`). The wait says so
+ * in one `warn` line when the lock is not free at once; it was silent, and a
+ * start stuck behind a holder that froze looked like a hang. (A holder
+ * frozen inside a migration's transaction lets go after
+ * DATABASE_STATEMENT_TIMEOUT_MS, idle_in_transaction_session_timeout.)
+ */
+async function takeMigrationsLock(ds: DataSource): Promise<void> {
+  const [{ taken }] = await ds.query(`SELECT pg_try_advisory_lock(${MIGRATIONS_LOCK}) AS taken`);
+  if (taken) return;
+  new Logger('Database').warn("waiting for another instance's migrations (the migrations' advisory lock is held)");
+  await ds.query(`SELECT pg_advisory_lock(${MIGRATIONS_LOCK})`);
 }

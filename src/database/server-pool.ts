@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import pg from 'pg';
-import { connectionNotOpened, PoolBusyError } from '../shared/persistence/database-availability.js';
+import { connectionNotOpened, keepSessionEnd, PoolBusyError } from '../shared/persistence/database-availability.js';
 
 /**
  * The requests' connections to a PostgreSQL server, as outages see them
@@ -51,7 +51,13 @@ type DeadlineState = { [LIFTED]?: boolean; processID?: number | null; connection
  * transaction that lifts the statement timeout (a project's deletion).
  */
 export function answerDeadlineClient(Base: typeof pg.Client, deadlineMs: number): typeof pg.Client {
-  class AnswerDeadlineClient extends Base {}
+  class AnswerDeadlineClient extends Base {
+    constructor(config?: string | pg.ClientConfig) {
+      super(config);
+      // What ended the session while no statement waited, for the unit of work to say (SessionEndedError).
+      keepSessionEnd(this);
+    }
+  }
   // Looked up at each call, as cancellingClient does.
   const send: AnyQuery = function (config, ...rest) {
     return (Base.prototype.query as AnyQuery).call(this, config, ...rest);

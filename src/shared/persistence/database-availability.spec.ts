@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { describe, expect, it } from '@jest/globals';
 import {
   commitOutcomeUnknown,
@@ -5,7 +6,10 @@ import {
   DATABASE_TROUBLE_DETAIL,
   databaseTrouble,
   isDatabaseUnavailable,
+  keepSessionEnd,
   PoolBusyError,
+  SessionEndedError,
+  sessionEndOf,
 } from './database-availability.js';
 
 const pgError = (code: string, message = 'error') => Object.assign(new Error(message), { code });
@@ -21,6 +25,9 @@ describe('databaseTrouble', () => {
     ['08006', 'unreachable'],
     ['57P01', 'unreachable'],
     ['57P03', 'unreachable'],
+    // PostgreSQL ended a session idle in a transaction (idle_in_transaction_session_timeout) or idle (idle_session_timeout).
+    ['25P03', 'unreachable'],
+    ['57P05', 'unreachable'],
   ])('SQLSTATE %s is %s', (code, trouble) => {
     expect(databaseTrouble(failed(pgError(code)))).toBe(trouble);
   });
@@ -60,5 +67,25 @@ describe('commitOutcomeUnknown', () => {
 
   it('is known (rolled back) when PostgreSQL answered the COMMIT with an error', () => {
     for (const code of ['23505', '23503', '40001', '40P01', '25P02']) expect(commitOutcomeUnknown(failed(pgError(code)))).toBe(false);
+  });
+
+  it('is known (rolled back) when the session had ended idle in the transaction: the COMMIT was refused by it, or never sent', () => {
+    expect(commitOutcomeUnknown(failed(pgError('25P03', 'terminating connection due to idle-in-transaction timeout')))).toBe(false);
+    const ended = new SessionEndedError(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }));
+    expect(commitOutcomeUnknown(ended)).toBe(false);
+    expect(databaseTrouble(ended)).toBe('unreachable');
+  });
+});
+
+describe('keepSessionEnd', () => {
+  it('keeps the first error that ended a connection, for the transaction\'s next statement to say', () => {
+    const client = new EventEmitter();
+    keepSessionEnd(client);
+    expect(sessionEndOf(client)).toBeUndefined();
+    const fatal = pgError('25P03', 'terminating connection due to idle-in-transaction timeout');
+    client.emit('error', fatal);
+    client.emit('error', new Error('Connection terminated unexpectedly'));
+    expect(sessionEndOf(client)).toBe(fatal);
+    expect(sessionEndOf(undefined)).toBeUndefined();
   });
 });

@@ -47,6 +47,49 @@ export class PoolBusyError extends Error {
   }
 }
 
+/**
+ * SQLSTATEs of PostgreSQL ending a session it found idle: inside a
+ * transaction past `idle_in_transaction_session_timeout` (25P03: the app
+ * froze or lost its network mid-transaction, database/data-source.ts), or
+ * outside one past `idle_session_timeout` (57P05). The transaction was rolled
+ * back, never committed: not in UNREACHABLE_SQLSTATE, which a COMMIT's
+ * failure reads as "may have committed" (`commitOutcomeUnknown`).
+ */
+const IDLE_SESSION_ENDED = new Set(['25P03', '57P05']);
+
+const SESSION_ENDED = Symbol.for('cardwork.sessionEnded');
+
+/**
+ * Keeps on a pooled connection the error that ended it while none of its
+ * statements was waiting (PostgreSQL's FATAL for an idle session, a reset):
+ * TypeORM then lets go of the connection at once (the pool drops it), and
+ * the transaction's next statement fails without saying why
+ * (QueryRunnerAlreadyReleasedError); `SessionEndedError` says it.
+ */
+export function keepSessionEnd(client: NodeJS.EventEmitter): void {
+  client.on('error', (error: unknown) => {
+    const kept = client as unknown as Record<symbol, unknown>;
+    kept[SESSION_ENDED] ??= error;
+  });
+}
+
+/** What ended a connection `keepSessionEnd` watches, if anything did. */
+export function sessionEndOf(connection: unknown): unknown {
+  return connection && typeof connection === 'object' ? (connection as Record<symbol, unknown>)[SESSION_ENDED] : undefined;
+}
+
+/**
+ * A transaction's statement (its COMMIT included) that was never sent: the
+ * database had ended the transaction's session (`cause`), so the transaction
+ * is rolled back and nothing of it committed. A 503 like the outage it is.
+ */
+export class SessionEndedError extends Error {
+  constructor(cause: unknown) {
+    super(`the database ended this transaction's connection before its next statement (${cause instanceof Error ? cause.message : String(cause)})`, { cause });
+    this.name = 'SessionEndedError';
+  }
+}
+
 /** Which `DatabaseTrouble` an error is, if any. */
 export function databaseTrouble(error: unknown, depth = 0): DatabaseTrouble | undefined {
   if (!error || typeof error !== 'object' || depth > 3) return undefined;
@@ -56,7 +99,7 @@ export function databaseTrouble(error: unknown, depth = 0): DatabaseTrouble | un
   if (typeof e.code === 'string') {
     if (e.code === '25006') return 'read-only';
     if (e.code.startsWith('53')) return 'out-of-resources';
-    if (UNREACHABLE_SQLSTATE.test(e.code) || UNAVAILABLE_ERRNO.has(e.code)) return 'unreachable';
+    if (UNREACHABLE_SQLSTATE.test(e.code) || UNAVAILABLE_ERRNO.has(e.code) || IDLE_SESSION_ENDED.has(e.code)) return 'unreachable';
   }
   if ((error as Record<symbol, unknown>)[NOT_OPENED] === true) return 'unreachable';
   if (typeof e.message === 'string' && UNAVAILABLE_MESSAGE.test(e.message)) return 'unreachable';
@@ -99,6 +142,7 @@ export function isStatementCancelled(error: unknown): boolean {
  * serialization failure) is PostgreSQL saying the transaction rolled back.
  */
 export function commitOutcomeUnknown(error: unknown): boolean {
+  if (error instanceof SessionEndedError) return false;
   const state = sqlState(error);
   const answered = /^[0-9A-Z]{5}$/.test(state) && !UNAVAILABLE_ERRNO.has(state);
   return !answered || UNREACHABLE_SQLSTATE.test(state) || /^(58|XX)/.test(state);

@@ -1,10 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Injectable, Logger } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, QueryRunnerAlreadyReleasedError, QueryRunnerProviderAlreadyReleasedError } from 'typeorm';
 import { ServiceBusyError } from '../domain/domain-error.js';
 import { apartFromClient } from '../client-watch.js';
-import { commitOutcomeUnknown } from './database-availability.js';
+import { commitOutcomeUnknown, SessionEndedError, sessionEndOf } from './database-availability.js';
 import { constraintViolation, sqlState, violationAsDomainError } from './sql-errors.js';
 
 type Hook = () => Promise<void> | void;
@@ -67,6 +67,19 @@ const CONTENTION_RETRY_AFTER_SECONDS = 1;
 function lockPollPause(waits: number): Promise<unknown> {
   const pause = Math.min(LOCK_POLL_MAX_MS, RETRY_PAUSE_MS * 2 ** waits);
   return delay(pause / 2 + (Math.random() * pause) / 2);
+}
+
+/**
+ * A statement the unit could not send because the database had ended its
+ * transaction's session (`idle_in_transaction_session_timeout` after the
+ * process froze, a reset while no statement waited): TypeORM let go of the
+ * connection when pg said so, and refuses the next statement without a
+ * cause (QueryRunner[Provider]AlreadyReleasedError). Said as what it is (`SessionEndedError`: a 503, nothing committed).
+ */
+function sessionEnded(error: unknown, manager: EntityManager): unknown {
+  if (!(error instanceof QueryRunnerAlreadyReleasedError || error instanceof QueryRunnerProviderAlreadyReleasedError)) return error;
+  const ended = sessionEndOf((manager.queryRunner as { databaseConnection?: unknown } | undefined)?.databaseConnection);
+  return ended === undefined ? error : new SessionEndedError(ended);
 }
 
 export type Isolation = 'READ COMMITTED' | 'REPEATABLE READ' | 'SERIALIZABLE';
@@ -194,7 +207,8 @@ export class UnitOfWork {
         // The change is made: what follows it runs even if the client has left.
         await apartFromClient(() => this.runHooks(ctx.afterCommit, 'after-commit'));
         return result;
-      } catch (error) {
+      } catch (caught) {
+        const error = sessionEnded(caught, ctx.manager);
         if (ctx.committing && commitOutcomeUnknown(error)) throw this.outcomeUnknown(error);
         await this.runHooks(ctx.afterRollback, 'after-rollback');
         const state = sqlState(error);

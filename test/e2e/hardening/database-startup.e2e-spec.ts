@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
-import { adminQuery, assertTestDatabase, withDatabase } from '../../support/test-db.js';
+import pg from 'pg';
+import { adminQuery, assertTestDatabase, createTestDatabase, withDatabase } from '../../support/test-db.js';
 import { as, createTestApp } from '../../support/test-app.js';
 import { TcpRelay } from '../../support/tcp-relay.js';
 import { API } from '../../support/workspace-client.js';
@@ -52,7 +53,10 @@ describeWithServer('start-up before the database', () => {
     try {
       const env = { PATH: process.env.PATH ?? '', DATABASE_URL: withDatabase(serverUrl!, name), LOG_LEVEL: 'warn' };
       const runs = await Promise.all([1, 2, 3].map(() => migrate(env)));
-      expect(runs.map((r) => ({ code: r.code, stderr: r.stderr }))).toEqual([1, 2, 3].map(() => ({ code: 0, stderr: '' })));
+      // One that found the lock taken says so in one warn line (waitsForTheLock below), nothing else.
+      expect(runs.map((r) => ({ code: r.code, stderr: r.stderr.split('\n').filter((l) => l && !l.includes(WAITING)) }))).toEqual(
+        [1, 2, 3].map(() => ({ code: 0, stderr: [] })),
+      );
       const applied = runs.map((r) => (JSON.parse(r.stdout) as { applied: number }).applied).sort((a, b) => b - a);
       expect(applied[0]).toBeGreaterThan(20);
       expect(applied.slice(1)).toEqual([0, 0]);
@@ -60,17 +64,53 @@ describeWithServer('start-up before the database', () => {
       await adminQuery(serverUrl!, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
     }
   }, 120_000);
+
+  /**
+   * One waiting for another's migrations says so, once, when the lock is not
+   * free at once; it was silent, and a start stuck behind a holder that froze
+   * looked like a hang.
+   */
+  it('logs one warn line while it waits for the migrations\' lock another holds, and none when it is free', async () => {
+    const db = await createTestDatabase(serverUrl!);
+    const holder = new pg.Client({ connectionString: db.url });
+    await holder.connect();
+    try {
+      const env = { PATH: process.env.PATH ?? '', DATABASE_URL: db.url, LOG_LEVEL: 'warn' };
+      await holder.query(`SELECT pg_advisory_lock(hashtextextended('cardwork.migrations', 0))`);
+      let stderr = '';
+      const run = migrate(env, (chunk) => (stderr += chunk));
+      for (let i = 0; i < 300 && !stderr.includes(WAITING); i++) await sleep(50);
+      const lines = stderr.split('\n').filter(Boolean);
+      expect(lines).toHaveLength(1);
+      expect(JSON.parse(lines[0])).toMatchObject({ level: 40, msg: expect.stringContaining(WAITING) });
+      await sleep(300);
+      await holder.query(`SELECT pg_advisory_unlock(hashtextextended('cardwork.migrations', 0))`);
+      const waited = await run;
+      expect(waited.code).toBe(0);
+      expect(waited.stderr.split('\n').filter(Boolean)).toHaveLength(1);
+      const free = await migrate(env);
+      expect({ code: free.code, stderr: free.stderr }).toEqual({ code: 0, stderr: '' });
+    } finally {
+      await holder.end();
+      await db.drop();
+    }
+  }, 60_000);
 });
 
+const WAITING = "waiting for another instance's migrations";
+
 /** `cardwork migrate` as an operator runs it (the built CLI), its exit code and output. */
-function migrate(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function migrate(env: Record<string, string>, onStderr?: (chunk: string) => void): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const cli = path.resolve(import.meta.dirname, '../../../bin/cardwork.js');
   return new Promise((resolve) => {
     const proc = spawn(process.execPath, [cli, 'migrate'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     proc.stdout.on('data', (c) => (stdout += c));
-    proc.stderr.on('data', (c) => (stderr += c));
+    proc.stderr.on('data', (c) => {
+      stderr += c;
+      onStderr?.(String(c));
+    });
     proc.once('exit', (code) => resolve({ code, stdout, stderr }));
   });
 }
