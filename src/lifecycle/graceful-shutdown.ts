@@ -1,3 +1,4 @@
+import net from 'node:net';
 import type { Server } from 'node:http';
 import type { INestApplication, LoggerService } from '@nestjs/common';
 import { DrainState } from '../shared/http/draining.js';
@@ -13,7 +14,9 @@ const CUT_CLOSE_WAIT_MS = 50;
 /**
  * SIGTERM drain (DESIGN.md §1, §10): readiness turns false, the listener
  * closes (new connections are refused), answers carry `Connection: close`,
- * in-flight requests finish, idle keep-alive sockets close, then Nest closes
+ * in-flight requests finish, a request that comes on a keep-alive connection
+ * already open is answered (and its connection closed after it), keep-alive
+ * connections left idle close at the server's keep-alive timeout, then Nest closes
  * (database pool) and the process exits 0. Whatever is still open at
  * `graceMs` is cut, each cut request logged, and the process exits 1.
  * The function returned cuts at once, as the deadline would: an operator's
@@ -34,10 +37,15 @@ export function drainAndExit(app: INestApplication, graceMs: number, logger: Log
     setTimeout(() => process.exit(1), CUT_CLOSE_WAIT_MS);
   };
   const deadline = setTimeout(() => cutNow(`still draining after ${graceMs} ms`), graceMs);
-  // close() also closes the keep-alive sockets idle right now; the busy ones
-  // close after their answer, which carries `Connection: close`. Its callback
-  // runs after a cut too, before the cut requests are logged: the deadline exits then.
-  server.close(() => {
+  // The listener stops; the connections already open stay until they are
+  // done: each closes after its next answer, which carries `Connection:
+  // close`, or when it has been idle for the keep-alive timeout (Node's 5 s).
+  // Not http's server.close(), which since Node 19 also closes the keep-alive
+  // connections idle at that moment: a request a client had just sent on one
+  // was lost, reset (ECONNRESET) without an answer, and a POST cannot be
+  // retried blindly. The callback runs once every connection is closed, after
+  // a cut too, before the cut requests are logged: the deadline exits then.
+  net.Server.prototype.close.call(server, () => {
     if (cut) return;
     app
       .close()

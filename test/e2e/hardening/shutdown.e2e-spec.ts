@@ -81,6 +81,33 @@ function slowRequest(port: number, first: string) {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** A keep-alive connection sending one request at a time: `send` resolves with its answer, or 'closed' if the connection closes first. */
+async function keptAlive(port: number) {
+  const socket = net.connect(port, '127.0.0.1');
+  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  socket.on('error', () => undefined);
+  let closed = false;
+  socket.once('close', () => (closed = true));
+  return {
+    send(request: string): Promise<RawResponse | 'closed'> {
+      if (closed) return Promise.resolve('closed');
+      let buffered = Buffer.alloc(0);
+      return new Promise((resolve) => {
+        const onData = (chunk: Buffer) => {
+          buffered = Buffer.concat([buffered, chunk]);
+          const parsed = parseResponse(buffered);
+          if (!parsed) return;
+          socket.off('data', onData);
+          resolve(parsed.response);
+        };
+        socket.on('data', onData);
+        socket.once('close', () => resolve('closed'));
+        socket.write(request);
+      });
+    },
+  };
+}
+
 describe('SIGTERM drain of the built server', () => {
   let db: ProcessDatabase;
   let apiKey: string;
@@ -146,6 +173,40 @@ describe('SIGTERM drain of the built server', () => {
 
       expect(exit.code).toBe(0);
       expect(exit.at - sigtermAt).toBeLessThan(GRACE_MS);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('answers a POST sent on a keep-alive connection that was idle at SIGTERM, instead of resetting it', async () => {
+    const server = await startServer({ ...db.env, SHUTDOWN_GRACE_MS: '8000', LOG_LEVEL: 'info' });
+    try {
+      // 8 clients, each with a keep-alive connection answered once and left idle.
+      const get = `GET /api/1.0/me HTTP/1.1\r\nHost: localhost\r\nX-Api-Key: ${apiKey}\r\n\r\n`;
+      const idle = await Promise.all(Array.from({ length: 8 }, () => keptAlive(server.port)));
+      for (const c of idle) expect(((await c.send(get)) as RawResponse).status).toBe(200);
+
+      const sigtermAt = Date.now();
+      server.proc.kill('SIGTERM');
+      while (!server.output().includes('draining') && Date.now() - sigtermAt < 5000) await sleep(10);
+      await sleep(100);
+      // Each now sends a POST on its connection: it is answered (closing the connection), not reset.
+      const answers = await Promise.all(
+        idle.map((c, i) => {
+          const body = JSON.stringify({ name: `Posted on an idle connection ${i}` });
+          return c.send(
+            `POST /api/1.0/organizations HTTP/1.1\r\nHost: localhost\r\nX-Api-Key: ${apiKey}\r\n` +
+              `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+          );
+        }),
+      );
+      for (const answer of answers) {
+        expect(answer).not.toBe('closed');
+        expect((answer as RawResponse).status).toBe(201);
+        expect((answer as RawResponse).headers.connection).toBe('close');
+      }
+      const exit = await server.exited;
+      expect(exit.code).toBe(0);
     } finally {
       await server.stop();
     }
