@@ -50,14 +50,21 @@ describe('dataSourceOptions on a PostgreSQL server', () => {
 
   describe('statement timeout (DATABASE_STATEMENT_TIMEOUT_MS)', () => {
     const KEEPALIVES = ' -c tcp_keepalives_idle=60 -c tcp_keepalives_interval=10 -c tcp_keepalives_count=6';
+    const STYLES = ' -c DateStyle=ISO,\\ MDY -c IntervalStyle=postgres';
     const extraOf = (env: Record<string, string>, use?: ConnectionUse) =>
       (dataSourceOptions(loadConfig({ DATABASE_URL: SERVER, ...env }), undefined, use) as { extra: { options: string; max: number; keepAlive: boolean; keepAliveInitialDelayMillis: number } }).extra;
 
     it('bounds the requests\' statements, 60 s by default', () => {
       expect(extraOf({}).options).toBe(
-        '-c default_transaction_isolation=read\\ committed -c statement_timeout=60000 -c idle_in_transaction_session_timeout=60000' + KEEPALIVES,
+        '-c default_transaction_isolation=read\\ committed -c statement_timeout=60000' + STYLES + ' -c idle_in_transaction_session_timeout=60000' + KEEPALIVES,
       );
       expect(extraOf({ DATABASE_STATEMENT_TIMEOUT_MS: '1500' }).options).toContain('-c statement_timeout=1500');
+    });
+
+    it('pins how dates and intervals are written, on both uses, whatever the database\'s or role\'s DateStyle', () => {
+      for (const use of ['requests', 'migrations'] as const) {
+        for (const timeout of ['0', '1500']) expect(extraOf({ DATABASE_STATEMENT_TIMEOUT_MS: timeout }, use).options).toContain(STYLES);
+      }
     });
 
     it('leaves the server\'s own setting with 0', () => {
@@ -76,7 +83,7 @@ describe('dataSourceOptions on a PostgreSQL server', () => {
 
     it('runs migrations on one connection without a timeout, whatever the server\'s setting', () => {
       const extra = extraOf({ DATABASE_STATEMENT_TIMEOUT_MS: '1500' }, 'migrations');
-      expect(extra.options).toBe('-c default_transaction_isolation=read\\ committed -c statement_timeout=0 -c idle_in_transaction_session_timeout=1500' + KEEPALIVES);
+      expect(extra.options).toBe('-c default_transaction_isolation=read\\ committed -c statement_timeout=0' + STYLES + ' -c idle_in_transaction_session_timeout=1500' + KEEPALIVES);
       expect(extra.max).toBe(1);
     });
 

@@ -45,6 +45,19 @@ function sessionBounds(config: AppConfig): string {
 }
 
 /**
+ * How the session writes dates, times and intervals as text, pinned whatever
+ * the database's or role's settings (ALTER DATABASE … SET datestyle =
+ * 'German', 'SQL, DMY', intervalstyle = 'sql_standard'): the pool's parsers
+ * (type-parsers.ts, pg's own) read only the ISO style, and `::text` in SQL
+ * and JSON built by the database assume it too. With another DateStyle every
+ * timestamp read as null: 500s on /me or /organizations, 1970-01-01 in card
+ * JSON, `cardwork user create` crashed. MDY only says how an ambiguous date
+ * written as text is read (the app writes none: ISO 8601 is read the same
+ * in any order).
+ */
+const READ_AS_WRITTEN = ' -c DateStyle=ISO,\\ MDY -c IntervalStyle=postgres';
+
+/**
  * What a data source's connections are for. `requests`: the app's pool, whose
  * statements are bound by DATABASE_STATEMENT_TIMEOUT_MS. `migrations`: one
  * connection without that bound (an upgrade may build an index for minutes),
@@ -83,7 +96,7 @@ export function dataSourceOptions(config: AppConfig, embeddedDir?: string, use: 
     // Migrations say 0 (none) whatever the role's or database's own setting;
     // requests with DATABASE_STATEMENT_TIMEOUT_MS=0 keep the server's.
     const timeout = use === 'migrations' ? 0 : config.databaseStatementTimeoutMs || undefined;
-    const options = `-c default_transaction_isolation=read\\ committed${timeout === undefined ? '' : ` -c statement_timeout=${timeout}`}${sessionBounds(config)}`;
+    const options = `-c default_transaction_isolation=read\\ committed${timeout === undefined ? '' : ` -c statement_timeout=${timeout}`}${READ_AS_WRITTEN}${sessionBounds(config)}`;
     // Statements marked `prepared(…)` go out named: parsed and planned once per
     // connection. A request's statements stop when its client goes away.
     const client = config.preparedStatements ? NAMING_POOL_CLIENT : PLAIN_POOL_CLIENT;

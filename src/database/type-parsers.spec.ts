@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import pg from 'pg';
-import { parseTimestamptz, poolTypes } from './type-parsers.js';
+import { parseTimestamptz, poolTypes, UnreadableTimestampError } from './type-parsers.js';
 
 const general = pg.types.getTypeParser(1184, 'text') as (text: string) => Date | number | null;
 const same = (text: string) => expect(parseTimestamptz(text)).toEqual(general(text));
@@ -45,10 +45,16 @@ describe('parseTimestamptz', () => {
       '12026-11-25 08:59:00+00',
       '1890-01-01 00:00:00+00:53:28',
       '2026-11-25 08:59:00.1234567+00',
-      '2026-11-25T08:59:00Z',
-      'Wed Nov 25 08:59:00 2026 UTC',
     ]) {
       same(text);
+    }
+  });
+
+  it('fails, naming the text, on a timestamp written in a DateStyle other than ISO: never null (a 500 far away, or 1970-01-01)', () => {
+    for (const text of ['2026-11-25T08:59:00Z', 'Wed Nov 25 08:59:00 2026 UTC', '25.11.2026 08:59:00.123 UTC', '25/11/2026 08:59:00 UTC', '11/25/2026 08:59:00 UTC']) {
+      expect(general(text)).toBeNull();
+      expect(() => parseTimestamptz(text)).toThrow(UnreadableTimestampError);
+      expect(() => parseTimestamptz(text)).toThrow(JSON.stringify(text));
     }
   });
 

@@ -17,16 +17,35 @@ export const poolTypes = {
   },
 };
 
-const generalTimestamptz = pg.types.getTypeParser(TIMESTAMPTZ, 'text') as (text: string) => Date | number | null;
+const pgTimestamptz = pg.types.getTypeParser(TIMESTAMPTZ, 'text') as (text: string) => Date | number | null;
+
+/** A timestamptz the text parser cannot read: the session wrote it in another DateStyle. */
+export class UnreadableTimestampError extends Error {}
+
+/**
+ * pg's own parser, which answers null for what it cannot read (a DateStyle
+ * other than ISO: `25.11.2026 08:59:00 UTC`): that null became a 500 far
+ * from its cause, or 1970-01-01 in JSON. It fails here instead, naming it.
+ * (SQL NULL never reaches a parser.) The connections pin DateStyle=ISO
+ * (data-source.ts); this is for one that does not.
+ */
+function generalTimestamptz(text: string): Date | number {
+  const value = pgTimestamptz(text);
+  if (value === null) {
+    throw new UnreadableTimestampError(`a timestamptz came as ${JSON.stringify(text)}, not in the ISO DateStyle the connections set (DateStyle=ISO)`);
+  }
+  return value;
+}
 
 /**
  * A `timestamptz` as PostgreSQL writes it in the ISO date style:
  * `2026-11-25 08:59:00.123456+00`, the fraction optional, the offset `±HH`
  * or `±HH:MM`. Read digit by digit; anything else (another date style, BC,
  * infinity, a five-digit year, an offset with seconds) goes to `pg`'s own
- * parser, so the result is always the one that parser gives.
+ * parser, so the result is always the one that parser gives; a text it
+ * cannot read either is an error, never null.
  */
-export function parseTimestamptz(text: string): Date | number | null {
+export function parseTimestamptz(text: string): Date | number {
   const n = text.length;
   if (n < 22 || text.charCodeAt(4) !== DASH || text.charCodeAt(7) !== DASH || text.charCodeAt(10) !== SPACE) {
     return generalTimestamptz(text);
