@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { dataSourceOptions } from './data-source.js';
 import { retryWhileUnavailable, startWait } from './database-wait.js';
+import { migrationsTable } from './migrations-table.js';
 
 /**
  * Applies pending migrations on a connection of their own, without the
@@ -23,7 +24,11 @@ export async function applyMigrations(config: AppConfig, embeddedDir?: string, o
     startWait(once ? 0 : config.databaseStartWaitMs),
   );
   try {
-    if (!config.embedded) await takeMigrationsLock(ds);
+    if (!config.embedded) {
+      await takeMigrationsLock(ds);
+      // TypeORM would keep its table in current_schema(), which the DBA's search_path moves (migrations-table.ts).
+      ds.setOptions({ schema: (await migrationsTable((sql) => ds.query(sql))).schema });
+    }
     return (await ds.runMigrations({ transaction: 'each' })).map((m) => m.name);
   } finally {
     // Closing the one connection lets the lock go.

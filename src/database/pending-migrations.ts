@@ -4,13 +4,15 @@ import { MIGRATIONS } from '../../migrations/index.js';
 import type { AppConfig } from '../config/app-config.js';
 import { embeddedDataDir } from './data-source.js';
 import { closeEmbedded, openEmbedded, queryEmbedded } from './embedded-driver.js';
+import { migrationsTable, qualified, type Query } from './migrations-table.js';
 
-type Query = <T>(sql: string) => Promise<T[]>;
-
-/** The migrations the database has applied, oldest first (none when its table does not exist yet). Read without writing (TypeORM's own read creates its `migrations` table first). */
+/**
+ * The migrations the database has applied, oldest first (none when its table does not exist yet), from the
+ * table the migrations use (migrationsTable). Read without writing (TypeORM's own read creates its table first).
+ */
 async function appliedMigrations(query: Query): Promise<Array<{ name: string; timestamp: string }>> {
-  const [{ present }] = await query<{ present: boolean }>(`SELECT to_regclass('public.migrations') IS NOT NULL AS present`);
-  return present ? query<{ name: string; timestamp: string }>(`SELECT name, timestamp::text AS timestamp FROM public.migrations ORDER BY id`) : [];
+  const table = await migrationsTable(query);
+  return table.present ? query<{ name: string; timestamp: string }>(`SELECT name, timestamp::text AS timestamp FROM ${qualified(table)} ORDER BY id`) : [];
 }
 
 /** Names for a one-line message: the first three, then how many more. */

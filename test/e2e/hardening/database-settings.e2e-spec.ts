@@ -1,6 +1,11 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
-import { adminQuery } from '../../support/test-db.js';
-import { processDatabase, startServer } from '../../support/server-process.js';
+import pg from 'pg';
+import { adminQuery, assertTestDatabase, withDatabase } from '../../support/test-db.js';
+import { processDatabase, runCli, startServer } from '../../support/server-process.js';
 
 /**
  * A DBA's own settings on the database or the role (ALTER DATABASE/ROLE …
@@ -12,6 +17,89 @@ const serverUrl = process.env.DATABASE_URL;
 const describeWithServer = serverUrl ? describe : describe.skip;
 
 const databaseOf = (url: string) => new URL(url).pathname.slice(1);
+
+/** The app's schemas: a role of one of these names finds its own schema first once the migrations made it. */
+const APP_SCHEMAS = ['importer', 'web', 'grouping', 'fields', 'workspace', 'cards', 'identity'];
+
+/** Rows of one statement as the server's superuser, on `database`. */
+async function rowsOf<T>(database: string, sql: string): Promise<T[]> {
+  const client = new pg.Client({ connectionString: withDatabase(serverUrl!, database) });
+  await client.connect();
+  try {
+    return (await client.query(sql)).rows as T[];
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * An empty database of its own and, when asked, a login role of its own (or
+ * of a given name: the first of `names` no role has yet), with what a
+ * server and the CLI need to run on it as that role; `drop` removes both.
+ */
+async function emptyDatabase(options: { role?: string[]; owner?: boolean } = {}) {
+  const name = `cardwork_test_${randomBytes(6).toString('hex')}`;
+  assertTestDatabase(name);
+  let role: string | undefined;
+  if (options.role) {
+    const taken = new Set((await rowsOf<{ rolname: string }>('postgres', 'SELECT rolname FROM pg_roles')).map((r) => r.rolname));
+    role = options.role.find((r) => !taken.has(r));
+    if (!role) throw new Error(`every role name is taken: ${options.role.join(', ')}`);
+    await adminQuery(serverUrl!, `CREATE ROLE "${role}" LOGIN`);
+  }
+  await adminQuery(serverUrl!, `CREATE DATABASE "${name}"${role && options.owner !== false ? ` OWNER "${role}"` : ''}`);
+  const url = new URL(withDatabase(serverUrl!, name));
+  if (role) url.username = role;
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cardwork-dbset-'));
+  const env: Record<string, string> = { DATA_DIR: dataDir, DATABASE_URL: url.toString(), LOG_LEVEL: 'warn' };
+  return {
+    name,
+    role,
+    env,
+    /** `cardwork migrate`: how many it applied, or what it said. */
+    migrate(extra: Record<string, string> = {}) {
+      const r = runCli(['migrate'], { ...env, ...extra });
+      return r.status === 0 ? (JSON.parse(r.stdout) as { applied: number }).applied : `exit ${r.status}: ${r.stderr.trim()}`;
+    },
+    createUser(username: string) {
+      const r = runCli(['user', 'create', '--username', username, '--email', `${username}@example.test`], env);
+      if (r.status !== 0) throw new Error(`cardwork user create failed: ${r.stderr}`);
+      return (JSON.parse(r.stdout) as { api_key: string }).api_key;
+    },
+    async drop() {
+      await adminQuery(serverUrl!, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      if (role) await adminQuery(serverUrl!, `DROP ROLE IF EXISTS "${role}"`);
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** `work` on an empty database (emptyDatabase), dropped afterwards with its role. */
+async function withEmptyDatabase(options: Parameters<typeof emptyDatabase>[0], work: (db: Awaited<ReturnType<typeof emptyDatabase>>) => Promise<void>): Promise<void> {
+  const db = await emptyDatabase(options);
+  try {
+    await work(db);
+  } finally {
+    await db.drop();
+  }
+}
+
+/** Starts the built server on `env`, makes a user with the CLI and reads /me with it and /ready: both 200. */
+async function serves(env: Record<string, string>, createUser: (username: string) => string): Promise<void> {
+  const server = await startServer(env);
+  try {
+    const apiKey = createUser(`u${randomBytes(4).toString('hex')}`);
+    expect((await fetch(`${server.base}/me`, { headers: { 'X-Api-Key': apiKey } })).status).toBe(200);
+    expect((await fetch(`${server.base}/ready`)).status).toBe(200);
+  } finally {
+    await server.stop();
+  }
+}
+
+/** The schemas holding a table named migrations. */
+async function migrationsTables(database: string): Promise<string[]> {
+  return (await rowsOf<{ schema: string }>(database, `SELECT schemaname AS schema FROM pg_tables WHERE tablename = 'migrations' ORDER BY 1`)).map((r) => r.schema);
+}
 
 describeWithServer('a database with a DBA\'s settings', () => {
   /**
@@ -66,5 +154,58 @@ describeWithServer('a database with a DBA\'s settings', () => {
       await db.drop();
     }
   }, 120_000);
-});
 
+  /**
+   * The migrations table is found whatever the search_path (migrations-table.ts):
+   * TypeORM kept it in current_schema(), which the DBA's settings moved.
+   */
+  describe('search_path', () => {
+    it("search_path = '' on the database: `cardwork migrate` applies, then finds none pending; the server starts, again and again", async () => {
+      await withEmptyDatabase({}, async (db) => {
+        await adminQuery(serverUrl!, `ALTER DATABASE "${db.name}" SET search_path = ''`);
+        expect(db.migrate()).toBeGreaterThan(20);
+        expect(db.migrate()).toBe(0);
+        await serves(db.env, db.createUser);
+        await serves({ ...db.env, MIGRATIONS_RUN: 'false' }, db.createUser);
+        expect(await migrationsTables(db.name)).toEqual(['public']);
+      });
+    }, 180_000);
+
+    it('a role named after one of the app\'s schemas, default search_path ("$user", public): the second start and migrate find the migrations applied', async () => {
+      await withEmptyDatabase({ role: APP_SCHEMAS }, async (db) => {
+        await serves(db.env, db.createUser);
+        // The role's schema now exists and comes first in its search_path.
+        await serves(db.env, db.createUser);
+        expect(db.migrate()).toBe(0);
+        await serves({ ...db.env, MIGRATIONS_RUN: 'false' }, db.createUser);
+        expect(await migrationsTables(db.name)).toEqual(['public']);
+      });
+    }, 180_000);
+
+    it('one schema per role (search_path = "$user"): a deployment with its table in that schema keeps it, MIGRATIONS_RUN=false serves', async () => {
+      await withEmptyDatabase({ role: [`cardwork_test_u_${randomBytes(4).toString('hex')}`] }, async (db) => {
+        await adminQuery(serverUrl!, `ALTER ROLE "${db.role}" SET search_path = "$user"`);
+        await adminQuery(withDatabase(serverUrl!, db.name), `CREATE SCHEMA "${db.role}" AUTHORIZATION "${db.role}"`);
+        expect(db.migrate()).toBeGreaterThan(20);
+        // Where the previous builds put it (TypeORM's current_schema()).
+        await adminQuery(withDatabase(serverUrl!, db.name), `ALTER TABLE public.migrations SET SCHEMA "${db.role}"`);
+        await serves({ ...db.env, MIGRATIONS_RUN: 'false' }, db.createUser);
+        expect(db.migrate()).toBe(0);
+        await serves(db.env, db.createUser);
+        expect(await migrationsTables(db.name)).toEqual([db.role]);
+      });
+    }, 180_000);
+
+    it('one schema per role, fresh, the role without CREATE on public: the table goes in its own schema, and is found there', async () => {
+      await withEmptyDatabase({ role: [`cardwork_test_u_${randomBytes(4).toString('hex')}`], owner: false }, async (db) => {
+        await adminQuery(serverUrl!, `ALTER ROLE "${db.role}" SET search_path = "$user"`);
+        await adminQuery(serverUrl!, `GRANT CREATE ON DATABASE "${db.name}" TO "${db.role}"`);
+        await adminQuery(withDatabase(serverUrl!, db.name), `CREATE SCHEMA "${db.role}" AUTHORIZATION "${db.role}"`);
+        expect(db.migrate()).toBeGreaterThan(20);
+        expect(db.migrate()).toBe(0);
+        await serves({ ...db.env, MIGRATIONS_RUN: 'false' }, db.createUser);
+        expect(await migrationsTables(db.name)).toEqual([db.role]);
+      });
+    }, 180_000);
+  });
+});
