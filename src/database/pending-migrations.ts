@@ -5,6 +5,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { embeddedDataDir } from './data-source.js';
 import { closeEmbedded, openEmbedded, queryEmbedded } from './embedded-driver.js';
 import { migrationsTable, qualified, type Query } from './migrations-table.js';
+import { refuseEncoding } from './start-checks.js';
 
 /**
  * The migrations the database has applied, oldest first (none when its table does not exist yet), from the
@@ -52,7 +53,8 @@ const NEWEST = Math.max(...MIGRATIONS.map((M) => Number(new M().name.slice(-13))
 export class NewerDatabaseError extends Error {}
 
 /**
- * Refuses a database that a newer build migrated: its migrations table
+ * Refuses a PostgreSQL database not encoded in UTF8 (refuseEncoding), then
+ * a database that a newer build migrated: its migrations table
  * holds a migration this build does not know, dated after this build's
  * newest. An older server on a newer schema did harm (its OAuth code
  * cleanup cascaded through a foreign key a later migration added, deleting
@@ -68,6 +70,7 @@ export class NewerDatabaseError extends Error {}
 export async function refuseNewerDatabase(config: AppConfig): Promise<string | undefined> {
   let warning: string | undefined;
   await withStartConnection(config, async (query) => {
+    if (!config.embedded) await refuseEncoding(query);
     const unknown = (await appliedMigrations(query)).filter((m) => !KNOWN.has(m.name));
     const newer = unknown.filter((m) => Number(m.timestamp) > NEWEST).map((m) => m.name);
     if (newer.length) {

@@ -1,7 +1,8 @@
-import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
+import { databaseWarnings } from './start-checks.js';
 
 /** Longest a readiness probe waits for the database: a probe that hangs tells its caller nothing. */
 export const READINESS_DEADLINE_MS = 2_000;
@@ -31,13 +32,19 @@ interface Attempt {
  * in-process.
  */
 @Injectable()
-export class DatabaseReadiness implements OnApplicationShutdown {
+export class DatabaseReadiness implements OnApplicationBootstrap, OnApplicationShutdown {
   private probe?: Promise<pg.Client>;
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly config: AppConfig,
   ) {}
+
+  /** What serves less well on this PostgreSQL database (start-checks.ts), one `warn` line each, once the migrations ran. */
+  async onApplicationBootstrap(): Promise<void> {
+    if (this.config.embedded) return;
+    for (const warning of await databaseWarnings((sql) => this.dataSource.query(sql))) new Logger('Database').warn(warning);
+  }
 
   /** Why the database cannot serve now, or undefined when it can. */
   async unready(): Promise<string | undefined> {

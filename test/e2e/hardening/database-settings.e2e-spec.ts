@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { adminQuery, assertTestDatabase, withDatabase } from '../../support/test-db.js';
-import { processDatabase, runCli, startServer } from '../../support/server-process.js';
+import { freePort, processDatabase, runCli, runToExit, startServer } from '../../support/server-process.js';
 
 /**
  * A DBA's own settings on the database or the role (ALTER DATABASE/ROLE …
@@ -37,7 +37,7 @@ async function rowsOf<T>(database: string, sql: string): Promise<T[]> {
  * of a given name: the first of `names` no role has yet), with what a
  * server and the CLI need to run on it as that role; `drop` removes both.
  */
-async function emptyDatabase(options: { role?: string[]; owner?: boolean } = {}) {
+async function emptyDatabase(options: { role?: string[]; owner?: boolean; create?: string } = {}) {
   const name = `cardwork_test_${randomBytes(6).toString('hex')}`;
   assertTestDatabase(name);
   let role: string | undefined;
@@ -47,7 +47,7 @@ async function emptyDatabase(options: { role?: string[]; owner?: boolean } = {})
     if (!role) throw new Error(`every role name is taken: ${options.role.join(', ')}`);
     await adminQuery(serverUrl!, `CREATE ROLE "${role}" LOGIN`);
   }
-  await adminQuery(serverUrl!, `CREATE DATABASE "${name}"${role && options.owner !== false ? ` OWNER "${role}"` : ''}`);
+  await adminQuery(serverUrl!, `CREATE DATABASE "${name}"${role && options.owner !== false ? ` OWNER "${role}"` : ''} ${options.create ?? ''}`);
   const url = new URL(withDatabase(serverUrl!, name));
   if (role) url.username = role;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cardwork-dbset-'));
@@ -207,5 +207,39 @@ describeWithServer('a database with a DBA\'s settings', () => {
         expect(await migrationsTables(db.name)).toEqual([db.role]);
       });
     }, 180_000);
+  });
+
+  describe('encoding and locale', () => {
+    it('refuses a database not encoded in UTF8, the start and `cardwork migrate`, in one line saying what to do, before writing', async () => {
+      await withEmptyDatabase({ create: `ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0` }, async (db) => {
+        const refused = await runToExit({ ...db.env, PORT: String(await freePort()) });
+        expect(refused.code).toBe(1);
+        expect(refused.output.trim().split('\n')).toEqual([
+          expect.stringMatching(/^cardwork failed to start: the database "cardwork_test_\w+" is encoded LATIN1, not UTF8, .*ENCODING 'UTF8'/),
+        ]);
+        expect(db.migrate()).toMatch(/^exit 1: cardwork: the database "cardwork_test_\w+" is encoded LATIN1, not UTF8/);
+        expect(await migrationsTables(db.name)).toEqual([]);
+      });
+    }, 120_000);
+
+    it("warns in one line at start when LC_CTYPE folds ASCII letters only (C), saying what is affected and how to create the database", async () => {
+      await withEmptyDatabase({ create: `ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0` }, async (db) => {
+        const server = await startServer(db.env);
+        try {
+          const warned = () => server.output().split('\n').filter((l) => l.includes('LC_CTYPE'));
+          for (let i = 0; i < 50 && !warned().length; i++) await new Promise((r) => setTimeout(r, 100));
+          expect(warned()).toHaveLength(1);
+          expect(JSON.parse(warned()[0])).toMatchObject({ level: 40, msg: expect.stringMatching(/LC_CTYPE \(C\) .*non-ASCII.*C\.UTF-8.*ICU/) });
+        } finally {
+          await server.stop();
+        }
+      });
+      // A database whose LC_CTYPE folds them says nothing of it.
+      await withEmptyDatabase({}, async (db) => {
+        const server = await startServer(db.env);
+        await server.stop();
+        expect(server.output()).not.toContain('LC_CTYPE');
+      });
+    }, 120_000);
   });
 });
