@@ -30,6 +30,7 @@ import { IdentityOAuthCodesUserIndex1795660000000 } from './1795660000000-identi
 import { WebFormSubmissions1795670000000 } from './1795670000000-web-form-submissions.js';
 import { IdentityOAuthRotatedRefreshExpiry1795680000000 } from './1795680000000-identity-oauth-rotated-refresh-expiry.js';
 import { IdentityIdempotencyKeys1795690000000 } from './1795690000000-identity-idempotency-keys.js';
+import { CardsTitleTrgmIndexAnySchema1795700000000 } from './1795700000000-cards-title-trgm-index-any-schema.js';
 
 /** Every migration, in order. Listed explicitly so ESM builds, the CLI and tests load the same set. */
 export const MIGRATIONS = [
@@ -65,4 +66,5 @@ export const MIGRATIONS = [
   WebFormSubmissions1795670000000,
   IdentityOAuthRotatedRefreshExpiry1795680000000,
   IdentityIdempotencyKeys1795690000000,
+  CardsTitleTrgmIndexAnySchema1795700000000,
 ];

@@ -24,11 +24,12 @@ export async function refuseEncoding(query: Query): Promise<void> {
 /**
  * What the start says in `warn` lines about a database that serves, less
  * well: case-insensitive names and search that miss non-ASCII letters
- * (LC_CTYPE C).
+ * (LC_CTYPE C), titles searched without their trigram index.
  */
 export async function databaseWarnings(query: Query): Promise<string[]> {
-  const [s] = await query<{ folds: boolean; ctype: string }>(
-    `SELECT pg_catalog.lower('É') = 'é' AS folds, pg_catalog.current_setting('lc_ctype') AS ctype`,
+  const [s] = await query<{ folds: boolean; ctype: string; trgm_index: boolean }>(
+    `SELECT pg_catalog.lower('É') = 'é' AS folds, pg_catalog.current_setting('lc_ctype') AS ctype,
+            pg_catalog.to_regclass('cards.cards_title_trgm_idx') IS NOT NULL AS trgm_index`,
   );
   const warnings: string[] = [];
   if (!s.folds) {
@@ -36,6 +37,12 @@ export async function databaseWarnings(query: Query): Promise<string[]> {
       `the database's LC_CTYPE (${s.ctype}) folds ASCII letters only: case-insensitive names and search miss non-ASCII letters ` +
         `(a title search for ÉLAN misses élan; fields "État" and "état", users Élise@x.com and élise@x.com can both exist). ` +
         `Create the database with LC_CTYPE 'C.UTF-8' (or another UTF-8 locale) or an ICU locale (--locale-provider=icu), TEMPLATE template0, and restore into it`,
+    );
+  }
+  if (!s.trgm_index) {
+    warnings.push(
+      'cards.cards_title_trgm_idx is missing (pg_trgm was not installed when the migrations ran): title search scans every card of a project. ' +
+        'Install pg_trgm (CREATE EXTENSION pg_trgm, in any schema) and create the index: CREATE INDEX cards_title_trgm_idx ON cards.cards USING gin (title <its schema>.gin_trgm_ops)',
     );
   }
   return warnings;

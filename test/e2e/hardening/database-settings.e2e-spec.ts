@@ -242,4 +242,36 @@ describeWithServer('a database with a DBA\'s settings', () => {
       });
     }, 120_000);
   });
+
+  describe('pg_trgm', () => {
+    const indexOf = async (database: string) =>
+      (await rowsOf<{ def: string }>(database, `SELECT pg_get_indexdef('cards.cards_title_trgm_idx'::regclass) AS def WHERE to_regclass('cards.cards_title_trgm_idx') IS NOT NULL`)).map((r) => r.def);
+
+    it('builds the title index with pg_trgm installed in a schema of its own (as managed services do), its operator class qualified', async () => {
+      await withEmptyDatabase({}, async (db) => {
+        await adminQuery(withDatabase(serverUrl!, db.name), 'CREATE SCHEMA extensions; CREATE EXTENSION pg_trgm SCHEMA extensions');
+        expect(db.migrate()).toBeGreaterThan(20);
+        expect(await indexOf(db.name)).toEqual([expect.stringContaining('USING gin (title extensions.gin_trgm_ops)')]);
+        const server = await startServer(db.env);
+        await server.stop();
+        expect(server.output()).not.toContain('cards_title_trgm_idx');
+      });
+    }, 120_000);
+
+    it('warns in one line at start while the title index is missing', async () => {
+      await withEmptyDatabase({}, async (db) => {
+        expect(db.migrate()).toBeGreaterThan(20);
+        await adminQuery(withDatabase(serverUrl!, db.name), 'DROP INDEX cards.cards_title_trgm_idx');
+        const server = await startServer(db.env);
+        try {
+          const warned = () => server.output().split('\n').filter((l) => l.includes('cards_title_trgm_idx is missing'));
+          for (let i = 0; i < 50 && !warned().length; i++) await new Promise((r) => setTimeout(r, 100));
+          expect(warned()).toHaveLength(1);
+          expect(JSON.parse(warned()[0])).toMatchObject({ level: 40, msg: expect.stringContaining('title search scans') });
+        } finally {
+          await server.stop();
+        }
+      });
+    }, 120_000);
+  });
 });
