@@ -38,9 +38,9 @@ const COMMANDS: Record<string, CommandOptions> = {
   migrate: {},
 };
 
-/** `refuseNewerDatabase`, its warning (migrations this build does not have, dated earlier) on stderr. */
-async function refuseNewerDatabaseWarning(config: AppConfig): Promise<void> {
-  const warning = await refuseNewerDatabase(config);
+/** `refuseNewerDatabase`, its warning (migrations this build does not have, dated earlier) on stderr. `applying`: the command applies pending migrations whatever MIGRATIONS_RUN says. */
+async function refuseNewerDatabaseWarning(config: AppConfig, applying = config.migrationsRun): Promise<void> {
+  const warning = await refuseNewerDatabase(config, applying);
   if (warning) process.stderr.write(`cardwork: warning: ${warning}\n`);
 }
 
@@ -103,7 +103,7 @@ async function run(args: ParsedArgs, config: AppConfig): Promise<void> {
 }
 
 async function migrate(config: AppConfig): Promise<void> {
-  await refuseNewerDatabaseWarning(config);
+  await refuseNewerDatabaseWarning(config, true);
   // The CLI says at once when the database is away; the server's start waits for it.
   const migrations = await applyMigrations(config, undefined, true);
   print({ applied: migrations.length, migrations });

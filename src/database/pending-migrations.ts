@@ -5,7 +5,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { embeddedDataDir } from './data-source.js';
 import { closeEmbedded, openEmbedded, queryEmbedded } from './embedded-driver.js';
 import { migrationsTable, qualified, type Query } from './migrations-table.js';
-import { refuseEncoding } from './start-checks.js';
+import { refuseEncoding, refuseUnappliable } from './start-checks.js';
 
 /**
  * The migrations the database has applied, oldest first (none when its table does not exist yet), from the
@@ -54,7 +54,9 @@ export class NewerDatabaseError extends Error {}
 
 /**
  * Refuses a PostgreSQL database not encoded in UTF8 (refuseEncoding), then
- * a database that a newer build migrated: its migrations table
+ * a database that a newer build migrated, then (when `applying`: the start
+ * with MIGRATIONS_RUN, `cardwork migrate`) a session that cannot apply the
+ * pending migrations (refuseUnappliable). A newer build's migrations table
  * holds a migration this build does not know, dated after this build's
  * newest. An older server on a newer schema did harm (its OAuth code
  * cleanup cascaded through a foreign key a later migration added, deleting
@@ -67,17 +69,22 @@ export class NewerDatabaseError extends Error {}
  * on the embedded database the instance `openEmbedded` opens (the app's data
  * source then uses it).
  */
-export async function refuseNewerDatabase(config: AppConfig): Promise<string | undefined> {
+export async function refuseNewerDatabase(config: AppConfig, applying = config.migrationsRun): Promise<string | undefined> {
   let warning: string | undefined;
   await withStartConnection(config, async (query) => {
     if (!config.embedded) await refuseEncoding(query);
-    const unknown = (await appliedMigrations(query)).filter((m) => !KNOWN.has(m.name));
+    const applied = await appliedMigrations(query);
+    const unknown = applied.filter((m) => !KNOWN.has(m.name));
     const newer = unknown.filter((m) => Number(m.timestamp) > NEWEST).map((m) => m.name);
     if (newer.length) {
       throw new NewerDatabaseError(
         `the database was migrated by a newer cardwork (migration ${listed(newer)}): ` +
           `run that version, or revert those migrations with it first (npx typeorm migration:revert -d dist/ormconfig.js, once per migration)`,
       );
+    }
+    if (applying && !config.embedded) {
+      const done = new Set(applied.map((m) => m.name));
+      await refuseUnappliable(query, [...KNOWN].filter((name) => !done.has(name)).length, !applied.length, await migrationsTable(query));
     }
     if (unknown.length) {
       warning = `the database has applied migration(s) this build does not have, dated before its newest (${listed(unknown.map((m) => m.name))}): started anyway`;

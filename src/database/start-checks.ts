@@ -1,4 +1,4 @@
-import type { Query } from './migrations-table.js';
+import type { MigrationsTable, Query } from './migrations-table.js';
 import { quoted } from './migrations-table.js';
 
 /** A start refused for what the database is or allows: its message is the one line printed, saying what the DBA must do. */
@@ -19,6 +19,52 @@ export async function refuseEncoding(query: Query): Promise<void> {
     `the database ${quoted(database)} is encoded ${encoding}, not UTF8, and cannot store every character cardwork takes (CJK, emoji): ` +
       `create one with ENCODING 'UTF8' (createdb -E UTF8 -T template0 …), restore into it (pg_dump converts), and point DATABASE_URL at it`,
   );
+}
+
+/**
+ * Refuses a start that has migrations to apply where the session cannot:
+ * a read-only session (`default_transaction_read_only = on` on the database
+ * or role, or a standby), a fresh database the role may not create schemas
+ * in, a migrations table it may not create. Each was a stack trace from
+ * inside the app's start ("cannot execute CREATE TABLE in a read-only
+ * transaction", "permission denied for database …").
+ */
+export async function refuseUnappliable(query: Query, pending: number, fresh: boolean, table: MigrationsTable): Promise<void> {
+  if (!pending) return;
+  const [s] = await query<{ read_only: boolean; standby: boolean; database: string; role: string; create_schemas: boolean; create_table: boolean }>(
+    `SELECT pg_catalog.current_setting('transaction_read_only') = 'on' AS read_only, pg_catalog.pg_is_in_recovery() AS standby,
+            pg_catalog.current_database() AS database, current_user AS role,
+            pg_catalog.has_database_privilege(pg_catalog.current_database(), 'CREATE') AS create_schemas,
+            EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = ${literal(table.schema)} AND pg_catalog.has_schema_privilege(oid, 'CREATE')) AS create_table`,
+  );
+  const what = `${pending} migration(s) to apply`;
+  const database = quoted(s.database);
+  const role = quoted(s.role);
+  if (s.standby) throw new UnfitDatabaseError(`${what} and the database is a standby (read-only): point DATABASE_URL at the primary`);
+  if (s.read_only) {
+    throw new UnfitDatabaseError(
+      `${what} and the session is read-only (default_transaction_read_only = on): ` +
+        `ALTER DATABASE ${database} SET default_transaction_read_only = off (or ALTER ROLE ${role} … if it is the role's), ` +
+        `or apply them with \`cardwork migrate\` as a role whose sessions may write`,
+    );
+  }
+  if (fresh && !s.create_schemas) {
+    throw new UnfitDatabaseError(
+      `${what} and role ${role} may not create schemas in database ${database}: ` +
+        `GRANT CREATE ON DATABASE ${database} TO ${role} (or make it the database's owner), or apply them with \`cardwork migrate\` as a role that may`,
+    );
+  }
+  if (!table.present && !s.create_table) {
+    throw new UnfitDatabaseError(
+      `${what} and role ${role} may not create the migrations table in schema ${quoted(table.schema)}: ` +
+        `GRANT CREATE ON SCHEMA ${quoted(table.schema)} TO ${role}, or apply them with \`cardwork migrate\` as a role that may`,
+    );
+  }
+}
+
+/** A text as an SQL literal. */
+function literal(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
 }
 
 /**

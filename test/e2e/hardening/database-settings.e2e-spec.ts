@@ -274,4 +274,38 @@ describeWithServer('a database with a DBA\'s settings', () => {
       });
     }, 120_000);
   });
+
+  describe('a start that cannot apply the migrations', () => {
+    /** The start's refusal, and `cardwork migrate`'s: one line each, the same words after their prefix. */
+    async function refusedBoth(env: Record<string, string>, says: RegExp, migrate: () => number | string): Promise<void> {
+      const refused = await runToExit({ ...env, PORT: String(await freePort()) });
+      expect(refused.code).toBe(1);
+      expect(refused.output.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^cardwork failed to start: ${says.source}`))]);
+      expect(migrate()).toMatch(new RegExp(`^exit 1: cardwork: ${says.source}`));
+    }
+
+    it('refuses a fresh database whose sessions are read-only (default_transaction_read_only = on) in one line saying what to do', async () => {
+      await withEmptyDatabase({}, async (db) => {
+        await adminQuery(serverUrl!, `ALTER DATABASE "${db.name}" SET default_transaction_read_only = on`);
+        await refusedBoth(db.env, /\d+ migration\(s\) to apply and the session is read-only \(default_transaction_read_only = on\): ALTER DATABASE "cardwork_test_\w+" SET default_transaction_read_only = off/, () => db.migrate());
+        // With nothing to apply it serves, and /ready says why it cannot write (as before).
+        await adminQuery(serverUrl!, `ALTER DATABASE "${db.name}" RESET default_transaction_read_only`);
+        expect(db.migrate()).toBeGreaterThan(20);
+        await adminQuery(serverUrl!, `ALTER DATABASE "${db.name}" SET default_transaction_read_only = on`);
+        const server = await startServer(db.env);
+        try {
+          expect((await fetch(`${server.base}/ready`)).status).toBe(503);
+        } finally {
+          await server.stop();
+        }
+      });
+    }, 120_000);
+
+    it('refuses a fresh database its role may not create schemas in, in one line naming the GRANT', async () => {
+      await withEmptyDatabase({ role: [`cardwork_test_u_${randomBytes(4).toString('hex')}`], owner: false }, async (db) => {
+        await refusedBoth(db.env, /\d+ migration\(s\) to apply and role "cardwork_test_u_\w+" may not create schemas in database "cardwork_test_\w+": GRANT CREATE ON DATABASE/, () => db.migrate());
+        expect(await migrationsTables(db.name)).toEqual([]);
+      });
+    }, 120_000);
+  });
 });
