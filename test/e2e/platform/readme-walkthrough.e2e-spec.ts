@@ -22,7 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { freePort } from '../../support/server-process.js';
 
 const root = path.resolve(import.meta.dirname, '../../..');
-const FILE_URL = 'https://example.com/spec.pdf';
+const FILE_URL = 'https://raw.githubusercontent.com/nodejs/node/main/LICENSE';
 
 /** The shell blocks of README's walk-through section (up to the next `## ` heading), in order. */
 function walkthroughBlocks(): string {
@@ -73,11 +73,11 @@ function runBash(script: string, cwd: string, env: Record<string, string>, timeo
   });
 }
 
-/** Serves a small PDF at any path, on loopback: the walk-through's file by URL. */
-async function pdfServer(): Promise<{ url: string; close(): void }> {
-  const server = http.createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'application/pdf' }).end('%PDF-1.4\n%%EOF\n'));
+/** Serves a small text file at any path, on loopback: the walk-through's file by URL. */
+async function licenseServer(): Promise<{ url: string; close(): void }> {
+  const server = http.createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'text/plain' }).end('Copyright Node.js contributors. All rights reserved.\n'));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/spec.pdf`, close: () => server.close() };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/LICENSE`, close: () => server.close() };
 }
 
 describe("README's walk-through with curl", () => {
@@ -85,7 +85,7 @@ describe("README's walk-through with curl", () => {
   let run: Run;
 
   beforeAll(async () => {
-    const pdf = await pdfServer();
+    const license = await licenseServer();
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cardwork-readme-'));
     fs.mkdirSync(path.join(dir, 'docs/examples'), { recursive: true });
     // What the section reads from the repository's root, where it says to run it.
@@ -93,16 +93,17 @@ describe("README's walk-through with curl", () => {
     const port = await freePort();
     const blocks = walkthroughBlocks();
     expect(blocks).toContain(FILE_URL);
-    const script = SHIMS + blocks.replaceAll('localhost:3000', `localhost:${port}`).replaceAll(FILE_URL, pdf.url);
+    const script = SHIMS + blocks.replaceAll('localhost:3000', `localhost:${port}`).replaceAll(FILE_URL, license.url);
     run = await runBash(script, dir, {
       PATH: process.env.PATH ?? '',
       HOME: dir,
       CARDWORK_ROOT: root,
       DATA_DIR: path.join(dir, 'data'),
+      TMPDIR: dir, // the section's `mktemp -d` (its fresh DATA_DIR) made where afterAll removes it
       PORT: String(port),
       LOG_LEVEL: 'warn',
       FILE_URL_ALLOW_PRIVATE: 'true', // the loopback server above
-    }, 240_000).finally(() => pdf.close());
+    }, 240_000).finally(() => license.close());
   }, 300_000);
 
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
