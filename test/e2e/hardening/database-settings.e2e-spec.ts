@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -96,6 +97,19 @@ async function serves(env: Record<string, string>, createUser: (username: string
   }
 }
 
+/** `npx typeorm migration:show -d dist/ormconfig.js` (the README's way back to an older build) on `env`: its [X] and [ ] lines. */
+function typeormMigrations(env: Record<string, string>): { applied: number; pending: number } {
+  const root = path.resolve(import.meta.dirname, '../../..');
+  const r = spawnSync(process.execPath, [path.join(root, 'node_modules/typeorm/cli.js'), 'migration:show', '-d', 'dist/ormconfig.js'], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    encoding: 'utf8',
+  });
+  const out = r.stdout + r.stderr;
+  if (r.status !== 0) throw new Error(`typeorm migration:show failed: ${out}`);
+  return { applied: out.match(/\[X\]/g)?.length ?? 0, pending: out.match(/\[ \]/g)?.length ?? 0 };
+}
+
 /** The schemas holding a table named migrations. */
 async function migrationsTables(database: string): Promise<string[]> {
   return (await rowsOf<{ schema: string }>(database, `SELECT schemaname AS schema FROM pg_tables WHERE tablename = 'migrations' ORDER BY 1`)).map((r) => r.schema);
@@ -179,6 +193,9 @@ describeWithServer('a database with a DBA\'s settings', () => {
         expect(db.migrate()).toBe(0);
         await serves({ ...db.env, MIGRATIONS_RUN: 'false' }, db.createUser);
         expect(await migrationsTables(db.name)).toEqual(['public']);
+        // The TypeORM CLI (ormconfig.ts) reads the same table: it read the role's empty schema, every migration pending.
+        expect(typeormMigrations(db.env)).toEqual({ applied: expect.any(Number), pending: 0 });
+        expect(typeormMigrations(db.env).applied).toBeGreaterThan(20);
       });
     }, 180_000);
 
