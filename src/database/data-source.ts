@@ -34,7 +34,8 @@ const KEEPALIVE_COUNT = 6;
  * process's kernel even answers keepalives, so only this timeout frees them
  * then. No path of the app waits inside a transaction on anything but the
  * database for more than moments (file downloads and request bodies come
- * before it). The server's keepalives (`tcp_keepalives_*`) find a client
+ * before it; writing an uploaded file to DATA_DIR/files, at most
+ * MAX_UPLOAD_BYTES, is the longest: docs/RELIABILITY.md). The server's keepalives (`tcp_keepalives_*`) find a client
  * whose host died or went behind a partition in about 2 minutes, for a
  * session outside a transaction too (the migrations' advisory lock);
  * PostgreSQL ignores them on a Unix socket.

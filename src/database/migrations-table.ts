@@ -32,16 +32,20 @@ export function qualified(table: MigrationsTable): string {
  * into an empty `cards.migrations` (`schema "identity" already exists`, for
  * good). In order:
  *
- * - `public.migrations` when it exists (where every default set-up has it);
- * - else a `migrations` table in the current schema that holds this app's
- *   migrations: a deployment whose role had its own schema first
- *   (`search_path = "$user"`) has it there, and keeps it;
+ * - a `migrations` table that holds this app's migrations and the role may
+ *   read: `public`'s, else the current schema's (a deployment whose role had
+ *   its own schema first, `search_path = "$user"`, keeps it there), else
+ *   another schema's (the first by name). A `public.migrations` without them
+ *   (made by the TypeORM CLI run as another role, or another app's) does not
+ *   take a deployment away from its own table;
+ * - else `public.migrations` when it exists (a start that failed before its
+ *   first migration committed);
  * - else (a fresh database) `public`, or the current schema when the role
  *   may create in that one and not in `public` (PostgreSQL 15 grants CREATE
  *   on `public` to the database's owner only).
  *
  * The migrations (migrate.ts), the pending check and the newer-database
- * guard (pending-migrations.ts) all read the table this names.
+ * guard (pending-migrations.ts) and ormconfig.ts all read the table this names.
  */
 export async function migrationsTable(query: Query): Promise<MigrationsTable> {
   const [where] = await query<{ in_public: boolean; current: string | null; in_current: boolean; public_usable: boolean; current_usable: boolean }>(
@@ -52,13 +56,28 @@ export async function migrationsTable(query: Query): Promise<MigrationsTable> {
             EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = 'public' AND pg_catalog.has_schema_privilege(oid, 'CREATE')) AS public_usable,
             EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = pg_catalog.current_schema() AND pg_catalog.has_schema_privilege(oid, 'CREATE')) AS current_usable`,
   );
-  if (where.in_public) return { schema: 'public', present: true };
   const current = where.current;
-  if (current && where.in_current) {
-    const names = OUR_NAMES.map((name) => `'${name.replaceAll("'", "''")}'`).join(', ');
-    const [{ ours }] = await query<{ ours: boolean }>(`SELECT EXISTS (SELECT 1 FROM ${quoted(current)}.migrations WHERE name IN (${names})) AS ours`);
-    if (ours) return { schema: current, present: true };
-  }
+  const ours = await schemasHoldingOurs(query);
+  const preferred = ['public', ...(current ? [current] : [])].find((schema) => ours.includes(schema)) ?? ours[0];
+  if (preferred) return { schema: preferred, present: true };
+  if (where.in_public) return { schema: 'public', present: true };
   const ownSchema = current && !where.in_current && where.current_usable && !where.public_usable;
   return { schema: ownSchema ? current : 'public', present: false };
+}
+
+/** Schemas, by name, whose `migrations` table the role may read and that holds at least one of this app's migrations. */
+async function schemasHoldingOurs(query: Query): Promise<string[]> {
+  const tables = await query<{ schema: string }>(
+    `SELECT n.nspname AS schema FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+      WHERE c.relname = 'migrations' AND c.relkind IN ('r', 'p')
+        AND pg_catalog.has_schema_privilege(n.oid, 'USAGE') AND pg_catalog.has_table_privilege(c.oid, 'SELECT')
+      ORDER BY n.nspname`,
+  );
+  const names = OUR_NAMES.map((name) => `'${name.replaceAll("'", "''")}'`).join(', ');
+  const holding: string[] = [];
+  for (const { schema } of tables) {
+    const [{ ours }] = await query<{ ours: boolean }>(`SELECT EXISTS (SELECT 1 FROM ${quoted(schema)}.migrations WHERE name IN (${names})) AS ours`);
+    if (ours) holding.push(schema);
+  }
+  return holding;
 }

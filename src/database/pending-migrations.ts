@@ -53,7 +53,7 @@ const NEWEST = Math.max(...MIGRATIONS.map((M) => Number(new M().name.slice(-13))
 export class NewerDatabaseError extends Error {}
 
 /**
- * Refuses a PostgreSQL database not encoded in UTF8 (refuseEncoding), then
+ * Refuses a fresh PostgreSQL database not encoded in UTF8 (refuseEncoding), then
  * a database that a newer build migrated, then (when `applying`: the start
  * with MIGRATIONS_RUN, `cardwork migrate`) a session that cannot apply the
  * pending migrations (refuseUnappliable). A newer build's migrations table
@@ -72,8 +72,8 @@ export class NewerDatabaseError extends Error {}
 export async function refuseNewerDatabase(config: AppConfig, applying = config.migrationsRun): Promise<string | undefined> {
   let warning: string | undefined;
   await withStartConnection(config, async (query) => {
-    if (!config.embedded) await refuseEncoding(query);
     const applied = await appliedMigrations(query);
+    if (!config.embedded) await refuseEncoding(query, !applied.length);
     const unknown = applied.filter((m) => !KNOWN.has(m.name));
     const newer = unknown.filter((m) => Number(m.timestamp) > NEWEST).map((m) => m.name);
     if (newer.length) {

@@ -43,7 +43,16 @@ export class DatabaseReadiness implements OnApplicationBootstrap, OnApplicationS
   /** What serves less well on this PostgreSQL database (start-checks.ts), one `warn` line each, once the migrations ran. */
   async onApplicationBootstrap(): Promise<void> {
     if (this.config.embedded) return;
-    for (const warning of await databaseWarnings((sql) => this.dataSource.query(sql))) new Logger('Database').warn(warning);
+    const logger = new Logger('Database');
+    let warnings: string[];
+    try {
+      warnings = await databaseWarnings((sql) => this.dataSource.query(sql));
+    } catch (error) {
+      // Advice, not a condition of serving: a database that blinked at this moment must not stop the start.
+      logger.warn(`could not check the database's settings at start (${error instanceof Error ? error.message : String(error)})`);
+      return;
+    }
+    for (const warning of warnings) logger.warn(warning);
   }
 
   /** Why the database cannot serve now, or undefined when it can. */

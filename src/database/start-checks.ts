@@ -5,19 +5,21 @@ import { quoted } from './migrations-table.js';
 export class UnfitDatabaseError extends Error {}
 
 /**
- * Refuses a PostgreSQL database whose encoding is not UTF8, before anything
- * is written: it cannot store every character the API takes (CJK, emoji), and
- * such requests answered 400 "A value in the request cannot be stored" on a
- * server that had started silently.
+ * Refuses a fresh PostgreSQL database (no migration applied) whose encoding
+ * cannot store every character the API takes (CJK, emoji), before anything
+ * is written: such requests answered 400 "A value in the request cannot be
+ * stored" on a server that had started silently. SQL_ASCII stores the UTF-8
+ * bytes the app sends as they are, and a database that already serves keeps
+ * serving after an upgrade: both get a `warn` line instead (databaseWarnings).
  */
-export async function refuseEncoding(query: Query): Promise<void> {
+export async function refuseEncoding(query: Query, fresh: boolean): Promise<void> {
   const [{ encoding, database }] = await query<{ encoding: string; database: string }>(
     `SELECT pg_catalog.current_setting('server_encoding') AS encoding, pg_catalog.current_database() AS database`,
   );
-  if (encoding === 'UTF8') return;
+  if (!fresh || encoding === 'UTF8' || encoding === 'SQL_ASCII') return;
   throw new UnfitDatabaseError(
     `the database ${quoted(database)} is encoded ${encoding}, not UTF8, and cannot store every character cardwork takes (CJK, emoji): ` +
-      `create one with ENCODING 'UTF8' (createdb -E UTF8 -T template0 …), restore into it (pg_dump converts), and point DATABASE_URL at it`,
+      `create one with ENCODING 'UTF8' (createdb -E UTF8 -T template0 …) and point DATABASE_URL at it`,
   );
 }
 
@@ -73,11 +75,23 @@ function literal(text: string): string {
  * (LC_CTYPE C), titles searched without their trigram index.
  */
 export async function databaseWarnings(query: Query): Promise<string[]> {
-  const [s] = await query<{ folds: boolean; ctype: string; trgm_index: boolean }>(
+  const [s] = await query<{ folds: boolean; ctype: string; encoding: string; trgm_index: boolean }>(
     `SELECT pg_catalog.lower('É') = 'é' AS folds, pg_catalog.current_setting('lc_ctype') AS ctype,
+            pg_catalog.current_setting('server_encoding') AS encoding,
             pg_catalog.to_regclass('cards.cards_title_trgm_idx') IS NOT NULL AS trgm_index`,
   );
   const warnings: string[] = [];
+  if (s.encoding === 'SQL_ASCII') {
+    warnings.push(
+      'the database is encoded SQL_ASCII: PostgreSQL keeps the UTF-8 text cardwork sends as bytes, unchecked, and folds ASCII letters only. ' +
+        "A database created with ENCODING 'UTF8' (README, \"What the database needs\") checks and folds all of it",
+    );
+  } else if (s.encoding !== 'UTF8') {
+    warnings.push(
+      `the database is encoded ${s.encoding}, not UTF8: text it cannot store (CJK, emoji) is refused with a 400. ` +
+        "Move to a database created with ENCODING 'UTF8' (pg_dump, then restore into it: the dump converts)",
+    );
+  }
   if (!s.folds) {
     warnings.push(
       `the database's LC_CTYPE (${s.ctype}) folds ASCII letters only: case-insensitive names and search miss non-ASCII letters ` +

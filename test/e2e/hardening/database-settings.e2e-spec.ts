@@ -213,6 +213,29 @@ describeWithServer('a database with a DBA\'s settings', () => {
       });
     }, 180_000);
 
+    it("one schema per role: a public.migrations without the app's migrations (the TypeORM CLI run as the superuser, another app's) does not take the deployment away from its own table", async () => {
+      await withEmptyDatabase({ role: [`cardwork_test_u_${randomBytes(4).toString('hex')}`] }, async (db) => {
+        await adminQuery(serverUrl!, `ALTER ROLE "${db.role}" SET search_path = "$user"`);
+        await adminQuery(withDatabase(serverUrl!, db.name), `CREATE SCHEMA "${db.role}" AUTHORIZATION "${db.role}"`);
+        expect(db.migrate()).toBeGreaterThan(20);
+        await adminQuery(withDatabase(serverUrl!, db.name), `ALTER TABLE public.migrations SET SCHEMA "${db.role}"`);
+        // The DBA looks with the TypeORM CLI as the superuser: it finds the role's table, and makes no public one.
+        const asSuperuser = { ...db.env, DATABASE_URL: withDatabase(serverUrl!, db.name) };
+        expect(typeormMigrations(asSuperuser).pending).toBe(0);
+        expect(await migrationsTables(db.name)).toEqual([db.role]);
+        // Another app's table in public, one row, readable by the role: the start and migrate still use the role's.
+        await adminQuery(
+          withDatabase(serverUrl!, db.name),
+          `CREATE TABLE public.migrations (id serial PRIMARY KEY, "timestamp" bigint NOT NULL, name varchar NOT NULL);
+           INSERT INTO public.migrations ("timestamp", name) VALUES (1600000000000, 'OtherAppInit1600000000000');
+           GRANT SELECT ON public.migrations TO "${db.role}"`,
+        );
+        expect(db.migrate()).toBe(0);
+        await serves({ ...db.env, MIGRATIONS_RUN: 'false' }, db.createUser);
+        await serves(db.env, db.createUser);
+      });
+    }, 180_000);
+
     it('one schema per role, fresh, the role without CREATE on public: the table goes in its own schema, and is found there', async () => {
       await withEmptyDatabase({ role: [`cardwork_test_u_${randomBytes(4).toString('hex')}`], owner: false }, async (db) => {
         await adminQuery(serverUrl!, `ALTER ROLE "${db.role}" SET search_path = "$user"`);
@@ -227,7 +250,7 @@ describeWithServer('a database with a DBA\'s settings', () => {
   });
 
   describe('encoding and locale', () => {
-    it('refuses a database not encoded in UTF8, the start and `cardwork migrate`, in one line saying what to do, before writing', async () => {
+    it('refuses a fresh database not encoded in UTF8, the start and `cardwork migrate`, in one line saying what to do, before writing', async () => {
       await withEmptyDatabase({ create: `ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0` }, async (db) => {
         const refused = await runToExit({ ...db.env, PORT: String(await freePort()) });
         expect(refused.code).toBe(1);
@@ -238,6 +261,44 @@ describeWithServer('a database with a DBA\'s settings', () => {
         expect(await migrationsTables(db.name)).toEqual([]);
       });
     }, 120_000);
+
+    /** Starts the built server on `env`, waits for its `warn` line holding `marker`, stops it: that line's message. */
+    const warningAt = async (env: Record<string, string>, marker: string): Promise<string> => {
+      const server = await startServer(env);
+      try {
+        const warned = () => server.output().split('\n').filter((l) => l.includes(marker));
+        for (let i = 0; i < 50 && !warned().length; i++) await new Promise((r) => setTimeout(r, 100));
+        expect(warned()).toHaveLength(1);
+        return (JSON.parse(warned()[0]) as { level: number; msg: string }).msg;
+      } finally {
+        await server.stop();
+      }
+    };
+
+    it("serves a fresh SQL_ASCII database (initdb's default under a C locale: it keeps UTF-8 bytes as they are), with a warn line", async () => {
+      await withEmptyDatabase({ create: `ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0` }, async (db) => {
+        expect(db.migrate()).toBeGreaterThan(20);
+        expect(await warningAt(db.env, 'SQL_ASCII')).toMatch(/encoded SQL_ASCII: .*ENCODING 'UTF8'/);
+        await serves(db.env, db.createUser);
+      });
+    }, 120_000);
+
+    it('serves a LATIN1 database that already holds its data (an upgrade must not lock it out), with a warn line saying what it refuses', async () => {
+      await withEmptyDatabase({}, async (source) => {
+        expect(source.migrate()).toBeGreaterThan(20);
+        source.createUser('latinuser');
+        await withEmptyDatabase({ create: `ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0` }, async (db) => {
+          // The data as a build before the encoding check left it: restored from a dump (which converts).
+          const dump = spawnSync('pg_dump', ['--no-owner', '--no-privileges', '-d', withDatabase(serverUrl!, source.name)], { encoding: 'utf8', maxBuffer: 64 << 20 });
+          expect(dump.status).toBe(0);
+          const restore = spawnSync('psql', ['-q', '-v', 'ON_ERROR_STOP=1', '-d', withDatabase(serverUrl!, db.name)], { input: dump.stdout, encoding: 'utf8' });
+          expect(restore.stderr).toBe('');
+          expect(await warningAt(db.env, 'encoded LATIN1')).toMatch(/not UTF8: .*\(CJK, emoji\) is refused with a 400/);
+          expect(db.migrate()).toBe(0);
+          await serves(db.env, db.createUser);
+        });
+      });
+    }, 180_000);
 
     it("warns in one line at start when LC_CTYPE folds ASCII letters only (C), saying what is affected and how to create the database", async () => {
       await withEmptyDatabase({ create: `ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0` }, async (db) => {
@@ -262,7 +323,7 @@ describeWithServer('a database with a DBA\'s settings', () => {
 
   describe('pg_trgm', () => {
     const indexOf = async (database: string) =>
-      (await rowsOf<{ def: string }>(database, `SELECT pg_get_indexdef('cards.cards_title_trgm_idx'::regclass) AS def WHERE to_regclass('cards.cards_title_trgm_idx') IS NOT NULL`)).map((r) => r.def);
+      (await rowsOf<{ def: string }>(database, `SELECT pg_get_indexdef(to_regclass('cards.cards_title_trgm_idx')) AS def WHERE to_regclass('cards.cards_title_trgm_idx') IS NOT NULL`)).map((r) => r.def);
 
     it('builds the title index with pg_trgm installed in a schema of its own (as managed services do), its operator class qualified', async () => {
       await withEmptyDatabase({}, async (db) => {
@@ -272,6 +333,18 @@ describeWithServer('a database with a DBA\'s settings', () => {
         const server = await startServer(db.env);
         await server.stop();
         expect(server.output()).not.toContain('cards_title_trgm_idx');
+      });
+    }, 120_000);
+
+    it("migrates without the index when the app's role may not use pg_trgm's schema (no USAGE granted), and warns", async () => {
+      await withEmptyDatabase({ role: [`cardwork_test_u_${randomBytes(4).toString('hex')}`] }, async (db) => {
+        await adminQuery(withDatabase(serverUrl!, db.name), 'CREATE SCHEMA ext; CREATE EXTENSION pg_trgm SCHEMA ext');
+        // It was an error at every start: permission denied for schema ext.
+        expect(db.migrate()).toBeGreaterThan(20);
+        expect(await indexOf(db.name)).toEqual([]);
+        const server = await startServer(db.env);
+        await server.stop();
+        expect(server.output()).toContain('cards_title_trgm_idx is missing');
       });
     }, 120_000);
 
