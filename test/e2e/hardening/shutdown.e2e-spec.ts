@@ -212,6 +212,21 @@ describe('SIGTERM drain of the built server', () => {
     }
   });
 
+  it('does not wait for a keep-alive connection left idle: it is closed a second after SIGTERM, and the stop exits 0 within a short grace', async () => {
+    const server = await startServer({ ...db.env, SHUTDOWN_GRACE_MS: '3000', LOG_LEVEL: 'info' });
+    try {
+      const idle = await keptAlive(server.port);
+      expect(((await idle.send(`GET /api/1.0/me HTTP/1.1\r\nHost: localhost\r\nX-Api-Key: ${apiKey}\r\n\r\n`)) as RawResponse).status).toBe(200);
+      const sigtermAt = Date.now();
+      server.proc.kill('SIGTERM');
+      const exit = await server.exited;
+      // It waited for Node's 5 s keep-alive timeout: past a 3 s grace, cut, exit 1.
+      expect({ code: exit.code, within: Date.now() - sigtermAt < 2500 }).toEqual({ code: 0, within: true });
+    } finally {
+      await server.stop();
+    }
+  });
+
   it('exits by SHUTDOWN_GRACE_MS when a request never completes', async () => {
     const server = await startServer({ ...db.env, SHUTDOWN_GRACE_MS: '1500' });
     try {
