@@ -200,16 +200,22 @@ describe('claims racing for real', () => {
           console.log(round, /in use by a running cardwork server/.test(error.message) ? 'busy' : error.message);
         }
       }
-      // Held until every racer has had every round.
-      nap(${startAt} + dirs.length * 60 + 1_000 - Date.now());`;
-    const outputs = await Promise.all(
-      Array.from({ length: racers }, () => {
-        const r = spawn(process.execPath, ['--input-type=module', '-e', race], { stdio: ['ignore', 'pipe', 'inherit'] });
-        let out = '';
-        r.stdout.on('data', (c) => (out += c));
-        return new Promise<string>((resolve) => r.once('exit', () => resolve(out)));
-      }),
-    );
+      // Held until every racer has had every round (the parent then stops them all): a racer
+      // that started late on a loaded machine would otherwise find an early one's locks
+      // stale, its holder gone, and rightly take them.
+      console.log('done');
+      nap(50_000);`;
+    const children = Array.from({ length: racers }, () => {
+      const r = spawn(process.execPath, ['--input-type=module', '-e', race], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      const done = new Promise<void>((resolve) => r.stdout.on('data', (c) => (out += c) && /^done$/m.test(out) && resolve()));
+      const exited = new Promise<void>((resolve) => r.once('exit', () => resolve()));
+      return { r, done: Promise.race([done, exited]), exited, output: () => out };
+    });
+    await Promise.all(children.map((c) => c.done));
+    for (const c of children) c.r.kill('SIGKILL');
+    await Promise.all(children.map((c) => c.exited));
+    const outputs = children.map((c) => c.output());
     const outcomes = roundDirs.map((_, round) =>
       outputs.flatMap((out) => out.split('\n').filter((line) => line.startsWith(`${round} `)).map((line) => line.slice(`${round} `.length))),
     );
