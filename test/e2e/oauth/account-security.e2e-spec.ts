@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { csrfOf, PASSWORD, tokenRequest, webUser, type RegisteredApp, type WebUser } from '../../support/oauth-client.js';
 import { createTestApp, type TestApp } from '../../support/test-app.js';
+import { startOfAMinute } from '../../support/minute-windows.js';
 
 const API = '/api/1.0';
 const CALLBACK = 'https://app.example.test/callback';
@@ -227,11 +228,6 @@ describe('account page: the password can be changed', () => {
     await request(server()).get('/account/password').set('Cookie', here).expect(303).expect('Location', '/account');
   });
 
-  /** The limit's windows are whole minutes: start early in one, so the attempts below all fall in it. */
-  async function startOfAMinute(): Promise<void> {
-    const second = new Date().getSeconds();
-    if (second > 30) await new Promise((resolve) => setTimeout(resolve, (61 - second) * 1000));
-  }
 
   it('counts wrong current passwords toward the login limit of the account: a stolen session cannot guess faster than the login page', async () => {
     await createUser('finn');

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { csrfOf, PASSWORD } from '../../support/oauth-client.js';
 import { createTestApp, type TestApp } from '../../support/test-app.js';
+import { startOfAMinute } from '../../support/minute-windows.js';
 
 /**
  * The per-account login limit counts the account a login resolves to. It was
@@ -32,11 +33,6 @@ describe('login attempts are limited per account, by whichever name', () => {
       .type('form')
       .send({ _csrf: form.csrf, login, password });
 
-  /** The limit's windows are whole minutes: start early in one, so the attempts below all fall in it. */
-  async function startOfAMinute(): Promise<void> {
-    const second = new Date().getSeconds();
-    if (second > 30) await new Promise((resolve) => setTimeout(resolve, (61 - second) * 1000));
-  }
 
   /** Alternates the logins given until the first 429; returns how many attempts that took. */
   async function attemptsUntilRefused(logins: string[]): Promise<number> {
